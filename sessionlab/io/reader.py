@@ -1,0 +1,284 @@
+"""The tolerant session reader: every valid entry loads, every problem is a line-numbered record.
+
+Problems found (``LineIssue.kind``):
+
+=====================  ===================================================================
+``invalid_json``       a line that is not JSON (pi skips it silently)
+``truncated_last_line`` the last line has no newline and does not parse (a crash mid-write)
+``glued_objects``      several JSON objects on one line; all are loaded (pi loses the line)
+``not_an_object``      a line that is JSON but not an object
+``invalid_utf8``       bytes that are not UTF-8; the entry loads with U+FFFD in their place
+``missing_header``     the first object is not ``{"type": "session", "id": <string>}``
+``unsupported_version`` a header ``version`` newer than 3 or not a number
+``missing_id``         an entry (v2+) without a string id; it loads but nothing can point at it
+``duplicate_id``       an id seen before; like pi, the later entry wins in id lookups
+``dangling_parent``    a parent id not in the file; the entry becomes a root (an orphan)
+``parent_cycle``       a parent chain that loops; walks stop with ``CycleError`` (pi hangs)
+``unknown_type``       an entry type sessionlab does not know; kept as ``UnknownEntry``
+=====================  ===================================================================
+
+Blank lines, a UTF-8 BOM and CRLF line ends are fine and silent. The file is never modified.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from .._jsjson import raw_decode
+from ..errors import BadInputError, BadLinesWarning
+from ..model import SessionEntry, SessionHeader, UnknownEntry
+from ..model.entries import LeafEntry
+from .dialects import Dialect, detect_dialect, entry_from_dict, header_from_dict
+from .migrate import CURRENT_VERSION, migrate_objects
+
+__all__ = ["LineIssue", "SessionFile", "read_session", "parse_session_bytes", "OnBadLines"]
+
+OnBadLines = Literal["raise", "warn", "skip"]
+
+_EXCERPT = 80
+_WS = " \t\r\n\ufeff"
+
+
+@dataclass(frozen=True, slots=True)
+class LineIssue:
+    """One problem in one file: 1-based ``line``, a ``kind`` (see module doc) and a message."""
+
+    path: str
+    line: int
+    kind: str
+    message: str
+    excerpt: str = ""
+    entry_id: str | None = None
+
+
+@dataclass(eq=False)
+class SessionFile:
+    """What :func:`read_session` returns.
+
+    ``header`` is ``None`` when the file has no valid header (``missing_header`` issue). ``version``
+    is the version as written (1 when absent); ``header.version`` is 3 after migration.
+    ``dialect`` is ``"pi"`` or ``"seed"``. ``entries`` are in file order.
+    """
+
+    path: str | None
+    header: SessionHeader | None
+    entries: list[SessionEntry]
+    issues: list[LineIssue] = field(default_factory=list)
+    dialect: Dialect = "pi"
+    version: int = CURRENT_VERSION
+    line_numbers: list[int] = field(default_factory=list)
+    newline: str = "\n"
+    bom: bool = False
+    final_newline: bool = True
+    # (object as read, its exact text): lets write_session reproduce untouched lines byte for byte
+    _source: list[tuple[Any, str]] = field(default_factory=list, repr=False)
+
+    @property
+    def leaf_id(self) -> str | None:
+        """pi's leaf after loading: the last entry in file order; a seed ``leaf`` entry moves it."""
+        leaf: str | None = None
+        for e in self.entries:
+            leaf = e.target_id if isinstance(e, LeafEntry) else e.id
+        return leaf
+
+
+def read_session(path: str | os.PathLike[str], *, on_bad_lines: OnBadLines = "warn") -> SessionFile:
+    """Read one session file (pi v1/v2/v3 or seed dialect) without modifying it.
+
+    Example:
+        >>> sf = read_session("data/pi/before-compaction.jsonl")  # doctest: +SKIP
+        >>> sf.version, len(sf.entries), sf.issues
+        (1, 1002, [])
+    """
+    p = Path(path)
+    data = p.read_bytes()
+    return parse_session_bytes(data, path=str(p), on_bad_lines=on_bad_lines)
+
+
+def _excerpt(text: str) -> str:
+    return text if len(text) <= _EXCERPT else text[: _EXCERPT - 1] + "…"
+
+
+def parse_session_bytes(data: bytes, *, path: str | None = None, on_bad_lines: OnBadLines = "warn") -> SessionFile:
+    """Parse the bytes of a session file; see :func:`read_session`."""
+    if on_bad_lines not in ("raise", "warn", "skip"):
+        raise ValueError(f"on_bad_lines must be 'raise', 'warn' or 'skip', not {on_bad_lines!r}")
+    spath = path or "<bytes>"
+    issues: list[LineIssue] = []
+
+    def report(line: int, kind: str, message: str, text: str = "", entry_id: str | None = None) -> None:
+        issues.append(LineIssue(spath, line, kind, message, _excerpt(text), entry_id))
+
+    bom = data.startswith(b"\xef\xbb\xbf")
+    if bom:
+        data = data[3:]
+    final_newline = data.endswith(b"\n") or not data
+    raw_lines = data.split(b"\n")
+    if final_newline and raw_lines:
+        raw_lines.pop()  # the empty piece after the final newline
+    crlf = any(ln.endswith(b"\r") for ln in raw_lines)
+
+    objs: list[dict] = []  # every parsed object (header candidates included), file order
+    texts: list[str] = []
+    lines: list[int] = []
+    visible: list[bool] = []
+    last_idx = len(raw_lines) - 1
+    for idx, raw in enumerate(raw_lines):
+        lineno = idx + 1
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            text = raw.decode("utf-8", errors="replace")
+            report(lineno, "invalid_utf8", f"invalid UTF-8 at byte {exc.start}; replaced with U+FFFD", text)
+        if not text.strip(_WS):
+            continue
+        start = len(text) - len(text.lstrip(_WS))
+        found: list[tuple[Any, str]] = []
+        pos = start
+        error: str | None = None
+        while True:
+            try:
+                obj, end = raw_decode(text, pos)
+            except ValueError as exc:
+                error = str(exc)
+                break
+            found.append((obj, text[pos:end]))
+            pos = end
+            while pos < len(text) and text[pos] in _WS:
+                pos += 1
+            if pos >= len(text):
+                break
+        if error is not None and not found:
+            if idx == last_idx and not final_newline:
+                report(lineno, "truncated_last_line", "the last line is incomplete (no newline, not valid JSON): "
+                       "the writer probably stopped mid-line", text)
+            else:
+                report(lineno, "invalid_json", f"not valid JSON: {error}", text)
+            continue
+        if error is not None:
+            report(lineno, "invalid_json", f"{len(found)} object(s) recovered, then not valid JSON: {error}", text)
+        if len(found) > 1:
+            report(lineno, "glued_objects", f"{len(found)} JSON objects on one line; all loaded", text)
+        for obj, otext in found:
+            if not isinstance(obj, dict):
+                report(lineno, "not_an_object", f"a JSON {type(obj).__name__}, not an object", otext)
+                continue
+            objs.append(obj)
+            texts.append(otext)
+            lines.append(lineno)
+            visible.append(len(found) == 1 and error is None)
+
+    # header: the first parsed object must be {"type": "session", "id": str}
+    header_obj: dict | None = None
+    if objs and objs[0].get("type") == "session" and isinstance(objs[0].get("id"), str):
+        header_obj, header_text, header_line = objs[0], texts[0], lines[0]
+        objs, texts, lines, visible = objs[1:], texts[1:], lines[1:], visible[1:]
+    else:
+        where = lines[0] if lines else 1
+        report(where, "missing_header", 'the first object is not a session header {"type": "session", "id": ...}; '
+               "pi would treat this file as empty", texts[0] if texts else "")
+
+    dialect = detect_dialect(([header_obj] if header_obj else []) + objs[:20])
+    version = CURRENT_VERSION
+    if header_obj is not None:
+        v = header_obj.get("version")
+        if v is None:
+            version = 1
+        elif isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= CURRENT_VERSION:
+            version = v
+        else:
+            report(header_line, "unsupported_version", f"header version {v!r} is not 1, 2 or 3; read as version 3",
+                   header_text)
+
+    if dialect == "pi" and version < CURRENT_VERSION and header_obj is not None:
+        mig_header, mig_objs = migrate_objects(header_obj, objs, version, visible)
+    else:
+        mig_header, mig_objs = header_obj, objs
+
+    header = header_from_dict(mig_header, dialect) if mig_header is not None else None
+    entries = [entry_from_dict(o, dialect) for o in mig_objs]
+    source: list[tuple[Any, str]] = []
+    if header is not None:
+        source.append((header, header_text))
+    source.extend(zip(entries, texts))
+
+    _check_tree(entries, lines, texts, report)
+    issues.sort(key=lambda i: i.line)
+
+    sf = SessionFile(
+        path=path,
+        header=header,
+        entries=entries,
+        issues=issues,
+        dialect=dialect,
+        version=version,
+        line_numbers=lines,
+        newline="\r\n" if crlf else "\n",
+        bom=bom,
+        final_newline=final_newline,
+        _source=source,
+    )
+    _handle_issues(sf, on_bad_lines)
+    return sf
+
+
+def _check_tree(entries: list[SessionEntry], lines: list[int], texts: list[str], report: Any) -> None:
+    ids: dict[str, int] = {}
+    for i, e in enumerate(entries):
+        if isinstance(e, UnknownEntry):
+            report(lines[i], "unknown_type", f"unknown entry type {e.entry_type!r}; kept", texts[i], e.id)
+        if e.id is None:
+            if not isinstance(e, LeafEntry):
+                report(lines[i], "missing_id", "entry has no id", texts[i])
+            continue
+        if e.id in ids:
+            report(lines[i], "duplicate_id", f"id {e.id!r} already used on line {lines[ids[e.id]]}; "
+                   "the later entry wins in id lookups", texts[i], e.id)
+        ids[e.id] = i
+    for i, e in enumerate(entries):
+        if isinstance(e, LeafEntry):
+            if e.target_id is not None and e.target_id not in ids:
+                report(lines[i], "dangling_parent", f"leaf target {e.target_id!r} is not in the file", texts[i], e.id)
+            continue
+        if e.parent_id is not None and e.parent_id not in ids:
+            report(lines[i], "dangling_parent", f"parent {e.parent_id!r} is not in the file; "
+                   "the entry is an orphan root", texts[i], e.id)
+    # cycles: colour walk over id -> parent id (the last entry with an id wins, as in lookups)
+    parent = {e.id: e.parent_id for e in entries if e.id is not None and not isinstance(e, LeafEntry)}
+    state: dict[str, int] = {}
+    for start in parent:
+        if start in state:
+            continue
+        path: list[str] = []
+        node: str | None = start
+        while node is not None and node in parent and node not in state:
+            state[node] = 1
+            path.append(node)
+            node = parent[node]
+        if node is not None and state.get(node) == 1:  # closed a loop inside this walk
+            loop_start = path.index(node)
+            loop = path[loop_start:]
+            i = ids[node]
+            report(lines[i], "parent_cycle", f"parent chain loops: {' -> '.join(loop + [node])}; "
+                   "the walk stops there (pi hangs)", texts[i], node)
+        for n in path:
+            state[n] = 2
+
+
+def _handle_issues(sf: SessionFile, on_bad_lines: OnBadLines) -> None:
+    if not sf.issues or on_bad_lines == "skip":
+        return
+    counts = Counter(i.kind for i in sf.issues)
+    summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    first = sf.issues[0]
+    msg = f"{sf.path}: {summary} (first: line {first.line}, {first.message})"
+    if on_bad_lines == "raise":
+        raise BadInputError(msg, sf.issues)
+    warnings.warn(msg, BadLinesWarning, stacklevel=3)
