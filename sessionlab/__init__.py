@@ -58,6 +58,22 @@ from .model import (
     UserMessage,
 )
 from .tokens import ContextEstimate, estimate_context_tokens, estimate_tokens
+from .context import (
+    ModelRef,
+    SessionContext,
+    SessionContextBuildOptions,
+    build_session_context,
+    merge_context_build_options,
+)
+from .storage import (
+    InMemorySessionStorage,
+    JsonlSessionStorage,
+    SessionStats,
+    SessionStorage,
+    new_session_header,
+)
+from .session import Session, open_session
+from .repo import InMemorySessionRepo, JsonlSessionRepo, SessionInfo, get_entries_to_fork
 
 __version__ = "0.1.0"
 
@@ -117,4 +133,21 @@ __all__ = [
     "ContextEstimate",
     "estimate_context_tokens",
     "estimate_tokens",
+    # session system
+    "ModelRef",
+    "SessionContext",
+    "SessionContextBuildOptions",
+    "build_session_context",
+    "merge_context_build_options",
+    "InMemorySessionStorage",
+    "JsonlSessionStorage",
+    "SessionStats",
+    "SessionStorage",
+    "new_session_header",
+    "Session",
+    "open_session",
+    "InMemorySessionRepo",
+    "JsonlSessionRepo",
+    "SessionInfo",
+    "get_entries_to_fork",
 ]

@@ -1,0 +1,168 @@
+"""The seed's ``Session``: append entries, move the leaf, build the LLM context.
+
+Example:
+    >>> from sessionlab import Session, InMemorySessionStorage, UserMessage, TextContent
+    >>> s = Session(InMemorySessionStorage())
+    >>> first = s.append_message(UserMessage(content=(TextContent(text="Hello"),), timestamp=0))
+    >>> [m.role for m in s.build_context().messages]
+    ['user']
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal, Mapping
+
+from .context import (
+    SessionContext,
+    SessionContextBuildOptions,
+    build_session_context,
+    merge_context_build_options,
+)
+from .errors import EntryNotFoundError, SessionError
+from .io.reader import OnBadLines
+from .model import entries as E
+from .model import messages as M
+from .storage import JsonlSessionStorage, SessionStats, SessionStorage, create_timestamp
+
+__all__ = ["Session", "open_session"]
+
+
+class Session:
+    """A session over a storage (in memory or a JSONL file).
+
+    Every ``append_*`` creates an entry whose parent is the current leaf, stores it and returns
+    its id; the leaf moves to it. ``context_build_options`` apply to every :meth:`build_context`.
+    """
+
+    def __init__(self, storage: SessionStorage, context_build_options: SessionContextBuildOptions | None = None) -> None:
+        self.storage = storage
+        self.context_build_options = context_build_options or SessionContextBuildOptions()
+
+    # -- appending ---------------------------------------------------------------------------
+    def _base(self) -> dict[str, Any]:
+        return {"id": self.storage.create_entry_id(), "parent_id": self.storage.get_leaf_id(),
+                "timestamp": create_timestamp()}
+
+    def append_typed_entry(self, entry: E.SessionEntry) -> str:
+        """Store a ready-made entry; returns its id."""
+        self.storage.append_entry(entry)
+        return entry.id  # type: ignore[return-value]
+
+    def append_message(self, message: M.Message) -> str:
+        """Append a user, assistant, tool result or bash execution message."""
+        return self.append_typed_entry(E.MessageEntry(**self._base(), message=message))
+
+    def append_thinking_level_change(self, thinking_level: str) -> str:
+        return self.append_typed_entry(E.ThinkingLevelChangeEntry(**self._base(), thinking_level=thinking_level))
+
+    def append_model_change(self, provider: str, model_id: str) -> str:
+        return self.append_typed_entry(E.ModelChangeEntry(**self._base(), provider=provider, model_id=model_id))
+
+    def append_active_tools_change(self, active_tool_names: list[str] | tuple[str, ...]) -> str:
+        return self.append_typed_entry(
+            E.ActiveToolsChangeEntry(**self._base(), active_tool_names=tuple(active_tool_names)))
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str | None,
+        tokens_before: int,
+        details: Any = None,
+        from_hook: bool = False,
+        usage: M.Usage | None = None,
+        retained_tail: list[M.Message] | tuple[M.Message, ...] | None = None,
+    ) -> str:
+        """Append a compaction: ``summary`` replaces the history before ``first_kept_entry_id``
+        (pi), or the compaction carries the kept messages in ``retained_tail`` (seed)."""
+        return self.append_typed_entry(E.CompactionEntry(
+            **self._base(), summary=summary, first_kept_entry_id=first_kept_entry_id,
+            tokens_before=tokens_before, details=details, from_hook=from_hook, usage=usage,
+            retained_tail=tuple(retained_tail) if retained_tail is not None else None,
+        ))
+
+    def append_custom(self, custom_type: str, data: Any = None) -> str:
+        """Extension data; not part of the context unless a projector maps it."""
+        return self.append_typed_entry(E.CustomEntry(**self._base(), custom_type=custom_type, data=data))
+
+    def append_custom_message(self, custom_type: str, content: Any, display: bool = True, details: Any = None) -> str:
+        """An extension message that enters the context with role ``custom``."""
+        return self.append_typed_entry(E.CustomMessageEntry(
+            **self._base(), custom_type=custom_type, content=content, display=display, details=details))
+
+    def append_label(self, target_id: str, label: str | None) -> str:
+        """Set (or with ``None``/``""`` clear) the label of ``target_id``."""
+        if self.storage.get_entry(target_id) is None:
+            raise EntryNotFoundError(f"entry {target_id!r} not found")
+        return self.append_typed_entry(E.LabelEntry(**self._base(), target_id=target_id, label=label or None))
+
+    def append_session_info(self, name: str | None) -> str:
+        """Set the session's display name (trimmed, as pi does)."""
+        return self.append_typed_entry(E.SessionInfoEntry(**self._base(), name=name.strip() if name else None))
+
+    # -- navigation --------------------------------------------------------------------------
+    def get_entry(self, entry_id: str) -> E.SessionEntry | None:
+        return self.storage.get_entry(entry_id)
+
+    def get_leaf_id(self) -> str | None:
+        return self.storage.get_leaf_id()
+
+    def move_to(self, entry_id: str | None, summary: Mapping[str, Any] | None = None) -> str | None:
+        """Move the leaf to ``entry_id`` (``None``: before the root) and, with ``summary``
+        (``{"summary": str, "details"?: ..., "usage"?: Usage, "from_hook"?: bool}``), append a
+        branch summary as a child of the target. Returns the summary's id, or ``None``."""
+        if entry_id is not None and self.storage.get_entry(entry_id) is None:
+            raise EntryNotFoundError(f"entry {entry_id!r} not found")
+        self.storage.set_leaf_id(entry_id)
+        if summary is None:
+            return None
+        if "summary" not in summary:
+            raise SessionError("invalid_summary", "summary needs a 'summary' key")
+        return self.append_typed_entry(E.BranchSummaryEntry(
+            id=self.storage.create_entry_id(), parent_id=entry_id, timestamp=create_timestamp(),
+            from_id=entry_id if entry_id is not None else "root", summary=summary["summary"],
+            details=summary.get("details"), usage=summary.get("usage"),
+            from_hook=summary.get("from_hook", False),
+        ))
+
+    def get_branch(self, leaf_id: str | None = None) -> list[E.SessionEntry]:
+        """Entries root -> ``leaf_id`` (default: the current leaf)."""
+        return self.storage.get_branch(leaf_id)
+
+    # -- context and stats -------------------------------------------------------------------
+    def merge_context_build_options(self, options: SessionContextBuildOptions | None = None) -> SessionContextBuildOptions:
+        """The session's options followed by ``options`` (see :func:`merge_context_build_options`)."""
+        return merge_context_build_options(self.context_build_options, options)
+
+    def build_context(self, options: SessionContextBuildOptions | None = None, *, leaf_id: str | None = None) -> SessionContext:
+        """The context at the current leaf (or ``leaf_id``): what the model would be sent next."""
+        path = self.storage.get_branch(leaf_id)
+        return build_session_context(path, self.merge_context_build_options(options))
+
+    def get_session_stats(self, scope: Literal["tree", "branch"] = "tree") -> SessionStats:
+        """Counts and token/cost totals.
+
+        ``scope="tree"`` (default) counts every entry of the session, all branches (what pi's
+        footer sums); ``scope="branch"`` counts only the current branch (root to leaf).
+        """
+        if scope == "tree":
+            return self.storage.get_session_stats()
+        if scope == "branch":
+            return SessionStats.of(self.storage.get_branch())
+        raise ValueError(f"scope must be 'tree' or 'branch', not {scope!r}")
+
+    def get_session_name(self) -> str | None:
+        return self.storage.get_session_name()
+
+    def get_label(self, entry_id: str) -> str | None:
+        return self.storage.get_label(entry_id)
+
+
+def open_session(path: str | os.PathLike[str], *, on_bad_lines: OnBadLines = "warn") -> Session:
+    """Open an existing session file (pi v1/v2/v3 or seed dialect) as a :class:`Session`.
+
+    Nothing is written until something is appended.
+    """
+    if not os.path.exists(path):
+        raise EntryNotFoundError(f"no session file at {os.fspath(path)!r}")
+    return Session(JsonlSessionStorage(path, on_bad_lines=on_bad_lines))
