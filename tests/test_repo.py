@@ -153,3 +153,23 @@ def test_jsonl_fork_of_pi_sample_a_matches_pis_fork_point(tmp_path):
     d = open_session(PI / "generated/sessions/--home-user-proj--/2026-01-15T10-00-34-000Z_00000022-0000-4000-8000-000000000000.jsonl")
     assert [message_to_dict(m) for m in d.build_context(leaf_id="00000023").messages] == want
     assert read_session(fork.storage.file_path).issues == []
+
+
+def test_fork_through_a_label_leaves_no_orphan_unlike_pi(tmp_path):
+    """pi's /fork drops label entries without re-chaining (sample G: user 00000024 becomes an
+    orphan and the context loses the first exchange). sessionlab copies the branch as it is."""
+    d_file = PI / "generated/sessions/--home-user-proj--/2026-01-15T10-00-34-000Z_00000022-0000-4000-8000-000000000000.jsonl"
+    dest = tmp_path / "--home-user-proj--"
+    dest.mkdir()
+    shutil.copy(d_file, dest / d_file.name)
+    repo = JsonlSessionRepo(tmp_path)
+    fork = repo.fork("00000022-0000-4000-8000-000000000000", "00000025", "at")
+    sf = read_session(fork.storage.file_path)
+    assert sf.issues == []  # no dangling parent
+    assert [e.id for e in fork.get_branch()][:1] == ["00000002"]
+    d = open_session(d_file)
+    assert fork.build_context() == d.build_context(leaf_id="00000025")
+    assert len(fork.build_context().messages) == 6
+    g = open_session(PI / "generated/sessions/--home-user-proj--/2026-01-15T10-00-38-000Z_00000026-0000-4000-8000-000000000000.jsonl",
+                     on_bad_lines="skip")
+    assert len(g.build_context().messages) == 2  # pi's fork: the orphan branch

@@ -1,0 +1,42 @@
+"""The public surface: an explicit __all__, nothing missing, and a core free of notebook/plot imports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import sessionlab
+
+
+def test_all_is_exactly_the_public_names():
+    public = {n for n in dir(sessionlab) if not n.startswith("_")}
+    modules = {n for n in public if type(getattr(sessionlab, n)).__name__ == "module"}
+    assert set(sessionlab.__all__) == public - modules
+    assert len(sessionlab.__all__) == len(set(sessionlab.__all__))
+    for name in sessionlab.__all__:
+        assert getattr(sessionlab, name) is not None
+
+
+def test_names_the_issues_ask_for_are_exported():
+    wanted = """read_session write_session SessionWriter SessionFile LineIssue MessageEntry ThinkingLevelChangeEntry
+    ModelChangeEntry ActiveToolsChangeEntry CompactionEntry BranchSummaryEntry CustomEntry CustomMessageEntry
+    LabelEntry SessionInfoEntry LeafEntry SessionHeader UserMessage AssistantMessage Usage ToolResultMessage
+    BashExecutionMessage CustomMessage CompactionSummaryMessage BranchSummaryMessage InMemorySessionStorage
+    JsonlSessionStorage SessionStorage Session open_session build_session_context merge_context_build_options
+    SessionContext SessionContextBuildOptions InMemorySessionRepo JsonlSessionRepo SessionError""".split()
+    assert set(wanted) <= set(sessionlab.__all__)
+
+
+def test_core_never_imports_notebook_or_plotting_modules():
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('matplotlib', 'ipywidgets', 'IPython'):\n"
+        "            raise ImportError('blocked ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import sessionlab, sessionlab.io, sessionlab.session, sessionlab.repo, sessionlab.tokens\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'ipywidgets', 'IPython')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
