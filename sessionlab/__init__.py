@@ -74,6 +74,7 @@ from .storage import (
 )
 from .session import Session, open_session
 from .repo import InMemorySessionRepo, JsonlSessionRepo, SessionInfo, get_entries_to_fork
+from .compaction import CompactionPreparation, compact, prepare_compaction
 
 __version__ = "0.1.0"
 
@@ -150,4 +151,8 @@ __all__ = [
     "JsonlSessionRepo",
     "SessionInfo",
     "get_entries_to_fork",
+    # compaction
+    "CompactionPreparation",
+    "compact",
+    "prepare_compaction",
 ]
