@@ -1,0 +1,238 @@
+"""Seeded, deterministic generator of realistic pi v3 session files.
+
+A session is built turn by turn the way pi appends entries: a header, a ``model_change`` (the
+root), a ``thinking_level_change``, then turns of a user message, assistant calls with thinking,
+text and tool calls, and the matching tool results. Between turns the generator switches models
+and thinking levels, sets and clears labels, names the session, writes ``custom`` and
+``custom_message`` entries, runs user ``!`` commands (``bashExecution``), moves the leaf back to an
+earlier entry (a branch, sometimes with a ``branch_summary``) and compacts when the context
+gets close to the window (pi's trigger: context > window - reserve).
+
+Token usage follows the context: every assistant call's prompt is the system prompt plus the
+context it was sent (pi's ``ceil(chars / 4)`` estimate of each message), split into cache read
+(the prefix cached by the previous call on the branch with the same model), cache write (the new
+part, Anthropic) and fresh input; after a compaction the prompt is the summary plus the kept
+messages. Costs come from :data:`MODELS` exactly as pi computes them
+(``price / 1e6 * tokens``; ``total`` = the sum of the four parts).
+
+Every line is :func:`sessionlab.io.to_line` of a model object, i.e. what pi's ``JSON.stringify``
+writes. The same arguments and seed give the same bytes.
+
+Example:
+    >>> import tempfile
+    >>> from sessionlab.synth import generate_session
+    >>> p = generate_session(tempfile.mkdtemp(), seed=1, turns=5)
+    >>> p.name.endswith(".jsonl")
+    True
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from ._synth_builder import LABELS, MODELS, NAMES, THINKING_LEVELS, Builder, ModelSpec, iso
+from .model import SessionHeader
+
+__all__ = ["MODELS", "ModelSpec", "encode_cwd", "generate_corpus", "generate_session", "session_file_name"]
+
+
+def encode_cwd(cwd: str) -> str:
+    """pi's session folder name for ``cwd``: ``/home/user/proj`` -> ``--home-user-proj--``.
+
+    Example:
+        >>> encode_cwd("/home/user/proj")
+        '--home-user-proj--'
+    """
+    s = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
+    return "--" + s.replace("/", "-").replace("\\", "-").replace(":", "-") + "--"
+
+
+def session_file_name(header_timestamp: str, session_id: str) -> str:
+    """pi's file name: the header timestamp with ``:`` and ``.`` replaced by ``-``, ``_``, the id.
+
+    Example:
+        >>> session_file_name("2026-01-15T10:00:01.000Z", "0d9c2b4e")
+        '2026-01-15T10-00-01-000Z_0d9c2b4e.jsonl'
+    """
+    return f"{header_timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
+
+
+def generate_session(
+    path: str | os.PathLike[str],
+    *,
+    seed: int,
+    turns: int = 40,
+    cwd: str = "/home/user/proj",
+    start: datetime | None = None,
+    branch_prob: float = 0.04,
+    branch_summary_prob: float = 0.5,
+    compaction_window: int = 200_000,
+    model_switch_prob: float = 0.03,
+    models: Sequence[str] | None = None,
+    thinking_change_prob: float = 0.03,
+    label_prob: float = 0.05,
+    name_prob: float = 0.5,
+    custom_prob: float = 0.03,
+    bash_prob: float = 0.04,
+    tool_rounds: float = 3.0,
+    result_scale: float = 1.0,
+    max_bytes: int | None = None,
+) -> Path:
+    """Write one realistic pi v3 session and return its path.
+
+    Args:
+        path: A directory (the file gets pi's name, ``<timestamp>_<session id>.jsonl``, inside it)
+            or a path ending in ``.jsonl`` (written as is).
+        seed: Seed of the random generator; the same arguments give the same bytes.
+        turns: Number of user turns (fewer when ``max_bytes`` is reached first).
+        cwd: Working directory written in the header; also picks the project's language and files.
+        start: Header time (UTC); default: a day in early 2026 drawn from the seed.
+        branch_prob: Chance per turn of moving the leaf back to an earlier turn end.
+        branch_summary_prob: Chance that a branch writes a ``branch_summary``.
+        compaction_window: Context window (tokens) for pi's compaction trigger
+            (``context > window - reserve``, reserve 16384 or a quarter of a small window).
+        model_switch_prob: Chance per turn of a ``model_change`` to another model of ``models``.
+        models: Model ids from :data:`MODELS` to use; the first is the initial model (default:
+            claude-sonnet-4-5 first, then all).
+        thinking_change_prob: Chance per turn of a ``thinking_level_change``.
+        label_prob: Chance per turn of setting a label (one in four clears an earlier one).
+        name_prob: Chance that the session gets a ``session_info`` name (sometimes renamed later).
+        custom_prob: Chance per turn of a ``custom`` entry, and separately of a ``custom_message``.
+        bash_prob: Chance per turn of a user ``!`` command (``bashExecution``).
+        tool_rounds: Mean number of tool-call rounds per turn.
+        result_scale: Multiplier on tool output sizes (files read, logs, grep hits).
+        max_bytes: Stop at the turn end that brings the file closest to this size.
+
+    Returns:
+        The path of the written file.
+
+    Example:
+        >>> import tempfile
+        >>> a = generate_session(tempfile.mkdtemp(), seed=7, turns=3)
+        >>> b = generate_session(tempfile.mkdtemp(), seed=7, turns=3)
+        >>> a.read_bytes() == b.read_bytes()
+        True
+    """
+    rng = random.Random(seed)
+    model_ids = list(models) if models else list(MODELS)
+    for m in model_ids:
+        if m not in MODELS:
+            raise ValueError(f"unknown model {m!r}; known: {', '.join(MODELS)}")
+    if start is None:
+        start = datetime(2026, 1, 5, tzinfo=UTC) + timedelta(seconds=rng.randint(0, 60 * 86400))
+    elif start.tzinfo is None:
+        start = start.replace(tzinfo=UTC)
+    start_ms = int(start.timestamp() * 1000) + rng.randint(0, 999)
+    sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    header_ts = iso(start_ms)
+    thinking = rng.choice(("off", "medium", "medium", "high", "low"))
+    b = Builder(rng, cwd=cwd, start_ms=start_ms, model=model_ids[0], thinking=thinking,
+                 compaction_window=compaction_window, result_scale=result_scale)
+    b.write(SessionHeader(version=3, id=sid, timestamp=header_ts, cwd=cwd))
+    b.model_change(model_ids[0], root=True)
+    b.thinking_change(thinking)
+    named_at = rng.randint(1, 3) if rng.random() < name_prob else -1
+    for t in range(turns):
+        if t > 0:
+            _between_turns(b, t, named_at=named_at, model_ids=model_ids, branch_prob=branch_prob,
+                           branch_summary_prob=branch_summary_prob, model_switch_prob=model_switch_prob,
+                           thinking_change_prob=thinking_change_prob, label_prob=label_prob,
+                           custom_prob=custom_prob, bash_prob=bash_prob)
+        b.turn(tool_rounds=tool_rounds, first=t == 0)
+        b.maybe_compact()
+        # stop when the next turn would more likely overshoot max_bytes than fall short of it
+        if max_bytes is not None and b.size + b.size / (2 * (t + 1)) >= max_bytes:
+            break
+    p = Path(path)
+    out = p if p.suffix == ".jsonl" else p / session_file_name(header_ts, sid)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(b"\n".join(b.lines) + b"\n")
+    return out
+
+
+def _between_turns(b: Builder, t: int, *, named_at: int, model_ids: list[str], branch_prob: float,
+                   branch_summary_prob: float, model_switch_prob: float, thinking_change_prob: float,
+                   label_prob: float, custom_prob: float, bash_prob: float) -> None:
+    rng = b.rng
+    if t == named_at or (named_at >= 0 and t > named_at and rng.random() < 0.01):
+        b.session_name(rng.choice(NAMES))
+    if len(model_ids) > 1 and rng.random() < model_switch_prob:
+        b.model_change(rng.choice([m for m in model_ids if m != b.model.model]))
+    if rng.random() < thinking_change_prob:
+        b.thinking_change(rng.choice([lv for lv in THINKING_LEVELS if lv != b.thinking]))
+    if rng.random() < label_prob:
+        if b.labels and rng.random() < 0.25:
+            b.label(rng.choice(sorted(b.labels)), None)
+        else:
+            targets = [e for e in b.path(b.leaf)[-40:] if b.kind.get(e) in ("user", "assistant:stop")]
+            if targets:
+                b.label(rng.choice(targets), rng.choice(LABELS))
+    if rng.random() < custom_prob:
+        b.custom()
+    if rng.random() < custom_prob:
+        b.custom_message()
+    if rng.random() < bash_prob:
+        b.bash_execution()
+    if rng.random() < branch_prob:
+        b.branch(summary=rng.random() < branch_summary_prob,
+                 label=rng.choice(LABELS) if rng.random() < 0.2 else None)
+
+
+_CWDS = ("/home/user/proj", "/home/user/webapp", "/home/user/api-server", "/home/user/ml-pipeline",
+         "/home/user/rust-cli", "/home/user/dotfiles", "/home/user/work/billing-service")
+
+
+def generate_corpus(
+    out_dir: str | os.PathLike[str],
+    *,
+    n_sessions: int = 300,
+    target_bytes: int = 150_000_000,
+    seed: int = 0,
+) -> list[Path]:
+    """Write ``n_sessions`` sessions in pi's layout ``out_dir/--<encoded cwd>--/<file>.jsonl``.
+
+    Sizes are spread (log-normal) around ``target_bytes / n_sessions`` and add up to about
+    ``target_bytes`` (each session stops at the turn end nearest its share). Sessions use
+    several working directories, models, branch and compaction settings, all drawn from ``seed``.
+
+    Returns:
+        The written paths, in generation order.
+
+    Example:
+        >>> import tempfile
+        >>> paths = generate_corpus(tempfile.mkdtemp(), n_sessions=3, target_bytes=300_000)
+        >>> len(paths)
+        3
+    """
+    rng = random.Random(seed)
+    weights = [rng.lognormvariate(0, 0.8) for _ in range(n_sessions)]
+    total_w = sum(weights) or 1.0
+    start = datetime(2026, 1, 5, 8, tzinfo=UTC)
+    out = Path(out_dir)
+    paths = []
+    all_models = list(MODELS)
+    for i, w in enumerate(weights):
+        share = int(target_bytes * w / total_w)
+        cwd = rng.choice(_CWDS)
+        first = rng.choices(all_models, (5, 2, 2, 1))[0]
+        models = [first] + [m for m in all_models if m != first]
+        start += timedelta(minutes=rng.randint(5, 600))
+        paths.append(generate_session(
+            out / encode_cwd(cwd),
+            seed=rng.getrandbits(63),
+            turns=100_000,
+            cwd=cwd,
+            start=start,
+            branch_prob=rng.choice((0.0, 0.02, 0.05, 0.1)),
+            compaction_window=rng.choice((200_000, 200_000, 128_000)),
+            model_switch_prob=rng.choice((0.0, 0.01, 0.03)),
+            models=models,
+            result_scale=rng.choice((0.5, 1.0, 1.0, 2.0)),
+            max_bytes=max(share, 2_000),
+        ))
+    return paths

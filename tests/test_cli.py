@@ -1,0 +1,147 @@
+"""Tests of ``sessionlab summary``: totals checked against an independent json.loads computation."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from sessionlab.cli import find_session_files, format_summary, main, summarize_sessions, total_row
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "data"
+
+
+def _reference(path: Path) -> dict:
+    """The summary of one well-formed file, from plain json.loads (no sessionlab code)."""
+    objs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    header, entries = objs[0], objs[1:]
+    roles: Counter[str] = Counter()
+    tok = Counter()
+    cost = 0.0
+    for e in entries:
+        if e.get("type") != "message":
+            continue
+        m = e["message"]
+        roles[m["role"]] += 1
+        if m["role"] == "assistant" and "usage" in m:
+            u = m["usage"]
+            parts = [u.get(k, 0) for k in ("input", "output", "cacheRead", "cacheWrite")]
+            for k, v in zip(("input", "output", "cache_read", "cache_write"), parts):
+                tok[k] += v
+            tok["total_tokens"] += u.get("totalTokens") or sum(parts)
+            cost += u["cost"]["total"]
+    if "version" in header:  # a tree: leaves are entries nobody points at
+        kids = Counter(e["parentId"] for e in entries if e.get("parentId") is not None)
+        leaves = sum(1 for e in entries if kids[e["id"]] == 0)
+        forks = sum(1 for n in kids.values() if n >= 2)
+    else:  # v1: one chain in file order
+        leaves, forks = 1, 0
+    names = [e["name"] for e in entries if e.get("type") == "session_info" and e.get("name")]
+    return {
+        "session_id": header["id"], "cwd": header["cwd"], "name": names[-1] if names else None,
+        "entries": len(entries), "messages": dict(roles), "leaves": leaves, "fork_points": forks,
+        "compactions": sum(1 for e in entries if e.get("type") == "compaction"),
+        **{k: tok[k] for k in ("input", "output", "cache_read", "cache_write", "total_tokens")},
+        "cost": cost, "version": header.get("version", 1),
+    }
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[dict]:
+    return summarize_sessions([DATA])
+
+
+def test_finds_every_data_file(rows: list[dict]) -> None:
+    files = sorted(DATA.rglob("*.jsonl"))
+    assert len(files) == 7
+    assert sorted(Path(r["file"]) for r in rows) == files
+
+
+def test_rows_match_independent_computation(rows: list[dict]) -> None:
+    for row in rows:
+        ref = _reference(Path(row["file"]))
+        for k, v in ref.items():
+            if k == "cost":
+                assert row[k] == pytest.approx(v, rel=1e-12), (row["file"], k)
+            else:
+                assert row[k] == v, (row["file"], k)
+        assert row["issues"] == 0
+
+
+def test_known_values_of_pi_fixtures(rows: list[dict]) -> None:
+    by_name = {Path(r["file"]).name: r for r in rows}
+    bc = by_name["before-compaction.jsonl"]
+    assert bc["messages"] == {"user": 55, "assistant": 484, "toolResult": 448, "bashExecution": 3}
+    assert bc["compactions"] == 2 and bc["version"] == 1
+    ls = by_name["large-session.jsonl"]
+    assert ls["messages"] == {"user": 88, "assistant": 453, "toolResult": 373} and ls["compactions"] == 0
+
+
+def test_main_prints_table_and_grand_total(rows: list[dict], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["summary", str(DATA)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:4] == ["session", "name", "cwd", "file"]
+    body = out[2:-2]
+    assert len(body) == len(rows)
+    for r in rows:
+        assert any(r["session_id"] in line and r["file"] in line for line in body)
+    total = out[-1]
+    assert total.startswith("TOTAL (7 sessions)")
+    tot = total_row(rows)
+    ref = [_reference(Path(r["file"])) for r in rows]
+    assert tot["output"] == sum(x["output"] for x in ref)
+    assert tot["cache_read"] == sum(x["cache_read"] for x in ref)
+    assert math.isclose(tot["cost"], sum(x["cost"] for x in ref), rel_tol=1e-12)
+    assert f"{tot['cache_read']:,}" in total and f"{tot['cost']:.4f}" in total
+    assert f"{tot['leaves']:,}" in total.split()
+    # 22 columns; the last one is right-aligned, so every line ends at the same place
+    assert len(out[1].split("  ")) == 22
+    assert len({len(line) for line in out}) == 1
+
+
+def test_main_json_format(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["summary", "--format", "json", str(DATA / "pi")]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["total"]["sessions"] == 2
+    assert {Path(r["file"]).name for r in data["sessions"]} == {"before-compaction.jsonl", "large-session.jsonl"}
+
+
+def test_bad_lines_are_counted_not_warned(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = (DATA / "pi" / "large-session.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(src[:5]) + "{not json\n" + "".join(src[5:10]), encoding="utf-8")
+    (row,) = summarize_sessions([bad])
+    assert row["issues"] == 1 and row["entries"] == 9
+    assert main(["summary", str(tmp_path)]) == 0
+    assert "bad.jsonl" in capsys.readouterr().out
+
+
+def test_session_name_and_tree_shape(rows: list[dict]) -> None:
+    named = [r for r in rows if r["name"]]
+    assert named and all(r["name"] == r["name"].strip() for r in named)
+    assert any(r["fork_points"] >= 3 for r in rows)
+    assert any(r["compactions"] == 2 and r["version"] == 3 for r in rows)
+
+
+def test_missing_path(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["summary", "no/such/place"]) == 2
+    assert "no such file" in capsys.readouterr().err
+    with pytest.raises(FileNotFoundError):
+        find_session_files(["no/such/place"])
+
+
+def test_empty_table() -> None:
+    text = format_summary([])
+    assert text.splitlines()[-1].startswith("TOTAL (0 sessions)")
+
+
+def test_python_dash_m(tmp_path: Path) -> None:
+    r = subprocess.run([sys.executable, "-m", "sessionlab", "summary", str(DATA / "pi" / "large-session.jsonl")],
+                       capture_output=True, text=True, check=True)
+    assert "d703a1a9-1b7b-4fb1-b512-c9738b1fe617" in r.stdout and r.stderr == ""
