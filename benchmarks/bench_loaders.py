@@ -1,0 +1,162 @@
+"""Loader benchmark: entries_table vs DuckDB, pyarrow's JSON reader and a per-line json.loads loop.
+
+Run from the repository root:
+
+    python benchmarks/bench_loaders.py                 # generates the corpus in /tmp/sessionlab-bench
+    python benchmarks/bench_loaders.py --corpus DIR    # reuse a folder of sessions
+
+Each method runs in a fresh subprocess (so its peak RSS is its own; for entries_table the peak of
+the main process plus that of its largest worker), on the same files, in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+FIELDS = {"type": "VARCHAR", "id": "VARCHAR", "parentId": "VARCHAR", "timestamp": "VARCHAR",
+          "message": "STRUCT(role VARCHAR, content JSON, api VARCHAR, provider VARCHAR, model VARCHAR, "
+                     "stopReason VARCHAR, errorMessage VARCHAR, toolName VARCHAR, isError BOOLEAN, command VARCHAR, "
+                     "output VARCHAR, customType VARCHAR, usage STRUCT(input BIGINT, output BIGINT, "
+                     "cacheRead BIGINT, cacheWrite BIGINT, totalTokens BIGINT, cost STRUCT(total DOUBLE)))",
+          "thinkingLevel": "VARCHAR", "provider": "VARCHAR", "modelId": "VARCHAR", "summary": "VARCHAR",
+          "firstKeptEntryId": "VARCHAR", "tokensBefore": "BIGINT", "fromId": "VARCHAR", "customType": "VARCHAR",
+          "content": "JSON", "targetId": "VARCHAR", "label": "VARCHAR", "name": "VARCHAR"}
+
+
+def files_of(corpus: str) -> list[str]:
+    return sorted(str(p) for p in Path(corpus).rglob("*.jsonl"))
+
+
+def m_entries_table(files: list[str]) -> int:
+    from sessionlab.tables import entries_table
+    return entries_table(files, on_bad_lines="skip").num_rows
+
+
+def m_duckdb(files: list[str]) -> int:
+    import duckdb
+    con = duckdb.connect()
+    con.execute(f"SET threads={os.cpu_count()}")
+    q = ("SELECT filename, type, id, parentId, timestamp::TIMESTAMPTZ, message.role, message.content, "
+         "message.api, message.provider, message.model, message.stopReason, message.errorMessage, "
+         "message.toolName, message.isError, message.command, message.output, message.customType, "
+         "message.usage, thinkingLevel, provider, modelId, summary, firstKeptEntryId, tokensBefore, fromId, "
+         "customType, content, targetId, label, name "
+         "FROM read_json($files, format='newline_delimited', columns=$cols, filename=true)")
+    return con.execute(q, {"files": files, "cols": FIELDS}).to_arrow_table().num_rows
+
+
+def m_pyarrow(files: list[str]) -> int:
+    import pyarrow as pa
+    import pyarrow.json as pj
+    s = pa.string()
+    usage = pa.struct([("input", pa.int64()), ("output", pa.int64()), ("cacheRead", pa.int64()),
+                       ("cacheWrite", pa.int64()), ("totalTokens", pa.int64()),
+                       ("cost", pa.struct([("total", pa.float64())]))])
+    # content (a string or a list) cannot be declared: the reader has no union or raw-JSON type
+    msg = pa.struct([("role", s), ("api", s), ("provider", s), ("model", s), ("stopReason", s),
+                     ("errorMessage", s), ("toolName", s), ("isError", pa.bool_()), ("usage", usage)])
+    schema = pa.schema([("type", s), ("id", s), ("parentId", s), ("timestamp", s), ("message", msg),
+                        ("thinkingLevel", s), ("provider", s), ("modelId", s), ("summary", s),
+                        ("firstKeptEntryId", s), ("tokensBefore", pa.int64()), ("fromId", s),
+                        ("customType", s), ("targetId", s), ("label", s), ("name", s)])
+    opts = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    return pa.concat_tables([pj.read_json(f, parse_options=opts) for f in files]).num_rows
+
+
+def m_json_loop(files: list[str]) -> int:
+    from sessionlab.tokens import estimate_tokens_dict
+    cols: dict[str, list] = {k: [] for k in ("file", "type", "id", "parentId", "timestamp", "role", "model",
+                                             "input", "output", "cacheRead", "cacheWrite", "total", "cost", "est")}
+    for f in files:
+        with open(f, encoding="utf-8") as fh:
+            for line in fh:
+                d = json.loads(line)
+                m = d.get("message") or {}
+                u = m.get("usage") or {}
+                cols["file"].append(f)
+                cols["type"].append(d.get("type"))
+                cols["id"].append(d.get("id"))
+                cols["parentId"].append(d.get("parentId"))
+                cols["timestamp"].append(d.get("timestamp"))
+                cols["role"].append(m.get("role"))
+                cols["model"].append(m.get("model"))
+                for k in ("input", "output", "cacheRead", "cacheWrite"):
+                    cols[k].append(u.get(k))
+                cols["total"].append(u.get("totalTokens"))
+                cols["cost"].append((u.get("cost") or {}).get("total"))
+                cols["est"].append(estimate_tokens_dict(m) if m else None)
+    return len(cols["type"])
+
+
+METHODS = {"entries_table": m_entries_table, "duckdb read_json": m_duckdb,
+           "pyarrow json (explicit schema, no content)": m_pyarrow, "json.loads loop": m_json_loop}
+
+
+def run_one(name: str, corpus: str) -> None:
+    files = files_of(corpus)
+    t = time.perf_counter()
+    rows = METHODS[name](files)
+    dt = time.perf_counter() - t
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    print(json.dumps({"seconds": dt, "rows": rows, "peak_rss_kb": rss}))
+
+
+def machine() -> str:
+    model = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+    mem = next((int(ln.split()[1]) // 1024 // 1024 for ln in open("/proc/meminfo") if ln.startswith("MemTotal")), 0)
+    return f"{os.cpu_count()} CPUs (nproc), {model}, {mem} GiB RAM, Python {platform.python_version()}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", default=None)
+    ap.add_argument("--out", default="/tmp/sessionlab-bench")
+    ap.add_argument("--run", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.run:
+        return run_one(args.run, args.corpus)
+    corpus = args.corpus
+    if corpus is None:
+        from sessionlab.synth import generate_corpus
+        corpus = args.out
+        if not files_of(corpus):
+            t = time.perf_counter()
+            generate_corpus(corpus, n_sessions=300, target_bytes=150_000_000, seed=0)
+            print(f"generated corpus in {time.perf_counter() - t:.0f} s")
+    files = files_of(corpus)
+    nbytes = sum(os.path.getsize(f) for f in files)
+    print(f"corpus: {len(files)} files, {nbytes / 1e6:.1f} MB ({corpus})")
+    print(f"machine: {machine()}")
+    results = {}
+    for name in METHODS:
+        out = subprocess.run([sys.executable, __file__, "--run", name, "--corpus", corpus],
+                             capture_output=True, text=True)
+        if out.returncode:
+            results[name] = None
+            print(f"{name}: failed: {out.stderr.strip().splitlines()[-1]}")
+            continue
+        results[name] = json.loads(out.stdout.strip().splitlines()[-1])
+    ref = results.get("entries_table")
+    print()
+    print("| method | rows | seconds | MB/s | peak RSS MB | RSS / bytes | entries_table speed-up |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, r in results.items():
+        if r is None:
+            print(f"| {name} | failed | | | | | |")
+            continue
+        mbs = nbytes / r["seconds"] / 1e6
+        rss = r["peak_rss_kb"] / 1024
+        up = r["seconds"] / ref["seconds"] if ref else float("nan")
+        print(f"| {name} | {r['rows']} | {r['seconds']:.2f} | {mbs:.1f} | {rss:.0f} | {r['peak_rss_kb'] * 1024 / nbytes:.2f} | {up:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()

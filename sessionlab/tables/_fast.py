@@ -1,0 +1,368 @@
+"""The fast path: one clean pi v3 file to table columns without building entry objects.
+
+The whole file is decoded in one call by msgspec into small typed structs that declare only the
+fields the tables need (everything else, images and tool details included, is skipped by the
+decoder in C). The path refuses a file, and the caller falls back to the tolerant object-model path
+(:mod:`._objects`), as soon as anything is unusual, so it never has to report issues itself:
+
+- a line that is not exactly one JSON object (bad JSON, glued objects, a BOM, invalid UTF-8, lone
+  surrogates), or a field of an unexpected JSON type (mixed types the object model accepts, such as
+  ``content`` being a string or a list, are declared as unions and stay on the fast path);
+- a header that is not ``{"type": "session", "id": str, "version": 3}``, or seed-dialect keys;
+- an entry type outside pi's nine, a missing or duplicate id, a parent not earlier in the file
+  (which also rules out cycles and dangling parents).
+
+Tool-call arguments are kept as raw JSON text: for files pi wrote, that text *is*
+``JSON.stringify(arguments)``, whose length pi's estimate counts. A round trip through msgspec's
+encoder (which escapes strings exactly as JavaScript does) checks that; arguments holding floats
+(formatted differently by JavaScript) or any other non-canonical text go through
+:func:`sessionlab._jsjson.js_stringify` instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .._jsjson import js_len, js_parse, js_stringify
+from ..io import detect_dialect
+from ..tokens import CHARS_PER_TOKEN, IMAGE_CHARS
+
+__all__ = ["fast_columns", "PI_TYPES"]
+
+PI_TYPES = frozenset({"message", "thinking_level_change", "model_change", "compaction", "branch_summary",
+                      "custom", "custom_message", "label", "session_info"})
+
+
+class _Block(msgspec.Struct):
+    type: str | None = None
+    text: str | None = None
+    thinking: str | None = None
+    name: str | None = None
+    id: str | None = None
+    arguments: msgspec.Raw = msgspec.Raw()
+
+
+class _Cost(msgspec.Struct):
+    total: float | None = None
+
+
+class _Usage(msgspec.Struct):
+    input: int | None = None
+    output: int | None = None
+    cacheRead: int | None = None
+    cacheWrite: int | None = None
+    totalTokens: int | None = None
+    cost: _Cost | None = None
+
+
+class _Message(msgspec.Struct):
+    role: str | None = None
+    content: str | list[_Block] | None = None
+    api: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    usage: _Usage | None = None
+    stopReason: str | None = None
+    errorMessage: str | None = None
+    toolName: str | None = None
+    isError: bool | None = None
+    customType: str | None = None
+    command: str | None = None
+    output: str | None = None
+    summary: str | None = None
+
+
+class _Entry(msgspec.Struct):
+    type: str | None = None
+    id: str | None = None
+    parentId: str | None = None
+    timestamp: str | None = None
+    message: _Message | None = None
+    thinkingLevel: str | None = None
+    provider: str | None = None
+    modelId: str | None = None
+    summary: str | None = None
+    firstKeptEntryId: str | None = None
+    tokensBefore: int | None = None
+    fromId: str | None = None
+    customType: str | None = None
+    content: str | list[_Block] | None = None
+    targetId: str | None = None
+    label: str | None = None
+    name: str | None = None
+    # header fields
+    version: int | None = None
+    cwd: str | None = None
+    parentSession: str | None = None
+
+
+_DECODER = msgspec.json.Decoder(_Entry)
+_ANY = msgspec.json.Decoder()
+_ENCODE = msgspec.json.encode
+
+
+class Refused(Exception):
+    """The file needs the tolerant path."""
+
+
+def _js_len(s: str | None) -> int:
+    if s is None:
+        return 0
+    if s.isascii():
+        return len(s)
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _args_len(b: bytes) -> int:
+    """``len(JSON.stringify(arguments))`` in UTF-16 units, from the raw text when it is canonical."""
+    if not b or b == b"null":
+        return 0  # absent or null arguments: the object model holds None, which counts 0
+    obj = _ANY.decode(b)
+    if _ENCODE(obj) == b and not _has_float(obj):
+        return len(b) if b.isascii() else _js_len(b.decode())
+    return js_len(js_stringify(js_parse(b.decode())))
+
+
+def _has_float(o: Any) -> bool:
+    """Whether a decoded JSON value holds a float (JavaScript formats floats differently)."""
+    c = o.__class__
+    if c is dict:
+        vals: Any = o.values()
+    elif c is list:
+        vals = o
+    else:
+        return c is float
+    for v in vals:
+        c = v.__class__
+        if c is float or ((c is dict or c is list) and _has_float(v)):
+            return True
+    return False
+
+
+def _batch_args_lens(raws: list[bytes]) -> list[int]:
+    """:func:`_args_len` of many arguments; one decode/encode round trip for the whole list when
+    all are canonical and float-free (the usual case), else one by one."""
+    if not raws:
+        return []
+    joined = b"[" + b",".join(raws) + b"]"
+    floats: list[str] = []
+    try:
+        objs = msgspec.json.Decoder(float_hook=floats.append).decode(joined)
+        canonical = not floats and _ENCODE(objs) == joined
+    except msgspec.DecodeError:
+        canonical = False
+    if canonical:
+        return [len(b) if b.isascii() else _js_len(b.decode()) for b in raws]
+    return [_args_len(b) for b in raws]
+
+
+def _content(content: Any, images: bool, role: str, eid: str, blocks: list | None) -> int:
+    """Characters of a content value (pi's rule) and, if ``blocks`` is given, one row per block."""
+    if content is None:
+        return 0
+    if content.__class__ is str:
+        n = _js_len(content)
+        if blocks is not None:
+            blocks.append([eid, role, 0, "text", None, None, n])
+        return n
+    total = 0
+    for i, b in enumerate(content):
+        t = b.type
+        n = 0
+        if t == "text":
+            s = b.text
+            n = 0 if s is None else len(s) if s.isascii() else _js_len(s)
+        elif t == "image" and images:
+            n = IMAGE_CHARS
+        total += n
+        if blocks is not None:
+            blocks.append([eid, role, i, t, None, None, n])
+    return total
+
+
+def _line_numbers(data: bytes) -> np.ndarray:
+    """1-based numbers of the non-blank lines; refuses lines that are not ``{...}``."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise Refused("BOM")
+    buf = np.frombuffer(data, np.uint8)
+    nl = np.flatnonzero(buf == 10)
+    starts = np.concatenate(([0], nl + 1))
+    ends = np.concatenate((nl, [len(buf)]))
+    cr = (ends > starts) & (buf[np.maximum(ends - 1, 0)] == 13) if len(buf) else ends > starts
+    ends = ends - cr
+    nonblank = ends > starts
+    s, e = starts[nonblank], ends[nonblank]
+    if len(s) and not ((buf[s] == 123).all() and (buf[e - 1] == 125).all()):
+        raise Refused("a line is not one object")
+    return np.flatnonzero(nonblank).astype(np.int32) + 1
+
+
+def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
+    """Columns of a clean pi v3 file, or :class:`Refused`.
+
+    Returns ``{"header": {...}, "columns": {name: list or Arrow array}, "blocks": [tuples] or None,
+    "facts": {name, leaf_id, leaf_count}}``.
+    """
+    lines = _line_numbers(data)
+    try:
+        objs = _DECODER.decode_lines(data)
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        raise Refused(str(exc)) from None
+    if len(objs) != len(lines) or not objs:
+        raise Refused("glued objects")
+    header = objs[0]
+    if header.type != "session" or header.id is None or header.version != 3:
+        raise Refused("header")
+    head_lines = data.split(b"\n", 21)[:21]
+    if detect_dialect([_ANY.decode(ln) for ln in head_lines if ln.strip()]) != "pi":
+        raise Refused("dialect")
+    ents = objs[1:]
+    n = len(ents)
+    typ = [e.type for e in ents]
+    if not PI_TYPES.issuperset(typ):
+        raise Refused("entry type")
+    ids = [e.id for e in ents]
+    parents = [e.parentId for e in ents]
+    id_arr = pa.array(ids, pa.string())
+    par_arr = pa.array(parents, pa.string())
+    if n and (id_arr.null_count or pc.count_distinct(id_arr).as_py() != n):
+        raise Refused("ids")
+    pidx = pc.index_in(par_arr, value_set=id_arr).to_numpy(zero_copy_only=False)
+    has_parent = ~np.isnan(pidx) if pidx.dtype.kind == "f" else np.ones(n, bool)
+    if int(has_parent.sum()) != n - par_arr.null_count or (pidx[has_parent] >= np.flatnonzero(has_parent)).any():
+        raise Refused("parents")  # a dangling parent, or one not earlier in the file
+
+    msgs = [e.message if t == "message" else None for t, e in zip(typ, ents)]
+    roles = [m.role if m is not None else None for m in msgs]
+    asst = [m if r == "assistant" else None for m, r in zip(msgs, roles)]
+    tres = [m if r == "toolResult" else None for m, r in zip(msgs, roles)]
+    usage = [m.usage if m is not None else None for m in asst]
+    cost = [u.cost if u is not None else None for u in usage]
+
+    by_type: dict[str, list[int]] = {}
+    for i, t in enumerate(typ):  # row indices per entry type (so columns only visit their rows)
+        by_type.setdefault(t, []).append(i)
+
+    def pick(kind: str, attr: str) -> list:
+        col: list = [None] * n
+        for i in by_type.get(kind, ()):
+            col[i] = getattr(ents[i], attr)
+        return col
+
+    blocks: list | None = [] if want_blocks else None
+    est: list[int | None] = [None] * n
+    calls: list[int | None] = [None] * n
+    summary_chars: list[int | None] = [None] * n
+    raws: list[bytes] = []  # tool-call arguments, measured in one batch below
+    raw_owner: list[int] = []
+    raw_block: list[int] = []
+    # Per-entry loop: content is a variable-length list of blocks whose characters follow pi's
+    # per-role rule, which has no array form; it is kept to one flat loop with inlined lengths.
+    for i, t in enumerate(typ):
+        if t == "message":
+            m = msgs[i]
+            if m is None:
+                continue
+            r = roles[i]
+            if r == "assistant":
+                content = m.content
+                chars = k = 0
+                if content is not None and content.__class__ is not str:
+                    for j, blk in enumerate(content):
+                        bt = blk.type
+                        nc = 0
+                        if bt == "text":
+                            s_ = blk.text
+                            nc = 0 if s_ is None else len(s_) if s_.isascii() else _js_len(s_)
+                        elif bt == "thinking":
+                            s_ = blk.thinking
+                            nc = 0 if s_ is None else len(s_) if s_.isascii() else _js_len(s_)
+                        elif bt == "toolCall":
+                            k += 1
+                            nc = _js_len(blk.name)
+                            raws.append(bytes(blk.arguments))
+                            raw_owner.append(i)
+                            raw_block.append(len(blocks) if blocks is not None else -1)
+                        chars += nc
+                        if blocks is not None:
+                            blocks.append([ids[i], r, j, bt, blk.name if bt == "toolCall" else None,
+                                           blk.id if bt == "toolCall" else None, nc])
+                calls[i] = k
+            elif r == "user":
+                chars = _content(m.content, False, r, ids[i], blocks)
+            elif r == "toolResult" or r == "custom":
+                chars = _content(m.content, True, r, ids[i], blocks)
+            elif r == "bashExecution":
+                chars = _js_len(m.command) + _js_len(m.output)
+            elif r == "branchSummary" or r == "compactionSummary":
+                chars = _js_len(m.summary)
+            else:
+                chars = 0
+            est[i] = chars  # characters for now; tokens below
+        elif t == "custom_message":
+            est[i] = _content(ents[i].content, True, "custom", ids[i], blocks)
+        elif t == "compaction" or t == "branch_summary":
+            summary_chars[i] = est[i] = _js_len(ents[i].summary)
+    for i, bi, nc in zip(raw_owner, raw_block, _batch_args_lens(raws)):
+        est[i] += nc  # type: ignore[operator]
+        if blocks is not None:
+            blocks[bi][6] += nc
+    est = [None if c is None else -(-c // CHARS_PER_TOKEN) for c in est]  # ceil(chars / 4)
+
+    def ctx(u: _Usage | None) -> int | None:
+        if u is None:
+            return None
+        return u.totalTokens or ((u.input or 0) + (u.output or 0) + (u.cacheRead or 0) + (u.cacheWrite or 0))
+
+    provider = [m.provider if m is not None else p for m, p in zip(asst, pick("model_change", "provider"))]
+    model = [m.model if m is not None else p for m, p in zip(asst, pick("model_change", "modelId"))]
+    ctype = [e.customType if t in ("custom", "custom_message") else (m.customType if r == "custom" else None)
+             for t, e, m, r in zip(typ, ents, msgs, roles)]
+    names = pick("session_info", "name")
+    name = next((x for x in reversed(names) if x), None)
+    columns: dict[str, Any] = {
+        "line_no": pa.array(lines[1:], pa.int32()),
+        "entry_id": id_arr,
+        "parent_id": par_arr,
+        "type": typ,
+        "timestamps": [e.timestamp for e in ents],
+        "role": roles,
+        "provider": provider,
+        "model": model,
+        "api": [m.api if m is not None else None for m in asst],
+        "stop_reason": [m.stopReason if m is not None else None for m in asst],
+        "input_tokens": [u.input if u is not None else None for u in usage],
+        "output_tokens": [u.output if u is not None else None for u in usage],
+        "cache_read_tokens": [u.cacheRead if u is not None else None for u in usage],
+        "cache_write_tokens": [u.cacheWrite if u is not None else None for u in usage],
+        "total_tokens": [u.totalTokens if u is not None else None for u in usage],
+        "context_tokens": [ctx(u) for u in usage],
+        "cost_usd": [c.total if c is not None else None for c in cost],
+        "est_tokens": est,
+        "tool_name": [m.toolName if m is not None else None for m in tres],
+        "tool_call_count": calls,
+        "is_error": [m.isError if m is not None else None for m in tres],
+        "error_message": [m.errorMessage if m is not None else None for m in asst],
+        "thinking_level": pick("thinking_level_change", "thinkingLevel"),
+        "first_kept_entry_id": pick("compaction", "firstKeptEntryId"),
+        "tokens_before": pick("compaction", "tokensBefore"),
+        "from_id": pick("branch_summary", "fromId"),
+        "target_id": pick("label", "targetId"),
+        "label": pick("label", "label"),
+        "custom_type": ctype,
+        "summary_chars": summary_chars,
+        "name": names,
+    }
+    facts = {
+        "name": name,
+        "leaf_id": ids[-1] if n else None,
+        "leaf_count": n - len(set(parents) - {None}),
+    }
+    head = {"session_id": header.id, "version": 3, "dialect": "pi", "cwd": header.cwd,
+            "parent_session": header.parentSession, "header_timestamp": header.timestamp}
+    return {"header": head, "columns": columns, "blocks": blocks, "facts": facts}

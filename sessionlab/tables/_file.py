@@ -1,0 +1,108 @@
+"""One file to its tables: the fast path when it accepts the file, else the tolerant path.
+
+This is the unit of work the loader runs in its process pool; it never raises (a file that cannot
+be read becomes a ``read_error`` issue) so one bad file cannot stop the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from ..io import LineIssue, parse_session_bytes
+from ._fast import Refused, fast_columns
+from ._objects import _str, block_rows, entry_rows, parse_timestamps, session_facts
+from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
+
+__all__ = ["FileResult", "load_file", "empty_entries"]
+
+_ENTRY_NAMES = [f.name for f in ENTRY_SCHEMA]
+_BLOCK_NAMES = [f.name for f in BLOCK_SCHEMA]
+
+
+@dataclass
+class FileResult:
+    """What one file gives: its entries (and blocks) tables, its session row and its issues."""
+
+    path: str
+    nbytes: int = 0
+    entries: pa.Table | None = None
+    blocks: pa.Table | None = None
+    session: dict[str, Any] | None = None
+    issues: list[LineIssue] = field(default_factory=list)
+    fast: bool = False
+
+
+def empty_entries() -> pa.Table:
+    return ENTRY_SCHEMA.empty_table()
+
+
+def _table(cols: dict[str, Any], n: int, session_id: str | None, path: str) -> pa.Table:
+    arrays = []
+    for f in ENTRY_SCHEMA:
+        if f.name == "session_id":
+            arrays.append(pa.array([session_id] * n, pa.string()))
+        elif f.name == "file":
+            arrays.append(pa.array([path] * n, pa.string()))
+        elif f.name == "timestamp":
+            arrays.append(parse_timestamps(cols["timestamps"]))
+        else:
+            v = cols[f.name]
+            arrays.append(v if isinstance(v, pa.Array) and v.type == f.type else pa.array(v, f.type))
+    return pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA)
+
+
+def _blocks_table(rows: list[tuple], session_id: str | None) -> pa.Table:
+    cols = list(zip(*rows)) if rows else [()] * (len(_BLOCK_NAMES) - 1)
+    arrays = [pa.array([session_id] * len(rows), pa.string())]
+    arrays += [pa.array(list(c), f.type) for c, f in zip(cols, list(BLOCK_SCHEMA)[1:])]
+    return pa.Table.from_arrays(arrays, schema=BLOCK_SCHEMA)
+
+
+def _session_row(head: dict[str, Any], facts: dict[str, Any], path: str, n_issues: int) -> dict:
+    """The header and file-order facts of a session; totals are added over the entries table."""
+    return {**head, "file": path, **facts, "issue_count": n_issues}
+
+
+def load_file(path: str, want_blocks: bool = False) -> FileResult:
+    """Load one file; never raises."""
+    res = FileResult(path=path)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        res.nbytes = len(data)
+        try:
+            out = fast_columns(data, want_blocks=want_blocks)
+        except Refused:
+            out = None
+        if out is not None:
+            head, cols = out["header"], out["columns"]
+            n = len(cols["type"])
+            res.entries = _table(cols, n, head["session_id"], path)
+            if want_blocks:
+                res.blocks = _blocks_table(out["blocks"], head["session_id"])
+            res.session = _session_row(head, out["facts"], path, 0)
+            res.fast = True
+            return res
+        sf = parse_session_bytes(data, path=path, on_bad_lines="skip")
+        res.issues = list(sf.issues)
+        h = sf.header
+        sid = h.id if h is not None and isinstance(h.id, str) else None
+        rows = entry_rows(sf)
+        cols = {name: [r.get(name) for r in rows] for name in _ENTRY_NAMES}
+        cols["line_no"] = sf.line_numbers
+        cols["timestamps"] = [e.timestamp for e in sf.entries]
+        res.entries = _table(cols, len(rows), sid, path)
+        if want_blocks:
+            brows = block_rows(sf)
+            res.blocks = _blocks_table([tuple(r[k] for k in _BLOCK_NAMES[1:]) for r in brows], sid)
+        head = {"session_id": sid, "version": sf.version, "dialect": sf.dialect,
+                "cwd": _str(h.cwd) if h else None, "parent_session": _str(h.parent_session) if h else None,
+                "header_timestamp": _str(h.timestamp) if h else None}
+        res.session = _session_row(head, session_facts(sf), path, len(sf.issues))
+    except Exception as exc:  # a file that fails must not stop the others: it becomes an issue
+        res.entries = res.blocks = res.session = None
+        res.issues = [LineIssue(path, 0, "read_error", f"{type(exc).__name__}: {exc}")]
+    return res

@@ -1,0 +1,186 @@
+"""Finding session files and loading many of them in parallel.
+
+Sources: a file, a folder (searched recursively for ``*.jsonl``), a glob pattern, or a list of
+these; ``None`` means pi's sessions folder (``$PI_CODING_AGENT_DIR/sessions``, default
+``~/.pi/agent/sessions``). Files are loaded in a pool of processes (one per core, at most
+``max_workers``); small loads run in this process, where the pool's start-up would cost more than
+it saves. Results keep the order of the sorted file list.
+"""
+
+from __future__ import annotations
+
+import glob
+import multiprocessing
+import os
+import sys
+import warnings
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Union
+
+from ..errors import BadInputError, BadLinesWarning
+from ..io import LineIssue
+from ._file import FileResult, load_file
+
+__all__ = ["Source", "OnBadLines", "default_sessions_dir", "find_files", "load_files", "LoadResult"]
+
+Source = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]], None]
+OnBadLines = Literal["raise", "warn", "skip"]
+
+_SERIAL_BYTES = 4_000_000  # below this, loading in-process beats starting workers
+_CHUNK_BYTES = 8_000_000  # files per task: about this many bytes
+
+
+def default_sessions_dir() -> Path:
+    """pi's sessions folder: ``$PI_CODING_AGENT_DIR/sessions`` (``~`` expanded), else
+    ``~/.pi/agent/sessions``."""
+    env = os.environ.get("PI_CODING_AGENT_DIR")
+    agent = Path(os.path.expanduser(env)) if env else Path.home() / ".pi" / "agent"
+    return agent / "sessions"
+
+
+def _expand(item: str | os.PathLike) -> list[str]:
+    p = Path(item)
+    if p.is_dir():
+        return sorted(str(f) for f in p.rglob("*.jsonl") if f.is_file())
+    if p.is_file():
+        return [str(p)]
+    s = str(item)
+    if any(ch in s for ch in "*?["):
+        return sorted(f for f in glob.glob(s, recursive=True) if os.path.isfile(f))
+    raise FileNotFoundError(f"no session file, folder or matching glob: {s}")
+
+
+def find_files(source: Source = None) -> list[str]:
+    """The session files a source names, deduplicated, in order (folders and globs sorted).
+
+    Example:
+        >>> find_files("tests/data/pi/real")  # doctest: +SKIP
+        ['tests/data/pi/real/before-compaction.jsonl', 'tests/data/pi/real/large-session.jsonl']
+    """
+    if source is None:
+        items: Iterable = [default_sessions_dir()]
+    elif isinstance(source, (str, os.PathLike)):
+        items = [source]
+    else:
+        items = source
+    seen: dict[str, None] = {}
+    for item in items:
+        for f in _expand(item):
+            seen.setdefault(f, None)
+    return list(seen)
+
+
+def _load_chunk(paths: list[str], want_blocks: bool) -> list[FileResult]:
+    return [load_file(p, want_blocks) for p in paths]
+
+
+def _chunks(paths: list[str]) -> list[list[str]]:
+    out: list[list[str]] = []
+    cur: list[str] = []
+    size = 0
+    for p in paths:
+        cur.append(p)
+        size += _size(p)
+        if size >= _CHUNK_BYTES:
+            out.append(cur)
+            cur, size = [], 0
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _size(p: str) -> int:
+    try:
+        return os.path.getsize(p)
+    except OSError:
+        return 0
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    # fork starts workers in milliseconds (the loader's modules are already imported); elsewhere
+    # the platform default
+    if sys.platform.startswith("linux"):
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context()
+
+
+def _progress_bar(progress: bool | None, total: int, nbytes: int) -> object | None:
+    if progress is False:
+        return None
+    if progress is None and not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
+        return None  # auto: a terminal only (notebooks opt in with progress=True)
+    try:
+        if progress:
+            from tqdm.auto import tqdm
+        else:
+            from tqdm import tqdm
+    except ImportError:
+        return None
+    # delay: only loads that run long show a bar
+    return tqdm(total=total, unit="file", desc="sessions", delay=0 if progress else 1.0, leave=False)
+
+
+@dataclass
+class LoadResult:
+    """The per-file results of a load, in file order."""
+
+    files: list[FileResult]
+
+    @property
+    def issues(self) -> list[LineIssue]:
+        return [i for r in self.files for i in r.issues]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(r.nbytes for r in self.files)
+
+
+def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None) -> Iterator[list[FileResult]]:
+    workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
+    total = sum(_size(p) for p in paths)
+    if workers <= 1 or len(paths) <= 1 or total < _SERIAL_BYTES:
+        for p in paths:
+            yield [load_file(p, want_blocks)]
+        return
+    chunks = _chunks(paths)
+    with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=_context()) as ex:
+        yield from ex.map(_load_chunk, chunks, [want_blocks] * len(chunks))
+
+
+def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines: OnBadLines = "warn",
+               progress: bool | None = None, max_workers: int | None = None) -> LoadResult:
+    """Load every file of ``source``; issues are warned, raised or kept per ``on_bad_lines``."""
+    if on_bad_lines not in ("raise", "warn", "skip"):
+        raise ValueError(f"on_bad_lines must be 'raise', 'warn' or 'skip', not {on_bad_lines!r}")
+    paths = find_files(source)
+    bar = _progress_bar(progress, len(paths), 0)
+    results: list[FileResult] = []
+    try:
+        for chunk in _iter_results(paths, want_blocks, max_workers):
+            results.extend(chunk)
+            if bar is not None:
+                bar.update(len(chunk))  # type: ignore[attr-defined]
+    finally:
+        if bar is not None:
+            bar.close()  # type: ignore[attr-defined]
+    _report(results, on_bad_lines)
+    return LoadResult(results)
+
+
+def _report(results: list[FileResult], on_bad_lines: OnBadLines) -> None:
+    if on_bad_lines == "skip":
+        return
+    for r in results:
+        if not r.issues:
+            continue
+        counts = Counter(i.kind for i in r.issues)
+        summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        first = r.issues[0]
+        msg = f"{r.path}: {summary} (first: line {first.line}, {first.message})"
+        if on_bad_lines == "raise":
+            raise BadInputError(msg, r.issues)
+        warnings.warn(msg, BadLinesWarning, stacklevel=4)

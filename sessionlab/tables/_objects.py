@@ -1,0 +1,202 @@
+"""Table rows from the object model: the tolerant path, used for every file the fast path refuses.
+
+Files with line issues, v1/v2 files (which need migration), seed-dialect files and anything odd go
+through :func:`sessionlab.io.parse_session_bytes` and the entry objects it returns. This path loops
+over entries in Python; it is the readable reference the fast path (:mod:`._fast`) must agree with.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+import pyarrow as pa
+
+from .._jsjson import js_len
+from ..io import SessionFile
+from ..model import content as C
+from ..model import entries as E
+from ..model import messages as M
+from ..tokens import estimate_chars, estimate_tokens
+from ._schema import TIMESTAMP
+
+__all__ = ["entry_rows", "block_rows", "parse_timestamps", "session_facts"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v if -(2**63) <= v < 2**63 else None
+    if isinstance(v, float) and v.is_integer() and abs(v) < 2**63:
+        return int(v)
+    return None
+
+
+def _float(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    return None
+
+
+def _bool(v: Any) -> bool | None:
+    return v if isinstance(v, bool) else None
+
+
+def _parse_one_ts(s: Any) -> int | None:
+    if not isinstance(s, str):
+        return None
+    try:
+        dt = datetime.fromisoformat(s)
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return (dt - _EPOCH) // _MS
+
+
+_MS = datetime(1970, 1, 1, 0, 0, 0, 1000, tzinfo=timezone.utc) - _EPOCH
+
+
+def parse_timestamps(values: list[Any]) -> pa.Array:
+    """ISO-8601 strings to ``timestamp[ms, tz=UTC]``: one Arrow cast for the usual case, a per-value
+    parse (naive means UTC, sub-ms digits truncated, unparseable is null) when the cast refuses."""
+    try:
+        return pa.array(values, pa.string()).cast(TIMESTAMP)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        # rare: odd formats; a Python loop over this file's values only
+        return pa.array([_parse_one_ts(v) for v in values], pa.int64()).cast(TIMESTAMP)
+
+
+def _message_row(m: M.Message, row: dict[str, Any]) -> None:
+    row["role"] = _str(m.role)
+    if isinstance(m, M.AssistantMessage):
+        row["provider"] = _str(m.provider)
+        row["model"] = _str(m.model)
+        row["api"] = _str(m.api)
+        row["stop_reason"] = _str(m.stop_reason)
+        row["error_message"] = _str(m.error_message)
+        row["tool_call_count"] = sum(isinstance(b, C.ToolCall) for b in m.content or ())
+        u = m.usage
+        if u is not None:
+            row["input_tokens"] = _int(u.input)
+            row["output_tokens"] = _int(u.output)
+            row["cache_read_tokens"] = _int(u.cache_read)
+            row["cache_write_tokens"] = _int(u.cache_write)
+            row["total_tokens"] = _int(u.total_tokens)
+            parts = (u.input, u.output, u.cache_read, u.cache_write, u.total_tokens)
+            if all(v is None or _float(v) is not None for v in parts):
+                row["context_tokens"] = _int(u.context_tokens())
+            row["cost_usd"] = _float(u.cost.total) if u.cost is not None else None
+    elif isinstance(m, M.ToolResultMessage):
+        row["tool_name"] = _str(m.tool_name)
+        row["is_error"] = _bool(m.is_error)
+    elif isinstance(m, M.CustomMessage):
+        row["custom_type"] = _str(m.custom_type)
+    row["est_tokens"] = estimate_tokens(m)
+
+
+def entry_row(e: E.SessionEntry) -> dict[str, Any]:
+    """The type-specific column values of one entry (all but session, file, line, timestamp)."""
+    row: dict[str, Any] = {"entry_id": _str(e.id), "parent_id": _str(e.parent_id), "type": _str(e.type)}
+    if isinstance(e, E.MessageEntry):
+        if e.message is not None:
+            _message_row(e.message, row)
+    elif isinstance(e, E.ModelChangeEntry):
+        row["provider"] = _str(e.provider)
+        row["model"] = _str(e.model_id)
+    elif isinstance(e, E.ThinkingLevelChangeEntry):
+        row["thinking_level"] = _str(e.thinking_level)
+    elif isinstance(e, E.CompactionEntry):
+        row["first_kept_entry_id"] = _str(e.first_kept_entry_id)
+        row["tokens_before"] = _int(e.tokens_before)
+        if isinstance(e.summary, str):
+            row["summary_chars"] = js_len(e.summary)
+            row["est_tokens"] = estimate_tokens(M.CompactionSummaryMessage(summary=e.summary))
+    elif isinstance(e, E.BranchSummaryEntry):
+        row["from_id"] = _str(e.from_id)
+        if isinstance(e.summary, str):
+            row["summary_chars"] = js_len(e.summary)
+            row["est_tokens"] = estimate_tokens(M.BranchSummaryMessage(summary=e.summary))
+    elif isinstance(e, E.CustomEntry):
+        row["custom_type"] = _str(e.custom_type)
+    elif isinstance(e, E.CustomMessageEntry):
+        row["custom_type"] = _str(e.custom_type)
+        row["est_tokens"] = estimate_tokens(M.CustomMessage(content=e.content))
+    elif isinstance(e, E.LabelEntry):
+        row["target_id"] = _str(e.target_id)
+        row["label"] = _str(e.label)
+    elif isinstance(e, E.LeafEntry):
+        row["target_id"] = _str(e.target_id)
+    elif isinstance(e, E.SessionInfoEntry):
+        row["name"] = _str(e.name)
+    return row
+
+
+def entry_rows(sf: SessionFile) -> list[dict[str, Any]]:
+    """One dict per entry of ``sf`` (Python loop: this is the tolerant path, not the hot one)."""
+    return [entry_row(e) for e in sf.entries]
+
+
+def _block_chars(block: C.ContentBlock, role_message: type) -> int:
+    # the block's share of pi's estimate, by the one rule in sessionlab.tokens
+    if role_message is M.AssistantMessage:
+        return estimate_chars(M.AssistantMessage(content=(block,)))
+    return estimate_chars(role_message(content=(block,)))
+
+
+_CONTENT_ROLES: dict[type, type] = {
+    M.UserMessage: M.UserMessage,
+    M.AssistantMessage: M.AssistantMessage,
+    M.ToolResultMessage: M.ToolResultMessage,
+    M.CustomMessage: M.CustomMessage,
+}
+
+
+def block_rows(sf: SessionFile) -> list[dict[str, Any]]:
+    """One dict per content block of the message and custom_message entries of ``sf``."""
+    out: list[dict[str, Any]] = []
+    for e in sf.entries:
+        if isinstance(e, E.MessageEntry) and type(e.message) in _CONTENT_ROLES:
+            msg_cls = type(e.message)
+            role = e.message.role  # type: ignore[union-attr]
+            content = e.message.content  # type: ignore[union-attr]
+        elif isinstance(e, E.CustomMessageEntry):
+            msg_cls, role, content = M.CustomMessage, "custom", e.content
+        else:
+            continue
+        if isinstance(content, str):
+            if msg_cls is M.AssistantMessage:
+                continue  # pi ignores a string as assistant content
+            out.append({"entry_id": e.id, "role": role, "block_index": 0, "block_type": "text",
+                        "tool_name": None, "tool_call_id": None, "chars": js_len(content)})
+            continue
+        for i, b in enumerate(content or ()):
+            is_call = isinstance(b, C.ToolCall)
+            out.append({
+                "entry_id": e.id, "role": role, "block_index": i, "block_type": _str(b.type),
+                "tool_name": _str(b.name) if is_call else None,  # type: ignore[union-attr]
+                "tool_call_id": _str(b.id) if is_call else None,  # type: ignore[union-attr]
+                "chars": _block_chars(b, msg_cls),
+            })
+    return out
+
+
+def session_facts(sf: SessionFile) -> dict[str, Any]:
+    """Per-session values that need file order: pi's name, leaf id and leaf count."""
+    name = None
+    for e in reversed(sf.entries):
+        if isinstance(e, E.SessionInfoEntry) and isinstance(e.name, str) and e.name:
+            name = e.name
+            break
+    parents = {e.parent_id for e in sf.entries if not isinstance(e, E.LeafEntry) and e.parent_id is not None}
+    leaf_count = sum(1 for e in sf.entries if not isinstance(e, E.LeafEntry) and e.id not in parents)
+    return {"name": name, "leaf_id": sf.leaf_id, "leaf_count": leaf_count}

@@ -1,0 +1,159 @@
+"""The columns of every table, declared once as data: name, Arrow type and meaning.
+
+This module is the single place table column names and types live. Loaders build their Arrow
+schemas from it and the public functions render their docstrings' column lists from it, so code,
+schema and documentation cannot drift apart.
+
+Conventions shared by all tables:
+
+- ``session_id`` + ``entry_id`` join every table; ``session_id`` is the header id (null for a file
+  without a valid header, which then has a ``missing_header`` issue).
+- Entry columns are snake_case whatever the file's dialect; ``type`` and ``role`` keep their on-disk
+  spelling (``toolResult``, ``thinking_level_change``).
+- A value of the wrong JSON type for its column (a string where a number belongs...) is null.
+- Character counts are JavaScript string lengths (UTF-16 code units), as pi measures text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+__all__ = [
+    "Column",
+    "ENTRY_COLUMNS",
+    "SESSION_COLUMNS",
+    "BLOCK_COLUMNS",
+    "ISSUE_COLUMNS",
+    "ENTRY_SCHEMA",
+    "SESSION_SCHEMA",
+    "BLOCK_SCHEMA",
+    "ISSUE_SCHEMA",
+    "TIMESTAMP",
+    "columns_doc",
+    "schema_of",
+]
+
+TIMESTAMP = pa.timestamp("ms", tz="UTC")
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column: its ``name``, Arrow ``type`` and a one-line ``doc``."""
+
+    name: str
+    type: pa.DataType
+    doc: str
+
+
+_S, _I32, _I64, _F64, _B = pa.string(), pa.int32(), pa.int64(), pa.float64(), pa.bool_()
+
+ENTRY_COLUMNS: tuple[Column, ...] = (
+    Column("session_id", _S, "Session id from the file's header."),
+    Column("file", _S, "Path of the session file, as found."),
+    Column("line_no", _I32, "1-based line of the entry in its file."),
+    Column("entry_id", _S, "Entry id (v1 files get pi's counter ids 00000001... on migration)."),
+    Column("parent_id", _S, "Parent entry id; null for a root."),
+    Column("type", _S, "Entry type as written (message, compaction, label...)."),
+    Column("timestamp", TIMESTAMP, "Entry timestamp (ISO-8601 parsed to UTC; naive means UTC; sub-ms "
+           "digits truncated; unparseable is null)."),
+    Column("role", _S, "Message role (user, assistant, toolResult, bashExecution, custom...) of "
+           "message entries."),
+    Column("provider", _S, "Provider of an assistant message or a model_change."),
+    Column("model", _S, "Model of an assistant message, or modelId of a model_change."),
+    Column("api", _S, "API of an assistant message."),
+    Column("stop_reason", _S, "stopReason of an assistant message."),
+    Column("input_tokens", _I64, "usage.input of an assistant message."),
+    Column("output_tokens", _I64, "usage.output of an assistant message."),
+    Column("cache_read_tokens", _I64, "usage.cacheRead of an assistant message."),
+    Column("cache_write_tokens", _I64, "usage.cacheWrite of an assistant message."),
+    Column("total_tokens", _I64, "usage.totalTokens as written (missing in old files)."),
+    Column("context_tokens", _I64, "pi's calculateContextTokens(usage): totalTokens if non-zero, else "
+           "the sum of the four parts."),
+    Column("cost_usd", _F64, "usage.cost.total of an assistant message, USD."),
+    Column("est_tokens", _I64, "pi's estimateTokens of the message the entry gives the context: "
+           "message entries, custom_message (role custom), branch_summary and compaction (their "
+           "summary); null for other types."),
+    Column("tool_name", _S, "toolName of a toolResult message."),
+    Column("tool_call_count", _I32, "Number of toolCall blocks of an assistant message."),
+    Column("is_error", _B, "isError of a toolResult message."),
+    Column("error_message", _S, "errorMessage of an assistant message."),
+    Column("thinking_level", _S, "thinkingLevel of a thinking_level_change."),
+    Column("first_kept_entry_id", _S, "firstKeptEntryId of a compaction."),
+    Column("tokens_before", _I64, "tokensBefore of a compaction."),
+    Column("from_id", _S, "fromId of a branch_summary."),
+    Column("target_id", _S, "targetId of a label (or of a seed leaf record)."),
+    Column("label", _S, "label of a label entry (null or empty clears the label)."),
+    Column("custom_type", _S, "customType of a custom or custom_message entry, or of a custom-role "
+           "message."),
+    Column("summary_chars", _I64, "Length of the summary of a compaction or branch_summary."),
+    Column("name", _S, "name of a session_info entry."),
+)
+
+SESSION_COLUMNS: tuple[Column, ...] = (
+    Column("session_id", _S, "Header id."),
+    Column("file", _S, "Path of the session file."),
+    Column("version", _I32, "Format version as written (1 when absent)."),
+    Column("dialect", _S, "'pi' (camelCase) or 'seed' (snake_case)."),
+    Column("cwd", _S, "Working directory from the header."),
+    Column("parent_session", _S, "Header parentSession (the parent file's path after a fork)."),
+    Column("header_timestamp", TIMESTAMP, "Header timestamp."),
+    Column("name", _S, "pi's session name: the last session_info with a non-empty name."),
+    Column("first_timestamp", TIMESTAMP, "Earliest entry timestamp."),
+    Column("last_timestamp", TIMESTAMP, "Latest entry timestamp."),
+    Column("entry_count", _I64, "Number of entries."),
+    Column("message_count", _I64, "Number of message entries."),
+    Column("leaf_id", _S, "pi's leaf after loading: the last entry in file order (a seed leaf "
+           "record moves it to its target)."),
+    Column("leaf_count", _I64, "Entries that are no entry's parent (leaf records excluded)."),
+    Column("compaction_count", _I64, "Number of compaction entries."),
+    Column("branch_summary_count", _I64, "Number of branch_summary entries."),
+    Column("input_tokens", _I64, "Sum of input_tokens over all assistant entries (all branches)."),
+    Column("output_tokens", _I64, "Sum of output_tokens."),
+    Column("cache_read_tokens", _I64, "Sum of cache_read_tokens."),
+    Column("cache_write_tokens", _I64, "Sum of cache_write_tokens."),
+    Column("total_tokens", _I64, "Sum of context_tokens (totalTokens, or the parts when missing)."),
+    Column("cost_usd", _F64, "Sum of cost_usd, USD (pi's footer total)."),
+    Column("issue_count", _I64, "Number of line issues found in the file."),
+)
+
+BLOCK_COLUMNS: tuple[Column, ...] = (
+    Column("session_id", _S, "Header id."),
+    Column("entry_id", _S, "Entry holding the block (a message or custom_message entry)."),
+    Column("role", _S, "Message role (custom for custom_message entries)."),
+    Column("block_index", _I32, "0-based position in the content list (a string content is one "
+           "text block at index 0)."),
+    Column("block_type", _S, "text, thinking, image, toolCall, or the unknown type as written."),
+    Column("tool_name", _S, "name of a toolCall block."),
+    Column("tool_call_id", _S, "id of a toolCall block (joins the toolResult's tool call)."),
+    Column("chars", _I64, "Characters pi's estimate counts for the block in its message: text, "
+           "thinking, tool name + JSON arguments; 4800 for an image in a toolResult or custom "
+           "message, 0 in a user message."),
+)
+
+ISSUE_COLUMNS: tuple[Column, ...] = (
+    Column("file", _S, "Path of the file."),
+    Column("line", _I32, "1-based line number."),
+    Column("kind", _S, "Issue kind (see sessionlab.io.reader; 'read_error' when the file failed)."),
+    Column("message", _S, "What is wrong."),
+    Column("excerpt", _S, "The start of the line."),
+    Column("entry_id", _S, "Entry concerned, when known."),
+)
+
+
+def schema_of(columns: tuple[Column, ...]) -> pa.Schema:
+    """The Arrow schema of a column list."""
+    return pa.schema([pa.field(c.name, c.type) for c in columns])
+
+
+ENTRY_SCHEMA = schema_of(ENTRY_COLUMNS)
+SESSION_SCHEMA = schema_of(SESSION_COLUMNS)
+BLOCK_SCHEMA = schema_of(BLOCK_COLUMNS)
+ISSUE_SCHEMA = schema_of(ISSUE_COLUMNS)
+
+
+def columns_doc(columns: tuple[Column, ...], indent: int = 8) -> str:
+    """Google-style lines ``name (type): doc`` for a docstring's column list."""
+    pad = " " * indent
+    return "\n".join(f"{pad}{c.name} ({c.type}): {c.doc}" for c in columns)

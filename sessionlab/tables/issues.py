@@ -1,0 +1,46 @@
+"""The issues table: every line-numbered problem found while loading."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pyarrow as pa
+
+from ._load import Source, load_files
+from ._schema import ISSUE_COLUMNS, ISSUE_SCHEMA, columns_doc
+from .entries import to_pandas
+
+__all__ = ["issues_table", "issues_df"]
+
+
+def issues_table(source: Source = None, *, progress: bool | None = None, max_workers: int | None = None) -> pa.Table:
+    """Load sessions and return their line issues (nothing is warned or raised).
+
+    Issue kinds are those of :func:`sessionlab.read_session` plus ``read_error`` (line 0) for a
+    file that could not be read at all.
+
+    Args:
+        source: As for :func:`entries_table`.
+        progress: As for :func:`entries_table`.
+        max_workers: As for :func:`entries_table`.
+
+    Returns:
+        A ``pyarrow.Table`` with columns:
+
+{columns}
+
+    Example:
+        >>> issues_table("tests/data/pi/generated/synthetic").column("kind").to_pylist()[:2]
+        ['missing_header', 'invalid_json']
+    """
+    res = load_files(source, on_bad_lines="skip", progress=progress, max_workers=max_workers)
+    rows = [{"file": i.path, "line": i.line, "kind": i.kind, "message": i.message, "excerpt": i.excerpt,
+             "entry_id": i.entry_id} for i in res.issues]
+    return pa.Table.from_pylist(rows, schema=ISSUE_SCHEMA)
+
+
+def issues_df(source: Source = None, *, progress: bool | None = None, max_workers: int | None = None) -> pd.DataFrame:
+    """:func:`issues_table` as a pandas DataFrame with Arrow-backed dtypes."""
+    return to_pandas(issues_table(source, progress=progress, max_workers=max_workers))
+
+
+issues_table.__doc__ = issues_table.__doc__.replace("{columns}", columns_doc(ISSUE_COLUMNS))  # type: ignore[union-attr]

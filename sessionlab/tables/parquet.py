@@ -1,0 +1,82 @@
+"""Writing tables as a Parquet dataset.
+
+Layout (partitioned by session): a folder of ``part-00000.parquet``, ``part-00001.parquet``... in
+table order, each holding whole sessions (a session never spans two files) and at most about
+``rows_per_file`` rows. There are no hive ``key=value`` folders, so no column moves into the path
+and every reader gets the table back unchanged, column types included::
+
+    pyarrow.parquet.read_table(path)              # or pyarrow.dataset.dataset(path)
+    duckdb.sql(f"SELECT * FROM read_parquet('{path}/*.parquet')")
+    polars.read_parquet(f"{path}/*.parquet")
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ._load import Source
+from .entries import entries_table
+
+__all__ = ["to_parquet"]
+
+
+def _boundaries(table: pa.Table, rows_per_file: int) -> list[tuple[int, int]]:
+    n = table.num_rows
+    if n == 0:
+        return [(0, 0)]
+    key = "file" if "file" in table.column_names else ("session_id" if "session_id" in table.column_names else None)
+    if key is None:
+        starts = np.arange(0, n, rows_per_file)
+    else:
+        col = table.column(key).combine_chunks()
+        same = np.asarray(col.slice(1).equals(col.slice(0, n - 1))) if n < 2 else None
+        codes = np.asarray(col.dictionary_encode().indices.fill_null(-1))
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        del same
+    out: list[tuple[int, int]] = []
+    begin = 0
+    for s in list(starts[1:]) + [n]:  # one step per session: group whole sessions into files
+        if s - begin >= rows_per_file:
+            out.append((begin, int(s)))
+            begin = int(s)
+    if begin < n:
+        out.append((begin, n))
+    return out
+
+
+def to_parquet(table_or_source: pa.Table | Source, path: str | os.PathLike, *, rows_per_file: int = 1_000_000,
+               compression: str = "zstd") -> list[Path]:
+    """Write a table (or the entries table of a source) as a Parquet dataset folder.
+
+    Existing ``part-*.parquet`` files in ``path`` are replaced. See the module doc for the layout.
+
+    Args:
+        table_or_source: Any sessionlab table, or a source for :func:`entries_table`.
+        path: The dataset folder (created if needed).
+        rows_per_file: Start a new file once a file holds this many rows (at a session boundary).
+        compression: Parquet codec.
+
+    Returns:
+        The files written, in order.
+
+    Example:
+        >>> files = to_parquet("tests/data/pi/generated/sessions", "/tmp/entries.parquet")  # doctest: +SKIP
+        >>> pyarrow.parquet.read_table("/tmp/entries.parquet").num_rows  # doctest: +SKIP
+        138
+    """
+    table = table_or_source if isinstance(table_or_source, pa.Table) else entries_table(table_or_source)
+    out = Path(path)
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("part-*.parquet"):
+        old.unlink()
+    files = []
+    for i, (a, b) in enumerate(_boundaries(table, rows_per_file)):
+        f = out / f"part-{i:05d}.parquet"
+        pq.write_table(table.slice(a, b - a), f, compression=compression)
+        files.append(f)
+    return files

@@ -1,0 +1,143 @@
+"""A session's entries as a networkx tree, with pi's child order and leaf rule.
+
+:func:`session_tree` turns the rows of one session of an entries table into a ``networkx.DiGraph``:
+nodes are entry ids carrying their row as attributes, edges go parent -> child. Node order is file
+order; each node's successors are in pi's ``getTree`` order (ascending timestamp, ties in file
+order). Roots are entries whose parent is null, themselves, or not in the session (orphans). Seed
+``leaf`` records are not nodes; they only move ``leaf_id``.
+
+Example:
+    >>> from sessionlab.tables import entries_table
+    >>> g = session_tree(entries_table("tests/data/pi/generated/sessions"),
+    ...                  "00000001-0000-4000-8000-000000000000")
+    >>> g.graph["leaf_id"], leaves(g)
+    ('00000021', ['0000000d', '00000013', '00000021'])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .errors import CycleError, EntryNotFoundError
+
+__all__ = ["session_tree", "roots", "leaves", "fork_points", "depths", "current_branch", "children"]
+
+
+def _session_rows(entries: pa.Table | pd.DataFrame, session_id: str | None) -> list[dict[str, Any]]:
+    table = entries if isinstance(entries, pa.Table) else pa.Table.from_pandas(entries, preserve_index=False)
+    ids = table.column("session_id")
+    if session_id is None:
+        found = pc.unique(ids).to_pylist()
+        if len(found) != 1:
+            raise ValueError(f"the table holds {len(found)} sessions; pass session_id")
+        session_id = found[0]
+    else:
+        table = table.filter(pc.equal(ids, session_id))
+        if table.num_rows == 0:
+            raise EntryNotFoundError(f"no entries for session {session_id!r}")
+    if "file" in table.column_names and len(pc.unique(table.column("file"))) > 1:
+        raise ValueError(f"session {session_id!r} is in several files; filter the table by file first")
+    return table.to_pylist()
+
+
+def session_tree(entries: pa.Table | pd.DataFrame, session_id: str | None = None) -> nx.DiGraph:
+    """The tree of one session of an entries table (see the module doc).
+
+    Args:
+        entries: An entries table (Arrow or pandas) from :func:`sessionlab.tables.entries_table`.
+        session_id: The session to build; may be omitted when the table holds one session.
+
+    Returns:
+        A ``networkx.DiGraph`` with graph attributes ``session_id`` and ``leaf_id`` (pi's leaf
+        after loading: the last entry in file order, or a seed leaf record's target).
+    """
+    rows = _session_rows(entries, session_id)
+    g = nx.DiGraph(session_id=rows[0]["session_id"] if rows else session_id, leaf_id=None)
+    leaf: str | None = None
+    order: list[tuple[Any, int, str, str]] = []  # (timestamp, file position, parent, child)
+    for pos, row in enumerate(rows):  # one pass in file order: nodes, leaf pointer, edge list
+        eid = row["entry_id"]
+        if row["type"] == "leaf":
+            leaf = row.get("target_id")
+            continue
+        if eid is None:
+            continue
+        leaf = eid
+        if eid in g:  # duplicate id: like pi, the later entry wins
+            g.nodes[eid].clear()
+        g.add_node(eid, **row)
+    for pos, row in enumerate(rows):
+        eid, pid = row["entry_id"], row["parent_id"]
+        if eid is None or row["type"] == "leaf" or pid is None or pid == eid or pid not in g:
+            continue
+        order.append((row["timestamp"], pos, pid, eid))
+    # pi sorts children by timestamp (stable: ties keep file order); missing timestamps go last
+    order.sort(key=lambda o: (o[0] is None, o[0] or 0, o[1]))
+    g.add_edges_from((p, c) for _, _, p, c in order)
+    g.graph["leaf_id"] = leaf
+    return g
+
+
+def roots(g: nx.DiGraph) -> list[str]:
+    """Entries without a parent in the tree (null, self or unknown parent), in file order."""
+    return [n for n in g.nodes if g.in_degree(n) == 0]
+
+
+def leaves(g: nx.DiGraph) -> list[str]:
+    """Entries that are no entry's parent, in file order."""
+    return [n for n in g.nodes if g.out_degree(n) == 0]
+
+
+def fork_points(g: nx.DiGraph) -> list[str]:
+    """Entries with two or more children, in file order."""
+    return [n for n in g.nodes if g.out_degree(n) >= 2]
+
+
+def children(g: nx.DiGraph, entry_id: str) -> list[str]:
+    """Children of an entry in pi's order (ascending timestamp, ties in file order)."""
+    if entry_id not in g:
+        raise EntryNotFoundError(f"entry {entry_id!r} is not in the tree")
+    return list(g.successors(entry_id))
+
+
+def depths(g: nx.DiGraph) -> dict[str, int]:
+    """Depth of every entry (roots are 0); entries on a parent cycle have none."""
+    out: dict[str, int] = {}
+    stack = [(r, 0) for r in reversed(roots(g))]
+    while stack:
+        n, d = stack.pop()
+        out[n] = d
+        stack.extend((c, d + 1) for c in g.successors(n))
+    return out
+
+
+def current_branch(g: nx.DiGraph, leaf_id: str | None = None) -> list[str]:
+    """Ids root -> leaf of the branch ending at ``leaf_id`` (default: the graph's ``leaf_id``).
+
+    Raises:
+        EntryNotFoundError: the leaf is not in the tree.
+        CycleError: the parent chain loops.
+    """
+    leaf = g.graph.get("leaf_id") if leaf_id is None else leaf_id
+    if leaf is None:
+        return []
+    if leaf not in g:
+        raise EntryNotFoundError(f"entry {leaf!r} is not in the tree")
+    path = [leaf]
+    seen = {leaf}
+    node = leaf
+    while True:
+        preds = list(g.predecessors(node))
+        if not preds:
+            break
+        node = preds[0]
+        if node in seen:
+            raise CycleError(f"parent chain of {leaf!r} loops at {node!r}")
+        seen.add(node)
+        path.append(node)
+    return path[::-1]

@@ -1,0 +1,269 @@
+"""entries/sessions/blocks/issues tables against the object model and a per-line computation."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import sys
+import warnings
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from sessionlab import BadInputError, BadLinesWarning, read_session
+from sessionlab.tables import (ENTRY_SCHEMA, blocks_df, blocks_table, entries_df, entries_table, issues_table,
+                               sessions_df, sessions_table)
+from sessionlab.tables import _fast, _load
+from sessionlab.tables._schema import ENTRY_COLUMNS
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _tables_ref import DATA, SAMPLES, line_rows, object_rows  # noqa: E402
+
+CLEAN_V3 = [p for p in SAMPLES if "synthetic" not in p.parts and "real" not in p.parts]
+
+
+def _rows(table):
+    d = table.to_pydict()
+    d["timestamp_ms"] = pc.cast(table.column("timestamp"), pa.int64()).to_pylist()
+    return [dict(zip(d, vals)) for vals in zip(*d.values())]
+
+
+def _check(actual, expected, path):
+    assert len(actual) == len(expected), path
+    for a, e in zip(actual, expected):
+        for k, v in e.items():
+            assert a[k] == v, (path, e["entry_id"], k, a[k], v)
+        for k in ENTRY_COLUMNS:  # columns the reference leaves out are null
+            if k.name not in e and k.name not in ("file", "timestamp"):
+                assert a[k.name] is None, (path, e["entry_id"], k.name, a[k.name])
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name[:40])
+def test_entries_equal_object_model(path):
+    _, expected = object_rows(path)
+    table = entries_table(path, on_bad_lines="skip")
+    assert table.schema == ENTRY_SCHEMA
+    _check(_rows(table), expected, path)
+
+
+@pytest.mark.parametrize("path", CLEAN_V3, ids=lambda p: p.name[:40])
+def test_entries_equal_per_line_json(path):
+    expected = line_rows(path)
+    rows = _rows(entries_table(path, on_bad_lines="skip"))
+    assert len(rows) == len(expected)
+    for a, e in zip(rows, expected):
+        assert {k: a[k] for k in e} == e
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name[:40])
+def test_fast_path_equals_tolerant_path(path, monkeypatch):
+    fast = entries_table(path, on_bad_lines="skip")
+    blocks = blocks_table(path, on_bad_lines="skip")
+
+    def refuse(*a, **k):
+        raise _fast.Refused("test")
+
+    monkeypatch.setattr("sessionlab.tables._file.fast_columns", refuse)
+    assert entries_table(path, on_bad_lines="skip").equals(fast)
+    assert blocks_table(path, on_bad_lines="skip").equals(blocks)
+
+
+def test_clean_v3_files_take_the_fast_path():
+    res = _load.load_files(CLEAN_V3, on_bad_lines="skip")
+    fast = {r.path: r.fast for r in res.files}
+    assert sum(fast.values()) >= len(CLEAN_V3) - 1  # sample G has an orphan (dangling parent)
+
+
+@pytest.mark.parametrize("exp_path", sorted((DATA / "expected").glob("*__*.json")), ids=lambda p: p.name[:40])
+def test_sessions_match_pi_expected(exp_path):
+    exp = json.loads(exp_path.read_text())
+    src = DATA / exp["file"]
+    s = sessions_table(src, on_bad_lines="skip").to_pylist()
+    t = entries_table(src, on_bad_lines="skip")
+    if not exp["valid"]:
+        assert s[0]["session_id"] is None
+        assert "missing_header" in issues_table(src).column("kind").to_pylist()
+        return
+    (row,) = s
+    assert row["entry_count"] == exp["entryCount"] == t.num_rows
+    assert row["leaf_id"] == exp["defaultLeafId"]
+    assert row["leaf_count"] == len(exp["leafIds"])
+    assert row["name"] == exp["sessionName"]
+    assert row["session_id"] == exp["header"]["id"]
+    counts = dict(zip(*[c.to_pylist() for c in t.column("type").value_counts().flatten()]))
+    assert counts == exp["entryTypeCounts"]
+    # per-message estimates: on every compaction-free branch, the context is the branch's message,
+    # custom_message and non-empty branch_summary entries, and their est_tokens are pi's estimates
+    rows = {r["entry_id"]: r for r in t.to_pylist()}
+    checked = 0
+    for leaf in exp["leaves"]:
+        branch = [rows[i] for i in leaf["branchIds"]]
+        if any(r["type"] == "compaction" for r in branch):
+            continue
+        est = [r["est_tokens"] for r in branch if r["type"] in ("message", "custom_message")
+               or (r["type"] == "branch_summary" and r["summary_chars"])]
+        assert est == leaf["compaction"]["perMessageEstimatedTokens"]
+        checked += 1
+    assert checked or any(r["type"] == "compaction" for r in rows.values())
+
+
+def test_session_totals_equal_object_model():
+    for path in SAMPLES:
+        sf, rows = object_rows(path)
+        (s,) = sessions_table(path, on_bad_lines="skip").to_pylist()
+        assert s["entry_count"] == len(rows)
+        assert s["input_tokens"] == sum(r.get("input_tokens") or 0 for r in rows)
+        assert s["total_tokens"] == sum(r.get("context_tokens") or 0 for r in rows)
+        assert math.isclose(s["cost_usd"] or 0, sum(r.get("cost_usd") or 0 for r in rows))
+        assert s["compaction_count"] == sum(r["type"] == "compaction" for r in rows)
+        assert s["leaf_id"] == sf.leaf_id
+        assert s["version"] == sf.version
+        assert s["issue_count"] == len(sf.issues)
+
+
+def test_blocks_sum_to_est_tokens():
+    b = blocks_table(DATA, on_bad_lines="skip")
+    t = entries_table(DATA, on_bad_lines="skip")
+    sums = b.group_by(["session_id", "entry_id"]).aggregate([("chars", "sum")]).to_pylist()
+    by = {(r["session_id"], r["entry_id"]): r["chars_sum"] for r in sums}
+    n = 0
+    for r in t.to_pylist():
+        if r["role"] in ("user", "assistant", "toolResult") or r["type"] == "custom_message":
+            assert math.ceil(by.get((r["session_id"], r["entry_id"]), 0) / 4) == r["est_tokens"], r["entry_id"]
+            n += 1
+    assert n > 2000
+    calls = b.filter(pc.equal(b["block_type"], "toolCall"))
+    assert calls.num_rows == pc.sum(t["tool_call_count"]).as_py()
+
+
+def test_astral_text_floats_and_odd_arguments(tmp_path):
+    # UTF-16 lengths (astral characters count 2), tool arguments that are not JSON.stringify's text
+    # (floats, spaces, escapes, duplicate keys), images, string vs list content, unknown roles
+    msgs = [
+        {"role": "user", "content": "emoji 😀😀 and 𝄞", "timestamp": 1},
+        {"role": "user", "content": [{"type": "text", "text": "é😀"}, {"type": "image", "data": "x", "mimeType": "i"}]},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "🤔" * 3},
+                                          {"type": "toolCall", "id": "c1", "name": "edit", "arguments": {"a": 1.0, "b": 1e21, "c": 1e-7}},
+                                          {"type": "toolCall", "id": "c2", "name": "w", "arguments": {"t": "😀\n\"q\"", "n": [1, {"x": None}]}},
+                                          {"type": "toolCall", "id": "c3", "name": "n"}],
+         "usage": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0}}, "stopReason": "toolUse"},
+        {"role": "toolResult", "toolCallId": "c1", "toolName": "edit", "content": [{"type": "image", "data": "x"}], "isError": True},
+        {"role": "bashExecution", "command": "ls 😀", "output": "a\u2028b"},
+        {"role": "hookMessage", "content": "x" * 40},
+        {"role": "custom", "customType": "k", "content": [{"type": "text", "text": "abc"}]},
+    ]
+    lines = [json.dumps({"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/"},
+                        separators=(",", ":"))]
+    prev = None
+    for i, m in enumerate(msgs):
+        eid = f"{i + 1:08x}"
+        lines.append(json.dumps({"type": "message", "id": eid, "parentId": prev,
+                                 "timestamp": f"2026-01-01T00:00:{i:02d}.000Z", "message": m},
+                                ensure_ascii=False, separators=(",", ":")))
+        prev = eid
+    # non-canonical raw argument text written by hand (spaces, escapes, duplicate key)
+    odd = ('{"type":"message","id":"000000aa","parentId":"%s","timestamp":"2026-01-01T00:01:00.000Z",'
+           '"message":{"role":"assistant","content":[{"type":"toolCall","id":"c9","name":"x",'
+           '"arguments":{"p": "\\u00e9\\/", "p": 2}}]}}' % prev)
+    lines.append(odd)
+    f = tmp_path / "s.jsonl"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert _load.load_files(f).files[0].fast
+    _, expected = object_rows(f)
+    _check(_rows(entries_table(f)), expected, f)
+    assert [r["est_tokens"] for r in expected][:2] == [math.ceil(17 / 4), 1]
+
+
+def test_damaged_files_warn_raise_skip(tmp_path):
+    bad = DATA / "generated" / "synthetic" / "synthetic-v3-malformed.jsonl"
+    with pytest.warns(BadLinesWarning, match="invalid_json"):
+        t = entries_table(bad)
+    assert t.num_rows == len(read_session(bad, on_bad_lines="skip").entries)
+    with pytest.raises(BadInputError):
+        entries_table(bad, on_bad_lines="raise")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        entries_table(bad, on_bad_lines="skip")
+    iss = issues_table(bad).to_pylist()
+    assert [(i["line"], i["kind"]) for i in iss] == [(i.line, i.kind) for i in read_session(bad, on_bad_lines="skip").issues]
+
+
+def test_a_failing_file_does_not_stop_the_others(tmp_path, monkeypatch):
+    good = CLEAN_V3[0]
+    shutil.copy(good, tmp_path / "a.jsonl")
+    (tmp_path / "b.jsonl").write_bytes(b"\xff\xfe garbage")
+    (tmp_path / "c.jsonl").mkdir()  # not a file: skipped by the folder search
+    real = _load.load_file
+
+    def flaky(path, want_blocks=False):
+        if path.endswith("a.jsonl"):
+            raise AssertionError("unreachable")
+        return real(path, want_blocks)
+
+    t = entries_table(tmp_path, on_bad_lines="skip")
+    assert t.num_rows == len(read_session(good).entries)
+    monkeypatch.setattr("sessionlab.tables._file.parse_session_bytes", lambda *a, **k: 1 / 0)
+    iss = issues_table(tmp_path).to_pylist()
+    assert any(i["kind"] == "read_error" and i["file"].endswith("b.jsonl") for i in iss)
+
+
+def test_process_pool_gives_the_same_table(monkeypatch):
+    serial = entries_table(DATA, on_bad_lines="skip", max_workers=1)
+    monkeypatch.setattr(_load, "_SERIAL_BYTES", 0)
+    monkeypatch.setattr(_load, "_CHUNK_BYTES", 200_000)
+    pooled = entries_table(DATA, on_bad_lines="skip", max_workers=2)
+    assert pooled.equals(serial)
+
+
+def test_sources_globs_lists_and_default_dir(tmp_path, monkeypatch):
+    gen = DATA / "generated" / "sessions"
+    n = entries_table(gen, on_bad_lines="skip").num_rows
+    assert entries_table(str(gen / "**" / "*.jsonl"), on_bad_lines="skip").num_rows == n
+    files = sorted(gen.rglob("*.jsonl"))
+    assert entries_table([files[0], gen], on_bad_lines="skip").num_rows == n  # deduplicated
+    agent = tmp_path / "agent"
+    shutil.copytree(gen, agent / "sessions")
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+    assert entries_table(on_bad_lines="skip").num_rows == n
+    with pytest.raises(FileNotFoundError):
+        entries_table(tmp_path / "nope")
+
+
+def test_columns_and_pandas_views():
+    gen = DATA / "generated" / "sessions"
+    t = entries_table(gen, columns=["session_id", "entry_id", "est_tokens"], on_bad_lines="skip")
+    assert t.column_names == ["session_id", "entry_id", "est_tokens"]
+    df = entries_df(gen, on_bad_lines="skip")
+    assert all(isinstance(d, pd.ArrowDtype) for d in df.dtypes)
+    assert str(df["timestamp"].dtype) == "timestamp[ms, tz=UTC][pyarrow]"
+    assert len(sessions_df(gen, on_bad_lines="skip")) == 7
+    assert len(blocks_df(gen, on_bad_lines="skip")) > 0
+
+
+def test_docstrings_list_every_column():
+    from sessionlab.tables._schema import BLOCK_COLUMNS, ISSUE_COLUMNS, SESSION_COLUMNS
+    for fn, cols in [(entries_table, ENTRY_COLUMNS), (sessions_table, SESSION_COLUMNS),
+                     (blocks_table, BLOCK_COLUMNS), (issues_table, ISSUE_COLUMNS)]:
+        for c in cols:
+            assert f"{c.name} ({c.type})" in fn.__doc__
+
+
+def test_core_does_not_import_notebook_modules():
+    code = ("import sys; sys.modules.update({m: None for m in ('matplotlib', 'ipywidgets', 'IPython')});"
+            "import sessionlab.tables, sessionlab.tree")
+    assert os.system(f'"{sys.executable}" -c "{code}"') == 0
+
+
+def test_generated_corpus_if_available(tmp_path):
+    synth = pytest.importorskip("sessionlab.synth")
+    paths = synth.generate_corpus(tmp_path, n_sessions=6, target_bytes=1_500_000, seed=1)
+    t = entries_table(tmp_path, on_bad_lines="skip")
+    exp = [r for p in sorted(map(str, paths)) for r in object_rows(p)[1]]
+    assert t.num_rows == len(exp)
+    for a, e in zip(_rows(t), exp):
+        for k, v in e.items():
+            assert a[k] == v, (e["entry_id"], k)
