@@ -1,0 +1,327 @@
+"""What the model saw: pi's context for every call, leaf or entry of every session at once.
+
+The object model builds one context by walking parent pointers (``Session.build_context``, pi's
+``buildSessionContext``). Here the same rules run on the entries table with parent-index arrays
+and pointer doubling (see :mod:`._forest`):
+
+- an entry *gives a message* when it is a ``message``, a ``custom_message`` or a
+  ``branch_summary`` with a non-empty summary; path sums of that flag and of ``est_tokens`` give
+  every context's size in one pass;
+- the compaction in effect is the nearest compaction at or above the target; its kept range
+  starts at ``first_kept_entry_id`` when that entry is an ancestor of the compaction, else right
+  after the compaction; the context is its summary plus the messages of the kept range;
+- thinking level and model are the nearest ``thinking_level_change`` and the nearest
+  ``model_change``-or-assistant message at or above the target, over the whole path;
+- ``context_tokens`` is pi's ``estimateContextTokens``: the usage of the last assistant message in
+  the context that is neither aborted nor an error, plus the estimates of the messages after it;
+  without one, the estimates of all messages.
+
+Compactions with the seed's ``retained_tail`` carry messages the table does not hold; the
+vectorised functions treat them as pi does a compaction whose first kept entry is missing
+(use the object model for those sessions).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Sequence, Union
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ._forest import Forest, as_table, row_keys
+
+__all__ = ["contexts", "context_members", "context_messages", "CONTEXT_COLUMNS", "MEMBER_COLUMNS", "Target"]
+
+Target = Union[Literal["calls", "leaves", "entries"], Sequence[str], "np.ndarray", pa.Array]
+
+CONTEXT_COLUMNS = {
+    "session_id": "Session id.",
+    "file": "Session file.",
+    "at_id": "The target: an assistant message for at='calls', else the entry itself.",
+    "context_id": "The entry the context is built at (for a call: its parent, i.e. what the model was sent).",
+    "message_count": "Length of pi's buildSessionContext message list there (null on a parent cycle).",
+    "context_tokens": "pi's estimateContextTokens of that context.",
+    "usage_tokens": "Usage tokens of the last valid assistant message in the context (0 if none).",
+    "trailing_tokens": "Estimated tokens of the messages after it (all messages if none).",
+    "thinking_level": "Thinking level in effect ('off' by default).",
+    "provider": "Provider of the model in effect (null if none).",
+    "model": "Model id in effect (null if none).",
+    "compaction_id": "The compaction in effect (null if none).",
+}
+MEMBER_COLUMNS = {
+    "session_id": "Session id.",
+    "at_id": "The target, as in contexts().",
+    "entry_id": "Entry that gives the message (the compaction for its summary).",
+    "position": "0-based position of the message in the context.",
+}
+
+
+class _Prepared:
+    """Per-row arrays every context computation needs, built once per table."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+        self.forest = f = Forest(table)
+        n = table.num_rows
+        typ = table["type"]
+        role = table["role"]
+
+        def b(expr) -> np.ndarray:
+            return np.asarray(pc.fill_null(expr, False).to_numpy(zero_copy_only=False), bool)
+
+        is_msg = b(pc.equal(typ, "message"))
+        self.is_assistant = is_msg & b(pc.equal(role, "assistant"))
+        self.is_comp = b(pc.equal(typ, "compaction"))
+        summary_nonempty = b(pc.greater(pc.fill_null(table["summary_chars"], 0), 0))
+        self.gives = is_msg | b(pc.equal(typ, "custom_message")) | (b(pc.equal(typ, "branch_summary")) & summary_nonempty)
+        est = np.asarray(pc.fill_null(table["est_tokens"], 0).to_numpy(zero_copy_only=False), np.int64)
+        self.est = est
+        self.est_msg = np.where(self.gives, est, 0)
+        ctx_tok = table["context_tokens"]
+        has_usage = b(pc.is_valid(ctx_tok))
+        bad_stop = b(pc.is_in(table["stop_reason"], value_set=pa.array(["aborted", "error"])))
+        self.usage_source = self.is_assistant & has_usage & ~bad_stop
+        self.ctx_tok = np.asarray(pc.fill_null(ctx_tok, 0).to_numpy(zero_copy_only=False), np.int64)
+        self.cum_n = f.path_sum(self.gives.astype(np.int64))
+        self.cum_est = f.path_sum(self.est_msg)
+        self.comp = f.nearest(self.is_comp)
+        self.usage = f.nearest(self.usage_source)
+        self.think = f.nearest(b(pc.equal(typ, "thinking_level_change")))
+        self.model_src = f.nearest(self.is_assistant | b(pc.equal(typ, "model_change")))
+        # the first kept entry of every compaction, if it is an ancestor of that compaction
+        fk = f.lookup(row_keys(table, "first_kept_entry_id"))
+        fk = np.where(self.is_comp, fk, -1)
+        on_path = f.is_ancestor(fk, np.arange(n)) & (fk != np.arange(n))
+        self.first_kept = np.where(on_path, fk, -1)
+
+    def compute(self, base: np.ndarray) -> dict[str, np.ndarray]:
+        """Context aggregates at rows ``base`` (-1: the empty context; -2: none, a cycle)."""
+        f = self.forest
+        ok = base >= 0
+        bb = np.maximum(base, 0)
+        cyclic = (ok & f.cyclic[bb]) | (base == -2)
+        ok &= ~cyclic
+        c = np.where(ok, self.comp[bb], -1)
+        has_c = c >= 0
+        cc = np.maximum(c, 0)
+        fk = np.where(has_c, self.first_kept[cc], -1)
+        has_fk = fk >= 0
+        fkk = np.maximum(fk, 0)
+        cum_n = self.cum_n[bb]
+        count = np.where(
+            has_c,
+            1 + cum_n - np.where(has_fk, self.cum_n[fkk] - self.gives[fkk], self.cum_n[cc]),
+            cum_n,
+        )
+        # depth where the kept range starts; a usage source must be at or below it
+        start_depth = np.where(has_c, np.where(has_fk, f.depth[fkk], f.depth[cc] + 1), 0)
+        u = np.where(ok, self.usage[bb], -1)
+        uu = np.maximum(u, 0)
+        u_valid = (u >= 0) & (f.depth[uu] >= start_depth)
+        cum_est = self.cum_est[bb]
+        base_est = np.where(has_c, np.where(has_fk, self.cum_est[fkk] - self.est_msg[fkk], self.cum_est[cc]), 0)
+        summary_est = np.where(has_c, self.est[cc], 0)
+        trailing = np.where(u_valid, cum_est - self.cum_est[uu], summary_est + cum_est - base_est)
+        usage_tokens = np.where(u_valid, self.ctx_tok[uu], 0)
+        count = np.where(ok, count, 0)
+        trailing = np.where(ok, trailing, 0)
+        return {
+            "ok": ok,
+            "cyclic": cyclic,
+            "message_count": count,
+            "usage_tokens": usage_tokens,
+            "trailing_tokens": trailing,
+            "context_tokens": usage_tokens + trailing,
+            "comp": c,
+            "first_kept": fk,
+            "think": np.where(ok, self.think[bb], -1),
+            "model_src": np.where(ok, self.model_src[bb], -1),
+            "usage_row": np.where(u_valid, u, -1),
+        }
+
+
+_LAST: list[_Prepared] = []
+
+
+def _prepare(table: pa.Table) -> _Prepared:
+    """The arrays for ``table``; the last table's are kept, so calls on one table share them."""
+    if _LAST and _LAST[0].table is table:
+        return _LAST[0]
+    prep = _Prepared(table)
+    _LAST[:] = [prep]
+    return prep
+
+
+def _targets(prep: _Prepared, at: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(target rows, base rows) for ``at``."""
+    t = prep.table
+    f = prep.forest
+    n = t.num_rows
+    rows = np.arange(n)
+    if isinstance(at, str):
+        if at == "calls":
+            tgt = rows[prep.is_assistant]
+            # a call whose own parent chain loops has no context (-2: null)
+            base = np.where(f.cyclic[tgt], -2, f.parent[tgt])
+            return tgt, base
+        if at == "leaves":
+            has_child = np.zeros(n, bool)
+            p = f.parent[(f.parent >= 0) & ~f.is_leaf_record]
+            has_child[p] = True
+            tgt = rows[~has_child & ~f.is_leaf_record & ~f.cyclic]
+            return tgt, tgt
+        if at == "entries":
+            tgt = rows[~f.is_leaf_record]
+            return tgt, tgt
+        raise ValueError(f"at must be 'calls', 'leaves', 'entries' or entry ids, not {at!r}")
+    ids = pa.array(list(at) if not isinstance(at, (pa.Array, pa.ChunkedArray)) else at, pa.string())
+    mask = np.asarray(pc.fill_null(pc.is_in(t["entry_id"], value_set=ids), False).to_numpy(zero_copy_only=False), bool)
+    tgt = rows[mask & ~f.is_leaf_record]
+    return tgt, tgt
+
+
+def _take(col, idx: np.ndarray) -> pa.Array:
+    """``col[idx]`` with null where ``idx`` is -1."""
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    mask = idx < 0
+    return pc.take(arr, pa.array(np.where(mask, 0, idx), pa.int64()) if len(arr) else pa.array([], pa.int64())) \
+        if not mask.any() else pc.if_else(pa.array(mask), pa.scalar(None, arr.type),
+                                          pc.take(arr, pa.array(np.where(mask, 0, idx), pa.int64())))
+
+
+def contexts(entries, at: Target = "calls") -> pa.Table:
+    """pi's context at many targets of many sessions at once.
+
+    Args:
+        entries: the entries table (``entries_table()`` or its pandas view).
+        at: ``"calls"`` (every assistant message: the context built at its parent, i.e. what the
+            model was sent), ``"leaves"`` (entries that are nobody's parent), ``"entries"`` (every
+            entry), or entry ids.
+
+    Returns:
+        One row per target. Columns:
+            session_id, file, at_id, context_id, message_count, context_tokens, usage_tokens,
+            trailing_tokens, thinking_level, provider, model, compaction_id (see
+            ``CONTEXT_COLUMNS``). A target on a parent cycle has null counts.
+
+    Example:
+        >>> from sessionlab import entries_table  # doctest: +SKIP
+        >>> contexts(entries_table("data/"), at="calls").to_pandas().head()  # doctest: +SKIP
+    """
+    table = as_table(entries)
+    prep = _prepare(table)
+    tgt, base = _targets(prep, at)
+    r = prep.compute(base)
+    null_count = r["cyclic"]
+    t = table
+
+    def ints(a: np.ndarray) -> pa.Array:
+        return pa.array(a, pa.int64(), mask=null_count)
+
+    thinking = _take(t["thinking_level"], r["think"])
+    thinking = pc.if_else(pa.array(null_count), pa.scalar(None, pa.string()), pc.fill_null(thinking, "off"))
+    return pa.table({
+        "session_id": _take(t["session_id"], tgt),
+        "file": _take(t["file"], tgt),
+        "at_id": _take(t["entry_id"], tgt),
+        "context_id": _take(t["entry_id"], base),
+        "message_count": ints(r["message_count"]),
+        "context_tokens": ints(r["context_tokens"]),
+        "usage_tokens": ints(r["usage_tokens"]),
+        "trailing_tokens": ints(r["trailing_tokens"]),
+        "thinking_level": thinking,
+        "provider": _take(t["provider"], r["model_src"]),
+        "model": _take(t["model"], r["model_src"]),
+        "compaction_id": _take(t["entry_id"], r["comp"]),
+    })
+
+
+def context_members(entries, at: Target = "calls") -> pa.Table:
+    """Which entries make up each context, in order: one row per context message.
+
+    Columns: session_id, at_id, entry_id, position (see ``MEMBER_COLUMNS``). The compaction in
+    effect appears at position 0 (its summary). Built by walking all targets up their paths in
+    lockstep: the work is proportional to the output.
+    """
+    table = as_table(entries)
+    prep = _prepare(table)
+    f = prep.forest
+    tgt, base = _targets(prep, at)
+    r = prep.compute(base)
+    ok = r["ok"]
+    counts = np.where(ok, r["message_count"], 0)
+    # the walk stops above the kept range: at the first kept entry's parent, or at the compaction
+    stop = np.where(r["comp"] >= 0, np.where(r["first_kept"] >= 0, f.parent[np.maximum(r["first_kept"], 0)],
+                                             r["comp"]), -1)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    total = int(offsets[-1])
+    out_target = np.empty(total, np.int64)
+    out_entry = np.empty(total, np.int64)
+    out_pos = np.empty(total, np.int64)
+    # summary of the compaction first
+    has_c = ok & (r["comp"] >= 0)
+    k = np.nonzero(has_c)[0]
+    out_target[offsets[k]] = k
+    out_entry[offsets[k]] = r["comp"][k]
+    out_pos[offsets[k]] = 0
+    # messages, last first: fill each target's slots from the end
+    cur = np.where(ok, base, -1)
+    cur = np.where(cur == stop, -1, cur)  # a target that is the compaction itself
+    slot = offsets[1:] - 1
+    active = np.nonzero(cur >= 0)[0]
+    while active.size:
+        node = cur[active]
+        gives = prep.gives[node] & ~prep.is_comp[node]
+        w = active[gives]
+        s = slot[w]
+        out_target[s] = w
+        out_entry[s] = node[gives]
+        out_pos[s] = s - offsets[w]
+        slot[w] -= 1
+        nxt = f.parent[node]
+        nxt = np.where(nxt == stop[active], -1, nxt)
+        cur[active] = nxt
+        active = active[nxt >= 0]
+    tg = tgt[out_target]
+    return pa.table({
+        "session_id": _take(table["session_id"], tg),
+        "at_id": _take(table["entry_id"], tg),
+        "entry_id": _take(table["entry_id"], out_entry),
+        "position": pa.array(out_pos, pa.int64()),
+    })
+
+
+def context_messages(entries, at_id: str, *, session_id: str | None = None) -> list:
+    """The messages of the context at ``at_id`` (an entry of the table), as the object model
+    builds them: equal to ``Session.build_context(leaf_id=at_id).messages`` on that file.
+
+    The table holds no message content, so the member entries are read back from their file.
+    """
+    from ..context import session_entry_to_context_messages
+    from ..io.reader import read_session
+
+    table = as_table(entries)
+    mask = pc.equal(table["entry_id"], at_id)
+    if session_id is not None:
+        mask = pc.and_(mask, pc.equal(table["session_id"], session_id))
+    rows = table.filter(mask)
+    if rows.num_rows == 0:
+        from ..errors import EntryNotFoundError
+
+        raise EntryNotFoundError(f"entry {at_id!r} is not in the table")
+    files = set(rows["file"].to_pylist())
+    if len(files) != 1:
+        raise ValueError(f"entry id {at_id!r} is in {len(files)} files; pass session_id")
+    file = files.pop()
+    members = context_members(table.filter(pc.equal(table["file"], file)), at=[at_id])
+    ids = members["entry_id"].to_pylist()
+    sf = read_session(file, on_bad_lines="skip")
+    by_id = {e.id: e for e in sf.entries}
+    chosen = [by_id[i] for i in ids]
+    msgs: list = []
+    for i, e in enumerate(chosen):
+        if i and e.type == "compaction":
+            continue
+        msgs.extend(session_entry_to_context_messages(e, i, chosen))
+    return msgs

@@ -1,0 +1,153 @@
+"""Vectorised contexts equal the object model on random trees.
+
+Random entries with random parents (earlier entries, later entries, missing ids, self-parents and
+two-cycles), compactions (several per path, first kept entry on or off the path), branch
+summaries (some empty), custom messages, labels, aborted/error assistants.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sessionlab import (
+    AssistantMessage,
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomMessageEntry,
+    CycleError,
+    InMemorySessionStorage,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    Session,
+    SessionWriter,
+    TextContent,
+    ThinkingLevelChangeEntry,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+    new_session_header,
+)
+from sessionlab.analysis.contexts import context_members, contexts
+from sessionlab.context import build_context_entries, session_entry_to_context_messages
+from sessionlab.tables import entries_table
+from sessionlab.tokens import estimate_context_tokens
+
+KINDS = ["user", "assistant", "tool", "model", "thinking", "compaction", "branch_summary", "custom_message", "label"]
+spec = st.tuples(
+    st.sampled_from(KINDS),
+    st.one_of(st.just("prev"), st.just("prev"), st.integers(0, 60), st.just("missing"), st.just("self"), st.just("root")),
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=30),
+    st.sampled_from(["stop", "toolUse", "aborted", "error"]),
+    st.integers(0, 200_000),
+    st.integers(0, 60),
+)
+
+
+def build(specs):
+    entries = []
+    ts = "2026-01-01T00:00:00.000Z"
+    for i, (kind, parent, text, stop, tokens, pick) in enumerate(specs):
+        eid = f"e{i:07d}"
+        if parent == "prev":
+            pid = f"e{i - 1:07d}" if i else None
+        elif parent == "root":
+            pid = None
+        elif parent == "missing":
+            pid = "nowhere1"
+        elif parent == "self":
+            pid = eid
+        else:
+            pid = f"e{parent % max(len(specs), 1):07d}"  # any entry, even a later one: cycles happen
+        base = dict(id=eid, parent_id=pid, timestamp=ts)
+        other = f"e{pick % max(len(specs), 1):07d}"
+        if kind == "user":
+            e = MessageEntry(**base, message=UserMessage(content=text, timestamp=1))
+        elif kind == "assistant":
+            e = MessageEntry(**base, message=AssistantMessage(
+                content=(TextContent(text=text),), provider="p", model=f"m{pick % 3}", stop_reason=stop,
+                usage=Usage(input=tokens, output=3, cache_read=pick, cache_write=0,
+                            total_tokens=0 if pick % 4 == 0 else tokens + 3 + pick), timestamp=2))
+        elif kind == "tool":
+            e = MessageEntry(**base, message=ToolResultMessage(tool_call_id="t", tool_name="read",
+                                                              content=(TextContent(text=text * 3),), is_error=False))
+        elif kind == "model":
+            e = ModelChangeEntry(**base, provider="q", model_id=f"x{pick}")
+        elif kind == "thinking":
+            e = ThinkingLevelChangeEntry(**base, thinking_level=["low", "high", "medium"][pick % 3])
+        elif kind == "compaction":
+            e = CompactionEntry(**base, summary=text or "s", first_kept_entry_id=other, tokens_before=tokens)
+        elif kind == "branch_summary":
+            e = BranchSummaryEntry(**base, from_id=pid or "root", summary=text)
+        elif kind == "custom_message":
+            e = CustomMessageEntry(**base, custom_type="ext", content=text, display=True)
+        else:
+            e = LabelEntry(**base, target_id=other, label=text or None)
+        entries.append(e)
+    return entries
+
+
+def expected_at(storage, entry_id):
+    """(count, thinking, model, tokens, member ids) from the object model, or None on a cycle."""
+    if entry_id is None:
+        return 0, "off", None, 0, []
+    try:
+        path = storage.get_branch(entry_id)
+    except CycleError:
+        return None
+    session = Session(storage)
+    ctx = session.build_context(leaf_id=entry_id)
+    chosen = build_context_entries(path)
+    ids = []
+    for i, e in enumerate(chosen):
+        ids += [e.id] * len(session_entry_to_context_messages(e, i, chosen))
+    model = None if ctx.model is None else (ctx.model.provider, ctx.model.model_id)
+    return len(ctx.messages), ctx.thinking_level, model, estimate_context_tokens(ctx.messages).tokens, ids
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(spec, min_size=1, max_size=40))
+def test_contexts_and_members_equal_the_object_model(specs):
+    entries = build(specs)
+    storage = InMemorySessionStorage(new_session_header(session_id="p"), entries)
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "s.jsonl"
+        with SessionWriter(path, header=storage.metadata) as w:
+            w.append_many(entries)
+        table = entries_table(path, on_bad_lines="skip")
+    assert table.num_rows == len(entries)
+
+    got = {r["at_id"]: r for r in contexts(table, at="entries").to_pylist()}
+    members = defaultdict(list)
+    for r in context_members(table, at="entries").to_pylist():
+        members[r["at_id"]].append((r["position"], r["entry_id"]))
+    for e in entries:
+        r = got[e.id]
+        want = expected_at(storage, e.id)
+        if want is None:
+            assert r["message_count"] is None
+            continue
+        count, thinking, model, tokens, ids = want
+        assert (r["message_count"], r["thinking_level"], r["context_tokens"]) == (count, thinking, tokens)
+        assert (None if r["model"] is None and r["provider"] is None else (r["provider"], r["model"])) == model
+        assert [eid for _, eid in sorted(members[e.id])] == ids
+        assert [pos for pos, _ in sorted(members[e.id])] == list(range(count))
+
+    for r in contexts(table, at="calls").to_pylist():
+        call = storage.get_entry(r["at_id"])
+        try:
+            storage.get_branch(call.id)
+        except CycleError:  # the call itself sits on or below a loop
+            assert r["message_count"] is None
+            continue
+        parent = call.parent_id if call.parent_id in storage.by_id else None
+        want = expected_at(storage, parent)
+        if want is None:
+            assert r["message_count"] is None
+        else:
+            assert (r["message_count"], r["context_tokens"]) == (want[0], want[3])

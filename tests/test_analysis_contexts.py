@@ -1,0 +1,106 @@
+"""Vectorised contexts against pi's results and the object model on real and generated files."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pytest
+
+from sessionlab import message_to_dict, open_session
+from sessionlab.analysis import context_members, context_messages, contexts
+from sessionlab.context import build_context_entries, session_entry_to_context_messages
+from sessionlab.tables import entries_table
+from sessionlab.tokens import estimate_context_tokens
+
+from ._pi_expected import PI, leaf_cases
+
+DATA = Path(__file__).parent.parent / "data"
+
+
+@pytest.fixture(scope="module")
+def pi_table():
+    return entries_table(PI, on_bad_lines="skip")
+
+
+@pytest.fixture(scope="module")
+def data_table():
+    return entries_table(DATA)
+
+
+CASES = leaf_cases()
+
+
+def test_leaves_match_pi(pi_table):
+    got = {(r["file"].split("/data/pi/")[-1], r["at_id"]): r for r in contexts(pi_table, at="leaves").to_pylist()}
+    assert len(CASES) == 21
+    for _, exp, leaf in CASES:
+        r = got[(exp["file"], leaf["leafId"])]
+        want = leaf["context"]
+        model = None if r["model"] is None else {"provider": r["provider"], "modelId": r["model"]}
+        assert (r["message_count"], r["thinking_level"], model) == (want["messageCount"], want["thinkingLevel"], want["model"])
+        ce = leaf["compaction"]["contextEstimate"]
+        assert (r["context_tokens"], r["usage_tokens"], r["trailing_tokens"]) == (
+            ce["tokens"], ce["usageTokens"], ce["trailingTokens"])
+
+
+def _object_members(session, entry_id):
+    path = session.get_branch(entry_id)
+    chosen = build_context_entries(path)
+    ids = []
+    for i, e in enumerate(chosen):
+        ids += [e.id] * len(session_entry_to_context_messages(e, i, chosen))
+    return ids
+
+
+@pytest.mark.parametrize("which", ["pi", "data"])
+def test_every_call_equals_the_object_model(which, pi_table, data_table):
+    table = pi_table if which == "pi" else data_table
+    files = sorted(set(table["file"].to_pylist()))
+    checked = 0
+    for file in files:
+        if "no-header" in file:
+            continue
+        session = open_session(file, on_bad_lines="skip")
+        sub = table.filter(pc.equal(table["file"], file))
+        rows = contexts(sub, at="calls").to_pylist()
+        members = defaultdict(list)
+        for m in context_members(sub, at="calls").to_pylist():
+            members[m["at_id"]].append(m["entry_id"])
+        for r in rows:
+            parent = session.get_entry(r["at_id"]).parent_id
+            msgs = session.build_context(leaf_id=parent).messages if parent in session.storage.by_id else []
+            assert r["message_count"] == len(msgs)
+            assert r["context_tokens"] == estimate_context_tokens(msgs).tokens
+            if parent in session.storage.by_id:
+                assert members[r["at_id"]] == _object_members(session, parent)
+            checked += 1
+    assert checked > (100 if which == "pi" else 300)
+
+
+def test_context_messages_equal_build_context(data_table):
+    row = contexts(data_table, at="leaves").to_pylist()[3]
+    session = open_session(row["file"])
+    got = context_messages(data_table, row["at_id"], session_id=row["session_id"])
+    assert [message_to_dict(m) for m in got] == [
+        message_to_dict(m) for m in session.build_context(leaf_id=row["at_id"]).messages]
+    assert len(got) == row["message_count"] > 0
+
+
+def test_targets_by_id_and_root_calls(pi_table):
+    one = contexts(pi_table, at=["000003ea"]).to_pylist()
+    assert {r["message_count"] for r in one if r["file"].endswith("before-compaction.jsonl")} == {446}
+    # the first assistant of a session: its context is the first user message
+    calls = contexts(pi_table, at="calls").to_pylist()
+    first = next(r for r in calls if r["file"].endswith("large-session.jsonl"))
+    assert first["message_count"] == 1 and first["usage_tokens"] == 0
+
+
+def test_pandas_input_gives_the_same_result(data_table):
+    assert contexts(data_table.to_pandas(), at="leaves").to_pylist() == contexts(data_table, at="leaves").to_pylist()
+
+
+def test_unknown_target_kind_is_an_error(data_table):
+    with pytest.raises(ValueError):
+        contexts(data_table, at="everything")
