@@ -34,7 +34,12 @@ def js_number(x: float | int) -> str:
     if isinstance(x, bool):
         return "true" if x else "false"
     if isinstance(x, int):
-        return str(x)
+        if abs(x) <= 2**53:
+            return str(x)
+        try:  # a JavaScript number is a double: 2**60 prints as 1152921504606847000
+            x = float(x)
+        except OverflowError:
+            return "null"  # Infinity in JavaScript
     if not math.isfinite(x):
         return "null"
     if x == 0:
@@ -94,7 +99,7 @@ def _emit(obj: Any, w: Any) -> None:
     elif obj is False:
         w("false")
     elif isinstance(obj, int):
-        w(str(obj))
+        w(js_number(obj))
     elif isinstance(obj, float):
         w(js_number(obj))
     elif isinstance(obj, dict):

@@ -153,7 +153,7 @@ def _map_for(spec: list[tuple[str, str, str]], dialect: str) -> dict[str, tuple[
 # dict -> objects
 
 
-def _parse_fields(d: dict, spec: list, dialect: str, tag: str) -> tuple[dict, dict]:
+def _parse_fields(d: dict, spec: list, dialect: str, tag: str | None) -> tuple[dict, dict]:
     fields = _map_for(spec, dialect)
     kwargs: dict[str, Any] = {}
     extra: dict[str, Any] = {}
@@ -196,7 +196,7 @@ def _convert(v: Any, kind: str, dialect: str) -> Any:
     if kind == "cost":
         if not isinstance(v, dict):
             return _BAD
-        kw, extra = _parse_fields(v, _COST, dialect, "")
+        kw, extra = _parse_fields(v, _COST, dialect, None)
         return M.Cost(**kw, extra=extra)
     if kind == "message":
         return message_from_dict(v, dialect) if isinstance(v, dict) else _BAD
@@ -212,7 +212,7 @@ def _convert(v: Any, kind: str, dialect: str) -> Any:
 
 
 def _usage_from_dict(v: dict, dialect: str) -> M.Usage:
-    kw, extra = _parse_fields(v, _USAGE, dialect, "")
+    kw, extra = _parse_fields(v, _USAGE, dialect, None)
     return M.Usage(**kw, extra=extra)
 
 
@@ -279,12 +279,12 @@ def _build(obj: Any, spec: list, dialect: str, tag: tuple[str, Any] | None) -> d
     if tag is not None:
         out[tag[0]] = tag[1]
     for row in spec:
-        attr = row[1]
-        v = getattr(obj, attr)
-        if v is None and row[2] != "null":
-            continue
         key = row[i]
-        if key in extra:  # a value in extra shadows (kept from the file)
+        if key in extra:  # a value in extra shadows (kept from the file), in the known key's place
+            out[key] = extra[key]
+            continue
+        v = getattr(obj, row[1])
+        if v is None and row[2] != "null":
             continue
         out[key] = _unconvert(v, row[2], dialect)
     for k, v in extra.items():
@@ -331,7 +331,13 @@ def message_to_dict(m: M.Message, dialect: Dialect = "pi") -> dict:
 def entry_to_dict(e: E.SessionEntry, dialect: Dialect = "pi") -> dict:
     """An entry as a dict in ``dialect``, keys in pi's order for pi-written types."""
     if isinstance(e, E.UnknownEntry):
-        return e.raw if isinstance(e.raw, dict) else {"type": e.entry_type}
+        if not isinstance(e.raw, dict):
+            return {"type": e.entry_type}
+        # the parent key is the one field of an unknown entry whose spelling depends on the dialect
+        src, dst = ("parent_id", "parentId") if dialect == "pi" else ("parentId", "parent_id")
+        if src in e.raw and dst not in e.raw:
+            return {(dst if k == src else k): v for k, v in e.raw.items()}
+        return e.raw
     _, spec = _ENTRIES[e.type]
     return _build(e, spec, dialect, ("type", e.type))
 

@@ -155,6 +155,8 @@ def parse_session_bytes(data: bytes, *, path: str | None = None, on_bad_lines: O
                 pos += 1
             if pos >= len(text):
                 break
+        if error is not None and not any(isinstance(o, dict) for o, _ in found):
+            found = []  # e.g. "nullify" or "123 abc": nothing to recover, one bad line
         if error is not None and not found:
             if idx == last_idx and not final_newline:
                 report(lineno, "truncated_last_line", "the last line is incomplete (no newline, not valid JSON): "
@@ -174,6 +176,12 @@ def parse_session_bytes(data: bytes, *, path: str | None = None, on_bad_lines: O
             texts.append(otext)
             lines.append(lineno)
             visible.append(len(found) == 1 and error is None)
+
+    # A missing final newline belongs to the last line; when that line is not loaded cleanly
+    # (truncated, blank, glued), the written-back file must end with a newline, or the next
+    # append would be glued to the last good line.
+    if not final_newline and not (lines and lines[-1] == len(raw_lines) and visible[-1]):
+        final_newline = True
 
     # header: the first parsed object must be {"type": "session", "id": str}
     header_obj: dict | None = None
@@ -234,9 +242,9 @@ def _check_tree(entries: list[SessionEntry], lines: list[int], texts: list[str],
     for i, e in enumerate(entries):
         if isinstance(e, UnknownEntry):
             report(lines[i], "unknown_type", f"unknown entry type {e.entry_type!r}; kept", texts[i], e.id)
-        if e.id is None:
+        if not isinstance(e.id, str):  # absent, or not a string (a number, a list...)
             if not isinstance(e, LeafEntry):
-                report(lines[i], "missing_id", "entry has no id", texts[i])
+                report(lines[i], "missing_id", "entry has no string id", texts[i])
             continue
         if e.id in ids:
             report(lines[i], "duplicate_id", f"id {e.id!r} already used on line {lines[ids[e.id]]}; "
@@ -244,14 +252,15 @@ def _check_tree(entries: list[SessionEntry], lines: list[int], texts: list[str],
         ids[e.id] = i
     for i, e in enumerate(entries):
         if isinstance(e, LeafEntry):
-            if e.target_id is not None and e.target_id not in ids:
+            if e.target_id is not None and (not isinstance(e.target_id, str) or e.target_id not in ids):
                 report(lines[i], "dangling_parent", f"leaf target {e.target_id!r} is not in the file", texts[i], e.id)
             continue
-        if e.parent_id is not None and e.parent_id not in ids:
+        if e.parent_id is not None and (not isinstance(e.parent_id, str) or e.parent_id not in ids):
             report(lines[i], "dangling_parent", f"parent {e.parent_id!r} is not in the file; "
                    "the entry is an orphan root", texts[i], e.id)
     # cycles: colour walk over id -> parent id (the last entry with an id wins, as in lookups)
-    parent = {e.id: e.parent_id for e in entries if e.id is not None and not isinstance(e, LeafEntry)}
+    parent = {e.id: (e.parent_id if isinstance(e.parent_id, str) else None)
+              for e in entries if isinstance(e.id, str) and not isinstance(e, LeafEntry)}
     state: dict[str, int] = {}
     for start in parent:
         if start in state:

@@ -81,7 +81,9 @@ def write_session(session_file: SessionFile, path: str | os.PathLike[str], *, di
     lines = [src[id(o)] if reuse and id(o) in src else to_line(o, dialect) for o in objs]
     nl = session_file.newline if same_dialect else "\n"
     text = nl.join(lines)
-    if lines and (session_file.final_newline or not same_dialect):
+    # no final newline only when reproducing a file whose last (kept) line had none
+    last_reused = bool(objs) and reuse and id(objs[-1]) in src
+    if lines and (session_file.final_newline or not same_dialect or not last_reused):
         text += nl
     data = text.encode("utf-8", "surrogatepass")
     if session_file.bom and same_dialect:
@@ -94,6 +96,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, _mode_for(path))
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -105,6 +108,16 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def _mode_for(path: Path) -> int:
+    """The replaced file's permissions, or what a new file gets under the umask."""
+    try:
+        return path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 class SessionWriter:
@@ -133,7 +146,7 @@ class SessionWriter:
         self.dialect: Dialect = dialect
         self.fsync = fsync
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         if header is not None:
             self._append_text(to_line(header, dialect), only_if_empty=True)
 
@@ -156,7 +169,7 @@ class SessionWriter:
             size = os.fstat(fd).st_size
             if only_if_empty and size > 0:
                 return
-            if size > 0 and not _ends_with_newline(self.path, size):
+            if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
                 payload = b"\n" + payload  # end a torn line left by a crash
             view = memoryview(payload)
             while view:
@@ -183,9 +196,3 @@ class SessionWriter:
             self.close()
         except Exception:
             pass
-
-
-def _ends_with_newline(path: Path, size: int) -> bool:
-    with open(path, "rb") as f:
-        f.seek(size - 1)
-        return f.read(1) == b"\n"

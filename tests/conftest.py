@@ -1,0 +1,52 @@
+"""Shared fixtures: pi's sample files, their expected results, and the hypothesis profiles."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", deadline=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
+
+PI_DATA = Path(__file__).parent / "data" / "pi"
+SAMPLE_FILES = sorted(PI_DATA.rglob("*.jsonl"))
+
+
+def sample_id(path: Path) -> str:
+    """Short test id of a sample file: its name without the long session-id suffix."""
+    return path.stem.split("_")[0] if path.parent.name.startswith("--") else path.stem
+
+
+def expected_for(path: Path) -> dict:
+    """pi's expected result for a sample file (see tests/data/pi/expected/README.md)."""
+    name = str(path.relative_to(PI_DATA).with_suffix("")).replace(os.sep, "__") + ".json"
+    return json.loads((PI_DATA / "expected" / name).read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def pi_data() -> Path:
+    """The folder of pi's sample sessions (tests/data/pi)."""
+    return PI_DATA
+
+
+@pytest.fixture(scope="session")
+def sample_files() -> list[Path]:
+    """Every sample .jsonl file under tests/data/pi, sorted."""
+    return list(SAMPLE_FILES)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    # a test taking ``sample_path`` runs once per sample file
+    if "sample_path" in metafunc.fixturenames:
+        metafunc.parametrize("sample_path", SAMPLE_FILES, ids=[sample_id(p) for p in SAMPLE_FILES])
+
+
+@pytest.fixture(scope="session")
+def pi_expected():
+    """Function: sample path -> pi's expected result for it."""
+    return expected_for
