@@ -61,14 +61,6 @@ class SessionError(SessionLabError):
     def __str__(self) -> str:  # KeyError would otherwise repr() the message
         return f"[{self.code}] {self.args[0]}"
 
-    @staticmethod
-    def make(code: str, message: str) -> "SessionError":
-        """The most specific subclass for ``code``."""
-        cls = _BY_CODE.get(code, SessionError)
-        if cls is SessionError:
-            return SessionError(code, message)
-        return cls(message)
-
 
 class EntryNotFoundError(SessionError, KeyError):
     """An entry id is not in the session (code ``not_found``)."""
@@ -89,13 +81,6 @@ class CycleError(SessionError, ValueError):
 
     def __init__(self, message: str) -> None:
         super().__init__("cycle", message)
-
-
-_BY_CODE: dict[str, type[SessionError]] = {
-    "not_found": EntryNotFoundError,
-    "invalid_fork_target": InvalidForkTargetError,
-    "cycle": CycleError,
-}
 
 
 class SessionLabWarning(UserWarning):

@@ -107,7 +107,11 @@ class SessionStats:
                     tok[4] += u.context_tokens()
                     if u.cost is not None and u.cost.total:
                         cost += float(u.cost.total)
-        return cls(n, dict(by_type), sum(by_role.values()), dict(by_role), *tok, cost)
+        return cls(
+            entry_count=n, entries_by_type=dict(by_type), message_count=sum(by_role.values()),
+            messages_by_role=dict(by_role), input_tokens=tok[0], output_tokens=tok[1],
+            cache_read_tokens=tok[2], cache_write_tokens=tok[3], total_tokens=tok[4], cost_total=cost,
+        )
 
 
 @runtime_checkable
@@ -308,7 +312,7 @@ class JsonlSessionStorage(InMemorySessionStorage):
             super().__init__(sf.header, sf.entries)
             self.session_file = sf
             self.dialect: Dialect = sf.dialect
-            self._needs_upgrade = sf.version < CURRENT_VERSION
+            self._needs_upgrade = (sf.version or CURRENT_VERSION) < CURRENT_VERSION
             self._file_exists = True
         else:
             super().__init__(header if header is not None else new_session_header())

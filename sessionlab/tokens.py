@@ -114,7 +114,8 @@ def _dict_content_chars(content: Any, images: bool) -> int:
 
 
 def estimate_tokens_dict(message: dict) -> int:
-    """:func:`estimate_tokens` on a message in pi's dict form (``hookMessage`` counts as custom)."""
+    """:func:`estimate_tokens` on a message in pi's dict form, after migration (a v2 ``hookMessage``
+    is ``custom`` by then; in a v3 file it is an unknown role and counts 0, as in pi)."""
     role = message.get("role")
     if role == "user":
         chars = _dict_content_chars(message.get("content"), images=False)
@@ -131,7 +132,7 @@ def estimate_tokens_dict(message: dict) -> int:
                 chars += _s(b.get("thinking"))
             elif t == "toolCall":
                 chars += _s(b.get("name")) + _json_len(b.get("arguments"))
-    elif role in ("custom", "toolResult", "hookMessage"):
+    elif role in ("custom", "toolResult"):
         chars = _dict_content_chars(message.get("content"), images=True)
     elif role == "bashExecution":
         chars = _s(message.get("command")) + _s(message.get("output"))

@@ -61,7 +61,8 @@ class SessionFile:
     """What :func:`read_session` returns.
 
     ``header`` is ``None`` when the file has no valid header (``missing_header`` issue). ``version``
-    is the version as written (1 when absent); ``header.version`` is 3 after migration.
+    is the version as written (1 when absent, ``None`` without a header); ``header.version`` is 3
+    after migration.
     ``dialect`` is ``"pi"`` or ``"seed"``. ``entries`` are in file order.
     """
 
@@ -70,7 +71,7 @@ class SessionFile:
     entries: list[SessionEntry]
     issues: list[LineIssue] = field(default_factory=list)
     dialect: Dialect = "pi"
-    version: int = CURRENT_VERSION
+    version: int | None = CURRENT_VERSION
     line_numbers: list[int] = field(default_factory=list)
     newline: str = "\n"
     bom: bool = False
@@ -194,8 +195,9 @@ def parse_session_bytes(data: bytes, *, path: str | None = None, on_bad_lines: O
                "pi would treat this file as empty", texts[0] if texts else "")
 
     dialect = detect_dialect(([header_obj] if header_obj else []) + objs[:20])
-    version = CURRENT_VERSION
+    version: int | None = None
     if header_obj is not None:
+        version = CURRENT_VERSION
         v = header_obj.get("version")
         if v is None:
             version = 1
@@ -205,7 +207,7 @@ def parse_session_bytes(data: bytes, *, path: str | None = None, on_bad_lines: O
             report(header_line, "unsupported_version", f"header version {v!r} is not 1, 2 or 3; read as version 3",
                    header_text)
 
-    if dialect == "pi" and version < CURRENT_VERSION and header_obj is not None:
+    if header_obj is not None and dialect == "pi" and version is not None and version < CURRENT_VERSION:
         mig_header, mig_objs = migrate_objects(header_obj, objs, version, visible)
     else:
         mig_header, mig_objs = header_obj, objs
