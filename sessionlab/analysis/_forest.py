@@ -1,9 +1,14 @@
-"""Parent-index arrays for every session of an entries table at once, and pointer doubling on them.
+"""Parent-index arrays for every session of an entries table at once, and walks up the trees.
 
 Each file's entries form a tree (a forest with orphans); all files are handled in one set of
-global row indices, so nothing loops over sessions or entries in Python. Walks up the tree use
-binary lifting: ``up[k][i]`` is the ``2**k``-th ancestor of row ``i`` (``-1`` past the root), so a
-path sum or a "nearest marked ancestor" costs ``O(n log depth)`` array operations.
+global row indices, so nothing loops over sessions or entries in Python.
+
+Walks up the tree run on *chains*: maximal runs of rows where each row's parent is the row just
+before it (in a pi file that is almost every row: a conversation appends at its leaf). Inside a
+chain a path sum is a cumulative sum and a "nearest marked ancestor" a running maximum; only the
+few chain starts (roots, branch points, out-of-order rows) need pointer doubling, on the small
+graph of chains. So a walk costs ``O(n)`` array operations plus ``O(c log c)`` for ``c`` chains,
+whatever the order of the rows.
 
 Rules (the object model's): the parent of an entry is the entry with ``parent_id`` in the same
 file, the later one when an id is duplicated (as pi's index); a missing parent makes an orphan
@@ -17,10 +22,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["Forest", "as_table", "row_keys"]
+__all__ = ["Forest", "as_table"]
 
-_SEP = "\x1f"
-
+# columns whose values are entry ids, encoded together with the ids
+_ID_COLUMNS = ("entry_id", "parent_id", "first_kept_entry_id", "target_id")
 
 def as_table(entries) -> pa.Table:
     """An entries table as Arrow (pandas DataFrames are converted)."""
@@ -43,13 +48,65 @@ def as_table(entries) -> pa.Table:
     raise TypeError(f"entries must be a pyarrow.Table or pandas.DataFrame, not {type(entries).__name__}")
 
 
-def row_keys(table: pa.Table, id_column: str) -> pa.ChunkedArray:
-    """``file + SEP + id`` for each row (null where the id is null): the within-file key of ids."""
-    return pc.binary_join_element_wise(pc.fill_null(table["file"], ""), table[id_column], _SEP)
-
-
 def _to_np(a, fill) -> np.ndarray:
     return np.asarray(pc.fill_null(a, fill).to_numpy(zero_copy_only=False))
+
+
+def _codes(col) -> np.ndarray:
+    """Integer codes of a string column (nulls share one code).
+
+    Tables are built file by file, so equal values usually sit in one run: codes then come from
+    comparing neighbours. Only when a value comes back in a later run is the column hashed.
+    """
+    col = pc.fill_null(col, "")
+    n = len(col)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    starts = np.ones(n, bool)
+    if n > 1:
+        starts[1:] = _to_np(pc.not_equal(arr[1:], arr[:-1]), True)
+    first = np.nonzero(starts)[0]
+    heads = arr.take(pa.array(first)).to_pylist()
+    if len(set(heads)) == len(heads):
+        return np.cumsum(starts) - 1
+    return np.asarray(pc.dictionary_encode(arr).indices, np.int64)
+
+
+def _doubling_sum(parent: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Inclusive sum of ``values`` up each node's parent chain (pointer doubling; acyclic input)."""
+    s = np.asarray(values).copy()
+    a = parent.copy()
+    while True:
+        has = a >= 0
+        if not has.any():
+            return s
+        ah = np.maximum(a, 0)
+        s = s + np.where(has, s[ah], 0)
+        a = np.where(has, a[ah], -1)
+
+
+def _doubling_nearest(parent: np.ndarray, near: np.ndarray) -> np.ndarray:
+    """For each node, ``near`` of itself or of its nearest ancestor where ``near >= 0``."""
+    near = near.copy()
+    a = parent.copy()
+    while True:
+        has = (a >= 0) & (near < 0)
+        if not has.any():
+            return near
+        ah = np.maximum(a, 0)
+        near = np.where(has, near[ah], near)
+        a = np.where(a >= 0, a[ah], -1)
+
+
+def _cyclic_nodes(parent: np.ndarray) -> np.ndarray:
+    """Nodes on or below a cycle: those still not past a root after ``2 * len`` ancestor jumps."""
+    a = parent.copy()
+    steps = 1
+    while steps <= 2 * len(parent) and (a >= 0).any():
+        a = np.where(a >= 0, a[np.maximum(a, 0)], -1)
+        steps *= 2
+    return a >= 0
 
 
 class Forest:
@@ -64,85 +121,161 @@ class Forest:
 
     def __init__(self, table: pa.Table) -> None:
         self.table = table
-        n = table.num_rows
-        self.n = n
-        self.is_leaf_record = _to_np(pc.equal(table["type"], "leaf"), False)
-        keys = row_keys(table, "entry_id")
-        keys = pc.if_else(pa.array(self.is_leaf_record), pa.scalar(None, pa.string()), keys)
-        self._keys_rev = keys.combine_chunks()[::-1] if n else pa.array([], pa.string())
-        pkeys = row_keys(table, "parent_id")
-        parent = self.lookup(pkeys)
+        n = self.n = table.num_rows
+        self._categories: dict[str, tuple[np.ndarray, list]] = {}
+        self.is_leaf_record = self.isin("type", ("leaf",))
+        self.file_code = _codes(table["file"]) if n else np.zeros(0, np.int64)
+        # ids as integer keys: file code * (number of distinct ids) + id code, sorted once; the
+        # id-valued columns are encoded together in one pass
+        names = [c for c in _ID_COLUMNS if c in table.column_names]
+        joint = pa.concat_arrays([table[c].combine_chunks().cast(pa.string()) for c in names]) if n else \
+            pa.array([], pa.string())
+        enc = pc.dictionary_encode(joint)
+        self._id_dict = enc.dictionary
+        self._width = max(len(self._id_dict), 1)
+        all_codes = _to_np(enc.indices, -1).astype(np.int64)
+        self.codes = {c: all_codes[i * n:(i + 1) * n] for i, c in enumerate(names)}
+        id_code = self.codes["entry_id"]
+        valid = (id_code >= 0) & ~self.is_leaf_record
+        keys = self.file_code * self._width + id_code
+        rows = np.nonzero(valid)[0]
+        order = np.lexsort((rows, keys[rows]))  # by key, then row: the last of equal keys wins
+        self._sorted_keys = keys[rows][order]
+        self._sorted_rows = rows[order]
+        parent = self.lookup_codes(self.codes["parent_id"], np.arange(n))
         has_pid = _to_np(pc.is_valid(table["parent_id"]), False)
         self.dangling = has_pid & (parent < 0) & ~self.is_leaf_record
         self.parent = parent
-        self._lift()
-        top = self.up[-1] if self.up else np.full(n, -1, np.int64)
-        self.cyclic = top >= 0
-        if self.cyclic.any():
+        self._chains()
+        self.cyclic = np.zeros(n, bool)
+        cyc_chain = _cyclic_nodes(self.chain_parent)
+        if cyc_chain.any():
+            self.cyclic = cyc_chain[self.chain_of]
             self.parent = np.where(self.cyclic, -1, self.parent)
-            self._lift()
+            self._chains()
         self.depth = self.path_sum(np.ones(n, np.int64)) - 1
 
-    def lookup(self, keys) -> np.ndarray:
-        """Row index of each key (``file + SEP + id``), the last row when duplicated; -1 if absent."""
-        if self.n == 0:
-            return np.zeros(len(keys), np.int64)
-        idx = pc.index_in(keys, value_set=self._keys_rev, skip_nulls=True)
-        out = _to_np(idx, -1).astype(np.int64)
-        return np.where(out >= 0, self.n - 1 - out, -1)
+    def isin(self, column: str, values) -> np.ndarray:
+        """Rows whose ``column`` value is one of ``values`` (the column is encoded once per forest)."""
+        cat = self._categories.get(column)
+        if cat is None:
+            col = self.table[column]
+            arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+            enc = pc.dictionary_encode(arr)
+            cat = (_to_np(enc.indices, -1).astype(np.int64), enc.dictionary.to_pylist())
+            self._categories[column] = cat
+        codes, labels = cat
+        wanted = [i for i, v in enumerate(labels) if v in values]
+        if not wanted:
+            return np.zeros(self.n, bool)
+        if len(wanted) == 1:
+            return codes == wanted[0]
+        return np.isin(codes, wanted)
 
-    def _lift(self) -> None:
+    def lookup(self, ids, rows: np.ndarray) -> np.ndarray:
+        """Row index of the entry with id ``ids[i]`` in the file of row ``rows[i]`` (the last such
+        row when an id is duplicated, as pi's index); -1 if absent."""
+        if len(rows) == 0 or self.n == 0:
+            return np.full(len(rows), -1, np.int64)
+        code = _to_np(pc.index_in(ids, value_set=self._id_dict, skip_nulls=True), -1).astype(np.int64)
+        return self.lookup_codes(code, rows)
+
+    def lookup_codes(self, code: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """:meth:`lookup` for ids already encoded (``self.codes[column]``; -1 for none)."""
+        rows = np.asarray(rows, np.int64)
+        if len(rows) == 0 or len(self._sorted_keys) == 0:
+            return np.full(len(rows), -1, np.int64)
+        q = self.file_code[rows] * self._width + code
+        pos = np.searchsorted(self._sorted_keys, q, side="right") - 1
+        posc = np.maximum(pos, 0)
+        hit = (code >= 0) & (pos >= 0) & (self._sorted_keys[posc] == q)
+        return np.where(hit, self._sorted_rows[posc], -1)
+
+    def _chains(self) -> None:
         n = self.n
-        levels = max(1, int(np.ceil(np.log2(max(n, 2)))) + 1)
-        up = [self.parent.astype(np.int64)]
-        for _ in range(levels):
-            prev = up[-1]
-            nxt = np.where(prev >= 0, prev[np.maximum(prev, 0)], -1)
-            up.append(nxt)
-            if (nxt < 0).all():
-                break
-        self.up = up
+        idx = np.arange(n)
+        start = self.parent != idx - 1
+        if n:
+            start[0] = True
+        self.chain_of = np.cumsum(start) - 1
+        self.chain_start = idx[start]
+        self.chain_parent_row = self.parent[self.chain_start]  # where each chain hangs (-1: a root)
+        self.chain_parent = np.where(self.chain_parent_row >= 0,
+                                     self.chain_of[np.maximum(self.chain_parent_row, 0)], -1)
 
     def path_sum(self, values: np.ndarray) -> np.ndarray:
         """Sum of ``values`` over each row and all its ancestors (root included)."""
-        s = np.asarray(values).copy()
-        for a in self.up:
-            has = a >= 0
-            if not has.any():
-                break
-            s = s + np.where(has, s[np.maximum(a, 0)], 0)
-        return s
+        v = np.asarray(values)
+        if self.n == 0:
+            return v.copy()
+        cs = np.cumsum(v)
+        before = cs[self.chain_start] - v[self.chain_start]
+        within = cs - before[self.chain_of]
+        hang = self.chain_parent_row
+        w = np.where(hang >= 0, within[np.maximum(hang, 0)], 0)
+        offset = _doubling_sum(self.chain_parent, w)
+        return offset[self.chain_of] + within
 
     def nearest(self, mask: np.ndarray) -> np.ndarray:
         """For each row, the nearest row at or above it where ``mask`` is true (-1 if none)."""
-        near = np.where(mask, np.arange(self.n), -1)
-        for a in self.up:
-            has = a >= 0
-            if not has.any():
-                break
-            take = (near < 0) & has
-            near = np.where(take, near[np.maximum(a, 0)], near)
-        return near
+        n = self.n
+        if n == 0:
+            return np.zeros(0, np.int64)
+        acc = np.maximum.accumulate(np.where(mask, np.arange(n), -1))
+        within = np.where(acc >= self.chain_start[self.chain_of], acc, -1)
+        hang = self.chain_parent_row
+        h = np.where(hang >= 0, within[np.maximum(hang, 0)], -1)
+        inherited = _doubling_nearest(self.chain_parent, h)
+        return np.where(within >= 0, within, inherited[self.chain_of])
 
-    def ancestor_at_depth(self, rows: np.ndarray, depth: np.ndarray) -> np.ndarray:
-        """The ancestor-or-self of each row at ``depth`` (-1 for a row of -1 or a deeper depth)."""
+    def deepest_at_most(self, values: np.ndarray, rows: np.ndarray, limit: np.ndarray) -> np.ndarray:
+        """For each query row, the deepest row on its root path (itself included) whose value is
+        at most ``limit``; -1 if none.
+
+        ``values`` must not decrease going down any path (a path sum of non-negative numbers, a
+        depth, an exclusive count...). Inside a chain the values are sorted, so one binary search
+        per chain on the way up finds the row.
+        """
+        v = np.asarray(values, np.int64)
         rows = np.asarray(rows, np.int64)
-        k = np.where(rows >= 0, self.depth[np.maximum(rows, 0)] - depth, -1)
-        x = np.where(k >= 0, rows, -1)
-        bit = 0
-        while bit < len(self.up):
-            step = ((k >> bit) & 1).astype(bool) & (x >= 0) & (k >= 0)
-            x = np.where(step, self.up[bit][np.maximum(x, 0)], x)
-            bit += 1
-        return x
+        lim = np.asarray(limit, np.int64) * np.ones(len(rows), np.int64)
+        out = np.full(len(rows), -1, np.int64)
+        if self.n == 0 or len(rows) == 0:
+            return out
+        vmin = int(v.min())
+        width = int(v.max()) - vmin + 1
+        key = self.chain_of * width + (v - vmin)  # sorted: chains are row ranges, values rise inside
+        cur = rows.copy()
+        active = np.nonzero(cur >= 0)[0]
+        while active.size:  # one step per chain on the way up
+            x = cur[active]
+            lo = lim[active]
+            c = self.chain_of[x]
+            here = v[x] <= lo
+            out[active[here]] = x[here]
+            s = self.chain_start[c]
+            inside = ~here & (v[s] <= lo)
+            if inside.any():
+                q = c[inside] * width + np.clip(lo[inside] - vmin, 0, width - 1)
+                out[active[inside]] = np.searchsorted(key, q, side="right") - 1
+            up = ~here & ~inside
+            nxt = self.chain_parent_row[c[up]]
+            cur[active[up]] = nxt
+            active = active[up][nxt >= 0]
+        return out
 
     def is_ancestor(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Whether row ``a`` is ``b`` or one of its ancestors (element-wise; -1 is never)."""
         a = np.asarray(a, np.int64)
-        b = np.asarray(b, np.int64)
-        ok = (a >= 0) & (b >= 0)
-        da = np.where(ok, self.depth[np.maximum(a, 0)], 0)
-        db = np.where(ok, self.depth[np.maximum(b, 0)], -1)
-        ok &= da <= db
-        anc = self.ancestor_at_depth(np.where(ok, b, -1), da)
-        return ok & (anc == a)
+        x = np.asarray(b, np.int64).copy()
+        out = np.zeros(len(a), bool)
+        active = np.nonzero((a >= 0) & (x >= 0))[0]
+        ca = self.chain_of[np.maximum(a, 0)]
+        while active.size:  # one step per chain on the way up: a few, not one per entry
+            xa = x[active]
+            same = self.chain_of[xa] == ca[active]
+            out[active[same]] = a[active[same]] <= xa[same]
+            rest = active[~same]
+            x[rest] = self.chain_parent_row[self.chain_of[x[rest]]]
+            active = rest[x[rest] >= 0]
+        return out

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._forest import Forest, as_table, row_keys
+from ._forest import Forest, as_table
 
 __all__ = ["contexts", "context_members", "context_messages", "CONTEXT_COLUMNS", "MEMBER_COLUMNS", "Target"]
 
@@ -64,36 +64,36 @@ class _Prepared:
         self.table = table
         self.forest = f = Forest(table)
         n = table.num_rows
-        typ = table["type"]
-        role = table["role"]
 
         def b(expr) -> np.ndarray:
             return np.asarray(pc.fill_null(expr, False).to_numpy(zero_copy_only=False), bool)
 
-        is_msg = b(pc.equal(typ, "message"))
-        self.is_assistant = is_msg & b(pc.equal(role, "assistant"))
-        self.is_comp = b(pc.equal(typ, "compaction"))
-        summary_nonempty = b(pc.greater(pc.fill_null(table["summary_chars"], 0), 0))
-        self.gives = is_msg | b(pc.equal(typ, "custom_message")) | (b(pc.equal(typ, "branch_summary")) & summary_nonempty)
+        is_msg = f.isin("type", ("message",))
+        self.is_assistant = is_msg & f.isin("role", ("assistant",))
+        self.is_comp = f.isin("type", ("compaction",))
+        summary_nonempty = np.asarray(pc.fill_null(table["summary_chars"], 0).to_numpy(zero_copy_only=False)) > 0
+        self.gives = is_msg | f.isin("type", ("custom_message",)) | (f.isin("type", ("branch_summary",)) & summary_nonempty)
         est = np.asarray(pc.fill_null(table["est_tokens"], 0).to_numpy(zero_copy_only=False), np.int64)
         self.est = est
         self.est_msg = np.where(self.gives, est, 0)
         ctx_tok = table["context_tokens"]
         has_usage = b(pc.is_valid(ctx_tok))
-        bad_stop = b(pc.is_in(table["stop_reason"], value_set=pa.array(["aborted", "error"])))
+        bad_stop = f.isin("stop_reason", ("aborted", "error"))
         self.usage_source = self.is_assistant & has_usage & ~bad_stop
         self.ctx_tok = np.asarray(pc.fill_null(ctx_tok, 0).to_numpy(zero_copy_only=False), np.int64)
         self.cum_n = f.path_sum(self.gives.astype(np.int64))
         self.cum_est = f.path_sum(self.est_msg)
         self.comp = f.nearest(self.is_comp)
         self.usage = f.nearest(self.usage_source)
-        self.think = f.nearest(b(pc.equal(typ, "thinking_level_change")))
-        self.model_src = f.nearest(self.is_assistant | b(pc.equal(typ, "model_change")))
+        self.think = f.nearest(f.isin("type", ("thinking_level_change",)))
+        self.model_src = f.nearest(self.is_assistant | f.isin("type", ("model_change",)))
         # the first kept entry of every compaction, if it is an ancestor of that compaction
-        fk = f.lookup(row_keys(table, "first_kept_entry_id"))
-        fk = np.where(self.is_comp, fk, -1)
-        on_path = f.is_ancestor(fk, np.arange(n)) & (fk != np.arange(n))
-        self.first_kept = np.where(on_path, fk, -1)
+        comp_rows = np.nonzero(self.is_comp)[0]
+        self.first_kept = np.full(n, -1, np.int64)
+        if comp_rows.size:
+            fk = f.lookup_codes(f.codes["first_kept_entry_id"][comp_rows], comp_rows)
+            on_path = f.is_ancestor(fk, comp_rows) & (fk != comp_rows)
+            self.first_kept[comp_rows] = np.where(on_path, fk, -1)
 
     def compute(self, base: np.ndarray) -> dict[str, np.ndarray]:
         """Context aggregates at rows ``base`` (-1: the empty context; -2: none, a cycle)."""
@@ -182,12 +182,9 @@ def _targets(prep: _Prepared, at: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _take(col, idx: np.ndarray) -> pa.Array:
-    """``col[idx]`` with null where ``idx`` is -1."""
-    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-    mask = idx < 0
-    return pc.take(arr, pa.array(np.where(mask, 0, idx), pa.int64()) if len(arr) else pa.array([], pa.int64())) \
-        if not mask.any() else pc.if_else(pa.array(mask), pa.scalar(None, arr.type),
-                                          pc.take(arr, pa.array(np.where(mask, 0, idx), pa.int64())))
+    """``col[idx]`` with null where ``idx`` is -1 (a null index takes a null)."""
+    idx = np.asarray(idx, np.int64)
+    return pc.take(col, pa.array(idx, pa.int64(), mask=idx < 0))
 
 
 def contexts(entries, at: Target = "calls") -> pa.Table:

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._forest import Forest, as_table, row_keys
+from ._forest import Forest, as_table
 
 __all__ = ["usage_by", "branch_costs", "cache_efficiency", "current_branch_mask", "USAGE_GROUPS"]
 
@@ -37,14 +37,14 @@ def current_branch_mask(entries, forest: Forest | None = None) -> np.ndarray:
     n = table.num_rows
     if n == 0:
         return np.zeros(0, bool)
-    codes = np.asarray(pc.dictionary_encode(pc.fill_null(table["file"], "")).combine_chunks().indices, np.int64)
+    codes = f.file_code
     line = np.asarray(pc.fill_null(table["line_no"], 0).to_numpy(zero_copy_only=False), np.int64)
     order = np.lexsort((np.arange(n), line, codes))
     last = order[np.r_[codes[order][1:] != codes[order][:-1], True]]  # last row of each file
     leaf = last.copy()
     is_rec = f.is_leaf_record[last]
     if is_rec.any():
-        target = f.lookup(row_keys(table.take(pa.array(last[is_rec])), "target_id"))
+        target = f.lookup_codes(f.codes["target_id"][last[is_rec]], last[is_rec])
         leaf[is_rec] = target
     leaf_of_file = np.full(codes.max() + 1, -1, np.int64)
     leaf_of_file[codes[last]] = leaf
@@ -164,7 +164,7 @@ def cache_efficiency(entries) -> pa.Table:
     pp = np.maximum(prev, 0)
     model_changed = (prev >= 0) & ((prov[rows] != prov[pp]) | (model[rows] != model[pp]))
     # the previous call in file order, within the same file
-    codes = np.asarray(pc.dictionary_encode(pc.fill_null(table["file"], "")).combine_chunks().indices, np.int64)
+    codes = f.file_code
     same_file_prev = np.r_[-1, rows[:-1]]
     same_file_prev = np.where(np.r_[False, codes[rows][1:] == codes[rows][:-1]], same_file_prev, -1)
     switched = (prev >= 0) & (same_file_prev != prev)

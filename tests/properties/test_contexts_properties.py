@@ -110,7 +110,7 @@ def expected_at(storage, entry_id):
     return len(ctx.messages), ctx.thinking_level, model, estimate_context_tokens(ctx.messages).tokens, ids
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(spec, min_size=1, max_size=40))
 def test_contexts_and_members_equal_the_object_model(specs):
     entries = build(specs)

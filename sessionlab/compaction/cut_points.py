@@ -1,0 +1,194 @@
+"""pi's cut point (``prepareCompaction``) for many targets of many sessions at once.
+
+The same rules as :func:`~sessionlab.compaction.prepare.prepare_compaction` (the plain
+reference, tested equal on random trees), computed on the entries table:
+
+- the boundary starts after the nearest compaction at or above the target;
+- the backwards token walk over ``message`` entries is a path sum of their estimates: the
+  crossing entry is the deepest message whose suffix sum reaches ``keep_recent_tokens``; the cut
+  is the first valid cut point at or below it (path counts of cut points), else the first one in
+  the boundary;
+- the extension over non-message entries goes up to just below the nearest message or compaction;
+- a split turn is a cut that is not a user message with a turn start at or above it.
+
+Every "find the row on this path" step is :meth:`Forest.deepest_at_most` on a value that only
+grows going down a path, so no Python loop runs per entry or per target.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..analysis._forest import Forest, as_table
+from ..analysis.contexts import Target, _targets, _take
+from .rules import CUT_POINT_ENTRY_TYPES, CUT_POINT_ROLES, TURN_START_ENTRY_TYPES, TURN_START_ROLES
+
+__all__ = ["find_cut_points", "CUT_POINT_COLUMNS"]
+
+CUT_POINT_COLUMNS = {
+    "session_id": "Session id.",
+    "file": "Session file.",
+    "at_id": "The target (the branch is root to it; for at='calls' the branch through the call, "
+             "since pi checks for compaction after the call's response).",
+    "first_kept_entry_id": "First entry kept (pi's firstKeptEntryId); null when pi returns nothing "
+                           "(the target is a compaction).",
+    "is_split_turn": "Whether the cut falls inside a turn.",
+    "turn_start_id": "The turn start at or above the cut (null when the cut is a user message or there is none).",
+    "tokens_before": "pi's tokensBefore: estimateContextTokens of the messages from the previous compaction on.",
+    "messages_to_summarize": "Number of messages pi would summarize.",
+    "turn_prefix_messages": "Number of messages of the split turn's prefix (0 when not split).",
+    "kept_message_tokens": "Estimated tokens of the message entries from the cut to the target.",
+    "previous_compaction_id": "The compaction the boundary starts after (null if none).",
+}
+
+
+class _CutArrays:
+    """Per-row arrays for cut points, built once per table."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+        self.forest = f = Forest(table)
+
+        def num(col: str) -> np.ndarray:
+            return np.asarray(pc.fill_null(table[col], 0).to_numpy(zero_copy_only=False), np.int64)
+
+        is_msg = f.isin("type", ("message",))
+        self.is_comp = f.isin("type", ("compaction",))
+        self.is_user = is_msg & f.isin("role", ("user",))
+        est = num("est_tokens")
+        self.est = est
+        msg_est = np.where(is_msg, est, 0)
+        is_cut = (is_msg & f.isin("role", CUT_POINT_ROLES)) | f.isin("type", CUT_POINT_ENTRY_TYPES)
+        turn = (is_msg & f.isin("role", TURN_START_ROLES)) | f.isin("type", TURN_START_ENTRY_TYPES)
+        gives = is_msg | f.isin("type", ("custom_message", "branch_summary", "compaction"))
+        usage_src = is_msg & f.isin("role", ("assistant",)) & ~f.isin("stop_reason", ("aborted", "error")) \
+            & np.asarray(pc.is_valid(table["context_tokens"]).to_numpy(zero_copy_only=False), bool)
+        self.ctx_tok = num("context_tokens")
+        self.cum_msg = f.path_sum(msg_est)
+        self.cum_msg_excl = self.cum_msg - msg_est
+        self.cnt_cut = f.path_sum(is_cut.astype(np.int64))
+        self.cnt_cut_excl = self.cnt_cut - is_cut
+        self.cnt_gives = f.path_sum(gives.astype(np.int64))
+        self.cnt_gives_excl = self.cnt_gives - gives
+        self.cum_est = f.path_sum(np.where(gives, est, 0))
+        self.near_comp = f.nearest(self.is_comp)
+        self.near_usage = f.nearest(usage_src)
+        self.near_msg = f.nearest(is_msg)
+        self.near_stop = f.nearest(is_msg | self.is_comp)
+        self.near_turn = f.nearest(turn)
+
+
+_LAST: list[_CutArrays] = []
+
+
+def _arrays(table: pa.Table) -> _CutArrays:
+    if _LAST and _LAST[0].table is table:
+        return _LAST[0]
+    arrays = _CutArrays(table)
+    _LAST[:] = [arrays]
+    return arrays
+
+
+def cut_point_rows(a: _CutArrays, t: np.ndarray, keep_recent_tokens: int) -> dict[str, np.ndarray]:
+    """The cut point for target rows ``t`` (row indices; -1 for none), as row indices and counts."""
+    f = a.forest
+    t = np.asarray(t, np.int64)
+    tt = np.maximum(t, 0)
+    ok = (t >= 0) & ~f.cyclic[tt] & ~a.is_comp[tt]
+    prev = np.where(ok, a.near_comp[tt], -1)
+    has_prev = prev >= 0
+    pp = np.maximum(prev, 0)
+    start_depth = np.where(has_prev, f.depth[pp] + 1, 0)
+    # tokens before: pi's estimate over the messages from the previous compaction on
+    u = a.near_usage[tt]
+    uu = np.maximum(u, 0)
+    u_ok = (u >= 0) & (~has_prev | (f.depth[uu] > f.depth[pp]))
+    base_est = np.where(has_prev, a.cum_est[pp] - a.est[pp], 0)
+    tokens_before = np.where(u_ok, a.ctx_tok[uu] + a.cum_est[tt] - a.cum_est[uu], a.cum_est[tt] - base_est)
+    # valid cut points inside the boundary
+    before_cuts = np.where(has_prev, a.cnt_cut[pp], 0)
+    any_cut = a.cnt_cut[tt] > before_cuts
+    boundary_start = f.deepest_at_most(f.depth, tt, start_depth)
+    first_cut = f.deepest_at_most(a.cnt_cut_excl, tt, before_cuts)
+    cut = np.where(any_cut, first_cut, boundary_start)
+    # the crossing of keep_recent_tokens, walking back over message entries
+    limit = a.cum_msg[tt] - keep_recent_tokens
+    r = np.where(ok & any_cut & (limit >= 0), f.deepest_at_most(a.cum_msg_excl, tt, limit), -1)
+    i = np.where(r >= 0, a.near_msg[np.maximum(r, 0)], -1)
+    ii = np.maximum(i, 0)
+    crossing = (i >= 0) & (f.depth[ii] >= start_depth)
+    k = a.cnt_cut_excl[ii]
+    later = crossing & (a.cnt_cut[tt] > k)
+    cut = np.where(later, f.deepest_at_most(a.cnt_cut_excl, tt, k), cut)
+    # extend back over non-message entries
+    cc = np.maximum(cut, 0)
+    par = f.parent[cc]
+    m = np.where(par >= 0, a.near_stop[np.maximum(par, 0)], -1)
+    new_depth = np.maximum(np.where(m >= 0, f.depth[np.maximum(m, 0)] + 1, 0), start_depth)
+    move = ok & (cut >= 0) & (new_depth < f.depth[cc])
+    cut = np.where(move, f.deepest_at_most(f.depth, cc, new_depth), cut)
+    cut = np.where(ok, cut, -1)
+    cc = np.maximum(cut, 0)
+    # split turn
+    ts = np.where(ok & ~a.is_user[cc], a.near_turn[cc], -1)
+    ts = np.where((ts >= 0) & (f.depth[np.maximum(ts, 0)] >= start_depth), ts, -1)
+    split = ts >= 0
+    hist_end = np.where(split, ts, cut)
+    base_gives = np.where(has_prev, a.cnt_gives[pp], 0)
+    to_summarize = np.where(ok, a.cnt_gives_excl[np.maximum(hist_end, 0)] - base_gives, 0)
+    prefix = np.where(split, a.cnt_gives_excl[cc] - a.cnt_gives_excl[np.maximum(ts, 0)], 0)
+    kept = np.where(ok, a.cum_msg[tt] - a.cum_msg_excl[cc], 0)
+    return {"ok": ok, "cut": cut, "turn_start": ts, "split": split, "tokens_before": tokens_before,
+            "to_summarize": to_summarize, "prefix": prefix, "kept": kept, "prev": prev}
+
+
+def find_cut_points(entries, at: Target = "leaves", keep_recent_tokens: int = 20000) -> pa.Table:
+    """Where pi's ``prepareCompaction`` would cut, for many targets at once.
+
+    Args:
+        entries: the entries table.
+        at: ``"calls"``, ``"leaves"``, ``"entries"`` or entry ids, as in ``contexts`` (for calls the
+            branch runs through the call).
+        keep_recent_tokens: pi's ``keepRecentTokens`` (default 20000).
+
+    Returns:
+        One row per target. Columns: session_id, file, at_id, first_kept_entry_id, is_split_turn,
+        turn_start_id, tokens_before, messages_to_summarize, turn_prefix_messages,
+        kept_message_tokens, previous_compaction_id (see ``CUT_POINT_COLUMNS``). Where pi returns
+        nothing (the target is a compaction) or the branch loops, the values are null.
+
+    Example:
+        >>> find_cut_points(entries_table("data/"), at="leaves").to_pandas()  # doctest: +SKIP
+    """
+    table = as_table(entries)
+    a = _arrays(table)
+    prep_at = "leaves" if at == "calls" else at
+    if at == "calls":
+        from ..analysis.contexts import _prepare
+
+        tgt = np.nonzero(_prepare(table).is_assistant)[0]
+    else:
+        from ..analysis.contexts import _prepare
+
+        tgt, _ = _targets(_prepare(table), prep_at)
+    r = cut_point_rows(a, tgt, keep_recent_tokens)
+    bad = ~r["ok"]
+
+    def ints(x: np.ndarray) -> pa.Array:
+        return pa.array(x, pa.int64(), mask=bad)
+
+    return pa.table({
+        "session_id": _take(table["session_id"], tgt),
+        "file": _take(table["file"], tgt),
+        "at_id": _take(table["entry_id"], tgt),
+        "first_kept_entry_id": _take(table["entry_id"], r["cut"]),
+        "is_split_turn": pa.array(r["split"], pa.bool_(), mask=bad),
+        "turn_start_id": _take(table["entry_id"], r["turn_start"]),
+        "tokens_before": ints(r["tokens_before"]),
+        "messages_to_summarize": ints(r["to_summarize"]),
+        "turn_prefix_messages": ints(r["prefix"]),
+        "kept_message_tokens": ints(r["kept"]),
+        "previous_compaction_id": _take(table["entry_id"], r["prev"]),
+    })
