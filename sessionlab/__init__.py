@@ -74,7 +74,36 @@ from .storage import (
 )
 from .session import Session, open_session
 from .repo import InMemorySessionRepo, JsonlSessionRepo, SessionInfo, get_entries_to_fork
-from .compaction import CompactionPreparation, compact, prepare_compaction
+from .compaction import (
+    CompactionPolicy,
+    CompactionPreparation,
+    FractionPolicy,
+    KeepLastTurnsPolicy,
+    NeverCompact,
+    PiThresholdPolicy,
+    RetainedTailPolicy,
+    SimulationResult,
+    SummarySize,
+    compact,
+    find_cut_points,
+    fit_prices,
+    prepare_compaction,
+    simulate_compaction,
+)
+from .tables import (
+    blocks_df,
+    blocks_table,
+    entries_df,
+    entries_table,
+    issues_df,
+    issues_table,
+    sessions_df,
+    sessions_table,
+    to_parquet,
+)
+from .tree import children, current_branch, depths, fork_points, leaves, roots, session_tree
+from .analysis import branch_costs, cache_efficiency, context_members, context_messages, contexts, usage_by
+from .synth import generate_corpus, generate_session
 
 __version__ = "0.1.0"
 
@@ -152,7 +181,45 @@ __all__ = [
     "SessionInfo",
     "get_entries_to_fork",
     # compaction
+    "CompactionPolicy",
     "CompactionPreparation",
+    "FractionPolicy",
+    "KeepLastTurnsPolicy",
+    "NeverCompact",
+    "PiThresholdPolicy",
+    "RetainedTailPolicy",
+    "SimulationResult",
+    "SummarySize",
     "compact",
+    "find_cut_points",
+    "fit_prices",
     "prepare_compaction",
+    "simulate_compaction",
+    # tables and tree
+    "blocks_df",
+    "blocks_table",
+    "entries_df",
+    "entries_table",
+    "issues_df",
+    "issues_table",
+    "sessions_df",
+    "sessions_table",
+    "to_parquet",
+    "children",
+    "current_branch",
+    "depths",
+    "fork_points",
+    "leaves",
+    "roots",
+    "session_tree",
+    # vectorised analysis
+    "branch_costs",
+    "cache_efficiency",
+    "context_members",
+    "context_messages",
+    "contexts",
+    "usage_by",
+    # synthetic data
+    "generate_corpus",
+    "generate_session",
 ]

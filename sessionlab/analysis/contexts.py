@@ -122,7 +122,8 @@ class _Prepared:
         cum_est = self.cum_est[bb]
         base_est = np.where(has_c, np.where(has_fk, self.cum_est[fkk] - self.est_msg[fkk], self.cum_est[cc]), 0)
         summary_est = np.where(has_c, self.est[cc], 0)
-        trailing = np.where(u_valid, cum_est - self.cum_est[uu], summary_est + cum_est - base_est)
+        estimate_only = summary_est + cum_est - base_est  # every message estimated, no usage
+        trailing = np.where(u_valid, cum_est - self.cum_est[uu], estimate_only)
         usage_tokens = np.where(u_valid, self.ctx_tok[uu], 0)
         count = np.where(ok, count, 0)
         trailing = np.where(ok, trailing, 0)
@@ -138,6 +139,7 @@ class _Prepared:
             "think": np.where(ok, self.think[bb], -1),
             "model_src": np.where(ok, self.model_src[bb], -1),
             "usage_row": np.where(u_valid, u, -1),
+            "estimate_only": np.where(ok, estimate_only, 0),
         }
 
 

@@ -1,10 +1,35 @@
 """Compaction: pi's cut points, compacting a session, and what-if policy simulation."""
 
 from .compact import compact, format_file_operations
+from .cut_points import CUT_POINT_COLUMNS, find_cut_points
+from .policies import (
+    CompactionPolicy,
+    FractionPolicy,
+    KeepLastTurnsPolicy,
+    NeverCompact,
+    PiThresholdPolicy,
+    RetainedTailPolicy,
+    SummarySize,
+)
+from .simulate import CALL_COLUMNS, SESSION_COLUMNS, SimulationResult, fit_prices, simulate_compaction
 from .prepare import CompactionPreparation, CutPoint, file_lists, find_cut_point, prepare_compaction
 from .rules import is_cut_point, is_turn_start
 
 __all__ = [
+    "CUT_POINT_COLUMNS",
+    "find_cut_points",
+    "CompactionPolicy",
+    "FractionPolicy",
+    "KeepLastTurnsPolicy",
+    "NeverCompact",
+    "PiThresholdPolicy",
+    "RetainedTailPolicy",
+    "SummarySize",
+    "CALL_COLUMNS",
+    "SESSION_COLUMNS",
+    "SimulationResult",
+    "fit_prices",
+    "simulate_compaction",
     "compact",
     "format_file_operations",
     "CompactionPreparation",

@@ -1,0 +1,74 @@
+"""Compaction-policy grid benchmark: 100 policies over the corpus vs loading the corpus, in one run.
+
+Run from the repository root:
+
+    python benchmarks/bench_compaction.py                 # the ~150 MB corpus in /tmp/sessionlab-bench
+    python benchmarks/bench_compaction.py --corpus DIR
+
+Prints the time to load the corpus into the entries table, the time to simulate a grid of 100
+policies on every session's current branch (cold: all per-table arrays built inside), and their
+ratio (target: the grid in at most 3x the load time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import time
+from pathlib import Path
+
+from bench_contexts import machine
+
+
+def grid():
+    from sessionlab.compaction.policies import (FractionPolicy, KeepLastTurnsPolicy, NeverCompact,
+                                                PiThresholdPolicy, RetainedTailPolicy, SummarySize)
+
+    pols = [FractionPolicy(w, fr, keep) for w in (100_000, 200_000, 400_000)
+            for keep in (5_000, 10_000, 20_000, 40_000) for fr in (0.5, 0.6, 0.7, 0.8, 0.9)]
+    pols += [PiThresholdPolicy(w, r, k) for w in (128_000, 200_000) for r in (8_192, 16_384)
+             for k in (10_000, 20_000, 30_000)]
+    pols += [PiThresholdPolicy(200_000, summary=SummarySize(tokens=None, fraction=f)) for f in (0.02, 0.05, 0.1)]
+    pols += [KeepLastTurnsPolicy(w, n) for w in (64_000, 100_000, 200_000) for n in (1, 2, 4, 8)]
+    pols += [RetainedTailPolicy(w, n) for w in (64_000, 100_000, 200_000) for n in (5, 10, 20, 40)]
+    pols += [NeverCompact(200_000)]
+    return pols
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", default="/tmp/sessionlab-bench")
+    args = ap.parse_args()
+    corpus = Path(args.corpus)
+    if not corpus.exists():
+        from sessionlab.synth import generate_corpus
+        generate_corpus(corpus, n_sessions=300, target_bytes=150_000_000, seed=0)
+    from sessionlab.compaction import simulate_compaction
+    from sessionlab.tables import entries_table
+
+    files = sorted(str(p) for p in corpus.rglob("*.jsonl"))
+    mb = sum(os.path.getsize(f) for f in files) / 1e6
+    pols = grid()
+    assert len(pols) == 100, len(pols)
+    t = time.perf_counter()
+    table = entries_table(files, on_bad_lines="skip")
+    load_s = time.perf_counter() - t
+    for mod in ("sessionlab.analysis.contexts", "sessionlab.compaction.cut_points"):
+        importlib.import_module(mod)._LAST.clear()  # cold
+    t = time.perf_counter()
+    res = simulate_compaction(table, pols)
+    sim_s = time.perf_counter() - t
+    print(f"corpus: {len(files)} files, {mb:.1f} MB, {table.num_rows} entries ({corpus})")
+    print(f"machine: {machine()}")
+    print()
+    print("| step | seconds | rows out | ratio to load |")
+    print("|---|---:|---:|---:|")
+    print(f"| entries_table (load) | {load_s:.2f} | {table.num_rows} | 1.00x |")
+    print(f"| simulate_compaction, 100 policies | {sim_s:.2f} | {res.calls.num_rows} calls, "
+          f"{res.sessions.num_rows} session rows | {sim_s / load_s:.2f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,415 @@
+"""What-if compaction: replay the recorded calls of every session under many policies at once.
+
+The replay never invents model output: call ``k`` of a branch keeps its recorded output, and its
+prompt is what the branch had accumulated by then, minus what the simulated compactions removed.
+
+Per call (all policies at once, arrays shaped policies x calls):
+
+- ``prompt``: the context the call was sent, pi's ``estimateContextTokens`` at its parent;
+  ``total``: its usage total after the call (pi's ``calculateContextTokens``). With
+  ``recorded="replace"`` (default) the session's own compactions are undone first: each adds back
+  what it removed (its ``tokensBefore`` minus the context right after it), so every policy starts
+  from the uncompacted conversation; ``recorded="keep"`` leaves them in place and compacts on top.
+- a policy compacts after call ``k`` when ``total - removed > trigger_tokens`` and the call ended a
+  turn (pi checks after the agent's run ends: a call that is not a tool use, not aborted, not an
+  error). It keeps what its ``keep`` rule names (pi's cut point, the last turns, the last
+  messages: estimated tokens of those messages), replaces the rest with a summary of the policy's
+  size, and everything after is that much smaller. A compaction breaks the prompt cache.
+- cost: each model's prices per token are fitted from the recorded calls (``cost = input * a +
+  output * b + cache_read * c + cache_write * d``, least squares); a call reads from the cache what
+  the previous call on the branch left (unless a compaction or a model change came between) and
+  pays the rest as cache writes (models that wrote cache) or fresh input.
+
+Finding the next compaction of every policy is a binary search over a range-maximum table of the
+calls, so the work per session is ``O(policies x log calls)`` per compaction event; only sessions
+(and events) are looped over.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..analysis._forest import as_table
+from ..analysis.contexts import _prepare
+from ..analysis.usage import current_branch_mask
+from .cut_points import _arrays, cut_point_rows
+from .policies import CompactionPolicy
+
+__all__ = ["SimulationResult", "simulate_compaction", "fit_prices", "SESSION_COLUMNS", "CALL_COLUMNS"]
+
+SESSION_COLUMNS = {
+    "session_id": "Session id.", "file": "Session file.", "leaf_id": "The branch's leaf.",
+    "policy": "Policy name.", "policy_index": "Position of the policy in the list given.",
+    "context_window": "The policy's window (null for NeverCompact without one).",
+    "calls": "Calls replayed.", "compactions": "Simulated compactions.",
+    "recorded_compactions": "Compactions the session really made on this branch.",
+    "matched_compactions": "Simulated compactions right after a call the session really compacted after.",
+    "peak_context_tokens": "Largest context (usage total) reached.",
+    "prompt_tokens": "Prompt tokens sent, summed over the calls.",
+    "summarized_tokens": "Tokens replaced by summaries, summed over the compactions.",
+    "cost_usd": "Estimated cost of the calls with fitted per-model prices.",
+    "recorded_cost_usd": "The calls' recorded cost.",
+    "overflow_calls": "Calls whose prompt would not fit the window.",
+}
+CALL_COLUMNS = {
+    "session_id": "Session id.", "leaf_id": "The branch's leaf.", "policy_index": "Policy position.",
+    "at_id": "The assistant call.", "call_index": "0-based position of the call on the branch.",
+    "prompt_tokens": "Prompt sent at this call under the policy.",
+    "context_before": "Context after the call (usage total) before any compaction.",
+    "context_after": "Context after the compaction this call triggered (= before when none).",
+    "compacted": "Whether the policy compacted after this call.",
+    "cut_entry_id": "First entry kept by that compaction.",
+    "recorded_compaction": "Whether the session really compacted after this call.",
+    "cost_usd": "Estimated cost of the call under the policy.",
+}
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """``sessions``: one row per (session branch, policy); ``calls``: one row per (branch, policy, call)."""
+
+    sessions: pa.Table
+    calls: pa.Table
+    policies: tuple = field(default=())
+
+
+def fit_prices(entries) -> dict[str, tuple[float, float, float, float]]:
+    """Per model: USD per token for (input, output, cache read, cache write), fitted by least
+    squares to the recorded calls' usage and cost (exact when the recorded costs are linear)."""
+    table = as_table(entries)
+    calls = table.filter(pc.and_(pc.equal(table["type"], "message"), pc.equal(table["role"], "assistant")))
+
+    def col(name: str) -> np.ndarray:
+        return np.asarray(pc.fill_null(calls[name], 0).to_numpy(zero_copy_only=False), np.float64)
+
+    x = np.stack([col("input_tokens"), col("output_tokens"), col("cache_read_tokens"), col("cache_write_tokens")], 1)
+    y = col("cost_usd")
+    models = np.asarray(pc.fill_null(calls["model"], "").to_numpy(zero_copy_only=False), object)
+    prices: dict[str, tuple[float, float, float, float]] = {}
+    for m in sorted(set(models.tolist())):  # one small fit per model
+        sel = models == m
+        xs, ys = x[sel], y[sel]
+        used = xs.sum(0) > 0
+        coef = np.zeros(4)
+        if used.any() and ys.any():
+            sol, *_ = np.linalg.lstsq(xs[:, used], ys, rcond=None)
+            coef[used] = np.clip(sol, 0, None)
+        prices[m] = tuple(float(c) for c in coef)  # type: ignore[assignment]
+    return prices
+
+
+def _range_max_table(v: np.ndarray) -> list[np.ndarray]:
+    """``t[j][i] = max(v[i : i + 2**j])`` (shorter at the end)."""
+    t = [v]
+    j = 1
+    while (1 << j) <= len(v):
+        prev = t[-1]
+        half = 1 << (j - 1)
+        nxt = prev.copy()
+        nxt[: len(v) - half] = np.maximum(prev[: len(v) - half], prev[half:])
+        t.append(nxt)
+        j += 1
+    return t
+
+
+def _first_above(table: list[np.ndarray], start: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    """For each query, the first index ``>= start`` whose value is ``> limit`` (``len`` if none)."""
+    n = len(table[0])
+    pos = start.copy()  # invariant: every value in [start, pos) is <= limit
+    for j in range(len(table) - 1, -1, -1):
+        step = 1 << j
+        ok = pos + step <= n
+        blk = np.where(ok, table[j][np.minimum(pos, n - 1)], np.inf)
+        jump = ok & (blk <= limit)
+        pos = np.where(jump, pos + step, pos)
+    return pos
+
+
+def simulate_compaction(
+    entries,
+    policies: Sequence[CompactionPolicy],
+    *,
+    branch: Literal["current", "all"] = "current",
+    recorded: Literal["replace", "keep"] = "replace",
+    prices: dict[str, tuple[float, float, float, float]] | None = None,
+) -> SimulationResult:
+    """Replay every session's calls under each policy (see the module doc).
+
+    Args:
+        entries: the entries table.
+        policies: policies to compare (see :mod:`sessionlab.compaction.policies`).
+        branch: ``"current"`` replays each session's current branch; ``"all"`` every branch (one
+            run per leaf; calls shared by branches count in each).
+        recorded: ``"replace"`` undoes the session's own compactions first; ``"keep"`` keeps them.
+        prices: per-model prices; default :func:`fit_prices` on ``entries``.
+
+    Returns:
+        :class:`SimulationResult` with ``sessions`` (columns in ``SESSION_COLUMNS``) and ``calls``
+        (columns in ``CALL_COLUMNS``).
+
+    Example:
+        >>> res = simulate_compaction(entries_table("data/"), [PiThresholdPolicy(200_000), NeverCompact()])  # doctest: +SKIP
+        >>> res.sessions.to_pandas()[["session_id", "policy", "compactions", "cost_usd"]]  # doctest: +SKIP
+    """
+    policies = list(policies)
+    if branch not in ("current", "all"):
+        raise ValueError(f"branch must be 'current' or 'all', not {branch!r}")
+    if recorded not in ("replace", "keep"):
+        raise ValueError(f"recorded must be 'replace' or 'keep', not {recorded!r}")
+    table = as_table(entries)
+    prep = _prepare(table)
+    cut = _arrays(table)
+    f = prep.forest
+    n = table.num_rows
+    prices = prices if prices is not None else fit_prices(table)
+
+    # per-row quantities (whole table, vectorised)
+    calls = prep.is_assistant & ~f.cyclic
+    call_rows = np.nonzero(calls)[0]
+    base = f.parent[call_rows]
+    ctx = prep.compute(base)
+    prompt_rec = np.zeros(n, np.int64)
+    prompt_rec[call_rows] = ctx["context_tokens"]
+    is_comp = prep.is_comp & ~f.cyclic
+    removed_at = np.zeros(n, np.int64)
+    comp_rows = np.nonzero(is_comp)[0]
+    if recorded == "replace" and comp_rows.size:
+        # what the compaction left: its summary and the kept messages, estimated (the usage of a
+        # kept assistant message still counts the old, uncompacted context)
+        after = prep.compute(comp_rows)["estimate_only"]
+        tb = np.asarray(pc.fill_null(table["tokens_before"], 0).to_numpy(zero_copy_only=False), np.int64)[comp_rows]
+        removed_at[comp_rows] = np.maximum(tb - after, 0)
+    removed_above = f.path_sum(removed_at)
+    if recorded == "replace":
+        # the uncompacted prompt: the last usage before the call, uncompacted, plus the estimates
+        # of every message after it (pi's estimate on the whole branch, compactions undone)
+        u = prep.usage[np.maximum(base, 0)]
+        u_ok = (base >= 0) & (u >= 0)
+        uu = np.maximum(u, 0)
+        bb = np.maximum(base, 0)
+        prompt_full = np.zeros(n, np.int64)
+        prompt_full[call_rows] = np.where(
+            u_ok, prep.ctx_tok[uu] + removed_above[uu] + prep.cum_est[bb] - prep.cum_est[uu],
+            np.where(base >= 0, prep.cum_est[bb], 0))
+    else:
+        prompt_full = prompt_rec
+    out_tok = np.asarray(pc.fill_null(table["output_tokens"], 0).to_numpy(zero_copy_only=False), np.int64)
+    # the context after a call: its usage total; a call without usable usage (aborted, error) adds
+    # nothing to what it was sent
+    total_full = np.where(prep.usage_source, prep.ctx_tok + removed_above, prompt_full)
+    stop = np.asarray(pc.fill_null(table["stop_reason"], "").to_numpy(zero_copy_only=False), object)
+    can_trigger = calls & prep.usage_source & (stop != "toolUse")
+    model = np.asarray(pc.fill_null(table["model"], "").to_numpy(zero_copy_only=False), object)
+    cost_rec = np.asarray(pc.fill_null(table["cost_usd"], 0.0).to_numpy(zero_copy_only=False), np.float64)
+    # the call each recorded compaction follows
+    near_call = f.nearest(calls)
+    comp_after_call = np.zeros(n, bool)
+    if comp_rows.size:
+        par = f.parent[comp_rows]
+        follows = np.where(par >= 0, near_call[np.maximum(par, 0)], -1)
+        comp_after_call[follows[follows >= 0]] = True
+    # kept tokens per keep rule, at every call (the branch through the call)
+    is_msg = f.isin("type", ("message",))
+    msg_est = np.where(is_msg, cut.est, 0)
+    cum_msg = cut.cum_msg
+    kinds = sorted({p.keep for p in policies if p.keep[0] != "none"})
+    kept_at: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
+    cnt_user = f.path_sum(cut.is_user.astype(np.int64))
+    cnt_msg = f.path_sum(is_msg.astype(np.int64))
+    for kind, value in kinds:
+        if kind == "tokens":
+            r = cut_point_rows(cut, call_rows, value)
+            rows, kept = r["cut"], r["kept"]
+        else:
+            counts = cnt_user if kind == "turns" else cnt_msg
+            excl = counts - (cut.is_user if kind == "turns" else is_msg)
+            rows = f.deepest_at_most(excl, call_rows, counts[call_rows] - value)
+            rows = np.where(counts[call_rows] >= value, rows, -1)
+            kept = np.where(rows >= 0, cum_msg[call_rows] - (cum_msg - msg_est)[np.maximum(rows, 0)],
+                            cum_msg[call_rows])
+        full_rows = np.full(n, -1, np.int64)
+        full_kept = np.zeros(n, np.int64)
+        full_rows[call_rows] = rows
+        full_kept[call_rows] = kept
+        kept_at[(kind, value)] = (full_rows, full_kept)
+
+    # the runs: one branch per session (current) or per leaf (all)
+    runs = _runs(table, f, prep, branch)
+    n_pol = len(policies)
+    thr = np.array([p.trigger_tokens for p in policies], np.float64)
+    window = np.array([p.context_window if p.context_window is not None else np.inf for p in policies], np.float64)
+    s_fixed = np.array([p.summary.tokens if p.summary.tokens is not None else -1 for p in policies], np.float64)
+    s_frac = np.array([p.summary.fraction or 0.0 for p in policies], np.float64)
+    s_cap = np.array([p.summary.max_tokens if p.summary.max_tokens is not None else np.inf for p in policies])
+    price_of = {m: np.array(prices.get(m, (0.0, 0.0, 0.0, 0.0))) for m in set(model.tolist())}
+    writes_cache = {m: prices.get(m, (0, 0, 0, 0))[3] > 0 for m in price_of}
+
+    sess_parts: list[dict[str, np.ndarray]] = []
+    call_parts: list[dict[str, np.ndarray]] = []
+    for leaf, path_calls in runs:  # a loop over sessions (branches); calls are arrays
+        k_n = len(path_calls)
+        if k_n == 0:
+            continue
+        P = prompt_full[path_calls].astype(np.float64)
+        T = total_full[path_calls].astype(np.float64)
+        trig_ok = can_trigger[path_calls]
+        T_trig = np.where(trig_ok, T, -np.inf)
+        rmq = _range_max_table(T_trig)
+        kept = np.zeros((n_pol, k_n))
+        cut_rows = np.full((n_pol, k_n), -1, np.int64)
+        for pi_, p in enumerate(policies):
+            if p.keep[0] != "none":
+                rws, kp = kept_at[p.keep]
+                kept[pi_] = kp[path_calls]
+                cut_rows[pi_] = rws[path_calls]
+        removed_here = np.zeros((n_pol, k_n))
+        compacted = np.zeros((n_pol, k_n), bool)
+        summarized = np.zeros(n_pol)
+        D = np.zeros(n_pol)
+        start = np.zeros(n_pol, np.int64)
+        active = np.isfinite(thr)
+        while active.any():  # one compaction event per active policy per round
+            idx = np.nonzero(active)[0]
+            k = _first_above(rmq, start[idx], thr[idx] + D[idx])
+            found = k < k_n
+            idx, k = idx[found], k[found]
+            active[:] = False
+            if idx.size == 0:
+                break
+            C = T[k] - D[idx]
+            kp = np.minimum(kept[idx, k], C)
+            replaced = C - kp
+            summ = np.where(s_fixed[idx] >= 0, s_fixed[idx], np.minimum(s_frac[idx] * replaced, s_cap[idx]))
+            rem = np.maximum(replaced - summ, 0)
+            real = rem > 0
+            removed_here[idx[real], k[real]] = rem[real]
+            compacted[idx[real], k[real]] = True
+            summarized[idx[real]] += replaced[real]
+            D[idx] += rem
+            start[idx] = k + 1
+            active[idx] = start[idx] < k_n
+        D_after = np.cumsum(removed_here, axis=1)
+        D_before = D_after - removed_here
+        prompt = np.maximum(P[None, :] - D_before, 0)
+        before = np.maximum(T[None, :] - D_before, 0)
+        after = np.maximum(T[None, :] - D_after, 0)
+        # cache: the previous call's context is read back unless a compaction or model change intervened
+        mdl = model[path_calls]
+        prev_after = np.concatenate([np.zeros((n_pol, 1)), after[:, :-1]], axis=1)
+        same_model = np.r_[False, mdl[1:] == mdl[:-1]]
+        broke = np.concatenate([np.ones((n_pol, 1), bool), compacted[:, :-1]], axis=1) | ~same_model[None, :]
+        cached = np.where(broke, 0.0, np.minimum(prev_after, prompt))
+        fresh = np.maximum(prompt - cached, 0)
+        pr = np.stack([price_of[m] for m in mdl], 1) if k_n else np.zeros((4, 0))
+        new_price = np.where(np.array([writes_cache[m] for m in mdl]), pr[3], pr[0])
+        cost = cached * pr[2][None, :] + fresh * new_price[None, :] + out_tok[path_calls][None, :] * pr[1][None, :]
+        rec_comp = comp_after_call[path_calls]
+        first = np.full(n_pol, path_calls[0])
+        sess_parts.append({
+            "row": first, "leaf": np.full(n_pol, leaf), "policy_index": np.arange(n_pol),
+            "calls": np.full(n_pol, k_n), "compactions": compacted.sum(1),
+            "recorded_compactions": np.full(n_pol, rec_comp.sum()),
+            "matched_compactions": (compacted & rec_comp[None, :]).sum(1),
+            "peak_context_tokens": before.max(1), "prompt_tokens": prompt.sum(1),
+            "summarized_tokens": summarized, "cost_usd": cost.sum(1),
+            "recorded_cost_usd": np.full(n_pol, cost_rec[path_calls].sum()),
+            "overflow_calls": (prompt > window[:, None]).sum(1),
+        })
+        call_parts.append({
+            "row": np.tile(path_calls, n_pol), "first": np.full(n_pol * k_n, path_calls[0]),
+            "leaf": np.full(n_pol * k_n, leaf), "policy_index": np.repeat(np.arange(n_pol), k_n),
+            "call_index": np.tile(np.arange(k_n), n_pol),
+            "prompt_tokens": prompt.ravel(), "context_before": before.ravel(), "context_after": after.ravel(),
+            "compacted": compacted.ravel(), "cut_row": np.where(compacted, cut_rows, -1).ravel(),
+            "recorded_compaction": np.tile(rec_comp, n_pol), "cost_usd": cost.ravel(),
+        })
+    return SimulationResult(_sessions_table(table, sess_parts, policies), _calls_table(table, call_parts),
+                            tuple(policies))
+
+
+def _runs(table: pa.Table, f, prep, branch: str) -> list[tuple[int, np.ndarray]]:
+    """(leaf row, the calls on its branch in order) for every branch to replay."""
+    n = table.num_rows
+    calls = prep.is_assistant & ~f.cyclic
+    if branch == "current":
+        on = current_branch_mask(table, f)
+        codes = f.file_code
+        leaf_of = {}
+        # the leaf of each file's current branch: its deepest row on the branch
+        rows = np.nonzero(on)[0]
+        order = np.lexsort((f.depth[rows], codes[rows]))
+        last = rows[order][np.r_[codes[rows][order][1:] != codes[rows][order][:-1], True]] if rows.size else rows
+        for r in last:
+            leaf_of[codes[r]] = r
+        sel = np.nonzero(on & calls)[0]
+        sel = sel[np.lexsort((f.depth[sel], codes[sel]))]
+        out = []
+        if sel.size:
+            splits = np.nonzero(codes[sel][1:] != codes[sel][:-1])[0] + 1
+            for part in np.split(sel, splits):
+                out.append((leaf_of.get(codes[part[0]], -1), part))
+        return out
+    has_child = np.zeros(n, bool)
+    p = f.parent[(f.parent >= 0) & ~f.is_leaf_record]
+    has_child[p] = True
+    leaves = np.nonzero(~has_child & ~f.is_leaf_record & ~f.cyclic)[0]
+    out = []
+    for leaf in leaves:  # one run per leaf
+        same = np.nonzero((f.file_code == f.file_code[leaf]) & calls)[0]
+        on = same[f.is_ancestor(same, np.full(len(same), leaf))]
+        out.append((int(leaf), on[np.argsort(f.depth[on], kind="stable")]))
+    return out
+
+
+def _cat(parts: list[dict[str, np.ndarray]], key: str, dtype=None) -> np.ndarray:
+    if not parts:
+        return np.zeros(0, dtype or np.int64)
+    return np.concatenate([p[key] for p in parts]).astype(dtype) if dtype else np.concatenate([p[key] for p in parts])
+
+
+def _take_rows(col, rows: np.ndarray) -> pa.Array:
+    rows = np.asarray(rows, np.int64)
+    return pc.take(col, pa.array(rows, pa.int64(), mask=rows < 0))
+
+
+def _sessions_table(table: pa.Table, parts: list[dict[str, np.ndarray]], policies: list) -> pa.Table:
+    pidx = _cat(parts, "policy_index")
+    names = np.array([p.name for p in policies] or [""], object)
+    windows = np.array([p.context_window if p.context_window is not None else -1 for p in policies] or [-1])
+    win = windows[pidx] if len(pidx) else np.zeros(0, np.int64)
+    return pa.table({
+        "session_id": _take_rows(table["session_id"], _cat(parts, "row")),
+        "file": _take_rows(table["file"], _cat(parts, "row")),
+        "leaf_id": _take_rows(table["entry_id"], _cat(parts, "leaf")),
+        "policy": pa.array(names[pidx] if len(pidx) else [], pa.string()),
+        "policy_index": pa.array(pidx, pa.int32()),
+        "context_window": pa.array(win, pa.int64(), mask=win < 0),
+        **{k: pa.array(np.round(_cat(parts, k)).astype(np.int64)) for k in (
+            "calls", "compactions", "recorded_compactions", "matched_compactions", "peak_context_tokens",
+            "prompt_tokens", "summarized_tokens")},
+        "cost_usd": pa.array(_cat(parts, "cost_usd", np.float64)),
+        "recorded_cost_usd": pa.array(_cat(parts, "recorded_cost_usd", np.float64)),
+        "overflow_calls": pa.array(_cat(parts, "overflow_calls", np.int64)),
+    })
+
+
+def _calls_table(table: pa.Table, parts: list[dict[str, np.ndarray]]) -> pa.Table:
+    return pa.table({
+        "session_id": _take_rows(table["session_id"], _cat(parts, "first")),
+        "leaf_id": _take_rows(table["entry_id"], _cat(parts, "leaf")),
+        "policy_index": pa.array(_cat(parts, "policy_index"), pa.int32()),
+        "at_id": _take_rows(table["entry_id"], _cat(parts, "row")),
+        "call_index": pa.array(_cat(parts, "call_index"), pa.int64()),
+        **{k: pa.array(np.round(_cat(parts, k, np.float64)).astype(np.int64)) for k in (
+            "prompt_tokens", "context_before", "context_after")},
+        "compacted": pa.array(_cat(parts, "compacted", bool), pa.bool_()),
+        "cut_entry_id": _take_rows(table["entry_id"], _cat(parts, "cut_row")),
+        "recorded_compaction": pa.array(_cat(parts, "recorded_compaction", bool), pa.bool_()),
+        "cost_usd": pa.array(_cat(parts, "cost_usd", np.float64)),
+    })
