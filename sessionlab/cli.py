@@ -1,8 +1,9 @@
 """The ``sessionlab`` command line.
 
 ``sessionlab summary PATH [PATH...]`` prints one row per session file (a folder is searched
-recursively for ``*.jsonl``) and a grand total. :func:`summarize_sessions` computes the rows as
-plain dicts; :func:`format_summary` turns them into the aligned text table.
+recursively for ``*.jsonl``) and a grand total, then the calls' usage by model and by day
+(``usage_by`` on the entries table; ``--tz`` picks the time zone of the days). :func:`summarize_sessions`
+computes the rows as plain dicts; :func:`format_summary` turns them into the aligned text table.
 
 Example:
     >>> from sessionlab.cli import main
@@ -24,7 +25,8 @@ from typing import Any
 from .io import read_session
 from .model import AssistantMessage, CompactionEntry, LeafEntry, MessageEntry, SessionInfoEntry
 
-__all__ = ["find_session_files", "format_summary", "main", "summarize_session", "summarize_sessions"]
+__all__ = ["find_session_files", "format_summary", "format_usage", "main", "summarize_session",
+           "summarize_sessions", "usage_views"]
 
 ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom")
 """Message roles with their own column; any other role is counted under ``other``."""
@@ -169,16 +171,61 @@ def format_summary(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def usage_views(paths: Iterable[str | os.PathLike[str]], *, by: Sequence[str] = ("model", "day"),
+                tz: str = "UTC") -> dict[str, list[dict[str, Any]]]:
+    """``usage_by`` over the files' entries table, one list of rows per grouping in ``by``."""
+    from .analysis import usage_by
+    from .tables import entries_table
+
+    files = find_session_files(paths)
+    if not files:
+        return {b: [] for b in by}
+    table = entries_table(files, on_bad_lines="skip")
+    out = {}
+    for b in by:
+        rows = usage_by(table, by=b, tz=tz).to_pylist()
+        for r in rows:
+            if b == "day":
+                r["day"] = r["day"].isoformat()
+        out[b] = rows
+    return out
+
+
+def format_usage(title: str, key: str, rows: Sequence[dict[str, Any]]) -> str:
+    """A ``usage_by`` view as an aligned text table."""
+    cols = [key, "calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+            "total_tokens", "cost_usd"]
+    head = [key, "calls", "input", "output", "cache_read", "cache_write", "total", "cost_usd"]
+    body = [[str(r[key]) if r[key] is not None else "-"]
+            + [f"{r[c]:,}" for c in cols[1:-1]] + [f"{r['cost_usd']:.4f}"] for r in rows]
+    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
+
+    def fmt(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+    return "\n".join([title, fmt(head), "  ".join("-" * w for w in widths), *map(fmt, body)])
+
+
 def _cmd_summary(args: argparse.Namespace) -> int:
     try:
         rows = summarize_sessions(args.paths)
+        views = usage_views(args.paths, tz=args.tz) if args.usage else {}
     except FileNotFoundError as exc:
         print(f"sessionlab summary: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # e.g. an unknown time zone
+        print(f"sessionlab summary: {exc}", file=sys.stderr)
+        return 2
     if args.format == "json":
-        print(json.dumps({"sessions": rows, "total": total_row(rows)}, indent=2, ensure_ascii=False))
+        print(json.dumps({"sessions": rows, "total": total_row(rows), "usage": views}, indent=2,
+                         ensure_ascii=False))
     else:
         print(format_summary(rows))
+        if views:
+            print()
+            print(format_usage("Usage by model (all branches)", "model", views["model"]))
+            print()
+            print(format_usage(f"Usage by day ({args.tz})", "day", views["day"]))
     return 0
 
 
@@ -189,6 +236,8 @@ def _parser() -> argparse.ArgumentParser:
                         description="Summarize session files; folders are searched recursively for *.jsonl.")
     sp.add_argument("paths", nargs="+", metavar="PATH", help="a session file or a folder")
     sp.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
+    sp.add_argument("--tz", default="UTC", help="time zone for the usage-by-day view (default: UTC)")
+    sp.add_argument("--no-usage", dest="usage", action="store_false", help="leave out the usage views")
     sp.set_defaults(func=_cmd_summary)
     return ap
 

@@ -84,7 +84,7 @@ def test_known_values_of_pi_fixtures(rows: list[dict]) -> None:
 
 
 def test_main_prints_table_and_grand_total(rows: list[dict], capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["summary", str(DATA)]) == 0
+    assert main(["summary", str(DATA), "--no-usage"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:4] == ["session", "name", "cwd", "file"]
     body = out[2:-2]
@@ -145,3 +145,22 @@ def test_python_dash_m(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "sessionlab", "summary", str(DATA / "pi" / "large-session.jsonl")],
                        capture_output=True, text=True, check=True)
     assert "d703a1a9-1b7b-4fb1-b512-c9738b1fe617" in r.stdout and r.stderr == ""
+
+
+def test_summary_prints_usage_by_model_and_day(capsys):
+    import json as _json
+
+    from sessionlab.cli import main as _main
+
+    assert _main(["summary", "data/", "--format", "json", "--tz", "Asia/Tokyo"]) == 0
+    out = _json.loads(capsys.readouterr().out)
+    by_model, by_day = out["usage"]["model"], out["usage"]["day"]
+    total = out["total"]
+    assert sum(r["calls"] for r in by_model) == sum(r["calls"] for r in by_day) == total["messages"]["assistant"]
+    assert sum(r["cost_usd"] for r in by_model) == pytest.approx(total["cost"])
+    assert sum(r["cache_read_tokens"] for r in by_day) == total["cache_read"]
+    assert {r["model"] for r in by_model} == {"claude-opus-4-5", "claude-sonnet-4-5", "gemini-2.5-pro", "gpt-5.1-codex"}
+    assert _main(["summary", "data/", "--tz", "Asia/Tokyo"]) == 0
+    text = capsys.readouterr().out
+    assert "Usage by model (all branches)" in text and "Usage by day (Asia/Tokyo)" in text
+    assert _main(["summary", "data/", "--tz", "No/Where"]) == 2
