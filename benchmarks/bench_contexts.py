@@ -8,8 +8,10 @@ Run from the repository root:
 Both paths answer the same question for every assistant call of every session: the context the
 model was sent (built at the call's parent) and pi's estimateContextTokens of it. Loading is not
 timed in either path: the vectorised path starts from the entries table, the object path from
-opened sessions. The vectorised figure is cold (its parent index and arrays are built inside the
-timed call). The results of the two paths are compared before anything is printed.
+opened sessions (whose id index was built when they were opened). The vectorised path is timed
+cold (its parent index and per-row arrays built inside the timed call) and warm (built once per
+table and reused, as the object model reuses its id index). The results of the two paths are
+compared before anything is printed.
 """
 
 from __future__ import annotations
@@ -53,12 +55,15 @@ def main() -> int:
     mb = sum(os.path.getsize(f) for f in files) / 1e6
     table = entries_table(files, on_bad_lines="skip")
 
-    best = float("inf")
+    best = warm = float("inf")
     for _ in range(args.repeat):
         cm._LAST.clear()  # cold: rebuild the parent index every time
         t = time.perf_counter()
         vec = cm.contexts(table, at="calls")
         best = min(best, time.perf_counter() - t)
+        t = time.perf_counter()
+        cm.contexts(table, at="calls")  # warm: the arrays of this table are kept
+        warm = min(warm, time.perf_counter() - t)
 
     sessions = [open_session(f, on_bad_lines="skip") for f in files]
     t = time.perf_counter()
@@ -80,7 +85,10 @@ def main() -> int:
     print()
     print("| path | seconds | calls/s | s per 100k entries | speed-up |")
     print("|---|---:|---:|---:|---:|")
-    print(f"| contexts(at='calls') | {best:.3f} | {vec.num_rows / best:,.0f} | {best * 1e5 / rows:.3f} | {obj_s / best:,.0f}x |")
+    print(f"| contexts(at='calls'), cold | {best:.3f} | {vec.num_rows / best:,.0f} | {best * 1e5 / rows:.3f} | "
+          f"{obj_s / best:,.0f}x |")
+    print(f"| contexts(at='calls'), warm | {warm:.3f} | {vec.num_rows / warm:,.0f} | {warm * 1e5 / rows:.3f} | "
+          f"{obj_s / warm:,.0f}x |")
     print(f"| object model (build_context + estimate per call) | {obj_s:.2f} | {len(obj) / obj_s:,.0f} | "
           f"{obj_s * 1e5 / rows:.2f} | 1x |")
     print()

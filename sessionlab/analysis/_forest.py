@@ -52,8 +52,8 @@ def _to_np(a, fill) -> np.ndarray:
     return np.asarray(pc.fill_null(a, fill).to_numpy(zero_copy_only=False))
 
 
-def _codes(col) -> np.ndarray:
-    """Integer codes of a string column (nulls share one code).
+def _codes(col) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes of a string column (nulls share one code) and the first row of each code.
 
     Tables are built file by file, so equal values usually sit in one run: codes then come from
     comparing neighbours. Only when a value comes back in a later run is the column hashed.
@@ -61,7 +61,7 @@ def _codes(col) -> np.ndarray:
     col = pc.fill_null(col, "")
     n = len(col)
     if n == 0:
-        return np.zeros(0, np.int64)
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     starts = np.ones(n, bool)
     if n > 1:
@@ -69,8 +69,10 @@ def _codes(col) -> np.ndarray:
     first = np.nonzero(starts)[0]
     heads = arr.take(pa.array(first)).to_pylist()
     if len(set(heads)) == len(heads):
-        return np.cumsum(starts) - 1
-    return np.asarray(pc.dictionary_encode(arr).indices, np.int64)
+        return np.cumsum(starts) - 1, first
+    codes = np.asarray(pc.dictionary_encode(arr).indices, np.int64)
+    _, first = np.unique(codes, return_index=True)
+    return codes, first
 
 
 def _doubling_sum(parent: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -124,7 +126,7 @@ class Forest:
         n = self.n = table.num_rows
         self._categories: dict[str, tuple[np.ndarray, list]] = {}
         self.is_leaf_record = self.isin("type", ("leaf",))
-        self.file_code = _codes(table["file"]) if n else np.zeros(0, np.int64)
+        self.file_code, self.first_row_of_file = _codes(table["file"])
         # ids as integer keys: file code * (number of distinct ids) + id code, sorted once; the
         # id-valued columns are encoded together in one pass
         names = [c for c in _ID_COLUMNS if c in table.column_names]
@@ -137,11 +139,18 @@ class Forest:
         self.codes = {c: all_codes[i * n:(i + 1) * n] for i, c in enumerate(names)}
         id_code = self.codes["entry_id"]
         valid = (id_code >= 0) & ~self.is_leaf_record
-        keys = self.file_code * self._width + id_code
         rows = np.nonzero(valid)[0]
-        order = np.lexsort((rows, keys[rows]))  # by key, then row: the last of equal keys wins
-        self._sorted_keys = keys[rows][order]
-        self._sorted_rows = rows[order]
+        counts = np.bincount(id_code[rows], minlength=len(self._id_dict))
+        if rows.size == 0 or counts.max() <= 1:
+            # every id is used once in the whole table (the usual case): a dense code -> row table
+            self._row_of_code: np.ndarray | None = np.full(len(self._id_dict), -1, np.int64)
+            self._row_of_code[id_code[rows]] = rows
+        else:  # ids shared between files (forks copy them) or duplicated: sorted (file, id) keys
+            self._row_of_code = None
+            keys = self.file_code * self._width + id_code
+            order = np.lexsort((rows, keys[rows]))  # by key, then row: the last of equal keys wins
+            self._sorted_keys = keys[rows][order]
+            self._sorted_rows = rows[order]
         parent = self.lookup_codes(self.codes["parent_id"], np.arange(n))
         has_pid = _to_np(pc.is_valid(table["parent_id"]), False)
         self.dangling = has_pid & (parent < 0) & ~self.is_leaf_record
@@ -156,7 +165,10 @@ class Forest:
         self.depth = self.path_sum(np.ones(n, np.int64)) - 1
 
     def isin(self, column: str, values) -> np.ndarray:
-        """Rows whose ``column`` value is one of ``values`` (the column is encoded once per forest)."""
+        """Rows whose ``column`` value is one of ``values`` (``type``, asked often, is encoded once)."""
+        if column != "type":
+            hit = pc.is_in(self.table[column], value_set=pa.array(list(values), pa.string()))
+            return _to_np(hit, False).astype(bool)
         cat = self._categories.get(column)
         if cat is None:
             col = self.table[column]
@@ -183,8 +195,12 @@ class Forest:
     def lookup_codes(self, code: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """:meth:`lookup` for ids already encoded (``self.codes[column]``; -1 for none)."""
         rows = np.asarray(rows, np.int64)
-        if len(rows) == 0 or len(self._sorted_keys) == 0:
+        if len(rows) == 0 or self.n == 0:
             return np.full(len(rows), -1, np.int64)
+        if self._row_of_code is not None:
+            hit_row = self._row_of_code[np.maximum(code, 0)]
+            same_file = self.file_code[np.maximum(hit_row, 0)] == self.file_code[rows]
+            return np.where((code >= 0) & (hit_row >= 0) & same_file, hit_row, -1)
         q = self.file_code[rows] * self._width + code
         pos = np.searchsorted(self._sorted_keys, q, side="right") - 1
         posc = np.maximum(pos, 0)
