@@ -16,10 +16,14 @@ Example:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # networkx and pandas load when a tree is built
+    import networkx as nx
+    import pandas as pd
+
 from typing import Any
 
-import networkx as nx
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -57,6 +61,8 @@ def session_tree(entries: pa.Table | pd.DataFrame, session_id: str | None = None
         after loading: the last entry in file order, or a seed leaf record's target).
     """
     rows = _session_rows(entries, session_id)
+    import networkx as nx
+
     g = nx.DiGraph(session_id=rows[0]["session_id"] if rows else session_id, leaf_id=None)
     leaf: str | None = None
     order: list[tuple[Any, int, str, str]] = []  # (timestamp, file position, parent, child)

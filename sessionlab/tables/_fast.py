@@ -202,6 +202,16 @@ def _line_numbers(data: bytes) -> np.ndarray:
     return np.flatnonzero(nonblank).astype(np.int32) + 1
 
 
+def _head_lines(data: bytes, k: int = 21) -> list[bytes]:
+    """``data.split(b"\n", k)[:k]`` without copying the rest of the file into the last piece."""
+    end = -1
+    for _ in range(k):  # k newline searches, not a loop over entries
+        end = data.find(b"\n", end + 1)
+        if end < 0:
+            return data.split(b"\n")
+    return data[:end].split(b"\n")
+
+
 def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
     """Columns of a clean pi v3 file, or :class:`Refused`.
 
@@ -218,8 +228,7 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
     header = objs[0]
     if header.type != "session" or header.id is None or header.version != 3:
         raise Refused("header")
-    head_lines = data.split(b"\n", 21)[:21]
-    if detect_dialect([_ANY.decode(ln) for ln in head_lines if ln.strip()]) != "pi":
+    if detect_dialect([_ANY.decode(ln) for ln in _head_lines(data) if ln.strip()]) != "pi":
         raise Refused("dialect")
     ents = objs[1:]
     n = len(ents)

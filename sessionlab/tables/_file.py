@@ -39,13 +39,18 @@ def empty_entries() -> pa.Table:
     return ENTRY_SCHEMA.empty_table()
 
 
+def _repeat(value: str | None, n: int) -> pa.Array:
+    """A string column holding ``value`` ``n`` times (no n-item Python list)."""
+    return pa.repeat(pa.scalar(value, pa.string()), n)
+
+
 def _table(cols: dict[str, Any], n: int, session_id: str | None, path: str) -> pa.Table:
     arrays = []
     for f in ENTRY_SCHEMA:
         if f.name == "session_id":
-            arrays.append(pa.array([session_id] * n, pa.string()))
+            arrays.append(_repeat(session_id, n))
         elif f.name == "file":
-            arrays.append(pa.array([path] * n, pa.string()))
+            arrays.append(_repeat(path, n))
         elif f.name == "timestamp":
             arrays.append(parse_timestamps(cols["timestamps"]))
         else:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
+    import pandas as pd
+
 import pyarrow as pa
 
 from ._load import OnBadLines, Source, load_files
@@ -47,6 +51,8 @@ def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", p
 
 def to_pandas(table: pa.Table) -> pd.DataFrame:
     """The pandas view of a table, every column with an Arrow-backed dtype."""
+    import pandas as pd
+
     return table.to_pandas(types_mapper=pd.ArrowDtype)
 
 

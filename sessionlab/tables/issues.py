@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
+    import pandas as pd
+
 import pyarrow as pa
 
 from ._load import Source, load_files
