@@ -3,6 +3,30 @@
 The public surface is re-exported here; implementation modules are private to the package.
 """
 
+from .analysis import branch_costs, cache_efficiency, context_members, context_messages, contexts, usage_by
+from .compaction import (
+    CompactionPolicy,
+    CompactionPreparation,
+    FractionPolicy,
+    KeepLastTurnsPolicy,
+    NeverCompact,
+    PiThresholdPolicy,
+    RetainedTailPolicy,
+    SimulationResult,
+    SummarySize,
+    compact,
+    find_cut_points,
+    fit_prices,
+    prepare_compaction,
+    simulate_compaction,
+)
+from .context import (
+    ModelRef,
+    SessionContext,
+    SessionContextBuildOptions,
+    build_session_context,
+    merge_context_build_options,
+)
 from .errors import (
     BadInputError,
     BadLinesWarning,
@@ -57,14 +81,8 @@ from .model import (
     Usage,
     UserMessage,
 )
-from .tokens import ContextEstimate, estimate_context_tokens, estimate_tokens
-from .context import (
-    ModelRef,
-    SessionContext,
-    SessionContextBuildOptions,
-    build_session_context,
-    merge_context_build_options,
-)
+from .repo import InMemorySessionRepo, JsonlSessionRepo, SessionInfo, get_entries_to_fork
+from .session import Session, open_session
 from .storage import (
     InMemorySessionStorage,
     JsonlSessionStorage,
@@ -72,24 +90,7 @@ from .storage import (
     SessionStorage,
     new_session_header,
 )
-from .session import Session, open_session
-from .repo import InMemorySessionRepo, JsonlSessionRepo, SessionInfo, get_entries_to_fork
-from .compaction import (
-    CompactionPolicy,
-    CompactionPreparation,
-    FractionPolicy,
-    KeepLastTurnsPolicy,
-    NeverCompact,
-    PiThresholdPolicy,
-    RetainedTailPolicy,
-    SimulationResult,
-    SummarySize,
-    compact,
-    find_cut_points,
-    fit_prices,
-    prepare_compaction,
-    simulate_compaction,
-)
+from .synth import generate_corpus, generate_session
 from .tables import (
     blocks_df,
     blocks_table,
@@ -101,9 +102,8 @@ from .tables import (
     sessions_table,
     to_parquet,
 )
+from .tokens import ContextEstimate, estimate_context_tokens, estimate_tokens
 from .tree import children, current_branch, depths, fork_points, leaves, roots, session_tree
-from .analysis import branch_costs, cache_efficiency, context_members, context_messages, contexts, usage_by
-from .synth import generate_corpus, generate_session
 
 __version__ = "0.1.0"
 

@@ -475,7 +475,8 @@ class Builder:
             left = [e for e in self.path(old_leaf) if e not in ancestors]
             reads, mods = self._file_lists(left, None)
             goal = prose(rng, "ask", 1, self.proj)
-            text = (_BRANCH_PREAMBLE + f"## Goal\n{goal}\n\n## Progress\n{prose(rng, 'done', rng.randint(1, 4), self.proj)}"
+            text = (_BRANCH_PREAMBLE + f"## Goal\n{goal}\n\n## Progress\n"
+                    f"{prose(rng, 'done', rng.randint(1, 4), self.proj)}"
                     + _file_blocks(reads, mods))
             est = math.ceil(len(text) / 4)
             s = self.state[new_leaf]  # type: ignore[index]
@@ -542,7 +543,8 @@ class Builder:
         reads, mods = self._file_lists(path[:cut], s.compaction)
         rng = self.rng
         text = (f"## Goal\n{prose(rng, 'ask', rng.randint(1, 3), self.proj)}\n\n## Constraints & Preferences\n"
-                f"- Keep the public API unchanged\n\n## Progress\n### Done\n{prose(rng, 'done', rng.randint(2, 8), self.proj)}"
+                f"- Keep the public API unchanged\n\n## Progress\n### Done\n"
+                f"{prose(rng, 'done', rng.randint(2, 8), self.proj)}"
                 f"\n\n### In Progress\n- [ ] {prose(rng, 'ask', 1, self.proj)}\n\n## Key Decisions\n"
                 f"- **{rng.choice(self.proj.symbols)}**: {prose(rng, 'say', 2, self.proj)}\n\n## Next Steps\n"
                 f"1. {prose(rng, 'ask', 1, self.proj)}\n\n## Critical Context\n{prose(rng, 'think', 3, self.proj)}"

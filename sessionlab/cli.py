@@ -55,7 +55,8 @@ def summarize_session(path: str | os.PathLike[str]) -> dict[str, Any]:
     """One session's summary row.
 
     Keys: ``session_id``, ``name`` (latest non-empty ``session_info`` name), ``cwd``, ``file``,
-    ``version`` (as written, 1 when absent; ``None`` without a valid header), ``entries``, ``messages`` (a dict role -> count),
+    ``version`` (as written, 1 when absent; ``None`` without a valid header), ``entries``,
+    ``messages`` (a dict role -> count),
     ``leaves`` (entries that are no entry's parent; seed ``leaf`` records are not nodes),
     ``fork_points`` (entries with two or more children), ``compactions``, the token sums over all
     assistant messages of all branches ``input``, ``output``, ``cache_read``, ``cache_write``,

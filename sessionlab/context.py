@@ -23,9 +23,9 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from typing import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 
 from .model import entries as E
 from .model import messages as M
@@ -107,11 +107,11 @@ def iso_to_ms(ts: str | None) -> int | None:
     except ValueError:
         return None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return (dt - _EPOCH) // timedelta(milliseconds=1)
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +203,8 @@ def session_entry_to_context_messages(
     if isinstance(entry, E.BranchSummaryEntry):
         if not entry.summary:
             return []
-        return [M.BranchSummaryMessage(summary=entry.summary, from_id=entry.from_id, timestamp=iso_to_ms(entry.timestamp))]
+        return [M.BranchSummaryMessage(summary=entry.summary, from_id=entry.from_id,
+                                       timestamp=iso_to_ms(entry.timestamp))]
     if isinstance(entry, E.CustomEntry):
         projectors = options.entry_projectors if options is not None else None
         if projectors and entry.custom_type in projectors:

@@ -11,7 +11,8 @@ Example:
 from __future__ import annotations
 
 import os
-from typing import Any, Literal, Mapping
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from .context import (
     SessionContext,
@@ -35,7 +36,9 @@ class Session:
     its id; the leaf moves to it. ``context_build_options`` apply to every :meth:`build_context`.
     """
 
-    def __init__(self, storage: SessionStorage, context_build_options: SessionContextBuildOptions | None = None) -> None:
+    def __init__(
+        self, storage: SessionStorage, context_build_options: SessionContextBuildOptions | None = None
+    ) -> None:
         self.storage = storage
         self.context_build_options = context_build_options or SessionContextBuildOptions()
 
@@ -130,11 +133,15 @@ class Session:
         return self.storage.get_branch(leaf_id)
 
     # -- context and stats -------------------------------------------------------------------
-    def merge_context_build_options(self, options: SessionContextBuildOptions | None = None) -> SessionContextBuildOptions:
+    def merge_context_build_options(
+        self, options: SessionContextBuildOptions | None = None
+    ) -> SessionContextBuildOptions:
         """The session's options followed by ``options`` (see :func:`merge_context_build_options`)."""
         return merge_context_build_options(self.context_build_options, options)
 
-    def build_context(self, options: SessionContextBuildOptions | None = None, *, leaf_id: str | None = None) -> SessionContext:
+    def build_context(
+        self, options: SessionContextBuildOptions | None = None, *, leaf_id: str | None = None
+    ) -> SessionContext:
         """The context at the current leaf (or ``leaf_id``): what the model would be sent next."""
         path = self.storage.get_branch(leaf_id)
         return build_session_context(path, self.merge_context_build_options(options))

@@ -24,10 +24,11 @@ from __future__ import annotations
 import os
 import uuid
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from .errors import CycleError, EntryNotFoundError, SessionError
 from .io.dialects import Dialect
@@ -49,7 +50,7 @@ __all__ = [
 
 def create_timestamp() -> str:
     """Now as pi writes it: ISO-8601 UTC with milliseconds, e.g. ``2026-01-15T10:00:01.000Z``."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def new_session_header(
@@ -86,7 +87,7 @@ class SessionStats:
     cost_total: float = 0.0
 
     @classmethod
-    def of(cls, entries: Iterable[E.SessionEntry]) -> "SessionStats":
+    def of(cls, entries: Iterable[E.SessionEntry]) -> SessionStats:
         by_type: Counter[str] = Counter()
         by_role: Counter[str] = Counter()
         tok = [0, 0, 0, 0, 0]

@@ -216,7 +216,7 @@ def generate_corpus(
     out = Path(out_dir)
     paths = []
     all_models = list(MODELS)
-    for i, w in enumerate(weights):
+    for w in weights:
         share = int(target_bytes * w / total_w)
         cwd = rng.choice(_CWDS)
         first = rng.choices(all_models, (5, 2, 2, 1))[0]

@@ -17,8 +17,9 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ._jsjson import js_len, js_stringify
 from .model import messages as M

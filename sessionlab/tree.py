@@ -66,7 +66,7 @@ def session_tree(entries: pa.Table | pd.DataFrame, session_id: str | None = None
     g = nx.DiGraph(session_id=rows[0]["session_id"] if rows else session_id, leaf_id=None)
     leaf: str | None = None
     order: list[tuple[Any, int, str, str]] = []  # (timestamp, file position, parent, child)
-    for pos, row in enumerate(rows):  # one pass in file order: nodes, leaf pointer, edge list
+    for row in rows:  # one pass in file order: nodes, leaf pointer, edge list
         eid = row["entry_id"]
         if row["type"] == "leaf":
             leaf = row.get("target_id")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from sessionlab import read_session
 from sessionlab import model as Mo
+from sessionlab import read_session
 from sessionlab._jsjson import js_len
 from sessionlab.tokens import estimate_tokens, estimate_tokens_dict
 
@@ -24,8 +24,8 @@ def ts_ms(s):
     except ValueError:
         return None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return (dt - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds() * 1000 // 1
+        dt = dt.replace(tzinfo=UTC)
+    return (dt - datetime(1970, 1, 1, tzinfo=UTC)).total_seconds() * 1000 // 1
 
 
 def object_rows(path):

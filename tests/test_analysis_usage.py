@@ -92,7 +92,7 @@ def _call(session, when: dt.datetime, cost=1.0):
 ])
 def test_days_are_cut_in_the_time_zone_asked_for(tmp_path, tz, days):
     s = Session(JsonlSessionStorage(tmp_path / "d.jsonl", header=new_session_header(session_id="d")))
-    utc = dt.timezone.utc
+    utc = dt.UTC
     for when in (dt.datetime(2026, 3, 7, 23, 59, 59, 999000, tzinfo=utc),   # NY: Mar 7, 18:59
                  dt.datetime(2026, 3, 8, 0, 0, 0, tzinfo=utc),              # NY: Mar 7, 19:00
                  dt.datetime(2026, 3, 8, 7, 30, tzinfo=utc)):               # NY: Mar 8 (after DST)

@@ -6,7 +6,14 @@ import json
 
 import pytest
 
-from sessionlab import InMemorySessionStorage, JsonlSessionStorage, Session, SessionError, new_session_header, open_session
+from sessionlab import (
+    InMemorySessionStorage,
+    JsonlSessionStorage,
+    Session,
+    SessionError,
+    new_session_header,
+    open_session,
+)
 from sessionlab.compaction import compact
 from sessionlab.compaction.compact import SPLIT_TURN_SEPARATOR
 

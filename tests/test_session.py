@@ -9,6 +9,7 @@ import pytest
 
 from sessionlab import (
     AssistantMessage,
+    Cost,
     CycleError,
     EntryNotFoundError,
     InMemorySessionStorage,
@@ -19,7 +20,6 @@ from sessionlab import (
     TextContent,
     ToolResultMessage,
     Usage,
-    Cost,
     UserMessage,
     message_to_dict,
     new_session_header,
@@ -104,8 +104,11 @@ def test_complete_session_example_persists_and_reopens(tmp_path, dialect):
 def test_in_memory_and_jsonl_give_the_same_session(tmp_path):
     mem, _ = run_complete_example(InMemorySessionStorage(new_session_header(session_id="s")))
     js, _ = run_complete_example(JsonlSessionStorage(tmp_path / "s.jsonl", header=new_session_header(session_id="s")))
-    strip = lambda es: [(type(e), getattr(e, "message", None)) for e in es]  # ids and times differ
+    def strip(es):  # ids and times differ
+        return [(type(e), getattr(e, "message", None)) for e in es]
+
     assert strip(mem.storage.entries) == strip(js.storage.entries)
+
     def view(session):  # synthesized messages carry the (differing) ids and times
         return [{k: v for k, v in message_to_dict(m).items() if k not in ("fromId", "timestamp")}
                 for m in session.build_context().messages]

@@ -3,12 +3,9 @@ against the compactions sessions really made, and the policies themselves."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
-import numpy as np
-import pyarrow.compute as pc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

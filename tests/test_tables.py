@@ -15,9 +15,18 @@ import pyarrow.compute as pc
 import pytest
 
 from sessionlab import BadInputError, BadLinesWarning, read_session
-from sessionlab.tables import (ENTRY_SCHEMA, blocks_df, blocks_table, entries_df, entries_table, issues_table,
-                               sessions_df, sessions_table)
-from sessionlab.tables import _fast, _load
+from sessionlab.tables import (
+    ENTRY_SCHEMA,
+    _fast,
+    _load,
+    blocks_df,
+    blocks_table,
+    entries_df,
+    entries_table,
+    issues_table,
+    sessions_df,
+    sessions_table,
+)
 from sessionlab.tables._schema import ENTRY_COLUMNS
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -166,9 +175,9 @@ def test_astral_text_floats_and_odd_arguments(tmp_path):
                                 ensure_ascii=False, separators=(",", ":")))
         prev = eid
     # non-canonical raw argument text written by hand (spaces, escapes, duplicate key)
-    odd = ('{"type":"message","id":"000000aa","parentId":"%s","timestamp":"2026-01-01T00:01:00.000Z",'
+    odd = ('{"type":"message","id":"000000aa","parentId":"' + prev + '","timestamp":"2026-01-01T00:01:00.000Z",'
            '"message":{"role":"assistant","content":[{"type":"toolCall","id":"c9","name":"x",'
-           '"arguments":{"p": "\\u00e9\\/", "p": 2}}]}}' % prev)
+           '"arguments":{"p": "\\u00e9\\/", "p": 2}}]}}')
     lines.append(odd)
     f = tmp_path / "s.jsonl"
     f.write_text("\n".join(lines) + "\n", encoding="utf-8")

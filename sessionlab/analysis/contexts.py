@@ -23,7 +23,8 @@ vectorised functions treat them as pi does a compaction whose first kept entry i
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence, Union
+from collections.abc import Sequence
+from typing import Any, Literal, Union
 
 import numpy as np
 import pyarrow as pa
@@ -72,7 +73,8 @@ class _Prepared:
         self.is_assistant = is_msg & f.isin("role", ("assistant",))
         self.is_comp = f.isin("type", ("compaction",))
         summary_nonempty = np.asarray(pc.fill_null(table["summary_chars"], 0).to_numpy(zero_copy_only=False)) > 0
-        self.gives = is_msg | f.isin("type", ("custom_message",)) | (f.isin("type", ("branch_summary",)) & summary_nonempty)
+        branch_summary = f.isin("type", ("branch_summary",)) & summary_nonempty
+        self.gives = is_msg | f.isin("type", ("custom_message",)) | branch_summary
         est = np.asarray(pc.fill_null(table["est_tokens"], 0).to_numpy(zero_copy_only=False), np.int64)
         self.est = est
         self.est_msg = np.where(self.gives, est, 0)

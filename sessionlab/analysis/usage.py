@@ -8,7 +8,7 @@ a call off that path is on an *abandoned* branch.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa

@@ -11,9 +11,9 @@ from .policies import (
     RetainedTailPolicy,
     SummarySize,
 )
-from .simulate import CALL_COLUMNS, SESSION_COLUMNS, SimulationResult, fit_prices, simulate_compaction
 from .prepare import CompactionPreparation, CutPoint, file_lists, find_cut_point, prepare_compaction
 from .rules import is_cut_point, is_turn_start
+from .simulate import CALL_COLUMNS, SESSION_COLUMNS, SimulationResult, fit_prices, simulate_compaction
 
 __all__ = [
     "CUT_POINT_COLUMNS",

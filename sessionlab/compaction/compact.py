@@ -9,7 +9,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from ..context import session_entry_to_context_messages
 from ..errors import SessionError

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..analysis._forest import Forest, as_table
-from ..analysis.contexts import Target, _targets, _take
+from ..analysis.contexts import Target, _take, _targets
 from .rules import CUT_POINT_ENTRY_TYPES, CUT_POINT_ROLES, TURN_START_ENTRY_TYPES, TURN_START_ROLES
 
 __all__ = ["find_cut_points", "CUT_POINT_COLUMNS"]

@@ -16,8 +16,8 @@ complete turn into the turn prefix. This reproduces pi, quirk included.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from ..model import entries as E
 from ..model import messages as M
@@ -120,7 +120,9 @@ class CompactionPreparation:
         return dict(Counter(str(m.role) for m in msgs))
 
 
-def prepare_compaction(branch: Sequence[E.SessionEntry], *, keep_recent_tokens: int = 20000) -> CompactionPreparation | None:
+def prepare_compaction(
+    branch: Sequence[E.SessionEntry], *, keep_recent_tokens: int = 20000
+) -> CompactionPreparation | None:
     """pi's ``prepareCompaction(pathEntries, settings)``; ``None`` when there is nothing to do (the
     branch ends with a compaction, or the first kept entry has no id)."""
     if branch and isinstance(branch[-1], E.CompactionEntry):

@@ -57,7 +57,8 @@ def compaction_message(entry: E.SessionEntry) -> M.Message | None:
         return M.CustomMessage(custom_type=entry.custom_type, content=entry.content, display=entry.display,
                                details=entry.details, timestamp=iso_to_ms(entry.timestamp))
     if isinstance(entry, E.BranchSummaryEntry):
-        return M.BranchSummaryMessage(summary=entry.summary, from_id=entry.from_id, timestamp=iso_to_ms(entry.timestamp))
+        return M.BranchSummaryMessage(summary=entry.summary, from_id=entry.from_id,
+                                      timestamp=iso_to_ms(entry.timestamp))
     if isinstance(entry, E.CompactionEntry):
         return M.CompactionSummaryMessage(summary=entry.summary, tokens_before=entry.tokens_before,
                                           timestamp=iso_to_ms(entry.timestamp))

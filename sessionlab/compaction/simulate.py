@@ -27,9 +27,9 @@ calls, so the work per session is ``O(policies x log calls)`` per compaction eve
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
@@ -154,7 +154,8 @@ def simulate_compaction(
         (columns in ``CALL_COLUMNS``).
 
     Example:
-        >>> res = simulate_compaction(entries_table("data/"), [PiThresholdPolicy(200_000), NeverCompact()])  # doctest: +SKIP
+        >>> policies = [PiThresholdPolicy(200_000), NeverCompact()]
+        >>> res = simulate_compaction(entries_table("data/"), policies)  # doctest: +SKIP
         >>> res.sessions.to_pandas()[["session_id", "policy", "compactions", "cost_usd"]]  # doctest: +SKIP
     """
     policies = list(policies)

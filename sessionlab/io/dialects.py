@@ -34,7 +34,8 @@ __all__ = [
 
 Dialect = Literal["pi", "seed"]
 
-# kinds: v (value as is), null (value as is, None written as null), blocks, content (str or blocks), usage, cost, message, messages, strs
+# kinds: v (value as is), null (value as is, None written as null), blocks, content (str or blocks),
+# usage, cost, message, messages, strs
 _BASE = [("id", "id", "v"), ("parentId", "parent_id", "null"), ("timestamp", "timestamp", "v")]
 
 _BLOCKS: dict[str, tuple[type, list[tuple[str, str, str]]]] = {

@@ -29,7 +29,7 @@ def migrate_objects(header: dict, objs: list[dict], version: int, pi_visible: li
         ids: list[str] = []
         visible: list[str] = []  # pi's array of parsed entries (header is index 0)
         hidden = 0
-        for i, o in enumerate(objs):
+        for i in range(len(objs)):
             if pi_visible[i]:
                 eid = v1_entry_id(len(visible) + 1)
             else:

@@ -185,7 +185,7 @@ class SessionWriter:
             os.close(self._fd)
             self._fd = None
 
-    def __enter__(self) -> "SessionWriter":
+    def __enter__(self) -> SessionWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:

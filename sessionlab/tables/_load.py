@@ -31,7 +31,7 @@ from ._file import FileResult, load_file
 
 __all__ = ["Source", "OnBadLines", "default_sessions_dir", "find_files", "load_files", "LoadResult"]
 
-Source = Union[str, os.PathLike, Sequence[Union[str, os.PathLike]], None]
+Source = Union[str, os.PathLike, Sequence[str | os.PathLike], None]
 OnBadLines = Literal["raise", "warn", "skip"]
 
 _SERIAL_BYTES = 4_000_000  # below this, loading in-process beats starting workers

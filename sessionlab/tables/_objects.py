@@ -7,7 +7,7 @@ over entries in Python; it is the readable reference the fast path (:mod:`._fast
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
@@ -22,7 +22,7 @@ from ._schema import TIMESTAMP
 
 __all__ = ["entry_rows", "block_rows", "parse_timestamps", "session_facts"]
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _str(v: Any) -> str | None:
@@ -59,11 +59,11 @@ def _parse_one_ts(s: Any) -> int | None:
     except ValueError:
         return None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return (dt - _EPOCH) // _MS
 
 
-_MS = datetime(1970, 1, 1, 0, 0, 0, 1000, tzinfo=timezone.utc) - _EPOCH
+_MS = datetime(1970, 1, 1, 0, 0, 0, 1000, tzinfo=UTC) - _EPOCH
 
 
 def parse_timestamps(values: list[Any]) -> pa.Array:
