@@ -134,7 +134,7 @@ _HEADER = [("version", "version", "v"), ("id", "id", "v"), ("timestamp", "timest
            ("metadata", "metadata", "v")]
 
 
-def _keymap(spec: list[tuple[str, str, str]], dialect: str) -> dict[str, tuple[str, str]]:
+def _keymap(spec: list[tuple[str, str, str]], dialect: Dialect) -> dict[str, tuple[str, str]]:
     i = 0 if dialect == "pi" else 1
     return {row[i]: (row[1], row[2]) for row in spec}
 
@@ -142,7 +142,7 @@ def _keymap(spec: list[tuple[str, str, str]], dialect: str) -> dict[str, tuple[s
 _MAPS: dict[tuple[int, str], dict[str, tuple[str, str]]] = {}
 
 
-def _map_for(spec: list[tuple[str, str, str]], dialect: str) -> dict[str, tuple[str, str]]:
+def _map_for(spec: list[tuple[str, str, str]], dialect: Dialect) -> dict[str, tuple[str, str]]:
     key = (id(spec), dialect)
     m = _MAPS.get(key)
     if m is None:
@@ -154,7 +154,7 @@ def _map_for(spec: list[tuple[str, str, str]], dialect: str) -> dict[str, tuple[
 # dict -> objects
 
 
-def _parse_fields(d: dict, spec: list, dialect: str, tag: str | None) -> tuple[dict, dict]:
+def _parse_fields(d: dict, spec: list, dialect: Dialect, tag: str | None) -> tuple[dict, dict]:
     fields = _map_for(spec, dialect)
     kwargs: dict[str, Any] = {}
     extra: dict[str, Any] = {}
@@ -179,7 +179,7 @@ def _parse_fields(d: dict, spec: list, dialect: str, tag: str | None) -> tuple[d
 _BAD = object()
 
 
-def _convert(v: Any, kind: str, dialect: str) -> Any:
+def _convert(v: Any, kind: str, dialect: Dialect) -> Any:
     if kind == "v" or kind == "null":
         return v
     if kind == "content":
@@ -212,7 +212,7 @@ def _convert(v: Any, kind: str, dialect: str) -> Any:
     raise AssertionError(kind)
 
 
-def _usage_from_dict(v: dict, dialect: str) -> M.Usage:
+def _usage_from_dict(v: dict, dialect: Dialect) -> M.Usage:
     kw, extra = _parse_fields(v, _USAGE, dialect, None)
     return M.Usage(**kw, extra=extra)
 
@@ -273,7 +273,7 @@ def header_from_dict(d: dict, dialect: Dialect = "pi") -> E.SessionHeader:
 # objects -> dict
 
 
-def _build(obj: Any, spec: list, dialect: str, tag: tuple[str, Any] | None) -> dict:
+def _build(obj: Any, spec: list, dialect: Dialect, tag: tuple[str, Any] | None) -> dict:
     out: dict[str, Any] = {}
     i = 0 if dialect == "pi" else 1
     extra = obj.extra
@@ -294,7 +294,7 @@ def _build(obj: Any, spec: list, dialect: str, tag: tuple[str, Any] | None) -> d
     return out
 
 
-def _unconvert(v: Any, kind: str, dialect: str) -> Any:
+def _unconvert(v: Any, kind: str, dialect: Dialect) -> Any:
     if kind == "v" or kind == "null":
         return v
     if kind in ("content", "blocks"):

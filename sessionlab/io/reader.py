@@ -207,10 +207,10 @@ def parse_session_bytes(data: bytes, *, path: str | None = None, on_bad_lines: O
             report(header_line, "unsupported_version", f"header version {v!r} is not 1, 2 or 3; read as version 3",
                    header_text)
 
+    mig_header: dict | None = header_obj
+    mig_objs: list[dict] = objs
     if header_obj is not None and dialect == "pi" and version is not None and version < CURRENT_VERSION:
         mig_header, mig_objs = migrate_objects(header_obj, objs, version, visible)
-    else:
-        mig_header, mig_objs = header_obj, objs
 
     header = header_from_dict(mig_header, dialect) if mig_header is not None else None
     entries = [entry_from_dict(o, dialect) for o in mig_objs]

@@ -161,7 +161,7 @@ def _batch_args_lens(raws: list[bytes]) -> list[int]:
     return [_args_len(b) for b in raws]
 
 
-def _content(content: Any, images: bool, role: str, eid: str, blocks: list | None) -> int:
+def _content(content: Any, images: bool, role: str, eid: str | None, blocks: list | None) -> int:
     """Characters of a content value (pi's rule) and, if ``blocks`` is given, one row per block."""
     if content is None:
         return 0
@@ -253,7 +253,7 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
     usage = [m.usage if m is not None else None for m in asst]
     cost = [u.cost if u is not None else None for u in usage]
 
-    by_type: dict[str, list[int]] = {}
+    by_type: dict[str | None, list[int]] = {}
     for i, t in enumerate(typ):  # row indices per entry type (so columns only visit their rows)
         by_type.setdefault(t, []).append(i)
 
@@ -279,7 +279,7 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
                 continue
             r = roles[i]
             if r == "assistant":
-                content = m.content
+                content: Any = m.content
                 chars = k = 0
                 if content is not None and content.__class__ is not str:
                     for j, blk in enumerate(content):
@@ -330,7 +330,7 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
 
     provider = [m.provider if m is not None else p for m, p in zip(asst, pick("model_change", "provider"))]
     model = [m.model if m is not None else p for m, p in zip(asst, pick("model_change", "modelId"))]
-    ctype = [e.customType if t in ("custom", "custom_message") else (m.customType if r == "custom" else None)
+    ctype = [e.customType if t in ("custom", "custom_message") else (m.customType if r == "custom" and m is not None else None)
              for t, e, m, r in zip(typ, ents, msgs, roles)]
     names = pick("session_info", "name")
     name = next((x for x in reversed(names) if x), None)
