@@ -283,13 +283,19 @@ def _check_tree(entries: list[SessionEntry], lines: list[int], texts: list[str],
             state[n] = 2
 
 
-def _handle_issues(sf: SessionFile, on_bad_lines: OnBadLines) -> None:
-    if not sf.issues or on_bad_lines == "skip":
+def report_issues(path: str | None, issues: list[LineIssue], on_bad_lines: OnBadLines, *, stacklevel: int = 2) -> None:
+    """Act on one file's issues: ``"raise"`` a :class:`BadInputError`, ``"warn"`` once with the
+    counts by kind, ``"skip"`` nothing."""
+    if not issues or on_bad_lines == "skip":
         return
-    counts = Counter(i.kind for i in sf.issues)
+    counts = Counter(i.kind for i in issues)
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-    first = sf.issues[0]
-    msg = f"{sf.path}: {summary} (first: line {first.line}, {first.message})"
+    first = issues[0]
+    msg = f"{path}: {summary} (first: line {first.line}, {first.message})"
     if on_bad_lines == "raise":
-        raise BadInputError(msg, sf.issues)
-    warnings.warn(msg, BadLinesWarning, stacklevel=3)
+        raise BadInputError(msg, issues)
+    warnings.warn(msg, BadLinesWarning, stacklevel=stacklevel + 1)
+
+
+def _handle_issues(sf: SessionFile, on_bad_lines: OnBadLines) -> None:
+    report_issues(sf.path, sf.issues, on_bad_lines, stacklevel=3)

@@ -330,7 +330,8 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
 
     provider = [m.provider if m is not None else p for m, p in zip(asst, pick("model_change", "provider"))]
     model = [m.model if m is not None else p for m, p in zip(asst, pick("model_change", "modelId"))]
-    ctype = [e.customType if t in ("custom", "custom_message") else (m.customType if r == "custom" and m is not None else None)
+    ctype = [e.customType if t in ("custom", "custom_message")
+             else (m.customType if r == "custom" and m is not None else None)
              for t, e, m, r in zip(typ, ents, msgs, roles)]
     names = pick("session_info", "name")
     name = next((x for x in reversed(names) if x), None)

@@ -15,8 +15,6 @@ import glob
 import multiprocessing
 import os
 import sys
-import warnings
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -25,8 +23,8 @@ from typing import Literal, Union
 
 import pyarrow as pa
 
-from ..errors import BadInputError, BadLinesWarning
 from ..io import LineIssue
+from ..io.reader import report_issues
 from ._file import FileResult, load_file
 
 __all__ = ["Source", "OnBadLines", "default_sessions_dir", "find_files", "load_files", "LoadResult"]
@@ -217,15 +215,5 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
 
 
 def _report(results: list[FileResult], on_bad_lines: OnBadLines) -> None:
-    if on_bad_lines == "skip":
-        return
     for r in results:
-        if not r.issues:
-            continue
-        counts = Counter(i.kind for i in r.issues)
-        summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-        first = r.issues[0]
-        msg = f"{r.path}: {summary} (first: line {first.line}, {first.message})"
-        if on_bad_lines == "raise":
-            raise BadInputError(msg, r.issues)
-        warnings.warn(msg, BadLinesWarning, stacklevel=4)
+        report_issues(r.path, r.issues, on_bad_lines, stacklevel=4)
