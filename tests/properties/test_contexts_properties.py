@@ -38,7 +38,8 @@ from sessionlab.context import build_context_entries, session_entry_to_context_m
 from sessionlab.tables import entries_table
 from sessionlab.tokens import estimate_context_tokens
 
-KINDS = ["user", "assistant", "tool", "model", "thinking", "compaction", "branch_summary", "custom_message", "label"]
+KINDS = ["user", "assistant", "tool", "model", "thinking", "compaction", "branch_summary", "custom_message", "label",
+         "duplicate"]
 spec = st.tuples(
     st.sampled_from(KINDS),
     st.one_of(st.just("prev"), st.just("prev"), st.integers(0, 60), st.just("missing"), st.just("self"), st.just("root")),
@@ -86,6 +87,9 @@ def build(specs):
             e = BranchSummaryEntry(**base, from_id=pid or "root", summary=text)
         elif kind == "custom_message":
             e = CustomMessageEntry(**base, custom_type="ext", content=text, display=True)
+        elif kind == "duplicate":  # a user message that reuses an earlier id: the later one wins
+            base["id"] = f"e{pick % max(i, 1):07d}"
+            e = MessageEntry(**base, message=UserMessage(content=text, timestamp=1))
         else:
             e = LabelEntry(**base, target_id=other, label=text or None)
         entries.append(e)
@@ -126,7 +130,10 @@ def test_contexts_and_members_equal_the_object_model(specs):
     members = defaultdict(list)
     for r in context_members(table, at="entries").to_pylist():
         members[r["at_id"]].append((r["position"], r["entry_id"]))
+    id_count = defaultdict(int)
     for e in entries:
+        id_count[e.id] += 1
+    for e in {e.id: e for e in entries}.values():  # an id names its last entry, as in pi
         r = got[e.id]
         want = expected_at(storage, e.id)
         if want is None:
@@ -135,10 +142,13 @@ def test_contexts_and_members_equal_the_object_model(specs):
         count, thinking, model, tokens, ids = want
         assert (r["message_count"], r["thinking_level"], r["context_tokens"]) == (count, thinking, tokens)
         assert (None if r["model"] is None and r["provider"] is None else (r["provider"], r["model"])) == model
-        assert [eid for _, eid in sorted(members[e.id])] == ids
-        assert [pos for pos, _ in sorted(members[e.id])] == list(range(count))
+        if id_count[e.id] == 1:  # members of duplicated ids are listed under one at_id
+            assert [eid for _, eid in sorted(members[e.id])] == ids
+            assert [pos for pos, _ in sorted(members[e.id])] == list(range(count))
 
     for r in contexts(table, at="calls").to_pylist():
+        if id_count[r["at_id"]] > 1:
+            continue
         call = storage.get_entry(r["at_id"])
         try:
             storage.get_branch(call.id)
