@@ -16,9 +16,9 @@ and pointer doubling (see :mod:`._forest`):
   the context that is neither aborted nor an error, plus the estimates of the messages after it;
   without one, the estimates of all messages.
 
-Compactions with the seed's ``retained_tail`` carry messages the table does not hold; the
-vectorised functions treat them as pi does a compaction whose first kept entry is missing
-(use the object model for those sessions).
+A compaction with the seed's ``retained_tail`` carries its kept messages itself: the entries table
+holds their count and estimates (``retained_tail_*`` columns), and the context is the summary, the
+tail, then the entries after the compaction.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ CONTEXT_COLUMNS = {
     "context_id": "The entry the context is built at (for a call: its parent, i.e. what the model was sent).",
     "message_count": "Length of pi's buildSessionContext message list there (null on a parent cycle).",
     "context_tokens": "pi's estimateContextTokens of that context.",
-    "usage_tokens": "Usage tokens of the last valid assistant message in the context (0 if none).",
+    "usage_tokens": "Usage tokens of the last valid assistant message in the context (0 if none; when "
+                    "it sits in a seed retained tail, plus the estimates after it within the tail).",
     "trailing_tokens": "Estimated tokens of the messages after it (all messages if none).",
     "thinking_level": "Thinking level in effect ('off' by default).",
     "provider": "Provider of the model in effect (null if none).",
@@ -56,6 +57,10 @@ MEMBER_COLUMNS = {
     "entry_id": "Entry that gives the message (the compaction for its summary).",
     "position": "0-based position of the message in the context.",
 }
+
+
+def _np(col, fill, dtype) -> np.ndarray:
+    return np.asarray(pc.fill_null(col, fill).to_numpy(zero_copy_only=False), dtype)
 
 
 class _Prepared:
@@ -90,7 +95,16 @@ class _Prepared:
         self.think = f.nearest(f.isin("type", ("thinking_level_change",)))
         self.model_src = f.nearest(self.is_assistant | f.isin("type", ("model_change",)))
         # the first kept entry of every compaction, if it is an ancestor of that compaction
-        comp_rows = np.nonzero(self.is_comp)[0]
+        # the seed's retained tail: messages the compaction carries itself
+        tail_n = table["retained_tail_messages"] if "retained_tail_messages" in table.column_names else None
+        self.has_tail = np.zeros(n, bool) if tail_n is None else _np(pc.is_valid(tail_n), False, bool)
+        self.tail_n = np.zeros(n, np.int64) if tail_n is None else _np(tail_n, 0, np.int64)
+        zeros = np.zeros(n, np.int64)
+        self.tail_est = zeros if tail_n is None else _np(table["retained_tail_est_tokens"], 0, np.int64)
+        tail_ctx = None if tail_n is None else table["retained_tail_context_tokens"]
+        self.tail_usage = np.zeros(n, bool) if tail_ctx is None else _np(pc.is_valid(tail_ctx), False, bool)
+        self.tail_ctx = zeros if tail_ctx is None else _np(tail_ctx, 0, np.int64)
+        comp_rows = np.nonzero(self.is_comp & ~self.has_tail)[0]  # a tail replaces first_kept
         self.first_kept = np.full(n, -1, np.int64)
         if comp_rows.size:
             fk = f.lookup_codes(f.codes["first_kept_entry_id"][comp_rows], comp_rows)
@@ -111,9 +125,11 @@ class _Prepared:
         has_fk = fk >= 0
         fkk = np.maximum(fk, 0)
         cum_n = self.cum_n[bb]
+        tail = has_c & self.has_tail[cc]
         count = np.where(
             has_c,
-            1 + cum_n - np.where(has_fk, self.cum_n[fkk] - self.gives[fkk], self.cum_n[cc]),
+            1 + np.where(tail, self.tail_n[cc], 0) + cum_n
+            - np.where(has_fk, self.cum_n[fkk] - self.gives[fkk], self.cum_n[cc]),
             cum_n,
         )
         # depth where the kept range starts; a usage source must be at or below it
@@ -124,9 +140,13 @@ class _Prepared:
         cum_est = self.cum_est[bb]
         base_est = np.where(has_c, np.where(has_fk, self.cum_est[fkk] - self.est_msg[fkk], self.cum_est[cc]), 0)
         summary_est = np.where(has_c, self.est[cc], 0)
-        estimate_only = summary_est + cum_est - base_est  # every message estimated, no usage
-        trailing = np.where(u_valid, cum_est - self.cum_est[uu], estimate_only)
-        usage_tokens = np.where(u_valid, self.ctx_tok[uu], 0)
+        tail_est = np.where(tail, self.tail_est[cc], 0)
+        estimate_only = summary_est + tail_est + cum_est - base_est  # every message estimated
+        # a usage inside the retained tail anchors the estimate when none follows the compaction
+        tail_anchor = ~u_valid & tail & self.tail_usage[cc]
+        trailing = np.where(u_valid, cum_est - self.cum_est[uu],
+                            np.where(tail_anchor, cum_est - base_est, estimate_only))
+        usage_tokens = np.where(u_valid, self.ctx_tok[uu], np.where(tail_anchor, self.tail_ctx[cc], 0))
         count = np.where(ok, count, 0)
         trailing = np.where(ok, trailing, 0)
         return {
@@ -274,6 +294,16 @@ def context_members(entries, at: Target = "calls") -> pa.Table:
     out_target[offsets[k]] = k
     out_entry[offsets[k]] = r["comp"][k]
     out_pos[offsets[k]] = 0
+    # then the messages a seed compaction carries (its retained tail), listed under the compaction
+    tn = np.where(has_c, prep.tail_n[np.maximum(r["comp"], 0)], 0)
+    t_idx = np.nonzero(tn > 0)[0]
+    if t_idx.size:
+        reps = tn[t_idx]
+        within = np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)
+        slots = np.repeat(offsets[t_idx], reps) + 1 + within
+        out_target[slots] = np.repeat(t_idx, reps)
+        out_entry[slots] = np.repeat(r["comp"][t_idx], reps)
+        out_pos[slots] = 1 + within
     # messages, last first: fill each target's slots from the end
     cur = np.where(ok, base, -1)
     cur = np.where(cur == stop, -1, cur)  # a target that is the compaction itself

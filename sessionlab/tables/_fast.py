@@ -89,6 +89,7 @@ class _Entry(msgspec.Struct):
     summary: str | None = None
     firstKeptEntryId: str | None = None
     tokensBefore: int | None = None
+    retainedTail: msgspec.Raw | None = None
     fromId: str | None = None
     customType: str | None = None
     content: str | list[_Block] | None = None
@@ -235,6 +236,8 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
     typ = [e.type for e in ents]
     if not PI_TYPES.issuperset(typ):
         raise Refused("entry type")
+    if any(e.retainedTail is not None for e in ents):
+        raise Refused("retained tail")  # the seed's compaction tail: the object path measures it
     ids = [e.id for e in ents]
     parents = [e.parentId for e in ents]
     id_arr = pa.array(ids, pa.string())
@@ -366,6 +369,9 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
         "label": pick("label", "label"),
         "custom_type": ctype,
         "summary_chars": summary_chars,
+        "retained_tail_messages": [None] * n,
+        "retained_tail_est_tokens": [None] * n,
+        "retained_tail_context_tokens": [None] * n,
         "name": names,
     }
     facts = {

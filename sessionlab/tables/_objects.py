@@ -17,7 +17,7 @@ from ..io import SessionFile
 from ..model import content as C
 from ..model import entries as E
 from ..model import messages as M
-from ..tokens import estimate_chars, estimate_tokens
+from ..tokens import estimate_chars, estimate_context_tokens, estimate_tokens
 from ._schema import TIMESTAMP
 
 __all__ = ["entry_rows", "block_rows", "parse_timestamps", "session_facts"]
@@ -118,6 +118,12 @@ def entry_row(e: E.SessionEntry) -> dict[str, Any]:
     elif isinstance(e, E.CompactionEntry):
         row["first_kept_entry_id"] = _str(e.first_kept_entry_id)
         row["tokens_before"] = _int(e.tokens_before)
+        if e.retained_tail is not None:
+            tail = list(e.retained_tail)
+            est = estimate_context_tokens(tail)
+            row["retained_tail_messages"] = len(tail)
+            row["retained_tail_est_tokens"] = sum(estimate_tokens(m) for m in tail)
+            row["retained_tail_context_tokens"] = est.tokens if est.last_usage_index is not None else None
         if isinstance(e.summary, str):
             row["summary_chars"] = js_len(e.summary)
             row["est_tokens"] = estimate_tokens(M.CompactionSummaryMessage(summary=e.summary))

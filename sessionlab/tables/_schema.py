@@ -88,6 +88,11 @@ ENTRY_COLUMNS: tuple[Column, ...] = (
     Column("custom_type", _S, "customType of a custom or custom_message entry, or of a custom-role "
            "message."),
     Column("summary_chars", _I64, "Length of the summary of a compaction or branch_summary."),
+    Column("retained_tail_messages", _I32, "Number of messages a compaction carries in the seed's "
+           "retained_tail (null without one)."),
+    Column("retained_tail_est_tokens", _I64, "Sum of pi's per-message estimates of those messages."),
+    Column("retained_tail_context_tokens", _I64, "pi's estimateContextTokens of those messages alone when "
+           "one of them is a valid assistant with usage (its usage plus the estimates after it); else null."),
     Column("name", _S, "name of a session_info entry."),
 )
 

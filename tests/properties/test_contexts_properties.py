@@ -39,7 +39,7 @@ from sessionlab.tables import entries_table
 from sessionlab.tokens import estimate_context_tokens
 
 KINDS = ["user", "assistant", "tool", "model", "thinking", "compaction", "branch_summary", "custom_message", "label",
-         "duplicate"]
+         "duplicate", "compaction_tail"]
 spec = st.tuples(
     st.sampled_from(KINDS),
     st.one_of(st.just("prev"), st.just("prev"), st.integers(0, 60), st.just("missing"), st.just("self"), st.just("root")),
@@ -87,6 +87,17 @@ def build(specs):
             e = BranchSummaryEntry(**base, from_id=pid or "root", summary=text)
         elif kind == "custom_message":
             e = CustomMessageEntry(**base, custom_type="ext", content=text, display=True)
+        elif kind == "compaction_tail":  # the seed's compaction that carries its kept messages
+            tail = [UserMessage(content=text, timestamp=1)]
+            if pick % 2:
+                tail.append(AssistantMessage(content=(TextContent(text=text),), provider="p", model="t",
+                                             stop_reason=stop, timestamp=2,
+                                             usage=Usage(input=tokens, output=1, cache_read=0, cache_write=0,
+                                                         total_tokens=tokens + 1)))
+            if pick % 3 == 0:
+                tail.append(UserMessage(content=text * 2, timestamp=3))
+            e = CompactionEntry(**base, summary=text or "s", first_kept_entry_id=other, tokens_before=tokens,
+                                retained_tail=tuple(tail))
         elif kind == "duplicate":  # a user message that reuses an earlier id: the later one wins
             base["id"] = f"e{pick % max(i, 1):07d}"
             e = MessageEntry(**base, message=UserMessage(content=text, timestamp=1))
