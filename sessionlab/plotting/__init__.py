@@ -1,0 +1,15 @@
+"""Plots of sessions with matplotlib (the ``viz`` extra), imported only when a plot is drawn.
+
+Every function draws on the ``ax`` given (or on a new figure) and returns the ``Axes``, so the
+result can be restyled; none calls ``plt.show()``. Text that comes from sessions (labels, model
+names, ids) is drawn literally: ``$`` is escaped so matplotlib never reads it as mathtext.
+
+:func:`tree_layout` needs no matplotlib.
+"""
+
+from ._layout import LAYOUT_COLUMNS, tree_layout
+from ._timeline import plot_context_timeline
+from ._tree import plot_tree
+from ._usage import plot_usage
+
+__all__ = ["LAYOUT_COLUMNS", "plot_context_timeline", "plot_tree", "plot_usage", "tree_layout"]

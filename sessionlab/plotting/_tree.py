@@ -1,0 +1,148 @@
+"""Draw a session tree from :func:`tree_layout`: one line collection per edge style, one scatter per node kind."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ._common import new_axes, plain, session_rows, shorten, to_np
+from ._layout import compute_layout
+
+__all__ = ["plot_tree", "NODE_KINDS", "node_kinds"]
+
+# kind: (colour, marker, size factor, smallest size in points^2); legend order. Rare kinds that
+# mark events (compactions, branch summaries, labels...) keep a visible size in long sessions.
+NODE_KINDS = {
+    "user": ("#1f77b4", "o", 1.3, 0),
+    "assistant": ("#ff7f0e", "o", 1.0, 0),
+    "toolResult": ("#2ca02c", "o", 0.7, 0),
+    "bashExecution": ("#8c564b", "s", 1.0, 25),
+    "custom message": ("#e377c2", "o", 1.0, 25),
+    "compaction": ("#d62728", "*", 4.0, 160),
+    "branch_summary": ("#9467bd", "D", 1.8, 45),
+    "model_change": ("#17becf", "s", 1.3, 30),
+    "thinking_level_change": ("#7f7f7f", "s", 1.0, 20),
+    "label": ("#bcbd22", ">", 1.3, 30),
+    "custom": ("#f7b6d2", "^", 1.0, 25),
+    "session_info": ("#000000", "P", 1.3, 30),
+    "other": ("#c7c7c7", "o", 1.0, 0),
+}
+
+
+def node_kinds(types: np.ndarray, roles: np.ndarray) -> np.ndarray:
+    """The :data:`NODE_KINDS` key of every entry, from its ``type`` and ``role`` (object arrays)."""
+    msg = types == "message"
+    conds = [msg & (roles == "user"), msg & (roles == "assistant"), msg & (roles == "toolResult"),
+             msg & (roles == "bashExecution"), (msg & (roles == "custom")) | (types == "custom_message")]
+    names = ["user", "assistant", "toolResult", "bashExecution", "custom message"]
+    for t in ("compaction", "branch_summary", "model_change", "thinking_level_change", "label", "custom",
+              "session_info"):
+        conds.append(types == t)
+        names.append(t)
+    return np.select(conds, names, default="other").astype(object)
+
+
+def _current_labels(table: pa.Table) -> pd.DataFrame:
+    """target_id -> label in effect: the last label entry of each target; empty or null clears."""
+    types = to_np(table["type"], "")
+    sel = np.nonzero(types == "label")[0]
+    df = pd.DataFrame({"target_id": table["target_id"].to_numpy(zero_copy_only=False)[sel],
+                       "label": table["label"].to_numpy(zero_copy_only=False)[sel]})
+    df = df.drop_duplicates("target_id", keep="last")
+    return df[df["label"].notna() & (df["label"].astype(str) != "")]
+
+
+def plot_tree(entries, session_id: str | None, *, ax=None, max_label: int = 24):
+    """Draw a session's tree: parents above children, the current branch highlighted.
+
+    Nodes are coloured by kind (user, assistant, toolResult, bashExecution, custom message,
+    compaction, branch_summary, model_change, thinking_level_change, label, custom, session_info);
+    edges of the current branch (root to pi's leaf) are thick and its nodes outlined; the labels in
+    effect (the last ``label`` entry of each target) are written next to their targets, and
+    compactions are marked with their ``tokensBefore``. The layout is :func:`tree_layout`'s; the
+    drawing is two ``LineCollection``s (``gid`` ``"edges"`` and ``"current_branch"``) and one
+    ``scatter`` per kind, so a 20,000-entry session draws in about a second.
+
+    Args:
+        entries: An entries table (Arrow or pandas).
+        session_id: The session; ``None`` when the table holds one session.
+        ax: Axes to draw on; default a new figure sized to the tree.
+        max_label: Longest label text shown (longer ones are cut with an ellipsis).
+
+    Returns:
+        The matplotlib ``Axes`` (y grows downwards: depth).
+
+    Example:
+        >>> from sessionlab import entries_table
+        >>> ax = plot_tree(entries_table("data/sessions"), "ec99108d-db5b-4fab-8f4d-3e27dda1494c")  # doctest: +SKIP
+    """
+    from matplotlib.collections import LineCollection
+
+    table = session_rows(entries, session_id)
+    sid = table["session_id"][0].as_py()
+    lay = compute_layout(table)
+    nodes, x, y, parent, on = lay.nodes, lay.x, lay.y, lay.parent, lay.on_branch
+    n = nodes.num_rows
+    width = (x.max() + 1) if n else 1
+    depth = (y.max() + 1) if n else 1
+    ax = new_axes(ax, (float(np.clip(4.5 + 0.6 * width, 6, 18)), float(np.clip(2.5 + 0.06 * depth, 4.5, 16))))
+    # marker size from the room per node along the depth
+    fig_h = ax.get_window_extent().height / ax.figure.dpi if ax.figure.dpi else 5
+    per_node = fig_h * 72 / max(depth, 1)
+    base = float(np.clip((0.6 * per_node) ** 2, 5, 40))
+
+    child = np.nonzero(parent >= 0)[0]
+    p = parent[child]
+    segs = np.stack([np.stack([x[p], y[p]], 1), np.stack([x[child], y[child]], 1)], 1)
+    cur = on[child] & on[p]
+    ax.add_collection(LineCollection(segs[~cur], colors="0.6", linewidths=0.8, zorder=1, gid="edges"))
+    # the current branch: a wide halo under the nodes, so they stay visible on it
+    ax.add_collection(LineCollection(segs[cur], colors="#f2b705", alpha=0.55, linewidths=max(4.0, base ** 0.5 + 3),
+                                     zorder=2, capstyle="round", gid="current_branch",
+                                     label=f"current branch ({int(on.sum()):,} entries)"))
+
+    types = to_np(nodes["type"], "").astype(object)
+    roles = to_np(nodes["role"], "").astype(object)
+    kinds = node_kinds(types, roles)
+    # nodes of the current branch are outlined (when markers are big enough to show it)
+    outline = np.array([[0, 0, 0, 1.0 if base >= 12 else 0.0]])
+    edge = np.where(on[:, None], outline, np.array([[0, 0, 0, 0.0]]))
+    for kind, (colour, marker, factor, smallest) in NODE_KINDS.items():  # one scatter per kind
+        sel = np.nonzero(kinds == kind)[0]
+        if sel.size:
+            special = smallest > 0
+            ax.scatter(x[sel], y[sel], s=max(base * factor, smallest), c=colour, marker=marker,
+                       edgecolors=edge[sel] if not special else "black", linewidths=0.5,
+                       zorder=4 if special else 3, label=f"{kind} ({sel.size:,})", gid=f"nodes:{kind}")
+
+    ids = pd.Index(nodes["entry_id"].to_numpy(zero_copy_only=False))
+    labels = _current_labels(table)
+    at = ids.get_indexer(labels["target_id"])
+    for r, text in zip(at, labels["label"]):  # one note per label in effect (few per session)
+        if r >= 0:
+            ax.annotate(shorten(text, max_label), (x[r], y[r]), xytext=(7, 0), textcoords="offset points",
+                        fontsize=8, va="center", usetex=False, gid="label",
+                        bbox=dict(boxstyle="round,pad=0.2", fc="#f7f7b0", ec="#bcbd22", lw=0.6))
+    comp = np.nonzero(types == "compaction")[0]
+    tb = to_np(nodes["tokens_before"], 0).astype(np.int64)
+    for r in comp:  # one note per compaction (a handful per session)
+        ax.annotate(f"compaction: {tb[r]:,} tokens before", (x[r], y[r]), xytext=(10, 0),
+                    textcoords="offset points", fontsize=8, va="center", ha="left", color="#d62728",
+                    usetex=False, gid="compaction")
+
+    if n:
+        ax.set_xlim(x.min() - 0.8, x.max() + 0.8 + 0.5 * max(width, 1) ** 0.5)  # room for notes on the right
+        ax.set_ylim(y.max() + max(1.0, 0.01 * depth), y.min() - max(1.0, 0.01 * depth))
+    ax.set_xticks([])
+    ax.set_ylabel("depth")
+    for side in ("top", "right", "bottom"):
+        ax.spines[side].set_visible(False)
+    leaves = int((np.bincount(parent[parent >= 0], minlength=n) == 0).sum()) if n else 0
+    noun = "leaf" if leaves == 1 else "leaves"
+    ax.set_title(plain(f"Session {sid[:8] if sid else '?'}: {n:,} entries, {leaves:,} {noun}"))
+    legend = ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    for handle in legend.legend_handles:  # legend markers at a readable size whatever the node size
+        if hasattr(handle, "set_sizes"):
+            handle.set_sizes([30])
+    return ax

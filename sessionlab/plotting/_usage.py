@@ -1,0 +1,112 @@
+"""Bars of a :func:`~sessionlab.usage_by` table: cost or token buckets per day, model or session."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ._common import new_axes, plain, thousands
+
+__all__ = ["plot_usage", "TOKEN_BUCKETS"]
+
+# (column, legend name, colour), bottom to top
+TOKEN_BUCKETS = (
+    ("cache_read_tokens", "cache read", "#9ecae1"),
+    ("cache_write_tokens", "cache write", "#3182bd"),
+    ("input_tokens", "fresh input", "#fd8d3c"),
+    ("output_tokens", "output", "#74c476"),
+)
+_KEYS = {"day": "day", "model": "model", "session": "session_id"}
+_NONE = "(none)"
+
+
+def _tick_labels(values: pd.Index, by: str) -> list[str]:
+    if by == "day":
+        return [_NONE if pd.isna(v) else pd.Timestamp(v).strftime("%Y-%m-%d") for v in values]
+    if by == "session":
+        return [plain(v if v == _NONE else str(v)[:8]) for v in values]
+    return [plain(v) for v in values]
+
+
+def plot_usage(
+    usage_table,
+    *,
+    by: Literal["day", "model", "session"] = "day",
+    metric: Literal["cost_usd", "tokens"] = "cost_usd",
+    ax=None,
+):
+    """Bars of spend per day, model or session from a :func:`~sessionlab.usage_by` table.
+
+    With ``metric="tokens"`` each bar stacks the token buckets (cache read, cache write, fresh
+    input, output); with ``metric="cost_usd"`` it stacks the cost per model when the table has a
+    ``model`` column besides ``by`` (``usage_by(t, by=["day", "model"])``), else one plain bar.
+    Rows of the table with the same ``by`` value are summed.
+
+    Args:
+        usage_table: A table from :func:`~sessionlab.usage_by` (Arrow or pandas) with a column for
+            ``by`` (``session`` reads ``session_id``).
+        by: ``"day"``, ``"model"`` or ``"session"`` (labelled by the first 8 characters of the id).
+        metric: ``"cost_usd"`` or ``"tokens"``.
+        ax: Axes to draw on; default a new figure.
+
+    Returns:
+        The matplotlib ``Axes``; one ``BarContainer`` per stacked layer in ``ax.containers``
+        (labelled with the bucket or model).
+
+    Example:
+        >>> from sessionlab import entries_table, usage_by
+        >>> u = usage_by(entries_table("data/"), by=["day", "model"])  # doctest: +SKIP
+        >>> ax = plot_usage(u, by="day", metric="cost_usd")  # doctest: +SKIP
+    """
+    if by not in _KEYS:
+        raise ValueError(f"by must be one of {tuple(_KEYS)}, not {by!r}")
+    if metric not in ("cost_usd", "tokens"):
+        raise ValueError(f"metric must be 'cost_usd' or 'tokens', not {metric!r}")
+    df = usage_table.to_pandas() if isinstance(usage_table, pa.Table) else pd.DataFrame(usage_table).copy()
+    key = _KEYS[by]
+    if key not in df.columns:
+        raise ValueError(f"the usage table has no {key!r} column; make it with usage_by(..., by={key!r})")
+    if by != "day":
+        df[key] = df[key].astype(object).where(df[key].notna(), _NONE)
+    if metric == "tokens":
+        cols = [c for c, _, _ in TOKEN_BUCKETS]
+        wide = df.groupby(key, sort=True, dropna=False)[cols].sum()
+        layers = [(wide[c].to_numpy(float), name, colour) for c, name, colour in TOKEN_BUCKETS]
+    elif "model" in df.columns and key != "model":
+        model = df["model"].astype(object).where(df["model"].notna(), _NONE)
+        wide = df.assign(model=model).pivot_table(index=key, columns="model", values="cost_usd", aggfunc="sum",
+                                                  fill_value=0.0, sort=True, dropna=False)
+        wide = wide[wide.sum().sort_values(ascending=False).index]  # the biggest spender at the bottom
+        cmap = [f"C{i % 10}" for i in range(len(wide.columns))]
+        layers = [(wide[m].to_numpy(float), plain(m), cmap[i]) for i, m in enumerate(wide.columns)]
+    else:
+        wide = df.groupby(key, sort=True, dropna=False)[["cost_usd"]].sum()
+        layers = [(wide["cost_usd"].to_numpy(float), "cost", "C0")]
+
+    n = len(wide.index)
+    ax = new_axes(ax, (max(6.0, min(16.0, 2.5 + 0.45 * n)), 4.5))
+    pos = np.arange(n)
+    bottom = np.zeros(n)
+    for values, name, colour in layers:  # one container per layer
+        values = np.nan_to_num(values)
+        ax.bar(pos, values, bottom=bottom, label=name, color=colour, width=0.8)
+        bottom += values
+    labels = _tick_labels(wide.index, by)
+    step = max(1, int(np.ceil(n / 40)))  # at most ~40 labels
+    ax.set_xticks(pos[::step], labels[::step], rotation=40, ha="right", rotation_mode="anchor")
+    ax.set_xlim(-0.6, n - 0.4)
+    # stacked bars make their bottoms sticky: set the top margin explicitly
+    ax.set_ylim(0, max(float(bottom.max(initial=0)), 1e-9) * 1.06)
+    thousands(ax.yaxis, decimals=2 if metric == "cost_usd" and bottom.max(initial=0) < 100 else 0)
+    ax.set_ylabel("cost (USD)" if metric == "cost_usd" else "tokens")
+    ax.set_xlabel({"day": "day", "model": "model", "session": "session"}[by])
+    what = "Cost" if metric == "cost_usd" else "Tokens"
+    ax.set_title(f"{what} per {by}")
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    if len(layers) > 1:
+        ax.legend(fontsize=8, title="model" if metric == "cost_usd" else None, title_fontsize=8)
+    return ax
