@@ -124,20 +124,28 @@ def reference(session, policies, prices):
     calls = [e for e in branch if e.type == "message" and e.message.role == "assistant"]
     from sessionlab import estimate_context_tokens
 
+    def prompt_at(e):
+        if not e.parent_id:
+            return 0
+        return estimate_context_tokens(session.build_context(leaf_id=e.parent_id).messages).tokens
+
+    prompts = [prompt_at(e) for e in calls] + [-math.inf]
     out = []
     for p in policies:
         removed, rows = 0.0, []
         prev_after, prev_model, broke = 0.0, None, True
-        for e in calls:
+        window = p.context_window if p.context_window is not None and not math.isinf(p.trigger_tokens) else math.inf
+        for n_call, e in enumerate(calls):
             i = branch.index(e)
-            prompt_full = estimate_context_tokens(session.build_context(leaf_id=e.parent_id).messages).tokens \
-                if e.parent_id else 0
+            prompt_full = prompts[n_call]
             u = e.message.usage
             usable = u is not None and e.message.stop_reason not in ("aborted", "error")
             total = u.context_tokens() if usable else prompt_full
             prompt, before = max(prompt_full - removed, 0), max(total - removed, 0)
             compacted = False
-            if usable and e.message.stop_reason != "toolUse" and before > p.trigger_tokens:
+            turn_end = usable and e.message.stop_reason != "toolUse" and before > p.trigger_tokens
+            overflow = prompts[n_call + 1] - removed > window
+            if turn_end or overflow:
                 kind, value = p.keep
                 path = branch[: i + 1]
                 msgs = [x for x in path if x.type == "message"]
@@ -176,6 +184,10 @@ POLICIES = [PiThresholdPolicy(12_000, 2_000, 3_000), FractionPolicy(20_000, 0.5,
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), branch_prob=st.sampled_from([0.0, 0.2]), window=st.sampled_from([20_000, 60_000]))
 def test_vectorised_simulation_equals_a_plain_loop(tmp_path_factory, seed, branch_prob, window):
+    compare_with_plain_loop(tmp_path_factory, seed, branch_prob, window)
+
+
+def compare_with_plain_loop(tmp_path_factory, seed, branch_prob, window):
     d = tmp_path_factory.mktemp("sim")
     path = generate_session(d, seed=seed, turns=12, branch_prob=branch_prob, compaction_window=window)
     table = entries_table(path)
@@ -191,4 +203,11 @@ def test_vectorised_simulation_equals_a_plain_loop(tmp_path_factory, seed, branc
         assert list(got.context_after) == [r[3] for r in rows]
         assert list(got.compacted) == [r[4] for r in rows]
         assert list(got.cost_usd) == pytest.approx([r[5] for r in rows], rel=1e-9, abs=1e-12)
-    assert calls.compacted.any() or window == 60_000
+    return calls
+
+
+def test_the_plain_loop_comparison_sees_compactions(tmp_path_factory):
+    """The property above is not vacuous: a fixed session compacts under every compacting policy."""
+    calls = compare_with_plain_loop(tmp_path_factory, seed=7, branch_prob=0.2, window=20_000)
+    per_policy = calls.groupby("policy_index").compacted.sum()
+    assert (per_policy.iloc[:-1] > 0).all() and per_policy.iloc[-1] == 0

@@ -12,7 +12,8 @@ Per call (all policies at once, arrays shaped policies x calls):
   from the uncompacted conversation; ``recorded="keep"`` leaves them in place and compacts on top.
 - a policy compacts after call ``k`` when ``total - removed > trigger_tokens`` and the call ended a
   turn (pi checks after the agent's run ends: a call that is not a tool use, not aborted, not an
-  error). It keeps what its ``keep`` rule names (pi's cut point, the last turns, the last
+  error), or when the next call's prompt would not fit the policy's window (pi's overflow
+  recovery: the provider refuses, pi compacts and retries). It keeps what its ``keep`` rule names (pi's cut point, the last turns, the last
   messages: estimated tokens of those messages), replaces the rest with a summary of the policy's
   size, and everything after is that much smaller. A compaction breaks the prompt cache.
 - cost: each model's prices per token are fitted from the recorded calls (``cost = input * a +
@@ -262,6 +263,8 @@ def simulate_compaction(
         trig_ok = can_trigger[path_calls]
         T_trig = np.where(trig_ok, T, -np.inf)
         rmq = _range_max_table(T_trig)
+        # overflow: the next call's prompt would not fit the window, so pi compacts before it
+        rmq_next = _range_max_table(np.r_[P[1:], -np.inf])
         kept = np.zeros((n_pol, k_n))
         cut_rows = np.full((n_pol, k_n), -1, np.int64)
         for pi_, p in enumerate(policies):
@@ -277,7 +280,8 @@ def simulate_compaction(
         active = np.isfinite(thr)
         while active.any():  # one compaction event per active policy per round
             idx = np.nonzero(active)[0]
-            k = _first_above(rmq, start[idx], thr[idx] + D[idx])
+            k = np.minimum(_first_above(rmq, start[idx], thr[idx] + D[idx]),
+                           _first_above(rmq_next, start[idx], window[idx] + D[idx]))
             found = k < k_n
             idx, k = idx[found], k[found]
             active[:] = False
