@@ -1,0 +1,170 @@
+"""BranchExplorer: a session's tree, its leaves and fork points, and the branch and context at one."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import ipywidgets as W
+import networkx as nx
+import pyarrow as pa
+
+from ..session import Session
+from ._common import as_table, esc, html_table, session_options, session_table, show_figure
+
+__all__ = ["BranchExplorer"]
+
+TEXT_CHARS = 160  # message text shown per context row
+
+
+def _message_text(d: dict[str, Any]) -> str:
+    """The readable text of a message dict (pi's shape), blocks joined by spaces."""
+    content = d.get("content")
+    parts: list[str] = []
+    if isinstance(content, str):
+        parts.append(content)
+    elif isinstance(content, list):
+        for b in content:
+            if not isinstance(b, dict):
+                continue
+            kind = b.get("type")
+            if kind == "text":
+                parts.append(str(b.get("text", "")))
+            elif kind == "thinking":
+                parts.append(f"[thinking] {b.get('thinking', '')}")
+            elif kind == "toolCall":
+                parts.append(f"[{b.get('name', 'tool')}] {json.dumps(b.get('arguments'), ensure_ascii=False)}")
+            elif kind == "image":
+                parts.append("[image]")
+            else:
+                parts.append(f"[{kind}]")
+    if d.get("summary"):
+        parts.append(str(d["summary"]))
+    if d.get("command"):
+        parts.append(f"$ {d['command']} {d.get('output', '')}")
+    return " ".join(" ".join(parts).split())
+
+
+def _truncate(text: str, n: int = TEXT_CHARS) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+class BranchExplorer(W.VBox):
+    """Pick a session and one of its leaves, fork points or labelled entries; see the tree, the
+    branch and the context there.
+
+    Attributes (the controls and views, for tests and notebooks):
+        session: Dropdown of sessions (``name · id``), value the session id.
+        entry: Dropdown of the session's leaves, fork points and labelled entries (shown with their
+            labels), value the entry id; starts at pi's leaf.
+        header: HTML: session name, id, file, counts.
+        tree: Output with :func:`sessionlab.plotting.plot_tree`.
+        summary: HTML: the :func:`~sessionlab.contexts` row of the picked entry.
+        context: HTML table of the context's messages (role, estimated tokens, truncated text).
+        branch: HTML table of the branch root -> entry (id, type, role, label).
+        context_row: the ``contexts`` row (a dict) shown; messages: the context's message dicts.
+
+    Example:
+        >>> ex = BranchExplorer(entries_table("data/"))  # doctest: +SKIP
+        >>> ex.entry.value = ex.entry.options[0][1]  # doctest: +SKIP
+    """
+
+    def __init__(self, entries, session_id: str | None = None, **kwargs: Any) -> None:
+        self.entries: pa.Table = as_table(entries)
+        options = session_options(self.entries)
+        self.session = W.Dropdown(options=options, description="Session", layout=W.Layout(width="60%"))
+        self.entry = W.Dropdown(options=[], description="Entry", layout=W.Layout(width="40%"))
+        self.header = W.HTML()
+        self.tree = W.Output()
+        self.summary = W.HTML()
+        self.context = W.HTML()
+        self.branch = W.HTML()
+        self.tabs = W.Tab(children=[self.context, self.branch])
+        self.tabs.set_title(0, "Context")
+        self.tabs.set_title(1, "Branch")
+        self.context_row: dict[str, Any] | None = None
+        self.messages: list[dict[str, Any]] = []
+        self.graph: nx.DiGraph | None = None
+        self._session_obj: Session | None = None
+        self._rows: pa.Table | None = None
+        super().__init__(children=[W.HBox([self.session, self.entry]), self.header, self.tree, self.summary,
+                                   self.tabs], **kwargs)
+        self.session.observe(self._on_session, names="value")
+        self.entry.observe(self._on_entry, names="value")
+        if options:
+            wanted = session_id if session_id is not None else options[0][1]
+            if self.session.value == wanted:
+                self._on_session()
+            else:
+                self.session.value = wanted
+
+    # -- session -----------------------------------------------------------------------------
+    def _on_session(self, change: Any = None) -> None:
+        from .. import fork_points, leaves, open_session, session_tree
+
+        sid = self.session.value
+        if sid is None:
+            return
+        self._rows = rows = session_table(self.entries, sid)
+        g = self.graph = session_tree(rows, sid)
+        path = rows["file"][0].as_py()
+        self._session_obj = s = open_session(path, on_bad_lines="skip")
+        name = s.get_session_name()
+        current = g.graph.get("leaf_id")
+        lv, forks = leaves(g), fork_points(g)
+        labels = {eid: s.get_label(eid) for eid in g.nodes}
+        labelled = [eid for eid, label in labels.items() if label]
+        opts = []
+        for eid in dict.fromkeys([*lv, *forks, *labelled, *([current] if current in g else [])]):
+            kind = "leaf" if eid in lv else ("fork" if eid in forks else "entry")
+            label = labels[eid]
+            text = f"{kind} {eid}" + (f" [{label}]" if label else "") + (" (current)" if eid == current else "")
+            opts.append((text, eid))
+        self.header.value = (
+            f"<b>{esc(name) if name else '(unnamed session)'}</b> · <code>{esc(sid)}</code><br>"
+            f"<small>{esc(path)}</small><br>{len(g)} entries · {len(lv)} leaves · {len(forks)} fork points")
+        show_figure(self.tree, self._draw_tree, figsize=(10, 4))
+        self.entry.unobserve(self._on_entry, names="value")
+        try:  # new options, then pi's leaf: one refresh, not one per step
+            self.entry.options = opts
+            if current in g:
+                self.entry.value = current
+        finally:
+            self.entry.observe(self._on_entry, names="value")
+        self._on_entry()
+
+    def _draw_tree(self, ax: Any) -> None:
+        from ..plotting import plot_tree
+
+        plot_tree(self._rows, self.session.value, ax=ax)
+
+    # -- entry -------------------------------------------------------------------------------
+    def _on_entry(self, change: Any = None) -> None:
+        from .. import context_messages, contexts, current_branch, estimate_tokens, message_to_dict
+
+        eid = self.entry.value
+        if eid is None or self._rows is None or self.graph is None:
+            self.context_row, self.messages = None, []
+            self.summary.value = self.context.value = self.branch.value = ""
+            return
+        sid = self.session.value
+        g, s = self.graph, self._session_obj
+        row = contexts(self._rows, at=[eid]).to_pylist()
+        self.context_row = row[0] if row else None
+        msgs = context_messages(self._rows, eid, session_id=sid)
+        self.messages = [message_to_dict(m) for m in msgs]
+        c = self.context_row or {}
+        self.summary.value = (
+            f"<b>Context at <code>{esc(eid)}</code></b>: {c.get('message_count', 0):,} messages · "
+            f"{c.get('context_tokens', 0):,} tokens (pi's estimate) · thinking {esc(c.get('thinking_level'))} · "
+            f"model {esc(c.get('provider'))}/{esc(c.get('model'))}"
+            + (f" · after compaction <code>{esc(c['compaction_id'])}</code>" if c.get("compaction_id") else ""))
+        self.context.value = html_table(
+            ["#", "role", "est. tokens", "text"],
+            ([i, d.get("role"), estimate_tokens(m), _truncate(_message_text(d))]
+             for i, (m, d) in enumerate(zip(msgs, self.messages))))
+        ids = current_branch(g, eid)
+        self.branch.value = html_table(
+            ["#", "entry", "type", "role", "label"],
+            ([i, x, g.nodes[x].get("type"), g.nodes[x].get("role"), s.get_label(x) if s else None]
+             for i, x in enumerate(ids)))
