@@ -107,6 +107,42 @@ from .tree import children, current_branch, depths, fork_points, leaves, roots, 
 
 __version__ = "0.1.0"
 
+# The notebook face loads on first use: plotting needs the ``viz`` extra (matplotlib, imported
+# when a plot is drawn), the widgets the ``notebook`` extra. ``import sessionlab`` loads neither.
+_LAZY = {
+    "plot_context_timeline": "sessionlab.plotting",
+    "plot_usage": "sessionlab.plotting",
+    "plot_tree": "sessionlab.plotting",
+    "tree_layout": "sessionlab.plotting",
+    "BranchExplorer": "sessionlab.widgets",
+    "UsageDashboard": "sessionlab.widgets",
+    "CompactionLab": "sessionlab.widgets",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sessionlab' has no attribute {name!r}")
+    import importlib
+
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except ImportError as exc:  # an extra is missing: fail when used, with the way to fix it
+        message = str(exc)
+
+        def missing(*args, **kwargs):
+            raise ImportError(message)
+
+        missing.__name__ = name
+        return missing
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 __all__ = [
     # errors
     "BadInputError",
@@ -222,4 +258,12 @@ __all__ = [
     # synthetic data
     "generate_corpus",
     "generate_session",
+    # notebook face (loaded on first use)
+    "plot_context_timeline",
+    "plot_usage",
+    "plot_tree",
+    "tree_layout",
+    "BranchExplorer",
+    "UsageDashboard",
+    "CompactionLab",
 ]

@@ -104,3 +104,19 @@ def test_pandas_input_gives_the_same_result(data_table):
 def test_unknown_target_kind_is_an_error(data_table):
     with pytest.raises(ValueError):
         contexts(data_table, at="everything")
+
+
+def test_session_id_picks_one_session_when_ids_repeat(pi_table):
+    # the three v1 files share counter ids such as 00000005
+    every = contexts(pi_table, at=["00000005"]).to_pylist()
+    assert len({r["session_id"] for r in every}) > 1
+    sid = "ffae836b-9420-4060-ac13-7745215f90ff"
+    one = contexts(pi_table, at=["00000005"], session_id=sid).to_pylist()
+    assert [r["session_id"] for r in one] == [sid]
+    assert one == [r for r in every if r["session_id"] == sid]
+    members = context_members(pi_table, at=["00000005"], session_id=sid).to_pylist()
+    assert {m["session_id"] for m in members} == {sid} and len(members) == one[0]["message_count"]
+    from sessionlab import find_cut_points
+
+    cuts = find_cut_points(pi_table, at=["00000005"], session_id=sid).to_pylist()
+    assert [c["session_id"] for c in cuts] == [sid]

@@ -27,7 +27,8 @@ def test_names_the_issues_ask_for_are_exported():
     entries_table entries_df sessions_table blocks_table issues_table session_tree to_parquet
     contexts context_members context_messages usage_by branch_costs cache_efficiency
     find_cut_points PiThresholdPolicy FractionPolicy KeepLastTurnsPolicy RetainedTailPolicy NeverCompact
-    simulate_compaction SimulationResult compact""".split()
+    simulate_compaction SimulationResult compact plot_context_timeline plot_usage plot_tree
+    BranchExplorer UsageDashboard CompactionLab""".split()
     assert set(wanted) <= set(sessionlab.__all__)
 
 
@@ -40,6 +41,7 @@ def test_core_never_imports_notebook_or_plotting_modules():
         "            raise ImportError('blocked ' + name)\n"
         "sys.meta_path.insert(0, Block())\n"
         "import pkgutil, importlib, sessionlab\n"
+        "assert 'BranchExplorer' in dir(sessionlab)\n"
         "for m in pkgutil.walk_packages(sessionlab.__path__, 'sessionlab.'):\n"
         "    if m.name.split('.')[1] not in ('plotting', 'widgets', 'cli', '__main__'):\n"
         "        importlib.import_module(m.name)\n"
@@ -47,3 +49,26 @@ def test_core_never_imports_notebook_or_plotting_modules():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_notebook_face_loads_lazily_and_says_what_is_missing():
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'ipywidgets':\n"
+        "            raise ImportError('blocked ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from sessionlab import *\n"
+        "try:\n"
+        "    BranchExplorer(None)\n"
+        "except ImportError as e:\n"
+        "    print('ImportError:', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "sessionlab[notebook]" in out.stdout
+    from sessionlab import BranchExplorer, plot_tree
+    from sessionlab.plotting import plot_tree as direct
+    from sessionlab.widgets import BranchExplorer as direct_widget
+
+    assert plot_tree is direct and BranchExplorer is direct_widget

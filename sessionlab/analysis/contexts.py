@@ -177,8 +177,17 @@ def _prepare(table: pa.Table) -> _Prepared:
     return prep
 
 
-def _targets(prep: _Prepared, at: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(target rows, base rows) for ``at``."""
+def _targets(prep: _Prepared, at: Any, session_id: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(target rows, base rows) for ``at``, within one session when ``session_id`` is given."""
+    tgt, base = _all_targets(prep, at)
+    if session_id is not None:
+        keep = np.asarray(pc.fill_null(pc.equal(prep.table["session_id"], session_id), False)
+                          .to_numpy(zero_copy_only=False), bool)[tgt]
+        tgt, base = tgt[keep], base[keep]
+    return tgt, base
+
+
+def _all_targets(prep: _Prepared, at: Any) -> tuple[np.ndarray, np.ndarray]:
     t = prep.table
     f = prep.forest
     n = t.num_rows
@@ -219,14 +228,15 @@ def _per_file(forest: Forest, column: str, rows: np.ndarray) -> pa.Array:
     return pc.take(values, pa.array(forest.file_code[np.asarray(rows, np.int64)], pa.int64()))
 
 
-def contexts(entries, at: Target = "calls") -> pa.Table:
+def contexts(entries, at: Target = "calls", *, session_id: str | None = None) -> pa.Table:
     """pi's context at many targets of many sessions at once.
 
     Args:
         entries: the entries table (``entries_table()`` or its pandas view).
         at: ``"calls"`` (every assistant message: the context built at its parent, i.e. what the
             model was sent), ``"leaves"`` (entries that are nobody's parent), ``"entries"`` (every
-            entry), or entry ids.
+            entry), or entry ids (matched in every session unless ``session_id`` is given).
+        session_id: only the targets of this session.
 
     Returns:
         One row per target. Columns:
@@ -240,7 +250,7 @@ def contexts(entries, at: Target = "calls") -> pa.Table:
     """
     table = as_table(entries)
     prep = _prepare(table)
-    tgt, base = _targets(prep, at)
+    tgt, base = _targets(prep, at, session_id)
     r = prep.compute(base)
     null_count = r["cyclic"]
     t = table
@@ -266,7 +276,7 @@ def contexts(entries, at: Target = "calls") -> pa.Table:
     })
 
 
-def context_members(entries, at: Target = "calls") -> pa.Table:
+def context_members(entries, at: Target = "calls", *, session_id: str | None = None) -> pa.Table:
     """Which entries make up each context, in order: one row per context message.
 
     Columns: session_id, at_id, entry_id, position (see ``MEMBER_COLUMNS``). The compaction in
@@ -276,7 +286,7 @@ def context_members(entries, at: Target = "calls") -> pa.Table:
     table = as_table(entries)
     prep = _prepare(table)
     f = prep.forest
-    tgt, base = _targets(prep, at)
+    tgt, base = _targets(prep, at, session_id)
     r = prep.compute(base)
     ok = r["ok"]
     counts = np.where(ok, r["message_count"], 0)

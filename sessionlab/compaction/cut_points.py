@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..analysis._forest import Forest, as_table
-from ..analysis.contexts import Target, _take, _targets
+from ..analysis.contexts import Target, _prepare, _take, _targets
 from .rules import CUT_POINT_ENTRY_TYPES, CUT_POINT_ROLES, TURN_START_ENTRY_TYPES, TURN_START_ROLES
 
 __all__ = ["find_cut_points", "CUT_POINT_COLUMNS"]
@@ -144,7 +144,9 @@ def cut_point_rows(a: _CutArrays, t: np.ndarray, keep_recent_tokens: int) -> dic
             "to_summarize": to_summarize, "prefix": prefix, "kept": kept, "prev": prev}
 
 
-def find_cut_points(entries, at: Target = "leaves", keep_recent_tokens: int = 20000) -> pa.Table:
+def find_cut_points(
+    entries, at: Target = "leaves", keep_recent_tokens: int = 20000, *, session_id: str | None = None
+) -> pa.Table:
     """Where pi's ``prepareCompaction`` would cut, for many targets at once.
 
     Args:
@@ -152,6 +154,7 @@ def find_cut_points(entries, at: Target = "leaves", keep_recent_tokens: int = 20
         at: ``"calls"``, ``"leaves"``, ``"entries"`` or entry ids, as in ``contexts`` (for calls the
             branch runs through the call).
         keep_recent_tokens: pi's ``keepRecentTokens`` (default 20000).
+        session_id: only the targets of this session.
 
     Returns:
         One row per target. Columns: session_id, file, at_id, first_kept_entry_id, is_split_turn,
@@ -164,15 +167,8 @@ def find_cut_points(entries, at: Target = "leaves", keep_recent_tokens: int = 20
     """
     table = as_table(entries)
     a = _arrays(table)
-    prep_at = "leaves" if at == "calls" else at
-    if at == "calls":
-        from ..analysis.contexts import _prepare
-
-        tgt = np.nonzero(_prepare(table).is_assistant)[0]
-    else:
-        from ..analysis.contexts import _prepare
-
-        tgt, _ = _targets(_prepare(table), prep_at)
+    # for calls the branch runs through the call itself: the targets are the calls, not their parents
+    tgt, _ = _targets(_prepare(table), at, session_id)
     r = cut_point_rows(a, tgt, keep_recent_tokens)
     bad = ~r["ok"]
 

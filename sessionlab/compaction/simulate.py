@@ -13,9 +13,10 @@ Per call (all policies at once, arrays shaped policies x calls):
 - a policy compacts after call ``k`` when ``total - removed > trigger_tokens`` and the call ended a
   turn (pi checks after the agent's run ends: a call that is not a tool use, not aborted, not an
   error), or when the next call's prompt would not fit the policy's window (pi's overflow
-  recovery: the provider refuses, pi compacts and retries). It keeps what its ``keep`` rule names (pi's cut point, the last turns, the last
-  messages: estimated tokens of those messages), replaces the rest with a summary of the policy's
-  size, and everything after is that much smaller. A compaction breaks the prompt cache.
+  recovery: the provider refuses, pi compacts and retries). It keeps what its ``keep`` rule
+  names (pi's cut point, the last turns, the last messages: estimated tokens of those messages),
+  replaces the rest with a summary of the policy's size, and everything after is that much
+  smaller. A compaction breaks the prompt cache.
 - cost: each model's prices per token are fitted from the recorded calls (``cost = input * a +
   output * b + cache_read * c + cache_write * d``, least squares); a call reads from the cache what
   the previous call on the branch left (unless a compaction or a model change came between) and
