@@ -32,9 +32,14 @@ def object_rows(path):
     """Expected column values per entry, read off the object model."""
     sf = read_session(path, on_bad_lines="skip")
     out = []
-    for e, line in zip(sf.entries, sf.line_numbers):
+    position = {}  # id -> index of its last entry (seed leaf records are not parents)
+    for i, e in enumerate(sf.entries):
+        if e.type != "leaf":
+            position[e.id] = i
+    for i, (e, line) in enumerate(zip(sf.entries, sf.line_numbers)):
         r = {"entry_id": e.id, "parent_id": e.parent_id, "type": e.type, "line_no": line,
-             "session_id": sf.header.id if sf.header else None}
+             "session_id": sf.header.id if sf.header else None, "entry_index": i,
+             "parent_index": None if e.type == "leaf" else position.get(e.parent_id)}
         m = e.message if isinstance(e, Mo.MessageEntry) else None
         r["role"] = m.role if m is not None else None
         if isinstance(m, Mo.AssistantMessage):

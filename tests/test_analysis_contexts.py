@@ -120,3 +120,16 @@ def test_session_id_picks_one_session_when_ids_repeat(pi_table):
 
     cuts = find_cut_points(pi_table, at=["00000005"], session_id=sid).to_pylist()
     assert [c["session_id"] for c in cuts] == [sid]
+
+
+def test_tables_without_the_load_index_give_the_same_contexts(data_table):
+    """The loader maps ids to rows once (entry_index/parent_index); a table without those columns,
+    or with its rows shuffled, is mapped again from the ids, with the same results."""
+    import numpy as np
+
+    want = sorted(contexts(data_table, at="calls").to_pylist(), key=lambda r: (r["file"], r["at_id"]))
+    no_index = data_table.drop_columns(["entry_index", "parent_index"])
+    shuffled = data_table.take(np.random.default_rng(0).permutation(data_table.num_rows))
+    for table in (no_index, shuffled):
+        got = sorted(contexts(table, at="calls").to_pylist(), key=lambda r: (r["file"], r["at_id"]))
+        assert got == want

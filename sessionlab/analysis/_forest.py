@@ -24,9 +24,6 @@ import pyarrow.compute as pc
 
 __all__ = ["Forest", "as_table"]
 
-# columns whose values are entry ids, encoded together with the ids
-_ID_COLUMNS = ("entry_id", "parent_id", "first_kept_entry_id", "target_id")
-
 def as_table(entries) -> pa.Table:
     """An entries table as Arrow (pandas DataFrames are converted)."""
     if isinstance(entries, pa.Table):
@@ -127,31 +124,9 @@ class Forest:
         self._categories: dict[str, tuple[np.ndarray, list]] = {}
         self.is_leaf_record = self.isin("type", ("leaf",))
         self.file_code, self.first_row_of_file = _codes(table["file"])
-        # ids as integer keys: file code * (number of distinct ids) + id code, sorted once; the
-        # id-valued columns are encoded together in one pass
-        names = [c for c in _ID_COLUMNS if c in table.column_names]
-        joint = pa.concat_arrays([table[c].combine_chunks().cast(pa.string()) for c in names]) if n else \
-            pa.array([], pa.string())
-        enc = pc.dictionary_encode(joint)
-        self._id_dict = enc.dictionary
-        self._width = max(len(self._id_dict), 1)
-        all_codes = _to_np(enc.indices, -1).astype(np.int64)
-        self.codes = {c: all_codes[i * n:(i + 1) * n] for i, c in enumerate(names)}
-        id_code = self.codes["entry_id"]
-        valid = (id_code >= 0) & ~self.is_leaf_record
-        rows = np.nonzero(valid)[0]
-        counts = np.bincount(id_code[rows], minlength=len(self._id_dict))
-        if rows.size == 0 or counts.max() <= 1:
-            # every id is used once in the whole table (the usual case): a dense code -> row table
-            self._row_of_code: np.ndarray | None = np.full(len(self._id_dict), -1, np.int64)
-            self._row_of_code[id_code[rows]] = rows
-        else:  # ids shared between files (forks copy them) or duplicated: sorted (file, id) keys
-            self._row_of_code = None
-            keys = self.file_code * self._width + id_code
-            order = np.lexsort((rows, keys[rows]))  # by key, then row: the last of equal keys wins
-            self._sorted_keys = keys[rows][order]
-            self._sorted_rows = rows[order]
-        parent = self.lookup_codes(self.codes["parent_id"], np.arange(n))
+        parent = self._parents_from_index()
+        if parent is None:  # a table filtered or assembled by hand: map the parent ids now
+            parent = self.lookup(table["parent_id"], np.arange(n))
         has_pid = _to_np(pc.is_valid(table["parent_id"]), False)
         self.dangling = has_pid & (parent < 0) & ~self.is_leaf_record
         self.parent = parent
@@ -184,28 +159,49 @@ class Forest:
             return codes == wanted[0]
         return np.isin(codes, wanted)
 
+    def _parents_from_index(self) -> np.ndarray | None:
+        """Parents from the loader's ``entry_index``/``parent_index`` columns (ids mapped once, at
+        load), when every file's rows are its entries 0..k-1 in order; else ``None``."""
+        t = self.table
+        if "parent_index" not in t.column_names or "entry_index" not in t.column_names:
+            return None
+        n = self.n
+        start = self.first_row_of_file[self.file_code] if n else np.zeros(0, np.int64)
+        own = _to_np(t["entry_index"], -1).astype(np.int64)
+        if not np.array_equal(own, np.arange(n) - start):
+            return None
+        pidx = _to_np(t["parent_index"], -1).astype(np.int64)
+        count = np.bincount(self.file_code, minlength=len(self.first_row_of_file))[self.file_code]
+        if (pidx >= count).any():  # rows cut off the end of a file
+            return None
+        return np.where(pidx >= 0, start + pidx, -1)
+
     def lookup(self, ids, rows: np.ndarray) -> np.ndarray:
         """Row index of the entry with id ``ids[i]`` in the file of row ``rows[i]`` (the last such
-        row when an id is duplicated, as pi's index); -1 if absent."""
-        if len(rows) == 0 or self.n == 0:
-            return np.full(len(rows), -1, np.int64)
-        code = _to_np(pc.index_in(ids, value_set=self._id_dict, skip_nulls=True), -1).astype(np.int64)
-        return self.lookup_codes(code, rows)
-
-    def lookup_codes(self, code: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """:meth:`lookup` for ids already encoded (``self.codes[column]``; -1 for none)."""
+        row when an id is duplicated, as pi's index; never a seed leaf record); -1 if absent."""
         rows = np.asarray(rows, np.int64)
+        out = np.full(len(rows), -1, np.int64)
         if len(rows) == 0 or self.n == 0:
-            return np.full(len(rows), -1, np.int64)
-        if self._row_of_code is not None:
-            hit_row = self._row_of_code[np.maximum(code, 0)]
-            same_file = self.file_code[np.maximum(hit_row, 0)] == self.file_code[rows]
-            return np.where((code >= 0) & (hit_row >= 0) & same_file, hit_row, -1)
-        q = self.file_code[rows] * self._width + code
-        pos = np.searchsorted(self._sorted_keys, q, side="right") - 1
+            return out
+        ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else pa.array(ids, pa.string())
+        probes = pc.unique(ids.drop_null()) if ids.null_count else pc.unique(ids)
+        if len(probes) == 0:
+            return out
+        want = _to_np(pc.index_in(ids, value_set=probes), -1).astype(np.int64)
+        # the rows whose own id is one of the probes: usually few
+        have = _to_np(pc.index_in(self.table["entry_id"], value_set=probes), -1).astype(np.int64)
+        cand = np.nonzero((have >= 0) & ~self.is_leaf_record)[0]
+        if cand.size == 0:
+            return out
+        width = len(probes)
+        keys = self.file_code[cand] * width + have[cand]
+        order = np.lexsort((cand, keys))  # by key, then row: the last of equal keys wins
+        skeys, srows = keys[order], cand[order]
+        q = self.file_code[rows] * width + want
+        pos = np.searchsorted(skeys, q, side="right") - 1
         posc = np.maximum(pos, 0)
-        hit = (code >= 0) & (pos >= 0) & (self._sorted_keys[posc] == q)
-        return np.where(hit, self._sorted_rows[posc], -1)
+        hit = (want >= 0) & (pos >= 0) & (skeys[posc] == q)
+        return np.where(hit, srows[posc], -1)
 
     def _chains(self) -> None:
         n = self.n

@@ -107,7 +107,7 @@ class _Prepared:
         comp_rows = np.nonzero(self.is_comp & ~self.has_tail)[0]  # a tail replaces first_kept
         self.first_kept = np.full(n, -1, np.int64)
         if comp_rows.size:
-            fk = f.lookup_codes(f.codes["first_kept_entry_id"][comp_rows], comp_rows)
+            fk = f.lookup(table["first_kept_entry_id"].take(pa.array(comp_rows)), comp_rows)
             on_path = f.is_ancestor(fk, comp_rows) & (fk != comp_rows)
             self.first_kept[comp_rows] = np.where(on_path, fk, -1)
 

@@ -44,7 +44,7 @@ def current_branch_mask(entries, forest: Forest | None = None) -> np.ndarray:
     leaf = last.copy()
     is_rec = f.is_leaf_record[last]
     if is_rec.any():
-        target = f.lookup_codes(f.codes["target_id"][last[is_rec]], last[is_rec])
+        target = f.lookup(table["target_id"].take(pa.array(last[is_rec])), last[is_rec])
         leaf[is_rec] = target
     leaf_of_file = np.full(codes.max() + 1, -1, np.int64)
     leaf_of_file[codes[last]] = leaf

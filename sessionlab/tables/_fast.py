@@ -342,6 +342,9 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
         "line_no": pa.array(lines[1:], pa.int32()),
         "entry_id": id_arr,
         "parent_id": par_arr,
+        "entry_index": pa.array(np.arange(n, dtype=np.int32)),
+        "parent_index": pa.array(np.where(has_parent, np.nan_to_num(pidx, nan=0), 0).astype(np.int32)
+                                 if pidx.dtype.kind == "f" else pidx.astype(np.int32), mask=~has_parent),
         "type": typ,
         "timestamps": [e.timestamp for e in ents],
         "role": roles,

@@ -44,6 +44,17 @@ def _repeat(value: str | None, n: int) -> pa.Array:
     return pa.repeat(pa.scalar(value, pa.string()), n)
 
 
+def _parent_indices(sf: Any) -> list[int | None]:
+    """Each entry's parent as an index into the file's entries: the later entry when an id repeats,
+    never a seed leaf record (the tolerant path; the fast path gets it from one index lookup)."""
+    last: dict[str, int] = {}
+    for i, e in enumerate(sf.entries):  # one pass: a dict from id to its last position
+        if isinstance(e.id, str) and e.type != "leaf":
+            last[e.id] = i
+    return [last.get(e.parent_id) if isinstance(e.parent_id, str) and e.type != "leaf" else None
+            for e in sf.entries]
+
+
 def _table(cols: dict[str, Any], n: int, session_id: str | None, path: str) -> pa.Table:
     arrays = []
     for f in ENTRY_SCHEMA:
@@ -97,6 +108,8 @@ def load_file(path: str, want_blocks: bool = False) -> FileResult:
         sid = h.id if h is not None and isinstance(h.id, str) else None
         rows = entry_rows(sf)
         cols = {name: [r.get(name) for r in rows] for name in _ENTRY_NAMES}
+        cols["entry_index"] = list(range(len(rows)))
+        cols["parent_index"] = _parent_indices(sf)
         cols["line_no"] = sf.line_numbers
         cols["timestamps"] = [e.timestamp for e in sf.entries]
         res.entries = _table(cols, len(rows), sid, path)

@@ -55,6 +55,10 @@ ENTRY_COLUMNS: tuple[Column, ...] = (
     Column("line_no", _I32, "1-based line of the entry in its file."),
     Column("entry_id", _S, "Entry id (v1 files get pi's counter ids 00000001... on migration)."),
     Column("parent_id", _S, "Parent entry id; null for a root."),
+    Column("entry_index", _I32, "0-based position of the entry among its file's entries."),
+    Column("parent_index", _I32, "entry_index of the parent in the same file (the later entry when an id "
+           "repeats, as pi's index; never a seed leaf record); null for a root or a missing parent. "
+           "The ids mapped to rows once, at load."),
     Column("type", _S, "Entry type as written (message, compaction, label...)."),
     Column("timestamp", TIMESTAMP, "Entry timestamp (ISO-8601 parsed to UTC; naive means UTC; sub-ms "
            "digits truncated; unparseable is null)."),
