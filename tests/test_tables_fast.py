@@ -9,7 +9,6 @@ import pytest
 
 from sessionlab.tables import _load, blocks_table, entries_table, sessions_table
 from sessionlab.tables._fast import _head_lines
-from sessionlab.tables._file import _repeat
 
 DATA = "tests/data"
 
@@ -21,12 +20,6 @@ def test_head_lines_equal_split(seed):
         data = bytes(rng.choice(b"ab{}\n\r ") for _ in range(rng.randint(0, 80)))
         k = rng.randint(1, 25)
         assert _head_lines(data, k) == data.split(b"\n", k)[:k]
-
-
-@pytest.mark.parametrize("value", [None, "", "x", "héllo 😀"])
-@pytest.mark.parametrize("n", [0, 1, 5])
-def test_repeat_equals_list(value, n):
-    assert _repeat(value, n).equals(pa.array([value] * n, pa.string()))
 
 
 def test_pool_results_equal_in_process(monkeypatch):

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from ..io import LineIssue
 from ..io.reader import report_issues
-from ._file import FileResult, load_file
+from ._file import FileResult, load_file, materialize
 
 __all__ = ["Source", "OnBadLines", "default_sessions_dir", "find_files", "load_files", "LoadResult"]
 
@@ -78,7 +78,9 @@ def find_files(source: Source = None) -> list[str]:
 
 def _load_chunk(paths: list[str], want_blocks: bool) -> tuple:
     """A worker's task: load files and pack the results for the trip back (see :func:`_pack`)."""
-    return _pack([load_file(p, want_blocks) for p in paths])
+    results = [load_file(p, want_blocks) for p in paths]
+    materialize(results)
+    return _pack(results)
 
 
 def _to_ipc(tables: list[pa.Table | None]) -> tuple[bytes, list[int]]:
@@ -186,8 +188,10 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None) 
     workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
     total = sum(_size(p) for p in paths)
     if workers <= 1 or len(paths) <= 1 or total < _SERIAL_BYTES:
-        for p in paths:
-            yield [load_file(p, want_blocks)]
+        for chunk in _chunks(paths):
+            results = [load_file(p, want_blocks) for p in chunk]
+            materialize(results)
+            yield results
         return
     chunks = _chunks(paths)
     with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=_context()) as ex:
