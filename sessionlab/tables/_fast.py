@@ -225,7 +225,8 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
         objs = _DECODER.decode_lines(data)
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         raise Refused(str(exc)) from None
-    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    # (numpy counts bytes faster than bytes.count)
+    n_lines = int(np.count_nonzero(np.frombuffer(data, np.uint8) == 10)) + (0 if data.endswith(b"\n") else 1)
     if objs and len(objs) == n_lines and b"\r" not in data:
         # one object on every line, no blank line: the lines are simply 1..n
         lines = np.arange(1, n_lines + 1, dtype=np.int32)
