@@ -51,13 +51,14 @@ def main() -> int:
     from sessionlab.tables import entries_table
 
     cm = importlib.import_module("sessionlab.analysis.contexts")
+    from sessionlab.analysis._forest import clear_caches
     files = sorted(str(p) for p in corpus.rglob("*.jsonl"))
     mb = sum(os.path.getsize(f) for f in files) / 1e6
     table = entries_table(files, on_bad_lines="skip")
 
     best = warm = float("inf")
     for _ in range(args.repeat):
-        cm._LAST.clear()  # cold: rebuild the parent index every time
+        clear_caches()  # cold: rebuild the parent index every time
         t = time.perf_counter()
         vec = cm.contexts(table, at="calls")
         best = min(best, time.perf_counter() - t)

@@ -22,7 +22,25 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["Forest", "as_table"]
+__all__ = ["Forest", "as_table", "per_table", "clear_caches"]
+
+_CACHE: dict[object, tuple[pa.Table, object]] = {}
+
+
+def per_table(build, table: pa.Table):
+    """``build(table)``, kept for the last table each builder saw: the functions called one after
+    the other on one table (contexts, cut points, simulation) share their arrays."""
+    hit = _CACHE.get(build)
+    if hit is not None and hit[0] is table:
+        return hit[1]
+    value = build(table)
+    _CACHE[build] = (table, value)
+    return value
+
+
+def clear_caches() -> None:
+    """Forget every table's arrays (benchmarks use it to time a cold start)."""
+    _CACHE.clear()
 
 def as_table(entries) -> pa.Table:
     """An entries table as Arrow (pandas DataFrames are converted)."""
@@ -117,6 +135,11 @@ class Forest:
         cyclic: rows on or below a parent cycle (the object model raises ``CycleError`` there).
         depth: 0 for roots.
     """
+
+    @classmethod
+    def of(cls, table: pa.Table) -> Forest:
+        """The forest of ``table``, shared with the other functions working on the same table."""
+        return per_table(cls, table)
 
     def __init__(self, table: pa.Table) -> None:
         self.table = table

@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._forest import Forest, as_table
+from ._forest import Forest, as_table, per_table
 
 __all__ = ["contexts", "context_members", "context_messages", "CONTEXT_COLUMNS", "MEMBER_COLUMNS", "Target"]
 
@@ -68,7 +68,7 @@ class _Prepared:
 
     def __init__(self, table: pa.Table) -> None:
         self.table = table
-        self.forest = f = Forest(table)
+        self.forest = f = Forest.of(table)
         n = table.num_rows
 
         def b(expr) -> np.ndarray:
@@ -165,16 +165,9 @@ class _Prepared:
         }
 
 
-_LAST: list[_Prepared] = []
-
-
 def _prepare(table: pa.Table) -> _Prepared:
-    """The arrays for ``table``; the last table's are kept, so calls on one table share them."""
-    if _LAST and _LAST[0].table is table:
-        return _LAST[0]
-    prep = _Prepared(table)
-    _LAST[:] = [prep]
-    return prep
+    """The arrays for ``table``, shared by the calls on one table (see :func:`per_table`)."""
+    return per_table(_Prepared, table)
 
 
 def _targets(prep: _Prepared, at: Any, session_id: str | None = None) -> tuple[np.ndarray, np.ndarray]:

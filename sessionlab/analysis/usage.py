@@ -33,7 +33,7 @@ def _calls_mask(table: pa.Table) -> np.ndarray:
 def current_branch_mask(entries, forest: Forest | None = None) -> np.ndarray:
     """For each row, whether it is on its session's current branch (root to pi's leaf)."""
     table = as_table(entries)
-    f = forest or Forest(table)
+    f = forest or Forest.of(table)
     n = table.num_rows
     if n == 0:
         return np.zeros(0, bool)
@@ -148,7 +148,7 @@ def cache_efficiency(entries) -> pa.Table:
         another branch: the user moved the leaf), or null.
     """
     table = as_table(entries)
-    f = Forest(table)
+    f = Forest.of(table)
     n = table.num_rows
     calls = _calls_mask(table)
     rows = np.nonzero(calls)[0]

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..analysis._forest import Forest, as_table
+from ..analysis._forest import Forest, as_table, per_table
 from ..analysis.contexts import Target, _prepare, _take, _targets
 from .rules import CUT_POINT_ENTRY_TYPES, CUT_POINT_ROLES, TURN_START_ENTRY_TYPES, TURN_START_ROLES
 
@@ -49,7 +49,7 @@ class _CutArrays:
 
     def __init__(self, table: pa.Table) -> None:
         self.table = table
-        self.forest = f = Forest(table)
+        self.forest = f = Forest.of(table)
 
         def num(col: str) -> np.ndarray:
             return np.asarray(pc.fill_null(table[col], 0).to_numpy(zero_copy_only=False), np.int64)
@@ -80,15 +80,8 @@ class _CutArrays:
         self.near_turn = f.nearest(turn)
 
 
-_LAST: list[_CutArrays] = []
-
-
 def _arrays(table: pa.Table) -> _CutArrays:
-    if _LAST and _LAST[0].table is table:
-        return _LAST[0]
-    arrays = _CutArrays(table)
-    _LAST[:] = [arrays]
-    return arrays
+    return per_table(_CutArrays, table)
 
 
 def cut_point_rows(a: _CutArrays, t: np.ndarray, keep_recent_tokens: int) -> dict[str, np.ndarray]:

@@ -86,7 +86,7 @@ def plot_context_timeline(
         raise ValueError(f"x must be 'call' or 'time', not {x!r}")
     table = session_rows(entries, session_id)
     sid = table["session_id"][0].as_py()
-    f = Forest(table)
+    f = Forest.of(table)
     n = table.num_rows
     on = _branch_rows(table, f, branch)
     types = to_np(table["type"], "")
