@@ -7,12 +7,12 @@ over entries in Python; it is the readable reference the fast path (:mod:`._fast
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
 
 from .._jsjson import js_len
+from ..context import iso_to_ms
 from ..io import SessionFile
 from ..model import content as C
 from ..model import entries as E
@@ -22,7 +22,6 @@ from ._schema import TIMESTAMP
 
 __all__ = ["entry_rows", "block_rows", "parse_timestamps", "session_facts"]
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _str(v: Any) -> str | None:
@@ -51,19 +50,6 @@ def _bool(v: Any) -> bool | None:
     return v if isinstance(v, bool) else None
 
 
-def _parse_one_ts(s: Any) -> int | None:
-    if not isinstance(s, str):
-        return None
-    try:
-        dt = datetime.fromisoformat(s)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return (dt - _EPOCH) // _MS
-
-
-_MS = datetime(1970, 1, 1, 0, 0, 0, 1000, tzinfo=UTC) - _EPOCH
 
 
 def parse_timestamps(values: list[Any]) -> pa.Array:
@@ -73,7 +59,7 @@ def parse_timestamps(values: list[Any]) -> pa.Array:
         return pa.array(values, pa.string()).cast(TIMESTAMP)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         # rare: odd formats; a Python loop over this file's values only
-        return pa.array([_parse_one_ts(v) for v in values], pa.int64()).cast(TIMESTAMP)
+        return pa.array([iso_to_ms(v) for v in values], pa.int64()).cast(TIMESTAMP)
 
 
 def _message_row(m: M.Message, row: dict[str, Any]) -> None:
