@@ -147,7 +147,7 @@ def parse_session_bytes(data: bytes, *, path: str | None = None, on_bad_lines: O
         while True:
             try:
                 obj, end = raw_decode(text, pos)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:  # (a line nested too deep is one bad line)
                 error = str(exc)
                 break
             found.append((obj, text[pos:end]))

@@ -21,7 +21,8 @@ encoder (which escapes strings exactly as JavaScript does) checks that; argument
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Annotated, Any
 
 import msgspec
 import numpy as np
@@ -47,16 +48,20 @@ class _Block(msgspec.Struct):
     arguments: msgspec.Raw = msgspec.Raw()
 
 
+# an integer outside int64 refuses the file (the object model makes it null)
+Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+
+
 class _Cost(msgspec.Struct):
     total: float | None = None
 
 
 class _Usage(msgspec.Struct):
-    input: int | None = None
-    output: int | None = None
-    cacheRead: int | None = None
-    cacheWrite: int | None = None
-    totalTokens: int | None = None
+    input: Int64 | None = None
+    output: Int64 | None = None
+    cacheRead: Int64 | None = None
+    cacheWrite: Int64 | None = None
+    totalTokens: Int64 | None = None
     cost: _Cost | None = None
 
 
@@ -88,7 +93,7 @@ class _Entry(msgspec.Struct):
     modelId: str | None = None
     summary: str | None = None
     firstKeptEntryId: str | None = None
-    tokensBefore: int | None = None
+    tokensBefore: Int64 | None = None
     retainedTail: msgspec.Raw | None = None
     fromId: str | None = None
     customType: str | None = None
@@ -97,7 +102,7 @@ class _Entry(msgspec.Struct):
     label: str | None = None
     name: str | None = None
     # header fields
-    version: int | None = None
+    version: Int64 | None = None
     cwd: str | None = None
     parentSession: str | None = None
 
@@ -123,10 +128,19 @@ def _args_len(b: bytes) -> int:
     """``len(JSON.stringify(arguments))`` in UTF-16 units, from the raw text when it is canonical."""
     if not b or b == b"null":
         return 0  # absent or null arguments: the object model holds None, which counts 0
-    obj = _ANY.decode(b)
-    if _ENCODE(obj) == b and not _has_float(obj):
-        return len(b) if b.isascii() else _js_len(b.decode())
+    try:
+        obj = _ANY.decode(b)
+        if _ENCODE(obj) == b and not _LONG_DIGITS.search(b) and not _has_float(obj):
+            return len(b) if b.isascii() else _js_len(b.decode())
+    except msgspec.MsgspecError:  # e.g. a number out of range (1e400 is Infinity, written null)
+        pass
     return js_len(js_stringify(js_parse(b.decode())))
+
+
+# 16 digits in a row: maybe an integer JavaScript prints differently (beyond 2**53, or as 1e+21)
+_LONG_DIGITS = re.compile(rb"[0-9]{16}")
+# an integer Python's json refuses to parse (over 640 digits: the lowest int_max_str_digits)
+_HUGE_DIGITS = re.compile(rb"[0-9]{641}")
 
 
 def _has_float(o: Any) -> bool:
@@ -154,11 +168,11 @@ def _batch_args_lens(raws: list[bytes]) -> list[int]:
     floats: list[str] = []
     try:
         objs = msgspec.json.Decoder(float_hook=floats.append).decode(joined)
-        canonical = not floats and _ENCODE(objs) == joined
-    except msgspec.DecodeError:
+        canonical = not floats and _ENCODE(objs) == joined and not _LONG_DIGITS.search(joined)
+    except msgspec.MsgspecError:
         canonical = False
-    if canonical:
-        return [len(b) if b.isascii() else _js_len(b.decode()) for b in raws]
+    if canonical:  # (null arguments count 0, as the object model's None does)
+        return [0 if b == b"null" else len(b) if b.isascii() else _js_len(b.decode()) for b in raws]
     return [_args_len(b) for b in raws]
 
 
@@ -182,7 +196,8 @@ def _content(content: Any, images: bool, role: str, eid: str | None, blocks: lis
             n = IMAGE_CHARS
         total += n
         if blocks is not None:
-            blocks.append([eid, role, i, t, None, None, n])
+            call = t == "toolCall"  # (a tool call outside an assistant message counts nothing, but is listed)
+            blocks.append([eid, role, i, t, (b.name or "") if call else None, b.id if call else None, n])
     return total
 
 
@@ -222,8 +237,14 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
     if data.startswith(b"\xef\xbb\xbf"):
         raise Refused("BOM")
     try:
+        # msgspec skips the fields the structs leave out without checking their UTF-8, and Python's
+        # json cannot read huge integers: both are the tolerant path's to report
+        data.decode("utf-8")
+        if _HUGE_DIGITS.search(data):
+            raise Refused("huge integer")
         objs = _DECODER.decode_lines(data)
-    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        head_objs = [_ANY.decode(ln) for ln in _head_lines(data) if ln.strip()]
+    except (msgspec.MsgspecError, UnicodeDecodeError, RecursionError) as exc:
         raise Refused(str(exc)) from None
     # (numpy counts bytes faster than bytes.count)
     n_lines = int(np.count_nonzero(np.frombuffer(data, np.uint8) == 10)) + (0 if data.endswith(b"\n") else 1)
@@ -237,7 +258,7 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
     header = objs[0]
     if header.type != "session" or header.id is None or header.version != 3:
         raise Refused("header")
-    if detect_dialect([_ANY.decode(ln) for ln in _head_lines(data) if ln.strip()]) != "pi":
+    if detect_dialect(head_objs) != "pi":
         raise Refused("dialect")
     ents = objs[1:]
     n = len(ents)
@@ -310,7 +331,7 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
                             raw_block.append(len(blocks) if blocks is not None else -1)
                         chars += nc
                         if blocks is not None:
-                            blocks.append([ids[i], r, j, bt, blk.name if bt == "toolCall" else None,
+                            blocks.append([ids[i], r, j, bt, (blk.name or "") if bt == "toolCall" else None,
                                            blk.id if bt == "toolCall" else None, nc])
                 calls[i] = k
             elif r == "user":
@@ -337,7 +358,8 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
     def ctx(u: _Usage | None) -> int | None:
         if u is None:
             return None
-        return u.totalTokens or ((u.input or 0) + (u.output or 0) + (u.cacheRead or 0) + (u.cacheWrite or 0))
+        v = u.totalTokens or ((u.input or 0) + (u.output or 0) + (u.cacheRead or 0) + (u.cacheWrite or 0))
+        return v if -(2**63) <= v < 2**63 else None  # (a sum beyond int64 is null, as in the object model)
 
     provider = [m.provider if m is not None else p for m, p in zip(asst, pick("model_change", "provider"))]
     model = [m.model if m is not None else p for m, p in zip(asst, pick("model_change", "modelId"))]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .._jsjson import js_len
 from ..context import iso_to_ms
@@ -50,16 +51,28 @@ def _bool(v: Any) -> bool | None:
     return v if isinstance(v, bool) else None
 
 
+# pi's own form, which Arrow's cast reads exactly as iso_to_ms does (checked on random values; year
+# 0 aside, which Arrow accepts and Python's datetime does not)
+_PI_TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,3})?Z$"
+_YEAR_1_MS = -62135596800000  # 0001-01-01T00:00:00Z
 
 
-def parse_timestamps(values: list[Any]) -> pa.Array:
-    """ISO-8601 strings to ``timestamp[ms, tz=UTC]``: one Arrow cast for the usual case, a per-value
-    parse (naive means UTC, sub-ms digits truncated, unparseable is null) when the cast refuses."""
-    try:
-        return pa.array(values, pa.string()).cast(TIMESTAMP)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        # rare: odd formats; a Python loop over this file's values only
-        return pa.array([iso_to_ms(v) for v in values], pa.int64()).cast(TIMESTAMP)
+def parse_timestamps(values: list[Any] | pa.Array) -> pa.Array:
+    """ISO-8601 strings to ``timestamp[ms, tz=UTC]``, each value as :func:`iso_to_ms` reads it (naive
+    means UTC, sub-ms digits truncated, unparseable or before year 1 is null).
+
+    When every value has pi's form (``...T12:34:56.789Z``) one Arrow cast reads them all; otherwise
+    each value is parsed on its own, so a value never depends on the others in its batch.
+    """
+    arr = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
+    if pc.all(pc.match_substring_regex(arr, _PI_TIMESTAMP)).as_py() in (True, None):
+        try:
+            ms = arr.cast(TIMESTAMP).cast(pa.int64())
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            pass  # e.g. February 30: the per-value parse makes it null
+        else:
+            return pc.if_else(pc.less(ms, _YEAR_1_MS), None, ms).cast(TIMESTAMP)
+    return pa.array([iso_to_ms(v) for v in arr.to_pylist()], pa.int64()).cast(TIMESTAMP)
 
 
 def _message_row(m: M.Message, row: dict[str, Any]) -> None:
@@ -191,4 +204,4 @@ def session_facts(sf: SessionFile) -> dict[str, Any]:
             break
     parents = {e.parent_id for e in sf.entries if not isinstance(e, E.LeafEntry) and e.parent_id is not None}
     leaf_count = sum(1 for e in sf.entries if not isinstance(e, E.LeafEntry) and e.id not in parents)
-    return {"name": name, "leaf_id": sf.leaf_id, "leaf_count": leaf_count}
+    return {"name": name, "leaf_id": _str(sf.leaf_id), "leaf_count": leaf_count}
