@@ -69,16 +69,20 @@ def test_entries_equal_per_line_json(path):
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name[:40])
-def test_fast_path_equals_tolerant_path(path, monkeypatch):
-    fast = entries_table(path, on_bad_lines="skip")
-    blocks = blocks_table(path, on_bad_lines="skip")
+def test_fast_paths_equal_tolerant_path(path, monkeypatch):
+    """The native scanner, the msgspec path and the object-model path give the same tables."""
+    native = entries_table(path, on_bad_lines="skip"), blocks_table(path, on_bad_lines="skip")
+    monkeypatch.setenv("SESSIONLAB_NATIVE", "0")
+    fast = entries_table(path, on_bad_lines="skip"), blocks_table(path, on_bad_lines="skip")
 
     def refuse(*a, **k):
         raise _fast.Refused("test")
 
     monkeypatch.setattr("sessionlab.tables._file.fast_columns", refuse)
-    assert entries_table(path, on_bad_lines="skip").equals(fast)
-    assert blocks_table(path, on_bad_lines="skip").equals(blocks)
+    tolerant = entries_table(path, on_bad_lines="skip"), blocks_table(path, on_bad_lines="skip")
+    for a, b, c in zip(native, fast, tolerant):
+        assert a.equals(c)
+        assert b.equals(c)
 
 
 def test_clean_v3_files_take_the_fast_path():
@@ -149,7 +153,9 @@ def test_blocks_sum_to_est_tokens():
     assert calls.num_rows == pc.sum(t["tool_call_count"]).as_py()
 
 
-def test_astral_text_floats_and_odd_arguments(tmp_path):
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_astral_text_floats_and_odd_arguments(tmp_path, monkeypatch, native):
+    monkeypatch.setenv("SESSIONLAB_NATIVE", native)
     # UTF-16 lengths (astral characters count 2), tool arguments that are not JSON.stringify's text
     # (floats, spaces, escapes, duplicate keys), images, string vs list content, unknown roles
     msgs = [
@@ -158,7 +164,8 @@ def test_astral_text_floats_and_odd_arguments(tmp_path):
         {"role": "assistant", "content": [{"type": "thinking", "thinking": "🤔" * 3},
                                           {"type": "toolCall", "id": "c1", "name": "edit", "arguments": {"a": 1.0, "b": 1e21, "c": 1e-7}},
                                           {"type": "toolCall", "id": "c2", "name": "w", "arguments": {"t": "😀\n\"q\"", "n": [1, {"x": None}]}},
-                                          {"type": "toolCall", "id": "c3", "name": "n"}],
+                                          {"type": "toolCall", "id": "c3", "name": "n"},
+                                          {"type": "toolCall", "id": "c4", "name": "z", "arguments": None}],
          "usage": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0}}, "stopReason": "toolUse"},
         {"role": "toolResult", "toolCallId": "c1", "toolName": "edit", "content": [{"type": "image", "data": "x"}], "isError": True},
         {"role": "bashExecution", "command": "ls 😀", "output": "a\u2028b"},
@@ -187,6 +194,25 @@ def test_astral_text_floats_and_odd_arguments(tmp_path):
     assert [r["est_tokens"] for r in expected][:2] == [math.ceil(17 / 4), 1]
 
 
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_null_tool_arguments_count_zero(tmp_path, monkeypatch, native):
+    """``arguments: null`` counts 0 characters (the object model's None), also when every other
+    argument in the file is canonical JSON (the msgspec path's one-batch shortcut)."""
+    monkeypatch.setenv("SESSIONLAB_NATIVE", native)
+    content = [{"type": "toolCall", "id": "c1", "name": "ab", "arguments": None},
+               {"type": "toolCall", "id": "c2", "name": "cd", "arguments": {"k": [1, "v"]}}]
+    lines = [{"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/"},
+             {"type": "message", "id": "a", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+              "message": {"role": "assistant", "content": content}}]
+    f = tmp_path / "s.jsonl"
+    f.write_text("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines), encoding="utf-8")
+    assert _load.load_files(f).files[0].fast
+    chars = 2 + 2 + len('{"k":[1,"v"]}')  # names, then only the second call's arguments
+    assert entries_table(f).column("est_tokens").to_pylist() == [math.ceil(chars / 4)]
+    assert blocks_table(f).column("chars").to_pylist() == [2, 2 + len('{"k":[1,"v"]}')]
+    assert [r["est_tokens"] for r in object_rows(f)[1]] == [math.ceil(chars / 4)]
+
+
 def test_damaged_files_warn_raise_skip(tmp_path):
     bad = DATA / "generated" / "synthetic" / "synthetic-v3-malformed.jsonl"
     with pytest.warns(BadLinesWarning, match="invalid_json"):
@@ -206,13 +232,6 @@ def test_a_failing_file_does_not_stop_the_others(tmp_path, monkeypatch):
     shutil.copy(good, tmp_path / "a.jsonl")
     (tmp_path / "b.jsonl").write_bytes(b"\xff\xfe garbage")
     (tmp_path / "c.jsonl").mkdir()  # not a file: skipped by the folder search
-    real = _load.load_file
-
-    def flaky(path, want_blocks=False):
-        if path.endswith("a.jsonl"):
-            raise AssertionError("unreachable")
-        return real(path, want_blocks)
-
     t = entries_table(tmp_path, on_bad_lines="skip")
     assert t.num_rows == len(read_session(good).entries)
     monkeypatch.setattr("sessionlab.tables._file.parse_session_bytes", lambda *a, **k: 1 / 0)
@@ -220,7 +239,9 @@ def test_a_failing_file_does_not_stop_the_others(tmp_path, monkeypatch):
     assert any(i["kind"] == "read_error" and i["file"].endswith("b.jsonl") for i in iss)
 
 
-def test_process_pool_gives_the_same_table(monkeypatch):
+@pytest.mark.parametrize("native", ["1", "0"])  # a thread pool with the native scanner, else processes
+def test_pool_gives_the_same_table(monkeypatch, native):
+    monkeypatch.setenv("SESSIONLAB_NATIVE", native)
     serial = entries_table(DATA, on_bad_lines="skip", max_workers=1)
     monkeypatch.setattr(_load, "_SERIAL_BYTES", 0)
     monkeypatch.setattr(_load, "_CHUNK_BYTES", 200_000)

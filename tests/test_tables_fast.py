@@ -22,8 +22,11 @@ def test_head_lines_equal_split(seed):
         assert _head_lines(data, k) == data.split(b"\n", k)[:k]
 
 
-def test_pool_results_equal_in_process(monkeypatch):
-    """Workers send their tables back as Arrow IPC streams; the result must not change."""
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_pool_results_equal_in_process(monkeypatch, native):
+    """Threads (native scanner) or processes (which send their tables back as Arrow IPC streams):
+    the result must not change."""
+    monkeypatch.setenv("SESSIONLAB_NATIVE", native)
     serial = (entries_table(DATA, on_bad_lines="skip", max_workers=1),
               blocks_table(DATA, on_bad_lines="skip", max_workers=1),
               sessions_table(DATA, on_bad_lines="skip", max_workers=1))

@@ -16,10 +16,11 @@ import pyarrow.compute as pc
 
 from ..io import LineIssue, parse_session_bytes
 from ._fast import Refused, fast_columns
+from ._native import NativeBatch, native_available
 from ._objects import _str, block_rows, entry_rows, parse_timestamps, session_facts
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
-__all__ = ["FileResult", "load_file", "materialize", "empty_entries"]
+__all__ = ["FileResult", "load_file", "load_data", "load_chunk", "materialize", "empty_entries"]
 
 _ENTRY_NAMES = [f.name for f in ENTRY_SCHEMA]
 _BLOCK_NAMES = [f.name for f in BLOCK_SCHEMA]
@@ -100,11 +101,59 @@ def _session_row(head: dict[str, Any], facts: dict[str, Any], path: str, n_issue
 
 def load_file(path: str, want_blocks: bool = False) -> FileResult:
     """Load one file; never raises."""
-    res = FileResult(path=path)
     try:
         with open(path, "rb") as fh:
             data = fh.read()
+    except Exception as exc:  # a file that fails must not stop the others: it becomes an issue
+        return _failed(FileResult(path=path), exc)
+    return load_data(path, data, want_blocks)
+
+
+def _failed(res: FileResult, exc: Exception) -> FileResult:
+    res.entries = res.blocks = res.session = res.pending = None
+    res.issues = [LineIssue(res.path, 0, "read_error", f"{type(exc).__name__}: {exc}")]
+    return res
+
+
+def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
+    """Load several files, their tables built once for the batch; never raises.
+
+    With the native scanner, clean pi v3 files go through it (one :class:`NativeBatch` for the
+    chunk); the files it refuses, and every file without it, go through :func:`load_data`.
+    """
+    if not native_available():
+        results = [load_file(p, want_blocks) for p in paths]
+        materialize(results)
+        return results
+    batch = NativeBatch(want_blocks)
+    results = []
+    for path in paths:
+        res = FileResult(path=path)
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except Exception as exc:
+            results.append(_failed(res, exc))
+            continue
         res.nbytes = len(data)
+        try:
+            accepted = batch.add(res, data)
+        except Exception:  # e.g. out of memory in the scanner: the slower paths decide
+            accepted = False
+        results.append(res if accepted else load_data(path, data, want_blocks))
+    try:
+        batch.finish()
+    except Exception:  # should not happen; if it does, the batch's files take the other paths
+        results = [load_file(r.path, want_blocks) if r.fast and r.entries is None and r.pending is None else r
+                   for r in results]
+    materialize(results)
+    return results
+
+
+def load_data(path: str, data: bytes, want_blocks: bool = False) -> FileResult:
+    """Load one file's bytes on the msgspec fast path, else the tolerant path; never raises."""
+    res = FileResult(path=path, nbytes=len(data))
+    try:
         try:
             out = fast_columns(data, want_blocks=want_blocks)
         except Refused:
@@ -126,7 +175,7 @@ def load_file(path: str, want_blocks: bool = False) -> FileResult:
         cols["entry_index"] = list(range(len(rows)))
         cols["parent_index"] = _parent_indices(sf)
         cols["line_no"] = sf.line_numbers
-        cols["timestamps"] = [e.timestamp for e in sf.entries]
+        cols["timestamps"] = [_str(e.timestamp) for e in sf.entries]  # (a non-string is null)
         res.pending = (cols, len(rows), sid)
         if want_blocks:
             brows = block_rows(sf)
@@ -136,6 +185,5 @@ def load_file(path: str, want_blocks: bool = False) -> FileResult:
                 "header_timestamp": _str(h.timestamp) if h else None}
         res.session = _session_row(head, session_facts(sf), path, len(sf.issues))
     except Exception as exc:  # a file that fails must not stop the others: it becomes an issue
-        res.entries = res.blocks = res.session = res.pending = None
-        res.issues = [LineIssue(path, 0, "read_error", f"{type(exc).__name__}: {exc}")]
+        _failed(res, exc)
     return res

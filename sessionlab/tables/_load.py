@@ -2,10 +2,13 @@
 
 Sources: a file, a folder (searched recursively for ``*.jsonl``), a glob pattern, or a list of
 these; ``None`` means pi's sessions folder (``$PI_CODING_AGENT_DIR/sessions``, default
-``~/.pi/agent/sessions``). Files are loaded in a pool of processes (one per core, at most
-``max_workers``); small loads run in this process, where the pool's start-up would cost more than
-it saves. Results keep the order of the sorted file list. A worker sends a chunk's tables back as
-one Arrow IPC stream per table kind (sliced per file on arrival) rather than pickling each file's
+``~/.pi/agent/sessions``). Files are loaded in chunks of about 8 MB by a pool of one worker per
+core (at most ``max_workers``); small loads run in the calling thread, where a pool would cost
+more than it saves. Results keep the order of the sorted file list.
+
+With the native scanner the workers are threads: it releases the GIL while it scans, and nothing
+has to travel back. Without it they are processes, and a worker sends a chunk's tables back as one
+Arrow IPC stream per table kind (sliced per file on arrival) rather than pickling each file's
 tables: that pickling cost more than the loading and made two workers no faster than one.
 """
 
@@ -16,7 +19,7 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Union
@@ -25,7 +28,8 @@ import pyarrow as pa
 
 from ..io import LineIssue
 from ..io.reader import report_issues
-from ._file import FileResult, load_file, materialize
+from ._file import FileResult, load_chunk
+from ._native import native_available
 
 __all__ = ["Source", "OnBadLines", "default_sessions_dir", "find_files", "load_files", "LoadResult"]
 
@@ -77,10 +81,8 @@ def find_files(source: Source = None) -> list[str]:
 
 
 def _load_chunk(paths: list[str], want_blocks: bool) -> tuple:
-    """A worker's task: load files and pack the results for the trip back (see :func:`_pack`)."""
-    results = [load_file(p, want_blocks) for p in paths]
-    materialize(results)
-    return _pack(results)
+    """A worker process's task: load files and pack the results for the trip back (see :func:`_pack`)."""
+    return _pack(load_chunk(paths, want_blocks))
 
 
 def _to_ipc(tables: list[pa.Table | None]) -> tuple[bytes, list[int]]:
@@ -189,11 +191,15 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None) 
     total = sum(_size(p) for p in paths)
     if workers <= 1 or len(paths) <= 1 or total < _SERIAL_BYTES:
         for chunk in _chunks(paths):
-            results = [load_file(p, want_blocks) for p in chunk]
-            materialize(results)
-            yield results
+            yield load_chunk(chunk, want_blocks)
         return
     chunks = _chunks(paths)
+    if native_available():
+        # the C scanner releases the GIL while it scans: threads share the work without the
+        # processes' start-up and without shipping tables back
+        with ThreadPoolExecutor(max_workers=min(workers, len(chunks))) as tx:
+            yield from tx.map(load_chunk, chunks, [want_blocks] * len(chunks))
+        return
     with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=_context()) as ex:
         yield from map(_unpack, ex.map(_load_chunk, chunks, [want_blocks] * len(chunks)))
 

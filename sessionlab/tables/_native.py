@@ -1,0 +1,167 @@
+"""The native fast path: clean pi v3 files scanned by :mod:`sessionlab._scan` straight to Arrow.
+
+The C scanner validates every line as strict JSON, reads only the fields the tables need and
+appends one row per entry to column buffers, without making a Python object per entry; it releases
+the GIL while it scans, so the loader runs it in threads. It accepts what the msgspec path
+(:mod:`._fast`) accepts, or less, and refuses a whole file otherwise; that file then takes the
+msgspec path, and failing that the tolerant object-model path. A :class:`NativeBatch` gathers many
+files into one set of buffers, turned into Arrow once per column for the whole batch and sliced
+back per file (zero-copy), as :func:`._file.materialize` does for the other paths.
+
+The extension is optional (``setup.py`` builds it where a C compiler is present). Setting the
+environment variable ``SESSIONLAB_NATIVE=0`` turns it off, which the tests use to compare paths.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..tokens import CHARS_PER_TOKEN
+from ._fast import _batch_args_lens
+from ._objects import parse_timestamps
+from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
+
+try:
+    from .. import _scan  # type: ignore[attr-defined]
+except ImportError:  # no compiler at install time: the msgspec path does the work
+    _scan = None
+
+__all__ = ["native_available", "NativeBatch"]
+
+
+def native_available() -> bool:
+    """Whether the C scanner is built and not switched off with ``SESSIONLAB_NATIVE=0``."""
+    return _scan is not None and os.environ.get("SESSIONLAB_NATIVE", "1") != "0"
+
+
+def _validity(valid: bytes, n: int) -> tuple[pa.Buffer | None, int]:
+    v = np.frombuffer(valid, np.bool_)
+    nulls = n - int(np.count_nonzero(v))
+    return (None if nulls == 0 else pa.py_buffer(np.packbits(v, bitorder="little"))), nulls
+
+
+def _array(spec: tuple, n: int, typ: pa.DataType) -> pa.Array:
+    """One column from the scanner's buffers: ``(name, ends, data, valid)`` for strings (int32 end
+    offsets), ``(name, values, valid)`` for numbers and booleans (one byte each)."""
+    if len(spec) == 4:
+        _, ends, data, valid = spec
+        offsets = np.zeros(n + 1, np.int32)
+        offsets[1:] = np.frombuffer(ends, np.int32)
+        bitmap, nulls = _validity(valid, n)
+        return pa.Array.from_buffers(pa.string(), n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)],
+                                     null_count=nulls)
+    _, vals, valid = spec
+    bitmap, nulls = _validity(valid, n)
+    buf = (pa.py_buffer(np.packbits(np.frombuffer(vals, np.bool_), bitorder="little")) if typ == pa.bool_()
+           else pa.py_buffer(vals))
+    return pa.Array.from_buffers(typ, n, [bitmap, buf], null_count=nulls)
+
+
+def strings(values: list[str | None]) -> pa.Array:
+    """A list of str/None as an Arrow string array, built from buffers.
+
+    (``pa.array`` would do, but its first call imports pandas, ~0.3 s a loader need not pay.)
+    """
+    data = [b"" if v is None else v.encode("utf-8", "surrogatepass") for v in values]
+    offsets = np.zeros(len(data) + 1, np.int32)
+    np.cumsum([len(b) for b in data], out=offsets[1:])
+    valid = np.array([v is not None for v in values], np.bool_)
+    bitmap, nulls = _validity(valid.tobytes(), len(values))
+    buffers = [bitmap, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
+    return pa.Array.from_buffers(pa.string(), len(values), buffers, null_count=nulls)
+
+
+def _owner(counts: list[int], values: list[Any]) -> pa.Array:
+    """A per-file value repeated over each file's rows."""
+    idx = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    return pc.take(strings(values), pa.Array.from_buffers(pa.int64(), len(idx), [None, pa.py_buffer(idx)]))
+
+
+class NativeBatch:
+    """Files scanned into one set of buffers; :meth:`finish` gives each its tables."""
+
+    def __init__(self, want_blocks: bool) -> None:
+        if _scan is None:
+            raise RuntimeError("sessionlab._scan is not built")
+        self._scanner = _scan.Scanner(want_blocks)
+        self._want_blocks = want_blocks
+        self._files: list[tuple[Any, int, int, str]] = []  # (FileResult, rows, block rows, session id)
+
+    def add(self, res: Any, data: bytes) -> bool:
+        """Scan one file for ``res`` (a :class:`._file.FileResult`); ``False`` when refused."""
+        info = self._scanner.add(data)
+        if isinstance(info, str):
+            return False
+        n, nb, sid, cwd, parent_session, header_ts, name, leaf_id, leaf_count = info
+        res.session = {"session_id": sid, "version": 3, "dialect": "pi", "cwd": cwd,
+                       "parent_session": parent_session, "header_timestamp": header_ts, "file": res.path,
+                       "name": name, "leaf_id": leaf_id, "leaf_count": leaf_count, "issue_count": 0}
+        res.fast = True
+        self._files.append((res, n, nb, sid))
+        return True
+
+    def finish(self) -> None:
+        """Build the batch's tables and hand each file its slices."""
+        out = self._scanner.finish()
+        files = self._files
+        self._files = []
+        if not files:
+            return
+        n = out["rows"]
+        specs = {s[0]: s for s in out["entries"]}
+        counts = [f[1] for f in files]
+        est_chars = np.frombuffer(specs["est_chars"][1], np.int64).copy()
+        block_chars = None
+        slow = np.frombuffer(out["slow"], np.int64).reshape(-1, 4)
+        if len(slow):  # tool-call arguments JavaScript would format differently: measured in Python
+            raw = out["slow_bytes"]
+            lens = np.array(_batch_args_lens([raw[o:o + k] for o, k in slow[:, 2:4].tolist()]), np.int64)
+            np.add.at(est_chars, slow[:, 0], lens)
+            if self._want_blocks:
+                block_chars = np.frombuffer(out["blocks"][-1][1], np.int64).copy()
+                has_block = slow[:, 1] >= 0
+                np.add.at(block_chars, slow[has_block, 1], lens[has_block])
+        est_valid = specs["est_chars"][2]
+        arrays = []
+        for f in ENTRY_SCHEMA:
+            name = f.name
+            if name == "session_id":
+                arrays.append(_owner(counts, [x[3] for x in files]))
+            elif name == "file":
+                arrays.append(_owner(counts, [x[0].path for x in files]))
+            elif name == "timestamp":
+                arrays.append(parse_timestamps(_array(specs["timestamp"], n, pa.string())))
+            elif name == "est_tokens":
+                tokens = -(-est_chars // CHARS_PER_TOKEN)  # ceil(chars / 4)
+                arrays.append(_array(("est_tokens", tokens.tobytes(), est_valid), n, f.type))
+            elif name in specs:
+                arrays.append(_array(specs[name], n, f.type))
+            else:  # the seed's retained tail: a native file never has one
+                arrays.append(pa.nulls(n, f.type))
+        table = pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA)
+        blocks = None
+        if self._want_blocks:
+            bspecs = {s[0]: s for s in out["blocks"]}
+            nb = out["block_rows"]
+            bcounts = [f[2] for f in files]
+            barrays = []
+            for f in BLOCK_SCHEMA:
+                if f.name == "session_id":
+                    barrays.append(_owner(bcounts, [x[3] for x in files]))
+                elif f.name == "chars" and block_chars is not None:
+                    barrays.append(_array(("chars", block_chars.tobytes(), bspecs["chars"][2]), nb, f.type))
+                else:
+                    barrays.append(_array(bspecs[f.name], nb, f.type))
+            blocks = pa.Table.from_arrays(barrays, schema=BLOCK_SCHEMA)
+        start = bstart = 0
+        for res, k, kb, _ in files:
+            res.entries = table.slice(start, k)
+            start += k
+            if blocks is not None:
+                res.blocks = blocks.slice(bstart, kb)
+                bstart += kb
