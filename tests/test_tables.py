@@ -6,6 +6,7 @@ import json
 import math
 import os
 import shutil
+import subprocess
 import sys
 import warnings
 
@@ -19,6 +20,7 @@ from sessionlab.tables import (
     ENTRY_SCHEMA,
     _fast,
     _load,
+    _native,
     blocks_df,
     blocks_table,
     entries_df,
@@ -286,6 +288,19 @@ def test_core_does_not_import_notebook_modules():
     code = ("import sys; sys.modules.update({m: None for m in ('matplotlib', 'ipywidgets', 'IPython')});"
             "import sessionlab.tables, sessionlab.tree")
     assert os.system(f'"{sys.executable}" -c "{code}"') == 0
+
+
+def test_native_loading_does_not_import_pandas():
+    """pandas costs ~0.3 s to import and only the *_df views need it. pa.array and pa.scalar import
+    it, so the native path builds its arrays from buffers (the fallback paths do import it)."""
+    clean = [str(p) for p in CLEAN_V3 if isinstance(_native._scan.Scanner().add(p.read_bytes()), tuple)]
+    assert len(clean) >= 5
+    code = ("import sys; from sessionlab.tables import _native, entries_table, blocks_table;"
+            "assert _native.native_available();"
+            f"[f({clean!r}) for f in (entries_table, blocks_table)];"
+            "assert 'pandas' not in sys.modules, 'pandas imported'")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
 
 
 def test_generated_corpus_if_available(tmp_path):

@@ -71,7 +71,10 @@ def parse_timestamps(values: list[Any] | pa.Array) -> pa.Array:
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             pass  # e.g. February 30: the per-value parse makes it null
         else:
-            return pc.if_else(pc.less(ms, _YEAR_1_MS), None, ms).cast(TIMESTAMP)
+            low = pc.min(ms).as_py()
+            if low is not None and low < _YEAR_1_MS:  # (rare: the scalars below import pandas)
+                ms = pc.if_else(pc.less(ms, _YEAR_1_MS), None, ms)
+            return ms.cast(TIMESTAMP)
     return pa.array([iso_to_ms(v) for v in arr.to_pylist()], pa.int64()).cast(TIMESTAMP)
 
 
