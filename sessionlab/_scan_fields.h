@@ -127,6 +127,13 @@ static int read_bool(P *p, int *out) {
     FAIL(p, "a boolean field holds another type");
 }
 
+/* V_NULL if the value at p->p is null (consumed), else V_OBJ (nothing consumed); -1 on error */
+static int null_or_value(P *p) {
+    skip_ws(p);
+    if (p->p < p->end && *p->p == 'n') return scan_literal(p, "null", 4) ? -1 : V_NULL;
+    return V_OBJ;
+}
+
 /* one key: no escapes, returned as a pointer into the input */
 static int read_key(P *p, const char **k, size_t *n) {
     skip_ws(p);
@@ -186,13 +193,10 @@ static int read_block(P *p, Blk *b) {
             ONCE(seen, 5);
             skip_ws(p);
             const unsigned char *a0 = p->p;
-            if (p->p < p->end && *p->p == 'n') {
-                if (scan_literal(p, "null", 4)) return -1;
-                b->args_kind = V_NULL; /* the object model holds None: counts 0 */
-            } else {
+            if ((b->args_kind = null_or_value(p)) < 0) return -1;
+            if (b->args_kind == V_OBJ) { /* (null: the object model holds None, which counts 0) */
                 int slow = 0;
                 if (js_len_value(p, 1, &b->args_len, &slow)) return -1;
-                b->args_kind = V_OBJ;
                 b->args_slow = slow;
                 b->args_off = (size_t)(a0 - p->base);
                 b->args_raw_len = (size_t)(p->p - a0);
@@ -245,12 +249,8 @@ static int read_usage(P *p, Msg *m) {
         else if (KEY("totalTokens")) { ONCE(m->seen_usage, 4); if (read_int(p, &m->total)) return -1; }
         else if (KEY("cost")) {
             ONCE(m->seen_usage, 5);
-            skip_ws(p);
-            if (p->p < p->end && *p->p == 'n') {
-                if (scan_literal(p, "null", 4)) return -1;
-                m->cost_kind = V_NULL;
-            } else {
-                m->cost_kind = V_OBJ;
+            if ((m->cost_kind = null_or_value(p)) < 0) return -1;
+            if (m->cost_kind == V_OBJ) {
                 FOR_MEMBERS(p, {
                     if (KEY("total")) { ONCE(m->seen_cost, 0); if (read_float(p, &m->cost)) return -1; }
                     else if (skip_value(p, 3)) return -1;
@@ -270,14 +270,8 @@ static int read_message(P *p, Msg *m) {
         else if (KEY("model")) { ONCE(m->seen, 4); if (read_str(p, &m->model, 1)) return -1; }
         else if (KEY("usage")) {
             ONCE(m->seen, 5);
-            skip_ws(p);
-            if (p->p < p->end && *p->p == 'n') {
-                if (scan_literal(p, "null", 4)) return -1;
-                m->usage_kind = V_NULL;
-            } else {
-                m->usage_kind = V_OBJ;
-                if (read_usage(p, m)) return -1;
-            }
+            if ((m->usage_kind = null_or_value(p)) < 0) return -1;
+            if (m->usage_kind == V_OBJ && read_usage(p, m)) return -1;
         } else if (KEY("stopReason")) { ONCE(m->seen, 6); if (read_str(p, &m->stop_reason, 1)) return -1; }
         else if (KEY("errorMessage")) { ONCE(m->seen, 7); if (read_str(p, &m->error_message, 1)) return -1; }
         else if (KEY("toolName")) { ONCE(m->seen, 8); if (read_str(p, &m->tool_name, 1)) return -1; }
@@ -299,14 +293,8 @@ static int read_entry(P *p, Ent *e) {
         else if (KEY("timestamp")) { ONCE(e->seen, 3); if (read_str(p, &e->timestamp, 1)) return -1; }
         else if (KEY("message")) {
             ONCE(e->seen, 4);
-            skip_ws(p);
-            if (p->p < p->end && *p->p == 'n') {
-                if (scan_literal(p, "null", 4)) return -1;
-                e->msg_kind = V_NULL;
-            } else {
-                e->msg_kind = V_OBJ;
-                if (read_message(p, &e->m)) return -1;
-            }
+            if ((e->msg_kind = null_or_value(p)) < 0) return -1;
+            if (e->msg_kind == V_OBJ && read_message(p, &e->m)) return -1;
         } else if (KEY("thinkingLevel")) { ONCE(e->seen, 5); if (read_str(p, &e->thinking, 1)) return -1; }
         else if (KEY("provider")) { ONCE(e->seen, 6); if (read_str(p, &e->provider, 1)) return -1; }
         else if (KEY("modelId")) { ONCE(e->seen, 7); if (read_str(p, &e->model_id, 1)) return -1; }

@@ -128,8 +128,7 @@ def test_generated_corpus_paths_agree(tmp_path, monkeypatch):
     assert native["sessions"].num_rows == 5
 
 
-# ------------------------------------------------------------------ 4. hand-made edge cases
-
+# ------------------------------------------------------------------ 4. hand-made edge cases (cases in _native_cases)
 
 
 @needs_scan
