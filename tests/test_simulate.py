@@ -211,3 +211,28 @@ def test_the_plain_loop_comparison_sees_compactions(tmp_path_factory):
     calls = compare_with_plain_loop(tmp_path_factory, seed=7, branch_prob=0.2, window=20_000)
     per_policy = calls.groupby("policy_index").compacted.sum()
     assert (per_policy.iloc[:-1] > 0).all() and per_policy.iloc[-1] == 0
+
+
+@pytest.mark.parametrize("branch", ["current", "all"])
+def test_calls_table_is_built_once_and_matches_the_sessions(data_table, branch):
+    """The per-call table is built on first access; it has one row per (branch, policy, call) and
+    its per-branch sums are the sessions table's."""
+    pols = [PiThresholdPolicy(100_000), FractionPolicy(64_000, 0.5, 5_000), NeverCompact(200_000)]
+    res = simulate_compaction(data_table, pols, branch=branch)
+    calls = res.calls
+    assert res.calls is calls
+    s = res.sessions.to_pylist()
+    assert calls.num_rows == sum(r["calls"] for r in s) > 0
+    sums: dict = {}
+    for r in calls.to_pylist():
+        key = (r["session_id"], r["leaf_id"], r["policy_index"])
+        n, comp = sums.get(key, (0, 0))
+        sums[key] = (n + 1, comp + r["compacted"])
+    assert sums == {(r["session_id"], r["leaf_id"], r["policy_index"]): (r["calls"], r["compactions"]) for r in s}
+    assert "sessions=" in repr(res)
+
+
+def test_no_calls_gives_empty_tables():
+    t = entries_table(PI / "generated" / "sessions", on_bad_lines="skip").slice(0, 0)
+    res = simulate_compaction(t, [PiThresholdPolicy(100_000)])
+    assert res.sessions.num_rows == 0 and res.calls.num_rows == 0

@@ -29,8 +29,7 @@ calls, so the work per session is ``O(policies x log calls)`` per compaction eve
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -72,13 +71,25 @@ CALL_COLUMNS = {
 }
 
 
-@dataclass(frozen=True)
 class SimulationResult:
-    """``sessions``: one row per (session branch, policy); ``calls``: one row per (branch, policy, call)."""
+    """``sessions``: one row per (session branch, policy); ``calls``: one row per (branch, policy,
+    call), built on first access (it is policies x calls rows long); ``policies``: as given."""
 
-    sessions: pa.Table
-    calls: pa.Table
-    policies: tuple = field(default=())
+    __slots__ = ("sessions", "_calls", "policies")
+
+    def __init__(self, sessions: pa.Table, calls: pa.Table | Callable[[], pa.Table], policies: tuple = ()) -> None:
+        self.sessions = sessions
+        self._calls = calls
+        self.policies = policies
+
+    @property
+    def calls(self) -> pa.Table:
+        if callable(self._calls):
+            self._calls = self._calls()
+        return self._calls
+
+    def __repr__(self) -> str:
+        return f"SimulationResult(sessions={self.sessions.num_rows} rows, policies={len(self.policies)})"
 
 
 def fit_prices(entries) -> dict[str, tuple[float, float, float, float]]:
@@ -120,13 +131,13 @@ def _range_max_table(v: np.ndarray) -> list[np.ndarray]:
     return t
 
 
-def _first_above(table: list[np.ndarray], start: np.ndarray, limit: np.ndarray) -> np.ndarray:
-    """For each query, the first index ``>= start`` whose value is ``> limit`` (``len`` if none)."""
+def _first_above(table: list[np.ndarray], start: np.ndarray, limit: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """For each query, the first index in ``[start, end)`` whose value is ``> limit`` (``end`` if none)."""
     n = len(table[0])
     pos = start.copy()  # invariant: every value in [start, pos) is <= limit
     for j in range(len(table) - 1, -1, -1):
         step = 1 << j
-        ok = pos + step <= n
+        ok = pos + step <= end
         blk = np.where(ok, table[j][np.minimum(pos, n - 1)], np.inf)
         jump = ok & (blk <= limit)
         pos = np.where(jump, pos + step, pos)
@@ -250,93 +261,142 @@ def simulate_compaction(
     s_fixed = np.array([p.summary.tokens if p.summary.tokens is not None else -1 for p in policies], np.float64)
     s_frac = np.array([p.summary.fraction or 0.0 for p in policies], np.float64)
     s_cap = np.array([p.summary.max_tokens if p.summary.max_tokens is not None else np.inf for p in policies])
-    price_of = {m: np.array(prices.get(m, (0.0, 0.0, 0.0, 0.0))) for m in set(model.tolist())}
-    writes_cache = {m: prices.get(m, (0, 0, 0, 0))[3] > 0 for m in price_of}
 
-    sess_parts: list[dict[str, np.ndarray]] = []
-    call_parts: list[dict[str, np.ndarray]] = []
-    for leaf, path_calls in runs:  # a loop over sessions (branches); calls are arrays
-        k_n = len(path_calls)
-        if k_n == 0:
-            continue
-        P = prompt_full[path_calls].astype(np.float64)
-        T = total_full[path_calls].astype(np.float64)
-        trig_ok = can_trigger[path_calls]
-        T_trig = np.where(trig_ok, T, -np.inf)
-        rmq = _range_max_table(T_trig)
-        # overflow: the next call's prompt would not fit the window, so pi compacts before it
-        rmq_next = _range_max_table(np.r_[P[1:], -np.inf])
-        kept = np.zeros((n_pol, k_n))
-        cut_rows = np.full((n_pol, k_n), -1, np.int64)
-        for pi_, p in enumerate(policies):
-            if p.keep[0] != "none":
-                rws, kp = kept_at[p.keep]
-                kept[pi_] = kp[path_calls]
-                cut_rows[pi_] = rws[path_calls]
-        removed_here = np.zeros((n_pol, k_n))
-        compacted = np.zeros((n_pol, k_n), bool)
-        summarized = np.zeros(n_pol)
-        D = np.zeros(n_pol)
-        start = np.zeros(n_pol, np.int64)
-        active = np.isfinite(thr)
-        while active.any():  # one compaction event per active policy per round
-            idx = np.nonzero(active)[0]
-            k = np.minimum(_first_above(rmq, start[idx], thr[idx] + D[idx]),
-                           _first_above(rmq_next, start[idx], window[idx] + D[idx]))
-            found = k < k_n
-            idx, k = idx[found], k[found]
-            active[:] = False
-            if idx.size == 0:
-                break
-            C = T[k] - D[idx]
-            kp = np.minimum(kept[idx, k], C)
-            replaced = C - kp
-            summ = np.where(s_fixed[idx] >= 0, s_fixed[idx], np.minimum(s_frac[idx] * replaced, s_cap[idx]))
-            rem = np.maximum(replaced - summ, 0)
-            real = rem > 0
-            removed_here[idx[real], k[real]] = rem[real]
-            compacted[idx[real], k[real]] = True
-            summarized[idx[real]] += replaced[real]
-            D[idx] += rem
-            start[idx] = k + 1
-            active[idx] = start[idx] < k_n
-        D_after = np.cumsum(removed_here, axis=1)
-        D_before = D_after - removed_here
-        prompt = np.maximum(P[None, :] - D_before, 0)
-        before = np.maximum(T[None, :] - D_before, 0)
-        after = np.maximum(T[None, :] - D_after, 0)
-        # cache: the previous call's context is read back unless a compaction or model change intervened
-        mdl = model[path_calls]
-        prev_after = np.concatenate([np.zeros((n_pol, 1)), after[:, :-1]], axis=1)
-        same_model = np.r_[False, mdl[1:] == mdl[:-1]]
-        broke = np.concatenate([np.ones((n_pol, 1), bool), compacted[:, :-1]], axis=1) | ~same_model[None, :]
-        cached = np.where(broke, 0.0, np.minimum(prev_after, prompt))
-        fresh = np.maximum(prompt - cached, 0)
-        pr = np.stack([price_of[m] for m in mdl], 1) if k_n else np.zeros((4, 0))
-        new_price = np.where(np.array([writes_cache[m] for m in mdl]), pr[3], pr[0])
-        cost = cached * pr[2][None, :] + fresh * new_price[None, :] + out_tok[path_calls][None, :] * pr[1][None, :]
-        rec_comp = comp_after_call[path_calls]
-        first = np.full(n_pol, path_calls[0])
-        sess_parts.append({
-            "row": first, "leaf": np.full(n_pol, leaf), "policy_index": np.arange(n_pol),
-            "calls": np.full(n_pol, k_n), "compactions": compacted.sum(1),
-            "recorded_compactions": np.full(n_pol, rec_comp.sum()),
-            "matched_compactions": (compacted & rec_comp[None, :]).sum(1),
-            "peak_context_tokens": before.max(1), "prompt_tokens": prompt.sum(1),
-            "summarized_tokens": summarized, "cost_usd": cost.sum(1),
-            "recorded_cost_usd": np.full(n_pol, cost_rec[path_calls].sum()),
-            "overflow_calls": (prompt > window[:, None]).sum(1),
-        })
-        call_parts.append({
-            "row": np.tile(path_calls, n_pol), "first": np.full(n_pol * k_n, path_calls[0]),
-            "leaf": np.full(n_pol * k_n, leaf), "policy_index": np.repeat(np.arange(n_pol), k_n),
-            "call_index": np.tile(np.arange(k_n), n_pol),
-            "prompt_tokens": prompt.ravel(), "context_before": before.ravel(), "context_after": after.ravel(),
-            "compacted": compacted.ravel(), "cut_row": np.where(compacted, cut_rows, -1).ravel(),
-            "recorded_compaction": np.tile(rec_comp, n_pol), "cost_usd": cost.ravel(),
-        })
-    return SimulationResult(_sessions_table(table, sess_parts, policies), _calls_table(table, call_parts),
+    runs = [(leaf, calls_) for leaf, calls_ in runs if len(calls_)]
+    if not runs:
+        empty: list[dict[str, np.ndarray]] = []
+        return SimulationResult(_sessions_table(table, empty, policies), _calls_table(table, empty), tuple(policies))
+    sess, calls_of = _replay(runs, n_pol, prompt_full, total_full, can_trigger, model, out_tok, cost_rec,
+                             comp_after_call, policies, kept_at, thr, window, s_fixed, s_frac, s_cap, prices)
+    # the per-call table (2 million rows for 100 policies on the benchmark corpus) is built when
+    # first asked for: comparing policies needs only the sessions table
+    return SimulationResult(_sessions_table(table, [sess], policies), lambda: _calls_table(table, [calls_of()]),
                             tuple(policies))
+
+
+def _replay(runs, n_pol, prompt_full, total_full, can_trigger, model, out_tok, cost_rec, comp_after_call,
+            policies, kept_at, thr, window, s_fixed, s_frac, s_cap, prices):
+    """Every run (a branch's calls in order) under every policy at once.
+
+    The runs' calls are laid end to end in one array of ``K`` positions, each run a segment; the
+    per-policy state is a ``policies x K`` array. Each round finds, for every (run, policy) pair
+    still active, its next compaction with a binary search over a range-maximum table bounded by
+    the run's end, so Python loops over rounds (the most compactions any run has), not runs.
+    Returns the sessions-table columns and a function giving the calls-table columns.
+    """
+    lens = np.array([len(c) for _, c in runs], np.int64)
+    seg_start = np.concatenate(([0], np.cumsum(lens)[:-1]))
+    seg_end = seg_start + lens
+    gc = np.concatenate([c for _, c in runs])  # the table row of every position
+    K, S = len(gc), len(runs)
+    is_start = np.zeros(K, bool)
+    is_start[seg_start] = True
+    P = prompt_full[gc].astype(np.float64)
+    T = total_full[gc].astype(np.float64)
+    rmq = _range_max_table(np.where(can_trigger[gc], T, -np.inf))
+    # overflow: the next call's prompt (in the same run) would not fit the window: pi compacts first
+    nxt = np.r_[P[1:], -np.inf]
+    nxt[seg_end - 1] = -np.inf
+    rmq_next = _range_max_table(nxt)
+    kept = np.zeros((n_pol, K))
+    cut_rows = np.full((n_pol, K), -1, np.int64)
+    for pi_, p in enumerate(policies):
+        if p.keep[0] != "none":
+            rws, kp = kept_at[p.keep]
+            kept[pi_] = kp[gc]
+            cut_rows[pi_] = rws[gc]
+    removed_here = np.zeros((n_pol, K))
+    compacted = np.zeros((n_pol, K), bool)
+    # the (policy, run) pairs, flat: pair = policy * S + run
+    pol = np.repeat(np.arange(n_pol), S)
+    end = np.tile(seg_end, n_pol)
+    start = np.tile(seg_start, n_pol)
+    D = np.zeros(n_pol * S)
+    summarized = np.zeros(n_pol * S)
+    active = np.isfinite(thr)[pol]
+    while active.any():  # one compaction event per active pair per round
+        idx = np.nonzero(active)[0]
+        pp = pol[idx]
+        k = np.minimum(_first_above(rmq, start[idx], thr[pp] + D[idx], end[idx]),
+                       _first_above(rmq_next, start[idx], window[pp] + D[idx], end[idx]))
+        found = k < end[idx]
+        idx, k, pp = idx[found], k[found], pp[found]
+        active[:] = False
+        if idx.size == 0:
+            break
+        C = T[k] - D[idx]
+        kp = np.minimum(kept[pp, k], C)
+        replaced = C - kp
+        summ = np.where(s_fixed[pp] >= 0, s_fixed[pp], np.minimum(s_frac[pp] * replaced, s_cap[pp]))
+        rem = np.maximum(replaced - summ, 0)
+        real = rem > 0
+        removed_here[pp[real], k[real]] = rem[real]
+        compacted[pp[real], k[real]] = True
+        summarized[idx[real]] += replaced[real]
+        D[idx] += rem
+        start[idx] = k + 1
+        active[idx] = start[idx] < end[idx]
+    # removed tokens so far, per run: a cumsum along the positions, restarted at each run
+    cs = np.cumsum(removed_here, axis=1)
+    base = np.where(seg_start > 0, cs[:, np.maximum(seg_start - 1, 0)], 0.0)
+    D_after = cs - np.repeat(base, lens, axis=1)
+    D_before = D_after - removed_here
+    prompt = np.maximum(P[None, :] - D_before, 0)
+    before = np.maximum(T[None, :] - D_before, 0)
+    after = np.maximum(T[None, :] - D_after, 0)
+    # cache: the previous call's context is read back unless a compaction or model change intervened
+    # (or the call starts its run)
+    mdl = model[gc]
+    prev_after = np.concatenate([np.zeros((n_pol, 1)), after[:, :-1]], axis=1)
+    same_model = np.r_[False, mdl[1:] == mdl[:-1]] & ~is_start
+    broke = np.concatenate([np.ones((n_pol, 1), bool), compacted[:, :-1]], axis=1) | ~same_model[None, :]
+    cached = np.where(broke, 0.0, np.minimum(prev_after, prompt))
+    fresh = np.maximum(prompt - cached, 0)
+    names, code = np.unique(mdl, return_inverse=True)
+    price = np.array([prices.get(m, (0.0, 0.0, 0.0, 0.0)) for m in names.tolist()], np.float64).reshape(-1, 4)
+    pr = price[code].T  # 4 x K: input, output, cache read, cache write
+    new_price = np.where(pr[3] > 0, pr[3], pr[0])
+    cost = cached * pr[2][None, :] + fresh * new_price[None, :] + out_tok[gc][None, :] * pr[1][None, :]
+    rec_comp = comp_after_call[gc]
+
+    def per_run(a: np.ndarray, op=np.add) -> np.ndarray:
+        """runs x policies, flat (session-major, as the output): ``op`` over each run's positions."""
+        return op.reduceat(a, seg_start, axis=1).T.ravel()
+
+    leaf = np.array([leaf for leaf, _ in runs], np.int64)
+    sess = {
+        "row": np.repeat(gc[seg_start], n_pol), "leaf": np.repeat(leaf, n_pol),
+        "policy_index": np.tile(np.arange(n_pol), S), "calls": np.repeat(lens, n_pol),
+        "compactions": per_run(compacted.astype(np.int64)),
+        "recorded_compactions": np.repeat(np.add.reduceat(rec_comp.astype(np.int64), seg_start), n_pol),
+        "matched_compactions": per_run((compacted & rec_comp[None, :]).astype(np.int64)),
+        "peak_context_tokens": per_run(before, np.maximum), "prompt_tokens": per_run(prompt),
+        "summarized_tokens": summarized.reshape(n_pol, S).T.ravel(), "cost_usd": per_run(cost),
+        "recorded_cost_usd": np.repeat(np.add.reduceat(cost_rec[gc], seg_start), n_pol),
+        "overflow_calls": per_run((prompt > window[:, None]).astype(np.int64)),
+    }
+
+    def calls() -> dict[str, np.ndarray]:
+        # run by run, each run policy by policy: one slice of the policies x K arrays per run
+        bounds = list(zip(seg_start.tolist(), seg_end.tolist()))
+
+        def by_run(a: np.ndarray) -> np.ndarray:  # policies x K -> flat, in output order
+            return np.concatenate([a[:, s0:s1].ravel() for s0, s1 in bounds])
+
+        def tiled(v: np.ndarray) -> np.ndarray:  # per position -> repeated for every policy
+            return np.concatenate([np.tile(v[s0:s1], n_pol) for s0, s1 in bounds])
+
+        block = n_pol * lens
+        return {
+            "row": tiled(gc), "first": np.repeat(gc[seg_start], block), "leaf": np.repeat(leaf, block),
+            "policy_index": np.concatenate([np.repeat(np.arange(n_pol), n) for n in lens.tolist()]),
+            "call_index": tiled(np.arange(K) - np.repeat(seg_start, lens)),
+            "prompt_tokens": by_run(prompt), "context_before": by_run(before), "context_after": by_run(after),
+            "compacted": by_run(compacted), "cut_row": by_run(np.where(compacted, cut_rows, -1)),
+            "recorded_compaction": tiled(rec_comp), "cost_usd": by_run(cost),
+        }
+
+    return sess, calls
 
 
 def _runs(table: pa.Table, f, prep, branch: str) -> list[tuple[int, np.ndarray]]:
