@@ -75,6 +75,16 @@ def m_pyarrow(files: list[str]) -> int:
 
 def m_json_loop(files: list[str]) -> int:
     from sessionlab.tokens import estimate_tokens_dict
+    return _json_loop(files, estimate_tokens_dict)
+
+
+def m_json_loop_plain(files: list[str]) -> int:
+    """The same loop without pi's token estimate: json.loads per line and picking raw fields only."""
+    return _json_loop(files, None)
+
+
+def _json_loop(files: list[str], estimate) -> int:
+    """json.loads per line, building the same kind of columns (and pi's estimate when given)."""
     cols: dict[str, list] = {k: [] for k in ("file", "type", "id", "parentId", "timestamp", "role", "model",
                                              "input", "output", "cacheRead", "cacheWrite", "total", "cost", "est")}
     for f in files:
@@ -94,31 +104,8 @@ def m_json_loop(files: list[str]) -> int:
                     cols[k].append(u.get(k))
                 cols["total"].append(u.get("totalTokens"))
                 cols["cost"].append((u.get("cost") or {}).get("total"))
-                cols["est"].append(estimate_tokens_dict(m) if m else None)
-    return len(cols["type"])
-
-
-def m_json_loop_plain(files: list[str]) -> int:
-    """The same loop without pi's token estimate: json.loads per line and picking raw fields only."""
-    cols: dict[str, list] = {k: [] for k in ("file", "type", "id", "parentId", "timestamp", "role", "model",
-                                             "input", "output", "cacheRead", "cacheWrite", "total", "cost")}
-    for f in files:
-        with open(f, encoding="utf-8") as fh:
-            for line in fh:
-                d = json.loads(line)
-                m = d.get("message") or {}
-                u = m.get("usage") or {}
-                cols["file"].append(f)
-                cols["type"].append(d.get("type"))
-                cols["id"].append(d.get("id"))
-                cols["parentId"].append(d.get("parentId"))
-                cols["timestamp"].append(d.get("timestamp"))
-                cols["role"].append(m.get("role"))
-                cols["model"].append(m.get("model"))
-                for k in ("input", "output", "cacheRead", "cacheWrite"):
-                    cols[k].append(u.get(k))
-                cols["total"].append(u.get("totalTokens"))
-                cols["cost"].append((u.get("cost") or {}).get("total"))
+                if estimate is not None:
+                    cols["est"].append(estimate(m) if m else None)
     return len(cols["type"])
 
 

@@ -187,6 +187,23 @@ static int put_tool(Col *b, const P *p, const Blk *bk, int call) {
     return put_sv(&b[B_TOOL_CALL_ID], p, &bk->id);
 }
 
+/* Append one block row: the entry's id, the role (a parsed one, else the literal), the block's
+ * index, its type (a string content is one "text" block: bk NULL) and tool, and its characters. */
+static int block_row(Scanner *sc, const SVal *eid, const SVal *role_sv, const char *role_lit, int32_t j,
+                     const Blk *bk, int64_t chars) {
+    const P *p = &sc->p;
+    Col *b = sc->bcol;
+    if (put_sv(&b[B_ENTRY_ID], p, eid)) return -1;
+    if (role_sv ? put_sv(&b[B_ROLE], p, role_sv) : col_str(&b[B_ROLE], role_lit, strlen(role_lit))) return -1;
+    if (col_i32(&b[B_INDEX], j)) return -1;
+    if (bk ? put_sv(&b[B_TYPE], p, &bk->type) || put_tool(b, p, bk, sv_eq(p, &bk->type, "toolCall"))
+           : col_str(&b[B_TYPE], "text", 4) || put_tool(b, p, NULL, 0))
+        return -1;
+    if (col_i64(&b[B_CHARS], chars)) return -1;
+    sc->block_rows++;
+    return 0;
+}
+
 /* One content value's characters (pi's rule) and, with blocks, one block row per block. */
 static int emit_content(Scanner *sc, const Content *c, int images, const SVal *role_sv, const char *role_lit,
                         const SVal *eid, int64_t *chars) {
@@ -194,16 +211,7 @@ static int emit_content(Scanner *sc, const Content *c, int images, const SVal *r
     *chars = 0;
     if (c->kind == V_STR) {
         *chars = c->u16;
-        if (sc->want_blocks) {
-            Col *b = sc->bcol;
-            if (put_sv(&b[B_ENTRY_ID], p, eid)) return -1;
-            if (role_sv ? put_sv(&b[B_ROLE], p, role_sv) : col_str(&b[B_ROLE], role_lit, strlen(role_lit))) return -1;
-            if (col_i32(&b[B_INDEX], 0) || col_str(&b[B_TYPE], "text", 4) || col_null(&b[B_TOOL_NAME]) ||
-                col_null(&b[B_TOOL_CALL_ID]) || col_i64(&b[B_CHARS], c->u16))
-                return -1;
-            sc->block_rows++;
-        }
-        return 0;
+        return sc->want_blocks ? block_row(sc, eid, role_sv, role_lit, 0, NULL, c->u16) : 0;
     }
     if (c->kind != V_LIST) return 0;
     const Blk *blocks = (const Blk *)p->blocks.p + c->first;
@@ -213,15 +221,7 @@ static int emit_content(Scanner *sc, const Content *c, int images, const SVal *r
         if (sv_eq(p, &bk->type, "text")) n = bk->text_u16;
         else if (images && sv_eq(p, &bk->type, "image")) n = IMAGE_CHARS;
         *chars += n;
-        if (sc->want_blocks) {
-            Col *b = sc->bcol;
-            if (put_sv(&b[B_ENTRY_ID], p, eid)) return -1;
-            if (role_sv ? put_sv(&b[B_ROLE], p, role_sv) : col_str(&b[B_ROLE], role_lit, strlen(role_lit))) return -1;
-            if (col_i32(&b[B_INDEX], (int32_t)j) || put_sv(&b[B_TYPE], p, &bk->type) ||
-                put_tool(b, p, bk, sv_eq(p, &bk->type, "toolCall")) || col_i64(&b[B_CHARS], n))
-                return -1;
-            sc->block_rows++;
-        }
+        if (sc->want_blocks && block_row(sc, eid, role_sv, role_lit, (int32_t)j, bk, n)) return -1;
     }
     return 0;
 }
@@ -286,11 +286,9 @@ static int emit_entry(Scanner *sc, const Ent *e, int t, int32_t line, int32_t in
                 for (size_t j = 0; j < m->content.count; j++) {
                     const Blk *bk = &blocks[j];
                     int64_t n = 0;
-                    int call = 0;
                     if (sv_eq(p, &bk->type, "text")) n = bk->text_u16;
                     else if (sv_eq(p, &bk->type, "thinking")) n = bk->thinking_u16;
                     else if (sv_eq(p, &bk->type, "toolCall")) {
-                        call = 1;
                         calls++;
                         n = bk->name.kind == V_STR ? bk->name.u16 : 0;
                         if (bk->args_kind == V_OBJ) {
@@ -302,15 +300,7 @@ static int emit_entry(Scanner *sc, const Ent *e, int t, int32_t line, int32_t in
                         }
                     }
                     chars += n;
-                    if (sc->want_blocks) {
-                        Col *b = sc->bcol;
-                        if (put_sv(&b[B_ENTRY_ID], p, &e->id) || put_sv(&b[B_ROLE], p, role) || col_i32(&b[B_INDEX], (int32_t)j) ||
-                            put_sv(&b[B_TYPE], p, &bk->type))
-                            return -1;
-                        if (put_tool(b, p, bk, call)) return -1;
-                        if (col_i64(&b[B_CHARS], n)) return -1;
-                        sc->block_rows++;
-                    }
+                    if (sc->want_blocks && block_row(sc, &e->id, role, NULL, (int32_t)j, bk, n)) return -1;
                 }
             }
         } else if (role && sv_eq(p, role, "user")) {

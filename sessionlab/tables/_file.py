@@ -101,12 +101,19 @@ def _session_row(head: dict[str, Any], facts: dict[str, Any], path: str, n_issue
 
 def load_file(path: str, want_blocks: bool = False) -> FileResult:
     """Load one file; never raises."""
+    res = FileResult(path=path)
+    data = _read(res)
+    return res if data is None else load_data(path, data, want_blocks)
+
+
+def _read(res: FileResult) -> bytes | None:
+    """The file's bytes, or None with a ``read_error`` issue in ``res``."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        with open(res.path, "rb") as fh:
+            return fh.read()
     except Exception as exc:  # a file that fails must not stop the others: it becomes an issue
-        return _failed(FileResult(path=path), exc)
-    return load_data(path, data, want_blocks)
+        _failed(res, exc)
+        return None
 
 
 def _failed(res: FileResult, exc: Exception) -> FileResult:
@@ -129,11 +136,9 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
     results = []
     for path in paths:
         res = FileResult(path=path)
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except Exception as exc:
-            results.append(_failed(res, exc))
+        data = _read(res)
+        if data is None:
+            results.append(res)
             continue
         res.nbytes = len(data)
         try:
