@@ -14,6 +14,15 @@ For pi files the result equals pi's ``buildSessionContext`` exactly:
   give what a projector for their ``custom_type`` returns (nothing by default); everything else
   (model/thinking/tool changes, labels, session info, leaf records, unknown types) gives nothing.
 
+Under ``rules="pi-1.6"`` (the default) the context is pi 1.6's *projection*
+(``buildSessionProjection``): system messages in the kept range before the compaction are dropped;
+the compaction gives its ``system_message`` (when it has one) and then its summary; an older
+compaction inside the kept range gives nothing; the last ``context_edit`` of each target among the
+context entries replaces the content of that target's user, assistant, tool result or custom
+messages (a string becomes one text block for assistants and tool results) or, with a ``None``
+replacement, removes its messages; a message without content gets an empty one. ``rules="pi-0.58"``
+is pi 0.58.3's ``buildSessionContext``.
+
 Example:
     >>> from sessionlab.model import MessageEntry, UserMessage
     >>> ctx = build_session_context([MessageEntry(id="a", message=UserMessage(content="hi"))])
@@ -24,11 +33,13 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
+from ._rules import DEFAULT_RULES, Rules, pi_rules
 from .model import entries as E
 from .model import messages as M
+from .model.content import TextContent
 
 __all__ = [
     "ModelRef",
@@ -38,6 +49,9 @@ __all__ = [
     "EntryProjector",
     "build_session_context",
     "build_context_entries",
+    "ProjectedEntry",
+    "project_context_entries",
+    "projected_context_estimate",
     "derive_session_context_state",
     "default_context_entry_transform",
     "session_entry_to_context_messages",
@@ -138,8 +152,14 @@ def derive_session_context_state(path_entries: Sequence[E.SessionEntry]) -> _Sta
     return _State(thinking, model, tools)
 
 
-def default_context_entry_transform(path_entries: Sequence[E.SessionEntry]) -> list[E.SessionEntry]:
+def _is_system(e: E.SessionEntry) -> bool:
+    return isinstance(e, E.MessageEntry) and isinstance(e.message, M.SystemMessage)
+
+
+def default_context_entry_transform(path_entries: Sequence[E.SessionEntry], *,
+                                    rules: Rules = DEFAULT_RULES) -> list[E.SessionEntry]:
     """The entries whose messages form the context: see the module doc (last compaction counts)."""
+    r = pi_rules(rules)
     c_idx = None
     for i in range(len(path_entries) - 1, -1, -1):
         if isinstance(path_entries[i], E.CompactionEntry):
@@ -155,21 +175,33 @@ def default_context_entry_transform(path_entries: Sequence[E.SessionEntry]) -> l
         for e in path_entries[:c_idx]:
             if e.id == comp.first_kept_entry_id:
                 found = True
-            if found and not isinstance(e, E.CompactionEntry):  # older compactions give nothing
+            # 1.6 keeps an older compaction on the list (it projects nothing) and drops system
+            # messages; 0.58 leaves older compactions out
+            if found and not (_is_system(e) if r.system_role else isinstance(e, E.CompactionEntry)):
                 out.append(e)
     out.extend(path_entries[c_idx + 1:])
     return out
 
 
 def build_context_entries(
-    path_entries: Sequence[E.SessionEntry], options: SessionContextBuildOptions | None = None
+    path_entries: Sequence[E.SessionEntry], options: SessionContextBuildOptions | None = None, *,
+    rules: Rules = DEFAULT_RULES,
 ) -> list[E.SessionEntry]:
     """The default transform, then the option's transforms in order."""
-    entries = default_context_entry_transform(path_entries)
+    entries = default_context_entry_transform(path_entries, rules=rules)
     if options is not None and options.entry_transforms:
         for transform in options.entry_transforms:
             entries = list(transform(entries))
     return entries
+
+
+def _with_content(m: M.Message) -> M.Message:
+    """pi 1.6 gives a message without content an empty one (``""`` for a system message)."""
+    if isinstance(m, M.SystemMessage) and m.content is None:
+        return replace(m, content="")
+    if isinstance(m, (M.UserMessage, M.AssistantMessage, M.ToolResultMessage)) and m.content is None:
+        return replace(m, content=())
+    return m
 
 
 def session_entry_to_context_messages(
@@ -177,10 +209,14 @@ def session_entry_to_context_messages(
     index: int,
     entries: list[E.SessionEntry],
     options: SessionContextBuildOptions | None = None,
+    *,
+    rules: Rules = DEFAULT_RULES,
 ) -> list[M.Message]:
     """The messages one context entry contributes (see the module doc)."""
     if isinstance(entry, E.MessageEntry):
-        return [entry.message] if entry.message is not None else []
+        if entry.message is None:
+            return []
+        return [_with_content(entry.message) if pi_rules(rules).projection else entry.message]
     if isinstance(entry, E.CustomMessageEntry):
         return [
             M.CustomMessage(
@@ -199,6 +235,8 @@ def session_entry_to_context_messages(
         ]
         if entry.retained_tail is not None:
             msgs.extend(entry.retained_tail)
+        if entry.system_message is not None and pi_rules(rules).projection:
+            msgs.insert(0, entry.system_message)
         return msgs
     if isinstance(entry, E.BranchSummaryEntry):
         if not entry.summary:
@@ -213,13 +251,98 @@ def session_entry_to_context_messages(
     return []
 
 
+@dataclass(frozen=True, slots=True)
+class ProjectedEntry:
+    """One context entry and the messages it gives (pi 1.6's projected entry)."""
+
+    entry: E.SessionEntry
+    messages: list[M.Message]
+
+
+_EDITABLE = ("user", "assistant", "toolResult", "custom")
+
+
+def _apply_edit(messages: list[M.Message], edit: E.ContextEditEntry) -> list[M.Message]:
+    """pi 1.6's ``projectContextEntry``: the edit's replacement content, or nothing."""
+    from .io.dialects import block_from_dict
+
+    if edit.replacement is None:
+        return []
+    raw = edit.replacement.get("content") if isinstance(edit.replacement, dict) else None
+    out = []
+    for m in messages:
+        if m.role not in _EDITABLE:
+            out.append(m)
+            continue
+        content: object
+        if isinstance(raw, str):
+            content = (TextContent(text=raw),) if m.role in ("assistant", "toolResult") else raw
+        elif isinstance(raw, list):
+            content = tuple(block_from_dict(b) for b in raw)
+        else:
+            content = raw
+        out.append(replace(m, content=content))  # type: ignore[call-arg]
+    return out
+
+
+def project_context_entries(
+    path_entries: Sequence[E.SessionEntry], options: SessionContextBuildOptions | None = None, *,
+    rules: Rules = DEFAULT_RULES,
+) -> list[ProjectedEntry]:
+    """Every context entry with the messages it gives (see the module doc): under ``pi-1.6`` pi's
+    ``buildSessionProjection(...).entries``, under ``pi-0.58`` the same list without edits."""
+    r = pi_rules(rules)
+    entries = build_context_entries(path_entries, options, rules=rules)
+    edits: dict[str | None, E.ContextEditEntry] = {}
+    if r.projection:
+        for e in entries:
+            if isinstance(e, E.ContextEditEntry):
+                edits[e.target_id] = e
+    out = []
+    for i, e in enumerate(entries):
+        if i and isinstance(e, E.CompactionEntry):  # an older compaction inside the kept range
+            out.append(ProjectedEntry(e, []))
+            continue
+        msgs = session_entry_to_context_messages(e, i, entries, options, rules=rules)
+        edit = edits.get(e.id) if e.id is not None else None
+        out.append(ProjectedEntry(e, _apply_edit(msgs, edit) if edit is not None else msgs))
+    return out
+
+
 def build_session_context(
-    path_entries: Sequence[E.SessionEntry], options: SessionContextBuildOptions | None = None
+    path_entries: Sequence[E.SessionEntry], options: SessionContextBuildOptions | None = None, *,
+    rules: Rules = DEFAULT_RULES,
 ) -> SessionContext:
     """The context for a root-to-leaf path of entries (a pure function; see the module doc)."""
     state = derive_session_context_state(path_entries)
-    entries = build_context_entries(path_entries, options)
-    messages: list[M.Message] = []
-    for i, e in enumerate(entries):
-        messages.extend(session_entry_to_context_messages(e, i, entries, options))
+    messages = [m for p in project_context_entries(path_entries, options, rules=rules) for m in p.messages]
     return SessionContext(messages, state.thinking_level, state.model, state.active_tool_names)
+
+
+def projected_context_estimate(path_entries: Sequence[E.SessionEntry], *, rules: Rules = DEFAULT_RULES):
+    """pi 1.6's ``estimateProjectedContextTokens(buildSessionProjection(path), path)``: the usage of
+    the last valid assistant counts only when its entry comes after the latest ``context_edit`` or
+    compaction on the path; otherwise every message is estimated (the current system message once).
+    Under ``pi-0.58`` it is ``estimateContextTokens`` of the context."""
+    from .tokens import estimate_context_tokens, estimate_projected_context_tokens
+
+    projected = project_context_entries(path_entries, rules=rules)
+    messages = [m for p in projected for m in p.messages]
+    if not pi_rules(rules).projection:
+        return estimate_context_tokens(messages, rules=rules)
+    est = estimate_context_tokens(messages, rules=rules)
+    current = False
+    if est.last_usage_index is not None:
+        k = est.last_usage_index
+        source_id = None
+        for p in projected:
+            if k < len(p.messages):
+                source_id = p.entry.id
+                break
+            k -= len(p.messages)
+        ids = [e.id for e in path_entries]
+        at = ids.index(source_id) if source_id in ids else -1
+        last_edit = max((i for i, e in enumerate(path_entries)
+                         if isinstance(e, (E.ContextEditEntry, E.CompactionEntry))), default=-1)
+        current = at > last_edit
+    return estimate_projected_context_tokens(messages, current, rules=rules)

@@ -6,6 +6,8 @@ matching builtin, so ``except KeyError`` or ``except ValueError`` keeps working:
     SessionLabError (Exception)
     ├── BadInputError (ValueError)        a session file broke a rule and on_bad_lines="raise"
     ├── UnsafePathError (ValueError)      a repo path or session id would leave the repo root
+    ├── OptionError (ValueError)          an option has a value it does not take (``rules=``...)
+    │   └── RulesMismatchError            a table built under one pi release's rules, asked for another's
     └── SessionError                      a session operation failed; ``code`` says which
         ├── EntryNotFoundError (KeyError)     code "not_found"
         ├── InvalidForkTargetError (ValueError) code "invalid_fork_target"
@@ -21,6 +23,8 @@ __all__ = [
     "SessionLabError",
     "BadInputError",
     "UnsafePathError",
+    "OptionError",
+    "RulesMismatchError",
     "SessionError",
     "EntryNotFoundError",
     "InvalidForkTargetError",
@@ -47,6 +51,15 @@ class BadInputError(SessionLabError, ValueError):
 
 class UnsafePathError(SessionLabError, ValueError):
     """A session id or path would escape the repository root."""
+
+
+class OptionError(SessionLabError, ValueError):
+    """An option was given a value it does not take; the message lists the ones it does."""
+
+
+class RulesMismatchError(OptionError):
+    """A table was built under one pi release's rules and a function was asked for another's:
+    per-entry estimates differ between releases, so mixing them would give wrong numbers."""
 
 
 class SessionError(SessionLabError):

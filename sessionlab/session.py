@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from ._rules import DEFAULT_RULES, Rules
 from .context import (
     SessionContext,
     SessionContextBuildOptions,
@@ -140,11 +141,13 @@ class Session:
         return merge_context_build_options(self.context_build_options, options)
 
     def build_context(
-        self, options: SessionContextBuildOptions | None = None, *, leaf_id: str | None = None
+        self, options: SessionContextBuildOptions | None = None, *, leaf_id: str | None = None,
+        rules: Rules = DEFAULT_RULES,
     ) -> SessionContext:
-        """The context at the current leaf (or ``leaf_id``): what the model would be sent next."""
+        """The context at the current leaf (or ``leaf_id``): what the model would be sent next,
+        under the rules of pi release ``rules`` (see :func:`sessionlab.build_session_context`)."""
         path = self.storage.get_branch(leaf_id)
-        return build_session_context(path, self.merge_context_build_options(options))
+        return build_session_context(path, self.merge_context_build_options(options), rules=rules)
 
     def get_session_stats(self, scope: Literal["tree", "branch"] = "tree") -> SessionStats:
         """Counts and token/cost totals.

@@ -1,12 +1,17 @@
 """pi's token accounting, the one place its rules live.
 
 - :func:`estimate_tokens` is pi's ``estimateTokens(message)``: ``ceil(chars / 4)`` with
-  JavaScript string lengths (UTF-16 code units) and pi's per-role rules (images ignored in user
-  messages, 4800 chars per image in tool results and custom messages, tool calls counted as
-  ``name`` + ``JSON.stringify(arguments)``).
+  JavaScript string lengths (UTF-16 code units) and pi's per-role rules (4800 chars per image in
+  tool results and custom messages, and in user messages from pi 1.6 on; tool calls counted as
+  ``name`` + ``JSON.stringify(arguments)``; pi 1.6's system messages as content + sections +
+  ``JSON.stringify(toolsAdded)``).
 - :func:`estimate_tokens_dict` is the same rule on a message in pi's dict form (for loaders that
   never build objects); a test keeps the two equal on every sample file.
-- :func:`estimate_context_tokens` is pi's ``estimateContextTokens(messages)``.
+- :func:`estimate_context_tokens` is pi's ``estimateContextTokens(messages)``;
+  :func:`estimate_projected_context_tokens` is pi 1.6's ``estimateProjectedContextTokens``.
+
+Every function takes ``rules=`` (``"pi-1.6"`` by default, or ``"pi-0.58"``: see
+:mod:`sessionlab._rules`).
 
 Example:
     >>> from sessionlab.model import UserMessage
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._jsjson import js_len, js_stringify
+from ._rules import DEFAULT_RULES, Rules, pi_rules
 from .model import messages as M
 from .model.content import ImageContent, TextContent, ThinkingContent, ToolCall
 
@@ -33,6 +39,8 @@ __all__ = [
     "estimate_chars",
     "ContextEstimate",
     "estimate_context_tokens",
+    "estimate_projected_context_tokens",
+    "current_system_message",
     "calculate_context_tokens",
     "is_usage_source",
 ]
@@ -63,10 +71,20 @@ def _content_chars(content: Any, images: bool) -> int:
     return chars
 
 
-def estimate_chars(message: M.Message) -> int:
+def estimate_chars(message: M.Message, *, rules: Rules = DEFAULT_RULES) -> int:
     """The character count pi divides by 4 (see module doc)."""
+    r = pi_rules(rules)
     if isinstance(message, M.UserMessage):
-        return _content_chars(message.content, images=False)
+        return _content_chars(message.content, images=r.user_images)
+    if isinstance(message, M.SystemMessage):
+        if not r.system_role:
+            return 0
+        chars = _content_chars(message.content, images=True)
+        if isinstance(message.sections, dict):
+            chars += sum(_s(v) for v in message.sections.values())
+        if message.tools_added:
+            chars += _json_len(message.tools_added)
+        return chars
     if isinstance(message, M.AssistantMessage):
         chars = 0
         for b in message.content or ():
@@ -92,9 +110,9 @@ def _json_len(v: Any) -> int:
     return js_len(js_stringify(v))
 
 
-def estimate_tokens(message: M.Message) -> int:
+def estimate_tokens(message: M.Message, *, rules: Rules = DEFAULT_RULES) -> int:
     """pi's ``estimateTokens``: ``ceil(chars / 4)``."""
-    return _tokens(estimate_chars(message))
+    return _tokens(estimate_chars(message, rules=rules))
 
 
 def _dict_content_chars(content: Any, images: bool) -> int:
@@ -114,12 +132,20 @@ def _dict_content_chars(content: Any, images: bool) -> int:
     return chars
 
 
-def estimate_tokens_dict(message: dict) -> int:
+def estimate_tokens_dict(message: dict, *, rules: Rules = DEFAULT_RULES) -> int:
     """:func:`estimate_tokens` on a message in pi's dict form, after migration (a v2 ``hookMessage``
     is ``custom`` by then; in a v3 file it is an unknown role and counts 0, as in pi)."""
+    r = pi_rules(rules)
     role = message.get("role")
     if role == "user":
-        chars = _dict_content_chars(message.get("content"), images=False)
+        chars = _dict_content_chars(message.get("content"), images=r.user_images)
+    elif role == "system" and r.system_role:
+        chars = _dict_content_chars(message.get("content"), images=True)
+        sections = message.get("sections")
+        if isinstance(sections, dict):
+            chars += sum(_s(v) for v in sections.values())
+        if message.get("toolsAdded"):
+            chars += _json_len(message.get("toolsAdded"))
     elif role == "assistant":
         chars = 0
         content = message.get("content")
@@ -149,13 +175,15 @@ def calculate_context_tokens(usage: M.Usage) -> int:
     return usage.context_tokens()
 
 
-def is_usage_source(message: M.Message) -> bool:
+def is_usage_source(message: M.Message, *, rules: Rules = DEFAULT_RULES) -> bool:
     """Whether pi takes this message's usage as the context size: an assistant message with usage
-    whose stop reason is neither ``aborted`` nor ``error``."""
+    whose stop reason is neither ``aborted`` nor ``error`` (and, from pi 1.6 on, whose usage does
+    not total 0)."""
     return (
         isinstance(message, M.AssistantMessage)
         and message.usage is not None
         and message.stop_reason not in ("aborted", "error")
+        and (not pi_rules(rules).skip_zero_usage or message.usage.context_tokens() > 0)
     )
 
 
@@ -169,7 +197,8 @@ class ContextEstimate:
     last_usage_index: int | None
 
 
-def estimate_context_tokens(messages: Sequence[M.Message], per_message: Iterable[int] | None = None) -> ContextEstimate:
+def estimate_context_tokens(messages: Sequence[M.Message], per_message: Iterable[int] | None = None, *,
+                            rules: Rules = DEFAULT_RULES) -> ContextEstimate:
     """pi's ``estimateContextTokens``: usage of the last valid assistant message plus the estimates
     of every message after it (all messages when there is none).
 
@@ -178,12 +207,71 @@ def estimate_context_tokens(messages: Sequence[M.Message], per_message: Iterable
     est = list(per_message) if per_message is not None else None
     last = None
     for i in range(len(messages) - 1, -1, -1):
-        if is_usage_source(messages[i]):
+        if is_usage_source(messages[i], rules=rules):
             last = i
             break
     start = 0 if last is None else last + 1
-    trailing = sum(est[start:]) if est is not None else sum(estimate_tokens(m) for m in messages[start:])
+    trailing = (sum(est[start:]) if est is not None
+                else sum(estimate_tokens(m, rules=rules) for m in messages[start:]))
     if last is None:
         return ContextEstimate(trailing, 0, trailing, None)
     usage_tokens = calculate_context_tokens(messages[last].usage)  # type: ignore[union-attr,arg-type]
     return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, last)
+
+
+def estimate_projected_context_tokens(messages: Sequence[M.Message], usage_is_current: bool, *,
+                                      rules: Rules = DEFAULT_RULES) -> ContextEstimate:
+    """pi 1.6's ``estimateProjectedContextTokens``: :func:`estimate_context_tokens` when its usage
+    is still current, else the plain sum of the estimates of the current system message
+    (:func:`current_system_message`) and of every non-system message.
+
+    ``usage_is_current`` is the branch-level fact pi checks: the entry that gives the usage comes
+    after the latest ``context_edit`` or ``compaction`` on the branch
+    (:func:`sessionlab.context.projected_context_estimate` works it out from a path).
+    """
+    est = estimate_context_tokens(messages, rules=rules)
+    if est.last_usage_index is not None and usage_is_current:
+        return est
+    system = current_system_message(messages)
+    tokens = estimate_tokens(system, rules=rules) if system is not None else 0
+    tokens += sum(estimate_tokens(m, rules=rules) for m in messages if not isinstance(m, M.SystemMessage))
+    return ContextEstimate(tokens, 0, tokens, None)
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.text for b in content or () if isinstance(b, TextContent))
+
+
+def current_system_message(messages: Sequence[M.Message]) -> M.SystemMessage | None:
+    """pi-ai's ``getCurrentSystemMessage``: every system message replayed into one (contents joined
+    by a blank line, ``sections`` patched by name, a ``None`` section deleted, tools added and
+    removed by name); ``None`` when there is no system message."""
+    parts: list[str] = []
+    sections: dict[str, Any] = {}
+    tools: dict[Any, Any] = {}
+    timestamp = None
+    seen = False
+    for m in messages:
+        if not isinstance(m, M.SystemMessage):
+            continue
+        seen = True
+        if timestamp is None:
+            timestamp = m.timestamp
+        text = _content_text(m.content)
+        if text:
+            parts.append(text)
+        for name, value in (m.sections or {}).items():
+            if value is None:
+                sections.pop(name, None)
+            else:
+                sections[name] = value
+        for t in m.tools_removed or ():
+            tools.pop(t.get("name") if isinstance(t, dict) else None, None)
+        for t in m.tools_added or ():
+            tools[t.get("name") if isinstance(t, dict) else None] = t
+    if not seen or (timestamp is None and not tools):
+        return None
+    return M.SystemMessage(content="\n\n".join(parts), sections=sections or None,
+                           tools_added=list(tools.values()) or None, timestamp=timestamp or 0)

@@ -56,7 +56,8 @@ _BLOCKS: dict[str, tuple[type, list[tuple[str, str, str]]]] = {
 _COST = [("input", "input", "v"), ("output", "output", "v"), ("cacheRead", "cache_read", "v"),
          ("cacheWrite", "cache_write", "v"), ("total", "total", "v")]
 _USAGE = [("input", "input", "v"), ("output", "output", "v"), ("cacheRead", "cache_read", "v"),
-          ("cacheWrite", "cache_write", "v"), ("totalTokens", "total_tokens", "v"),
+          ("cacheWrite", "cache_write", "v"), ("cacheWrite1h", "cache_write_1h", "v"),
+          ("reasoning", "reasoning", "v"), ("totalTokens", "total_tokens", "v"),
           ("cost", "cost", "cost")]
 
 _MESSAGES: dict[str, tuple[type, list[tuple[str, str, str]]]] = {
@@ -65,7 +66,14 @@ _MESSAGES: dict[str, tuple[type, list[tuple[str, str, str]]]] = {
         M.AssistantMessage,
         [("content", "content", "blocks"), ("api", "api", "v"), ("provider", "provider", "v"),
          ("model", "model", "v"), ("usage", "usage", "usage"), ("stopReason", "stop_reason", "v"),
-         ("errorMessage", "error_message", "v"), ("timestamp", "timestamp", "v")],
+         ("errorMessage", "error_message", "v"), ("timestamp", "timestamp", "v"),
+         ("responseModel", "response_model", "v"), ("responseId", "response_id", "v")],
+    ),
+    "system": (
+        M.SystemMessage,
+        [("content", "content", "content"), ("sections", "sections", "v"),
+         ("toolsAdded", "tools_added", "v"), ("toolsRemoved", "tools_removed", "v"),
+         ("timestamp", "timestamp", "v")],
     ),
     "toolResult": (
         M.ToolResultMessage,
@@ -109,7 +117,8 @@ _ENTRIES: dict[str, tuple[type, list[tuple[str, str, str]]]] = {
         _BASE + [("summary", "summary", "v"), ("firstKeptEntryId", "first_kept_entry_id", "v"),
                  ("tokensBefore", "tokens_before", "v"), ("details", "details", "v"),
                  ("fromHook", "from_hook", "v"), ("usage", "usage", "usage"),
-                 ("retainedTail", "retained_tail", "messages")],
+                 ("retainedTail", "retained_tail", "messages"),
+                 ("systemMessage", "system_message", "message")],
     ),
     "branch_summary": (
         E.BranchSummaryEntry,
@@ -127,6 +136,13 @@ _ENTRIES: dict[str, tuple[type, list[tuple[str, str, str]]]] = {
     "label": (E.LabelEntry, _BASE + [("targetId", "target_id", "v"), ("label", "label", "v")]),
     "session_info": (E.SessionInfoEntry, _BASE + [("name", "name", "v")]),
     "leaf": (E.LeafEntry, _BASE + [("targetId", "target_id", "v")]),
+    "usage": (
+        E.UsageEntry,
+        _BASE + [("kind", "kind", "v"), ("provider", "provider", "v"), ("model", "model", "v"),
+                 ("usage", "usage", "usage"), ("note", "note", "v")],
+    ),
+    "context_edit": (
+        E.ContextEditEntry, _BASE + [("targetId", "target_id", "v"), ("replacement", "replacement", "null")]),
 }
 
 _HEADER = [("version", "version", "v"), ("id", "id", "v"), ("timestamp", "timestamp", "v"),

@@ -16,6 +16,7 @@ from .entries import (
     CustomEntry,
     CustomMessageEntry,
     LabelEntry,
+    ContextEditEntry,
     LeafEntry,
     MessageEntry,
     ModelChangeEntry,
@@ -24,6 +25,7 @@ from .entries import (
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
     UnknownEntry,
+    UsageEntry,
 )
 from .messages import (
     AssistantMessage,
@@ -33,6 +35,7 @@ from .messages import (
     Cost,
     CustomMessage,
     Message,
+    SystemMessage,
     ToolResultMessage,
     UnknownMessage,
     Usage,
@@ -44,6 +47,7 @@ __all__ = [
     "ENTRY_TYPES", "ActiveToolsChangeEntry", "BranchSummaryEntry", "CompactionEntry", "CustomEntry",
     "CustomMessageEntry", "LabelEntry", "LeafEntry", "MessageEntry", "ModelChangeEntry",
     "SessionEntry", "SessionHeader", "SessionInfoEntry", "ThinkingLevelChangeEntry", "UnknownEntry",
+    "UsageEntry", "ContextEditEntry", "SystemMessage",
     "AssistantMessage", "BashExecutionMessage", "BranchSummaryMessage", "CompactionSummaryMessage",
     "Cost", "CustomMessage", "Message", "ToolResultMessage", "UnknownMessage", "Usage", "UserMessage",
 ]

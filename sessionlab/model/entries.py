@@ -1,4 +1,5 @@
-"""Session entries: the header and the eleven entry types of the seed, plus unknown entries.
+"""Session entries: the header, the eleven entry types of the seed and pi 1.6's ``usage`` and
+``context_edit``, plus unknown entries.
 
 Every entry has ``id``, ``parent_id`` (``None`` for a root) and ``timestamp`` (ISO-8601 text as
 written). ``type`` is a class attribute with the on-disk spelling. Fields that are ``None`` were
@@ -27,6 +28,8 @@ __all__ = [
     "LabelEntry",
     "SessionInfoEntry",
     "LeafEntry",
+    "UsageEntry",
+    "ContextEditEntry",
     "UnknownEntry",
     "SessionEntry",
     "ENTRY_TYPES",
@@ -96,7 +99,8 @@ class CompactionEntry(_Base):
     """Older history replaced by ``summary``.
 
     pi keeps the messages from ``first_kept_entry_id`` on; the seed's ``retained_tail`` instead
-    carries the kept messages inside the entry.
+    carries the kept messages inside the entry. pi 1.6 adds the summarisation call's ``usage`` and
+    the ``system_message`` in effect, which the compaction replays before its summary.
     """
 
     type: ClassVar[str] = "compaction"
@@ -107,6 +111,7 @@ class CompactionEntry(_Base):
     from_hook: bool | None = None
     usage: Usage | None = None
     retained_tail: tuple[Message, ...] | None = None
+    system_message: Message | None = None
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -177,6 +182,33 @@ class LeafEntry(_Base):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class UsageEntry(_Base):
+    """pi 1.6: spend that is not a conversation message (a title, a summary, an import...).
+
+    ``kind`` says what the call was for; ``usage`` holds its tokens and cost. Never in a context.
+    """
+
+    type: ClassVar[str] = "usage"
+    kind: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    usage: Usage | None = None
+    note: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContextEditEntry(_Base):
+    """pi 1.6: replaces (``replacement = {"content": ...}``) or removes (``replacement`` ``None``) the
+    content its ``target_id`` entry gives the context. The last edit of a target in the context wins."""
+
+    type: ClassVar[str] = "context_edit"
+    target_id: str | None = None
+    replacement: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UnknownEntry(_Base):
     """An entry of a type sessionlab does not know, kept with the object as read in ``raw``."""
 
@@ -200,6 +232,8 @@ SessionEntry = Union[
     LabelEntry,
     SessionInfoEntry,
     LeafEntry,
+    UsageEntry,
+    ContextEditEntry,
     UnknownEntry,
 ]
 
@@ -217,5 +251,7 @@ ENTRY_TYPES: dict[str, type] = {
         LabelEntry,
         SessionInfoEntry,
         LeafEntry,
+        UsageEntry,
+        ContextEditEntry,
     )
 }

@@ -1,7 +1,7 @@
 """Messages (pi's ``AgentMessage``): what ``message`` entries hold and what contexts are made of.
 
-``UserMessage``, ``AssistantMessage``, ``ToolResultMessage`` and ``BashExecutionMessage`` are
-stored in files; ``CustomMessage`` comes from ``custom_message`` entries (or a migrated v2
+``UserMessage``, ``AssistantMessage``, ``ToolResultMessage``, ``BashExecutionMessage`` and pi 1.6's
+``SystemMessage`` are stored in files; ``CustomMessage`` comes from ``custom_message`` entries (or a migrated v2
 ``hookMessage``); ``CompactionSummaryMessage`` and ``BranchSummaryMessage`` are synthesized when a
 context is built and never stored. ``timestamp`` of a message is Unix milliseconds.
 A field that is ``None`` was absent in the file; unknown fields live in ``extra``.
@@ -19,6 +19,7 @@ __all__ = [
     "Usage",
     "UserMessage",
     "AssistantMessage",
+    "SystemMessage",
     "ToolResultMessage",
     "BashExecutionMessage",
     "CustomMessage",
@@ -53,6 +54,8 @@ class Usage:
     cache_write: int | float | None = None
     total_tokens: int | float | None = None
     cost: Cost | None = None
+    cache_write_1h: int | float | None = None
+    reasoning: int | float | None = None
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def context_tokens(self) -> int:
@@ -82,6 +85,22 @@ class AssistantMessage:
     stop_reason: str | None = None
     timestamp: int | float | None = None
     error_message: str | None = None
+    response_model: str | None = None
+    response_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SystemMessage:
+    """pi 1.6's system prompt message (role ``system``): ``content`` plus named ``sections`` and the
+    tools it adds or removes. A compaction carries the one in effect as ``system_message``."""
+
+    role: ClassVar[str] = "system"
+    content: Content | None = None
+    sections: dict[str, Any] | None = None
+    tools_added: Any = None
+    tools_removed: Any = None
+    timestamp: int | float | None = None
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -161,6 +180,7 @@ class UnknownMessage:
 Message = Union[
     UserMessage,
     AssistantMessage,
+    SystemMessage,
     ToolResultMessage,
     BashExecutionMessage,
     CustomMessage,

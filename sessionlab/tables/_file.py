@@ -18,6 +18,7 @@ from ..io import LineIssue, parse_session_bytes
 from ._fast import Refused, fast_columns
 from ._native import NativeBatch, native_available
 from ._objects import _str, block_rows, entry_rows, parse_timestamps, session_facts
+from ._pi16 import resolve
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
 __all__ = ["FileResult", "load_file", "load_data", "load_chunk", "materialize", "empty_entries"]
@@ -37,6 +38,8 @@ class FileResult:
     session: dict[str, Any] | None = None
     issues: list[LineIssue] = field(default_factory=list)
     fast: bool = False
+    # the file's bytes, kept until :func:`materialize` has resolved the rows that need other lines
+    data: bytes | None = field(default=None, repr=False)
     # the entry columns until :func:`materialize` turns a batch of files into one table
     pending: tuple[dict[str, Any], int, str | None] | None = field(default=None, repr=False)
 
@@ -85,6 +88,15 @@ def materialize(results: list[FileResult]) -> None:
         r.entries = table.slice(start, n)
         r.pending = None
         start += n
+    resolve_all(results)
+
+
+def resolve_all(results: list[FileResult]) -> None:
+    """Fill the columns that need other lines of the file (:mod:`._pi16`), then drop the bytes."""
+    for r in results:
+        if r.entries is not None and r.data is not None:
+            r.entries = resolve(r.entries, r.data, (r.session or {}).get("dialect") or "pi")
+        r.data = None
 
 
 def _blocks_table(rows: list[tuple], session_id: str | None) -> pa.Table:
@@ -145,6 +157,8 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
             accepted = batch.add(res, data)
         except Exception:  # e.g. out of memory in the scanner: the slower paths decide
             accepted = False
+        if accepted:
+            res.data = data
         results.append(res if accepted else load_data(path, data, want_blocks))
     try:
         batch.finish()
@@ -152,12 +166,13 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
         results = [load_file(r.path, want_blocks) if r.fast and r.entries is None and r.pending is None else r
                    for r in results]
     materialize(results)
+    resolve_all(results)
     return results
 
 
 def load_data(path: str, data: bytes, want_blocks: bool = False) -> FileResult:
     """Load one file's bytes on the msgspec fast path, else the tolerant path; never raises."""
-    res = FileResult(path=path, nbytes=len(data))
+    res = FileResult(path=path, nbytes=len(data), data=data)
     try:
         try:
             out = fast_columns(data, want_blocks=want_blocks)

@@ -78,6 +78,32 @@ def parse_timestamps(values: list[Any] | pa.Array) -> pa.Array:
     return pa.array([iso_to_ms(v) for v in arr.to_pylist()], pa.int64()).cast(TIMESTAMP)
 
 
+def _usage_row(u: M.Usage | None, kind: str, row: dict[str, Any]) -> None:
+    """The token and cost columns of one usage (a call, or spend that is not a message)."""
+    if u is None:
+        return
+    row["usage_kind"] = kind
+    row["input_tokens"] = _int(u.input)
+    row["output_tokens"] = _int(u.output)
+    row["cache_read_tokens"] = _int(u.cache_read)
+    row["cache_write_tokens"] = _int(u.cache_write)
+    row["total_tokens"] = _int(u.total_tokens)
+    row["reasoning_tokens"] = _int(u.reasoning)
+    row["cache_write_1h_tokens"] = _int(u.cache_write_1h)
+    parts = (u.input, u.output, u.cache_read, u.cache_write, u.total_tokens)
+    if all(v is None or _float(v) is not None for v in parts):
+        row["context_tokens"] = _int(u.context_tokens())
+    row["cost_usd"] = _float(u.cost.total) if u.cost is not None else None
+
+
+def _images(content: Any) -> int | None:
+    if isinstance(content, str):
+        return 0
+    if isinstance(content, tuple):
+        return sum(isinstance(b, C.ImageContent) for b in content)
+    return None
+
+
 def _message_row(m: M.Message, row: dict[str, Any]) -> None:
     row["role"] = _str(m.role)
     if isinstance(m, M.AssistantMessage):
@@ -86,23 +112,15 @@ def _message_row(m: M.Message, row: dict[str, Any]) -> None:
         row["api"] = _str(m.api)
         row["stop_reason"] = _str(m.stop_reason)
         row["error_message"] = _str(m.error_message)
+        row["response_model"] = _str(m.response_model)
         row["tool_call_count"] = sum(isinstance(b, C.ToolCall) for b in m.content or ())
-        u = m.usage
-        if u is not None:
-            row["input_tokens"] = _int(u.input)
-            row["output_tokens"] = _int(u.output)
-            row["cache_read_tokens"] = _int(u.cache_read)
-            row["cache_write_tokens"] = _int(u.cache_write)
-            row["total_tokens"] = _int(u.total_tokens)
-            parts = (u.input, u.output, u.cache_read, u.cache_write, u.total_tokens)
-            if all(v is None or _float(v) is not None for v in parts):
-                row["context_tokens"] = _int(u.context_tokens())
-            row["cost_usd"] = _float(u.cost.total) if u.cost is not None else None
+        _usage_row(m.usage, "message", row)
     elif isinstance(m, M.ToolResultMessage):
         row["tool_name"] = _str(m.tool_name)
         row["is_error"] = _bool(m.is_error)
     elif isinstance(m, M.CustomMessage):
         row["custom_type"] = _str(m.custom_type)
+    row["image_count"] = _images(getattr(m, "content", None))
     row["est_tokens"] = estimate_tokens(m)
 
 
@@ -120,6 +138,7 @@ def entry_row(e: E.SessionEntry) -> dict[str, Any]:
     elif isinstance(e, E.CompactionEntry):
         row["first_kept_entry_id"] = _str(e.first_kept_entry_id)
         row["tokens_before"] = _int(e.tokens_before)
+        _usage_row(e.usage, "compaction", row)
         if e.retained_tail is not None:
             tail = list(e.retained_tail)
             est = estimate_context_tokens(tail)
@@ -131,6 +150,7 @@ def entry_row(e: E.SessionEntry) -> dict[str, Any]:
             row["est_tokens"] = estimate_tokens(M.CompactionSummaryMessage(summary=e.summary))
     elif isinstance(e, E.BranchSummaryEntry):
         row["from_id"] = _str(e.from_id)
+        _usage_row(e.usage, "branch_summary", row)
         if isinstance(e.summary, str):
             row["summary_chars"] = js_len(e.summary)
             row["est_tokens"] = estimate_tokens(M.BranchSummaryMessage(summary=e.summary))
@@ -138,6 +158,7 @@ def entry_row(e: E.SessionEntry) -> dict[str, Any]:
         row["custom_type"] = _str(e.custom_type)
     elif isinstance(e, E.CustomMessageEntry):
         row["custom_type"] = _str(e.custom_type)
+        row["image_count"] = _images(e.content)
         row["est_tokens"] = estimate_tokens(M.CustomMessage(content=e.content))
     elif isinstance(e, E.LabelEntry):
         row["target_id"] = _str(e.target_id)
@@ -146,6 +167,12 @@ def entry_row(e: E.SessionEntry) -> dict[str, Any]:
         row["target_id"] = _str(e.target_id)
     elif isinstance(e, E.SessionInfoEntry):
         row["name"] = _str(e.name)
+    elif isinstance(e, E.UsageEntry):
+        row["provider"] = _str(e.provider)
+        row["model"] = _str(e.model)
+        _usage_row(e.usage, _str(e.kind) or "usage", row)
+    elif isinstance(e, E.ContextEditEntry):
+        row["target_id"] = _str(e.target_id)  # edit_action and est_tokens: see _pi16.resolve
     return row
 
 

@@ -64,21 +64,23 @@ ENTRY_COLUMNS: tuple[Column, ...] = (
            "digits truncated; unparseable is null)."),
     Column("role", _S, "Message role (user, assistant, toolResult, bashExecution, custom...) of "
            "message entries."),
-    Column("provider", _S, "Provider of an assistant message or a model_change."),
-    Column("model", _S, "Model of an assistant message, or modelId of a model_change."),
+    Column("provider", _S, "Provider of an assistant message, a model_change or a usage entry."),
+    Column("model", _S, "Model of an assistant message or a usage entry, or modelId of a model_change."),
     Column("api", _S, "API of an assistant message."),
     Column("stop_reason", _S, "stopReason of an assistant message."),
-    Column("input_tokens", _I64, "usage.input of an assistant message."),
-    Column("output_tokens", _I64, "usage.output of an assistant message."),
-    Column("cache_read_tokens", _I64, "usage.cacheRead of an assistant message."),
-    Column("cache_write_tokens", _I64, "usage.cacheWrite of an assistant message."),
+    Column("input_tokens", _I64, "usage.input of an assistant message, a usage entry, or the summary call "
+           "a compaction or branch_summary records (see usage_kind)."),
+    Column("output_tokens", _I64, "usage.output of the same usage."),
+    Column("cache_read_tokens", _I64, "usage.cacheRead of the same usage."),
+    Column("cache_write_tokens", _I64, "usage.cacheWrite of the same usage."),
     Column("total_tokens", _I64, "usage.totalTokens as written (missing in old files)."),
     Column("context_tokens", _I64, "pi's calculateContextTokens(usage): totalTokens if non-zero, else "
            "the sum of the four parts."),
-    Column("cost_usd", _F64, "usage.cost.total of an assistant message, USD."),
+    Column("cost_usd", _F64, "usage.cost.total of the same usage, USD."),
     Column("est_tokens", _I64, "pi's estimateTokens of the message the entry gives the context: "
            "message entries, custom_message (role custom), branch_summary and compaction (their "
-           "summary); null for other types."),
+           "summary); for a context_edit that replaces, the estimate of its target's message with the "
+           "replacement content; null for other types. Under the table's rules (see table_rules)."),
     Column("tool_name", _S, "toolName of a toolResult message."),
     Column("tool_call_count", _I32, "Number of toolCall blocks of an assistant message."),
     Column("is_error", _B, "isError of a toolResult message."),
@@ -87,7 +89,7 @@ ENTRY_COLUMNS: tuple[Column, ...] = (
     Column("first_kept_entry_id", _S, "firstKeptEntryId of a compaction."),
     Column("tokens_before", _I64, "tokensBefore of a compaction."),
     Column("from_id", _S, "fromId of a branch_summary."),
-    Column("target_id", _S, "targetId of a label (or of a seed leaf record)."),
+    Column("target_id", _S, "targetId of a label or a context_edit (or of a seed leaf record)."),
     Column("label", _S, "label of a label entry (null or empty clears the label)."),
     Column("custom_type", _S, "customType of a custom or custom_message entry, or of a custom-role "
            "message."),
@@ -98,6 +100,20 @@ ENTRY_COLUMNS: tuple[Column, ...] = (
     Column("retained_tail_context_tokens", _I64, "pi's estimateContextTokens of those messages alone when "
            "one of them is a valid assistant with usage (its usage plus the estimates after it); else null."),
     Column("name", _S, "name of a session_info entry."),
+    Column("response_model", _S, "responseModel of an assistant message: the model that answered, when "
+           "the provider reports one (it can differ from the model asked, in model)."),
+    Column("reasoning_tokens", _I64, "usage.reasoning: the reasoning part of output_tokens, where reported."),
+    Column("cache_write_1h_tokens", _I64, "usage.cacheWrite1h: the part of cache_write_tokens written with a "
+           "1-hour lifetime, where reported."),
+    Column("usage_kind", _S, "What the row's usage paid for: 'message' for an assistant call; for spend "
+           "that is not a message the usage entry's kind (e.g. 'title', 'summary', 'import'; 'usage' when "
+           "it has none), 'compaction' or 'branch_summary' for the summary call those entries record. "
+           "Null without usage. The token and cost columns hold each such spend once."),
+    Column("image_count", _I32, "Image blocks in the content of a message or custom_message entry."),
+    Column("edit_action", _S, "'replace' or 'remove' for a context_edit entry (the target in target_id)."),
+    Column("system_est_tokens", _I64, "pi 1.6's estimate of the current system message: at a system "
+           "message, all system messages from the compaction in effect down to it replayed into one (pi-ai's "
+           "getCurrentSystemMessage); at a compaction, its systemMessage. Null elsewhere."),
 )
 
 SESSION_COLUMNS: tuple[Column, ...] = (
@@ -118,7 +134,7 @@ SESSION_COLUMNS: tuple[Column, ...] = (
     Column("leaf_count", _I64, "Entries that are no entry's parent (leaf records excluded)."),
     Column("compaction_count", _I64, "Number of compaction entries."),
     Column("branch_summary_count", _I64, "Number of branch_summary entries."),
-    Column("input_tokens", _I64, "Sum of input_tokens over all assistant entries (all branches)."),
+    Column("input_tokens", _I64, "Sum of input_tokens over every usage of the file (all branches; calls and other spend, see usage_kind)."),
     Column("output_tokens", _I64, "Sum of output_tokens."),
     Column("cache_read_tokens", _I64, "Sum of cache_read_tokens."),
     Column("cache_write_tokens", _I64, "Sum of cache_write_tokens."),
