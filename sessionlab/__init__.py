@@ -33,6 +33,8 @@ from .errors import (
     CycleError,
     EntryNotFoundError,
     InvalidForkTargetError,
+    OptionError,
+    RulesMismatchError,
     SessionError,
     SessionLabError,
     SessionLabWarning,
@@ -59,6 +61,7 @@ from .model import (
     BranchSummaryMessage,
     CompactionEntry,
     CompactionSummaryMessage,
+    ContextEditEntry,
     Cost,
     CustomEntry,
     CustomMessage,
@@ -70,6 +73,7 @@ from .model import (
     ModelChangeEntry,
     SessionHeader,
     SessionInfoEntry,
+    SystemMessage,
     TextContent,
     ThinkingContent,
     ThinkingLevelChangeEntry,
@@ -79,6 +83,7 @@ from .model import (
     UnknownEntry,
     UnknownMessage,
     Usage,
+    UsageEntry,
     UserMessage,
 )
 from .repo import InMemorySessionRepo, JsonlSessionRepo, SessionInfo, get_entries_to_fork
@@ -100,9 +105,10 @@ from .tables import (
     issues_table,
     sessions_df,
     sessions_table,
+    table_rules,
     to_parquet,
 )
-from .tokens import ContextEstimate, estimate_context_tokens, estimate_tokens
+from .tokens import ContextEstimate, estimate_context_tokens, estimate_projected_context_tokens, estimate_tokens
 from .tree import children, current_branch, depths, fork_points, leaves, roots, session_tree
 
 __version__ = "0.1.0"
@@ -150,6 +156,8 @@ __all__ = [
     "CycleError",
     "EntryNotFoundError",
     "InvalidForkTargetError",
+    "OptionError",
+    "RulesMismatchError",
     "SessionError",
     "SessionLabError",
     "SessionLabWarning",
@@ -174,6 +182,7 @@ __all__ = [
     "BranchSummaryMessage",
     "CompactionEntry",
     "CompactionSummaryMessage",
+    "ContextEditEntry",
     "Cost",
     "CustomEntry",
     "CustomMessage",
@@ -185,6 +194,7 @@ __all__ = [
     "ModelChangeEntry",
     "SessionHeader",
     "SessionInfoEntry",
+    "SystemMessage",
     "TextContent",
     "ThinkingContent",
     "ThinkingLevelChangeEntry",
@@ -194,10 +204,12 @@ __all__ = [
     "UnknownEntry",
     "UnknownMessage",
     "Usage",
+    "UsageEntry",
     "UserMessage",
     # tokens
     "ContextEstimate",
     "estimate_context_tokens",
+    "estimate_projected_context_tokens",
     "estimate_tokens",
     # session system
     "ModelRef",
@@ -240,6 +252,7 @@ __all__ = [
     "issues_table",
     "sessions_df",
     "sessions_table",
+    "table_rules",
     "to_parquet",
     "children",
     "current_branch",

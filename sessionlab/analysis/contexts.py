@@ -30,6 +30,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._rules import Rules, pi_rules
+from ..tables._pi16 import table_rules_for
 from ._forest import Forest, as_table, per_table
 
 __all__ = ["contexts", "context_members", "context_messages", "CONTEXT_COLUMNS", "MEMBER_COLUMNS", "Target"]
@@ -46,6 +48,10 @@ CONTEXT_COLUMNS = {
     "usage_tokens": "Usage tokens of the last valid assistant message in the context (0 if none; when "
                     "it sits in a seed retained tail, plus the estimates after it within the tail).",
     "trailing_tokens": "Estimated tokens of the messages after it (all messages if none).",
+    "projected_tokens": "pi 1.6's estimateProjectedContextTokens (what it compares with the window and "
+                        "records as tokensBefore): context_tokens while the usage is newer than every "
+                        "context_edit and compaction on the path, else every message estimated (the "
+                        "current system message once). Null under rules='pi-0.58'.",
     "thinking_level": "Thinking level in effect ('off' by default).",
     "provider": "Provider of the model in effect (null if none).",
     "model": "Model id in effect (null if none).",
@@ -64,10 +70,11 @@ def _np(col, fill, dtype) -> np.ndarray:
 
 
 class _Prepared:
-    """Per-row arrays every context computation needs, built once per table."""
+    """Per-row arrays every context computation needs, built once per table and rules."""
 
-    def __init__(self, table: pa.Table) -> None:
+    def __init__(self, table: pa.Table, rules: Rules = "pi-1.6") -> None:
         self.table = table
+        self.rules = r = pi_rules(rules)
         self.forest = f = Forest.of(table)
         n = table.num_rows
 
@@ -87,6 +94,8 @@ class _Prepared:
         has_usage = b(pc.is_valid(ctx_tok))
         bad_stop = f.isin("stop_reason", ("aborted", "error"))
         self.usage_source = self.is_assistant & has_usage & ~bad_stop
+        if r.skip_zero_usage:
+            self.usage_source &= _np(ctx_tok, 0, np.int64) > 0
         self.ctx_tok = np.asarray(pc.fill_null(ctx_tok, 0).to_numpy(zero_copy_only=False), np.int64)
         self.cum_n = f.path_sum(self.gives.astype(np.int64))
         self.cum_est = f.path_sum(self.est_msg)
@@ -99,11 +108,31 @@ class _Prepared:
         tail_n = table["retained_tail_messages"] if "retained_tail_messages" in table.column_names else None
         self.has_tail = np.zeros(n, bool) if tail_n is None else _np(pc.is_valid(tail_n), False, bool)
         self.tail_n = np.zeros(n, np.int64) if tail_n is None else _np(tail_n, 0, np.int64)
-        zeros = np.zeros(n, np.int64)
-        self.tail_est = zeros if tail_n is None else _np(table["retained_tail_est_tokens"], 0, np.int64)
+        self.tail_est = np.zeros(n, np.int64) if tail_n is None else _np(table["retained_tail_est_tokens"], 0, np.int64)
         tail_ctx = None if tail_n is None else table["retained_tail_context_tokens"]
         self.tail_usage = np.zeros(n, bool) if tail_ctx is None else _np(pc.is_valid(tail_ctx), False, bool)
-        self.tail_ctx = zeros if tail_ctx is None else _np(tail_ctx, 0, np.int64)
+        self.tail_ctx = np.zeros(n, np.int64) if tail_ctx is None else _np(tail_ctx, 0, np.int64)
+        # pi 1.6: system messages (dropped from a kept range), the compaction's own system message,
+        # context edits (handled row by row, see _edited), what invalidates a usage
+        self.is_sys = is_msg & f.isin("role", ("system",)) if r.system_role else np.zeros(n, bool)
+        self.cum_sys_n = f.path_sum(self.is_sys.astype(np.int64))
+        self.cum_sys_est = f.path_sum(np.where(self.is_sys, est, 0))
+        sys_est = table["system_est_tokens"] if "system_est_tokens" in table.column_names else None
+        has_sys_est = np.zeros(n, bool) if sys_est is None else _np(pc.is_valid(sys_est), False, bool)
+        self.sys_est = np.zeros(n, np.int64) if sys_est is None else _np(sys_est, 0, np.int64)
+        self.comp_sys = self.is_comp & has_sys_est if r.projection else np.zeros(n, bool)
+        is_edit = f.isin("type", ("context_edit",)) if r.projection else np.zeros(n, bool)
+        self.is_edit = is_edit
+        edit_rows = np.nonzero(is_edit)[0]
+        self.edit_target = np.full(n, -1, np.int64)
+        if edit_rows.size:
+            self.edit_target[edit_rows] = f.lookup(table["target_id"].take(pa.array(edit_rows)), edit_rows)
+        self.edit_action = np.asarray(pc.fill_null(table["edit_action"], "").to_numpy(zero_copy_only=False)) \
+            if edit_rows.size else np.full(n, "", object)
+        self.edit_est_valid = is_edit & b(pc.is_valid(table["est_tokens"]))
+        self.cum_edits = f.path_sum(is_edit.astype(np.int64))
+        self.invalidator = f.nearest(is_edit | self.is_comp)
+        self.sys_marker = f.nearest(self.is_sys | self.is_comp)
         comp_rows = np.nonzero(self.is_comp & ~self.has_tail)[0]  # a tail replaces first_kept
         self.first_kept = np.full(n, -1, np.int64)
         if comp_rows.size:
@@ -124,38 +153,56 @@ class _Prepared:
         fk = np.where(has_c, self.first_kept[cc], -1)
         has_fk = fk >= 0
         fkk = np.maximum(fk, 0)
-        cum_n = self.cum_n[bb]
         tail = has_c & self.has_tail[cc]
-        count = np.where(
-            has_c,
-            1 + np.where(tail, self.tail_n[cc], 0) + cum_n
-            - np.where(has_fk, self.cum_n[fkk] - self.gives[fkk], self.cum_n[cc]),
-            cum_n,
-        )
+        comp_sys = has_c & self.comp_sys[cc]
+
+        def window(cum: np.ndarray, own: np.ndarray) -> np.ndarray:
+            """Sum over the kept range and what follows the compaction (all of the path without one)."""
+            before = np.where(has_c, np.where(has_fk, cum[fkk] - own[fkk], cum[cc]), 0)
+            return cum[bb] - before
+
+        def kept(cum: np.ndarray, own: np.ndarray) -> np.ndarray:
+            """Sum over the kept range before the compaction (system messages are dropped there)."""
+            return np.where(has_fk, cum[cc] - (cum[fkk] - own[fkk]), 0)
+
+        sys_n, sys_e = self.is_sys.astype(np.int64), np.where(self.is_sys, self.est, 0)
+        head_n = np.where(has_c, 1 + comp_sys + np.where(tail, self.tail_n[cc], 0), 0)
+        count = head_n + window(self.cum_n, self.gives.astype(np.int64)) - kept(self.cum_sys_n, sys_n)
         # depth where the kept range starts; a usage source must be at or below it
         start_depth = np.where(has_c, np.where(has_fk, f.depth[fkk], f.depth[cc] + 1), 0)
         u = np.where(ok, self.usage[bb], -1)
         uu = np.maximum(u, 0)
         u_valid = (u >= 0) & (f.depth[uu] >= start_depth)
-        cum_est = self.cum_est[bb]
-        base_est = np.where(has_c, np.where(has_fk, self.cum_est[fkk] - self.est_msg[fkk], self.cum_est[cc]), 0)
-        summary_est = np.where(has_c, self.est[cc], 0)
+        summary_est = np.where(has_c, self.est[cc], 0) + np.where(comp_sys, self.sys_est[cc], 0)
         tail_est = np.where(tail, self.tail_est[cc], 0)
-        estimate_only = summary_est + tail_est + cum_est - base_est  # every message estimated
+        msg_est = window(self.cum_est, self.est_msg) - kept(self.cum_sys_est, sys_e)
+        estimate_only = summary_est + tail_est + msg_est  # every message estimated
         # a usage inside the retained tail anchors the estimate when none follows the compaction
         tail_anchor = ~u_valid & tail & self.tail_usage[cc]
-        trailing = np.where(u_valid, cum_est - self.cum_est[uu],
-                            np.where(tail_anchor, cum_est - base_est, estimate_only))
+        # (a usage in the kept range: the kept system messages after it are not in the context)
+        kept_sys_after_u = np.where(has_fk & (f.depth[uu] < f.depth[cc]), self.cum_sys_est[cc] - self.cum_sys_est[uu], 0)
+        trailing = np.where(u_valid, self.cum_est[bb] - self.cum_est[uu] - kept_sys_after_u,
+                            np.where(tail_anchor, msg_est, estimate_only))
         usage_tokens = np.where(u_valid, self.ctx_tok[uu], np.where(tail_anchor, self.tail_ctx[cc], 0))
         count = np.where(ok, count, 0)
         trailing = np.where(ok, trailing, 0)
-        return {
+        # pi 1.6's projected estimate: the usage counts only below the latest edit or compaction
+        inv = np.where(ok, self.invalidator[bb], -1)
+        current = u_valid & ((inv < 0) | (f.depth[uu] > f.depth[np.maximum(inv, 0)]))
+        marker = np.where(ok, self.sys_marker[bb], -1)
+        system_now = np.where(marker >= 0, self.sys_est[np.maximum(marker, 0)], 0)
+        in_context_sys = (window(self.cum_sys_est, sys_e) - kept(self.cum_sys_est, sys_e)
+                          + np.where(comp_sys, self.sys_est[cc], 0))
+        plain = estimate_only - in_context_sys + system_now
+        out = {
             "ok": ok,
             "cyclic": cyclic,
             "message_count": count,
             "usage_tokens": usage_tokens,
             "trailing_tokens": trailing,
             "context_tokens": usage_tokens + trailing,
+            "projected_tokens": np.where(ok, np.where(current, usage_tokens + trailing, plain), 0),
+            "projected_usage": current,
             "comp": c,
             "first_kept": fk,
             "think": np.where(ok, self.think[bb], -1),
@@ -163,11 +210,30 @@ class _Prepared:
             "usage_row": np.where(u_valid, u, -1),
             "estimate_only": np.where(ok, estimate_only, 0),
         }
+        # targets with a context edit in their window: pi's projection, row by row (edits are rare)
+        edited = ok & (window(self.cum_edits, self.is_edit.astype(np.int64)) > 0)
+        out["edited"] = edited
+        out["comp_sys"] = comp_sys
+        if edited.any():
+            from ._edits import edited_contexts
+
+            edited_contexts(self, base, np.nonzero(edited)[0], out)
+        return out
 
 
-def _prepare(table: pa.Table) -> _Prepared:
-    """The arrays for ``table``, shared by the calls on one table (see :func:`per_table`)."""
-    return per_table(_Prepared, table)
+def _prepared_16(table: pa.Table) -> _Prepared:
+    return _Prepared(table, "pi-1.6")
+
+
+def _prepared_058(table: pa.Table) -> _Prepared:
+    return _Prepared(table, "pi-0.58")
+
+
+def _prepare(table: pa.Table, rules: Rules | None = None) -> _Prepared:
+    """The arrays for ``table`` under ``rules`` (default: the table's own, see
+    :func:`sessionlab.tables.table_rules`), shared by the calls on one table (see :func:`per_table`)."""
+    which = table_rules_for(table, rules)
+    return per_table(_prepared_16 if which == "pi-1.6" else _prepared_058, table)
 
 
 def _targets(prep: _Prepared, at: Any, session_id: str | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -221,7 +287,7 @@ def _per_file(forest: Forest, column: str, rows: np.ndarray) -> pa.Array:
     return pc.take(values, pa.array(forest.file_code[np.asarray(rows, np.int64)], pa.int64()))
 
 
-def contexts(entries, at: Target = "calls", *, session_id: str | None = None) -> pa.Table:
+def contexts(entries, at: Target = "calls", *, session_id: str | None = None, rules: Rules | None = None) -> pa.Table:
     """pi's context at many targets of many sessions at once.
 
     Args:
@@ -230,11 +296,13 @@ def contexts(entries, at: Target = "calls", *, session_id: str | None = None) ->
             model was sent), ``"leaves"`` (entries that are nobody's parent), ``"entries"`` (every
             entry), or entry ids (matched in every session unless ``session_id`` is given).
         session_id: only the targets of this session.
+        rules: ``"pi-1.6"`` or ``"pi-0.58"`` (see :mod:`sessionlab._rules`); default: the rules the
+            table was loaded with (a different value raises :class:`~sessionlab.RulesMismatchError`).
 
     Returns:
         One row per target. Columns:
             session_id, file, at_id, context_id, message_count, context_tokens, usage_tokens,
-            trailing_tokens, thinking_level, provider, model, compaction_id (see
+            trailing_tokens, projected_tokens, thinking_level, provider, model, compaction_id (see
             ``CONTEXT_COLUMNS``). A target on a parent cycle has null counts.
 
     Example:
@@ -242,7 +310,7 @@ def contexts(entries, at: Target = "calls", *, session_id: str | None = None) ->
         >>> contexts(entries_table("data/"), at="calls").to_pandas().head()  # doctest: +SKIP
     """
     table = as_table(entries)
-    prep = _prepare(table)
+    prep = _prepare(table, rules)
     tgt, base = _targets(prep, at, session_id)
     r = prep.compute(base)
     null_count = r["cyclic"]
@@ -262,6 +330,8 @@ def contexts(entries, at: Target = "calls", *, session_id: str | None = None) ->
         "context_tokens": ints(r["context_tokens"]),
         "usage_tokens": ints(r["usage_tokens"]),
         "trailing_tokens": ints(r["trailing_tokens"]),
+        "projected_tokens": pa.array(r["projected_tokens"], pa.int64(),
+                                     mask=null_count | (not prep.rules.projection)),
         "thinking_level": thinking,
         "provider": _take(t["provider"], r["model_src"]),
         "model": _take(t["model"], r["model_src"]),
@@ -269,15 +339,17 @@ def contexts(entries, at: Target = "calls", *, session_id: str | None = None) ->
     })
 
 
-def context_members(entries, at: Target = "calls", *, session_id: str | None = None) -> pa.Table:
+def context_members(entries, at: Target = "calls", *, session_id: str | None = None,
+                    rules: Rules | None = None) -> pa.Table:
     """Which entries make up each context, in order: one row per context message.
 
     Columns: session_id, at_id, entry_id, position (see ``MEMBER_COLUMNS``). The compaction in
-    effect appears at position 0 (its summary). Built by walking all targets up their paths in
-    lockstep: the work is proportional to the output.
+    effect appears at position 0 (its summary; under ``pi-1.6`` at positions 0 and 1 when it replays
+    a system message). Built by walking all targets up their paths in lockstep: the work is
+    proportional to the output. ``rules`` as in :func:`contexts`.
     """
     table = as_table(entries)
-    prep = _prepare(table)
+    prep = _prepare(table, rules)
     f = prep.forest
     tgt, base = _targets(prep, at, session_id)
     r = prep.compute(base)
@@ -291,30 +363,36 @@ def context_members(entries, at: Target = "calls", *, session_id: str | None = N
     out_target = np.empty(total, np.int64)
     out_entry = np.empty(total, np.int64)
     out_pos = np.empty(total, np.int64)
-    # summary of the compaction first
-    has_c = ok & (r["comp"] >= 0)
-    k = np.nonzero(has_c)[0]
-    out_target[offsets[k]] = k
-    out_entry[offsets[k]] = r["comp"][k]
-    out_pos[offsets[k]] = 0
+    edited = r["edited"]
+    simple = ok & ~edited
+    # the compaction first: its system message (pi 1.6) and its summary
+    has_c = simple & (r["comp"] >= 0)
+    head = np.where(has_c, 1 + r["comp_sys"], 0)
+    for j in (0, 1):
+        k = np.nonzero(head > j)[0]
+        out_target[offsets[k] + j] = k
+        out_entry[offsets[k] + j] = r["comp"][k]
+        out_pos[offsets[k] + j] = j
     # then the messages a seed compaction carries (its retained tail), listed under the compaction
     tn = np.where(has_c, prep.tail_n[np.maximum(r["comp"], 0)], 0)
     t_idx = np.nonzero(tn > 0)[0]
     if t_idx.size:
         reps = tn[t_idx]
         within = np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)
-        slots = np.repeat(offsets[t_idx], reps) + 1 + within
+        slots = np.repeat(offsets[t_idx] + head[t_idx], reps) + within
         out_target[slots] = np.repeat(t_idx, reps)
         out_entry[slots] = np.repeat(r["comp"][t_idx], reps)
-        out_pos[slots] = 1 + within
-    # messages, last first: fill each target's slots from the end
-    cur = np.where(ok, base, -1)
+        out_pos[slots] = np.repeat(head[t_idx], reps) + within
+    # messages, last first: fill each target's slots from the end (system messages of the kept
+    # range, above the compaction, are left out)
+    comp_depth = np.where(r["comp"] >= 0, f.depth[np.maximum(r["comp"], 0)], -1)
+    cur = np.where(simple, base, -1)
     cur = np.where(cur == stop, -1, cur)  # a target that is the compaction itself
     slot = offsets[1:] - 1
     active = np.nonzero(cur >= 0)[0]
     while active.size:
         node = cur[active]
-        gives = prep.gives[node] & ~prep.is_comp[node]
+        gives = prep.gives[node] & ~prep.is_comp[node] & ~(prep.is_sys[node] & (f.depth[node] < comp_depth[active]))
         w = active[gives]
         s = slot[w]
         out_target[s] = w
@@ -325,6 +403,13 @@ def context_members(entries, at: Target = "calls", *, session_id: str | None = N
         nxt = np.where(nxt == stop[active], -1, nxt)
         cur[active] = nxt
         active = active[nxt >= 0]
+    if edited.any():  # targets with a context edit: the exact projection's entries
+        from ._edits import messages
+
+        for q in np.nonzero(edited)[0].tolist():
+            rows = [m[0] for m in messages(prep, int(base[q]))]
+            sl = slice(offsets[q], offsets[q] + len(rows))
+            out_target[sl], out_entry[sl], out_pos[sl] = q, rows, np.arange(len(rows))
     tg = tgt[out_target]
     return pa.table({
         "session_id": _take(table["session_id"], tg),
@@ -334,13 +419,13 @@ def context_members(entries, at: Target = "calls", *, session_id: str | None = N
     })
 
 
-def context_messages(entries, at_id: str, *, session_id: str | None = None) -> list:
+def context_messages(entries, at_id: str, *, session_id: str | None = None, rules: Rules | None = None) -> list:
     """The messages of the context at ``at_id`` (an entry of the table), as the object model
     builds them: equal to ``Session.build_context(leaf_id=at_id).messages`` on that file.
 
     The table holds no message content, so the member entries are read back from their file.
     """
-    from ..context import session_entry_to_context_messages
+    from ..context import build_session_context
     from ..io.reader import read_session
 
     table = as_table(entries)
@@ -355,15 +440,17 @@ def context_messages(entries, at_id: str, *, session_id: str | None = None) -> l
     files = set(rows["file"].to_pylist())
     if len(files) != 1:
         raise ValueError(f"entry id {at_id!r} is in {len(files)} files; pass session_id")
-    file = files.pop()
-    members = context_members(table.filter(pc.equal(table["file"], file)), at=[at_id])
-    ids = members["entry_id"].to_pylist()
-    sf = read_session(file, on_bad_lines="skip")
-    by_id = {e.id: e for e in sf.entries}
-    chosen = [by_id[i] for i in ids]
-    msgs: list = []
-    for i, e in enumerate(chosen):
-        if i and e.type == "compaction":
-            continue
-        msgs.extend(session_entry_to_context_messages(e, i, chosen))
-    return msgs
+    which = table_rules_for(table, rules)
+    sf = read_session(files.pop(), on_bad_lines="skip")
+    return build_session_context(_branch(sf, at_id), rules=which).messages  # type: ignore[arg-type]
+
+
+def _branch(sf, at_id: str) -> list:
+    """Root-to-``at_id`` path of a read file (the last entry with that id, as pi's index)."""
+    by_id = {e.id: e for e in sf.entries if e.type != "leaf"}
+    path, e, seen = [], by_id.get(at_id), set()
+    while e is not None and e.id not in seen:
+        seen.add(e.id)
+        path.append(e)
+        e = by_id.get(e.parent_id) if e.parent_id is not None else None
+    return path[::-1]

@@ -76,7 +76,7 @@ def materialize(results: list[FileResult]) -> None:
         elif f.name == "timestamp":
             arrays.append(parse_timestamps(list(chain.from_iterable(r.pending[0]["timestamps"] for r in pend))))  # type: ignore[index]
         else:
-            pieces = [r.pending[0][f.name] for r in pend]  # type: ignore[index]
+            pieces = [r.pending[0].get(f.name) or [None] * r.pending[1] for r in pend]  # type: ignore[index]
             if all(isinstance(p, list) for p in pieces):
                 arrays.append(pa.array(list(chain.from_iterable(pieces)), f.type))
             else:

@@ -161,3 +161,52 @@ def _edit(edit: E.SessionEntry | None, target: E.SessionEntry | None) -> tuple[s
     return "replace", sum(estimate_tokens(m) for m in msgs)
 
 
+
+
+# -- which release's rules a table was built with ------------------------------------------------
+
+_KEY = b"sessionlab.rules"
+
+
+def table_rules(table: pa.Table) -> str:
+    """The pi release whose rules built ``table``'s estimates (``"pi-1.6"`` when not recorded, as a
+    table from pandas or built by hand)."""
+    meta = table.schema.metadata or {}
+    return meta.get(_KEY, b"pi-1.6").decode()
+
+
+def table_rules_for(table: pa.Table, rules: object = None) -> str:
+    """The rules a function should follow on ``table``: the table's own when ``rules`` is ``None``;
+    a :class:`~sessionlab.RulesMismatchError` when they differ (its estimates would be wrong)."""
+    from .._rules import check_rules
+    from ..errors import RulesMismatchError
+
+    own = table_rules(table)
+    if rules is None:
+        return own
+    check_rules(rules)
+    if rules != own:
+        raise RulesMismatchError(
+            f"this table was loaded with rules={own!r}; its per-entry estimates differ under {rules!r}: "
+            f"load it again with entries_table(..., rules={rules!r}) (or leave rules= out)")
+    return own
+
+
+def apply_rules(table: pa.Table, rules: str) -> pa.Table:
+    """An entries table (loaded under pi 1.6's per-entry rules) as ``rules`` would have it, with the
+    rules recorded in its schema metadata. pi 0.58 counts no image in a user message (1,200 tokens
+    fewer per image) and knows no system role (0 tokens, no system_est_tokens)."""
+    from .._rules import check_rules
+
+    check_rules(rules)
+    if rules == "pi-0.58" and table.num_rows:
+        user = pc.fill_null(pc.equal(table["role"], "user"), False)
+        images = pc.fill_null(table["image_count"], 0).cast(pa.int64())
+        est = pc.if_else(user, pc.subtract(table["est_tokens"], pc.multiply(images, 1200)), table["est_tokens"])
+        system = pc.fill_null(pc.equal(table["role"], "system"), False)
+        est = pc.if_else(system, pa.scalar(0, pa.int64()), est)
+        k = table.schema.get_field_index("est_tokens")
+        table = table.set_column(k, table.schema.field(k), est)
+        k = table.schema.get_field_index("system_est_tokens")
+        table = table.set_column(k, table.schema.field(k), pa.nulls(table.num_rows, pa.int64()))
+    return table.replace_schema_metadata({**(table.schema.metadata or {}), _KEY: rules.encode()})

@@ -9,14 +9,17 @@ if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
 
 import pyarrow as pa
 
+from .._rules import DEFAULT_RULES, Rules
 from ._load import OnBadLines, Source, load_files
+from ._pi16 import apply_rules
 from ._schema import ENTRY_COLUMNS, ENTRY_SCHEMA, columns_doc
 
 __all__ = ["entries_table", "entries_df", "to_pandas"]
 
 
 def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-                  columns: list[str] | None = None, max_workers: int | None = None) -> pa.Table:
+                  columns: list[str] | None = None, max_workers: int | None = None,
+                  rules: Rules = DEFAULT_RULES) -> pa.Table:
     """Load sessions into an Arrow table with one row per entry.
 
     Args:
@@ -30,6 +33,9 @@ def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", p
             in a terminal when the load takes more than a second.
         columns: Keep only these columns (in this order).
         max_workers: Processes to use (default: up to 2, one per core).
+        rules: Whose per-entry estimates: ``"pi-1.6"`` (default) or ``"pi-0.58"`` (no user-image
+            tokens, no system role). Recorded in the table (:func:`table_rules`); the analysis
+            functions follow it.
 
     Returns:
         A ``pyarrow.Table`` in file order, then line order, with columns:
@@ -44,6 +50,7 @@ def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", p
     res = load_files(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers)
     tables = [r.entries for r in res.files if r.entries is not None]
     table = pa.concat_tables(tables) if tables else ENTRY_SCHEMA.empty_table()
+    table = apply_rules(table, rules)
     if columns is not None:
         table = table.select(columns)
     return table
@@ -57,7 +64,8 @@ def to_pandas(table: pa.Table) -> pd.DataFrame:
 
 
 def entries_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-               columns: list[str] | None = None, max_workers: int | None = None) -> pd.DataFrame:
+               columns: list[str] | None = None, max_workers: int | None = None,
+               rules: Rules = DEFAULT_RULES) -> pd.DataFrame:
     """:func:`entries_table` as a pandas DataFrame with Arrow-backed dtypes (same columns).
 
     Example:
@@ -66,7 +74,7 @@ def entries_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", prog
         'int64[pyarrow]'
     """
     return to_pandas(entries_table(source, on_bad_lines=on_bad_lines, progress=progress, columns=columns,
-                                   max_workers=max_workers))
+                                   max_workers=max_workers, rules=rules))
 
 
 entries_table.__doc__ = entries_table.__doc__.replace("{columns}", columns_doc(ENTRY_COLUMNS))  # type: ignore[union-attr]

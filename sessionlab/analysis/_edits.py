@@ -1,0 +1,104 @@
+"""pi 1.6's context edits, target by target: the exact projection for contexts that hold an edit.
+
+The path sums of :mod:`.contexts` cannot say which edit of a target is the last one *inside* a
+given context, nor whether an edit's target was compacted away, so the (few) targets whose window
+holds a ``context_edit`` are built here by walking their path once, with the same per-row arrays
+(counts, estimates, usage sources) and pi's rules (``buildSessionProjection``): the last edit of
+each target among the context entries replaces its estimate (``est_tokens`` of the edit row, the
+replacement measured as the target's message) or removes its messages. The loop is over targets
+and their context entries, not over the table.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["context_rows", "edited_contexts"]
+
+
+def context_rows(prep, base: int) -> tuple[int, list[int]]:
+    """(compaction in effect or -1, the context entries after it in path order: the kept range
+    without system messages, then every row after the compaction) for a target built at ``base``."""
+    f = prep.forest
+    c = int(prep.comp[base])
+    fk = int(prep.first_kept[c]) if c >= 0 else -1
+    rows: list[int] = []
+    x = base
+    while x >= 0 and x != c:
+        rows.append(x)
+        x = int(f.parent[x])
+    rows.reverse()
+    if c >= 0 and fk >= 0:
+        kept: list[int] = []
+        y = int(f.parent[c])
+        while y >= 0:
+            if not prep.is_sys[y]:
+                kept.append(y)
+            if y == fk:
+                break
+            y = int(f.parent[y])
+        rows = kept[::-1] + rows
+    return c, rows
+
+
+def _edits_of(prep, entries: list[int]) -> dict[int, int]:
+    """target row -> the last edit row of it among ``entries`` (pi's edit map)."""
+    last: dict[int, int] = {}
+    for r in entries:
+        if prep.is_edit[r]:
+            t = int(prep.edit_target[r])
+            if t >= 0:
+                last[t] = r
+    return last
+
+
+def messages(prep, base: int) -> list[tuple[int, int, bool, bool]]:
+    """The context at ``base`` as (entry row, estimate, usage source, system) per message."""
+    c, rows = context_rows(prep, base)
+    last = _edits_of(prep, ([c] if c >= 0 else []) + rows)
+    out: list[tuple[int, int, bool, bool]] = []
+
+    def removed(r: int) -> bool:
+        e = last.get(r)
+        return e is not None and prep.edit_action[e] == "remove"
+
+    if c >= 0 and not removed(c):
+        if prep.comp_sys[c]:
+            out.append((c, int(prep.sys_est[c]), False, True))
+        out.append((c, int(prep.est[c]), False, False))
+        out.extend((c, 0, False, False) for _ in range(int(prep.tail_n[c]) if prep.has_tail[c] else 0))
+    for r in rows:
+        if not prep.gives[r] or removed(r):
+            continue
+        e = last.get(r)
+        est = int(prep.est_msg[r])
+        if e is not None and prep.edit_est_valid[e]:
+            est = int(prep.est[e])
+        out.append((r, est, bool(prep.usage_source[r]), bool(prep.is_sys[r])))
+    return out
+
+
+def edited_contexts(prep, base: np.ndarray, idx: np.ndarray, out: dict[str, np.ndarray]) -> None:
+    """Overwrite ``out``'s aggregates at positions ``idx`` with the exact projection."""
+    f = prep.forest
+    for q in idx.tolist():
+        b = int(base[q])
+        msgs = messages(prep, b)
+        u = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i][2]), None)
+        total = sum(m[1] for m in msgs)
+        if u is None:
+            usage, trailing, row = 0, total, -1
+        else:
+            row = msgs[u][0]
+            usage, trailing = int(prep.ctx_tok[row]), sum(m[1] for m in msgs[u + 1:])
+        inv = int(prep.invalidator[b])
+        current = row >= 0 and (inv < 0 or f.depth[row] > f.depth[inv])
+        marker = int(prep.sys_marker[b])
+        plain = (int(prep.sys_est[marker]) if marker >= 0 else 0) + sum(m[1] for m in msgs if not m[3])
+        out["message_count"][q] = len(msgs)
+        out["usage_tokens"][q] = usage
+        out["trailing_tokens"][q] = trailing
+        out["context_tokens"][q] = usage + trailing
+        out["projected_tokens"][q] = usage + trailing if current else plain
+        out["usage_row"][q] = row
+        out["estimate_only"][q] = total
