@@ -23,6 +23,8 @@ import pyarrow.compute as pc
 
 from ..analysis._forest import Forest, as_table, per_table
 from ..analysis.contexts import Target, _prepare, _take, _targets
+from .._rules import Rules
+from ..tables._pi16 import table_rules_for
 from .rules import CUT_POINT_ENTRY_TYPES, CUT_POINT_ROLES, TURN_START_ENTRY_TYPES, TURN_START_ROLES
 
 __all__ = ["find_cut_points", "CUT_POINT_COLUMNS"]
@@ -36,7 +38,9 @@ CUT_POINT_COLUMNS = {
                            "(the target is a compaction).",
     "is_split_turn": "Whether the cut falls inside a turn.",
     "turn_start_id": "The turn start at or above the cut (null when the cut is a user message or there is none).",
-    "tokens_before": "pi's tokensBefore: estimateContextTokens of the messages from the previous compaction on.",
+    "tokens_before": "pi's tokensBefore: under pi-1.6 the projected estimate of the branch "
+                     "(estimateProjectedContextTokens); under pi-0.58 estimateContextTokens of the "
+                     "messages from the previous compaction on.",
     "messages_to_summarize": "Number of messages pi would summarize.",
     "turn_prefix_messages": "Number of messages of the split turn's prefix (0 when not split).",
     "kept_message_tokens": "Estimated tokens of the message entries from the cut to the target.",
@@ -137,8 +141,15 @@ def cut_point_rows(a: _CutArrays, t: np.ndarray, keep_recent_tokens: int) -> dic
             "to_summarize": to_summarize, "prefix": prefix, "kept": kept, "prev": prev}
 
 
+def _arrays16(table: pa.Table):
+    from ._cut16 import CutArrays16
+
+    return CutArrays16(_prepare(table, "pi-1.6"))
+
+
 def find_cut_points(
-    entries, at: Target = "leaves", keep_recent_tokens: int = 20000, *, session_id: str | None = None
+    entries, at: Target = "leaves", keep_recent_tokens: int = 20000, *, session_id: str | None = None,
+    rules: Rules | None = None,
 ) -> pa.Table:
     """Where pi's ``prepareCompaction`` would cut, for many targets at once.
 
@@ -148,6 +159,8 @@ def find_cut_points(
             branch runs through the call).
         keep_recent_tokens: pi's ``keepRecentTokens`` (default 20000).
         session_id: only the targets of this session.
+        rules: ``"pi-1.6"`` (pi's projection: the previous compaction's kept range is summarised
+            again, nothing to summarise gives nulls) or ``"pi-0.58"``; default: the table's rules.
 
     Returns:
         One row per target. Columns: session_id, file, at_id, first_kept_entry_id, is_split_turn,
@@ -159,10 +172,16 @@ def find_cut_points(
         >>> find_cut_points(entries_table("data/"), at="leaves").to_pandas()  # doctest: +SKIP
     """
     table = as_table(entries)
-    a = _arrays(table)
+    which = table_rules_for(table, rules)
+    prep = _prepare(table, which)
     # for calls the branch runs through the call itself: the targets are the calls, not their parents
-    tgt, _ = _targets(_prepare(table), at, session_id)
-    r = cut_point_rows(a, tgt, keep_recent_tokens)
+    tgt, _ = _targets(prep, at, session_id)
+    if which == "pi-1.6":
+        from ._cut16 import cut_point_rows_16
+
+        r = cut_point_rows_16(per_table(_arrays16, table), tgt, keep_recent_tokens, prep.compute(tgt))
+    else:
+        r = cut_point_rows(_arrays(table), tgt, keep_recent_tokens)
     bad = ~r["ok"]
 
     def ints(x: np.ndarray) -> pa.Array:

@@ -1,0 +1,185 @@
+"""pi 1.6's cut point (``prepareCompaction`` on the projection) for many targets at once.
+
+The rules (:func:`sessionlab.compaction.prepare.prepare_compaction` with ``rules="pi-1.6"`` is the
+plain reference) differ from 0.58's in where the segment starts and what an entry weighs:
+
+- the projected entries are the compaction in effect, then its kept range (without system
+  messages; an older compaction there gives nothing but still stops the backward extension), then
+  every entry after it; the segment is everything after the compaction, *kept range included*;
+- an entry weighs the estimates of all its messages (system messages after the compaction too), and
+  entries without messages are skipped; a cut point is an entry with a user, assistant, bash,
+  custom, branch or compaction summary message; past the budget with no cut point at or after the
+  crossing, the *last* cut point is taken;
+- the backward extension passes entries without messages; a turn starts at an entry with a user,
+  bash, custom or summary message; the cut is a split turn when it does not start a turn and a
+  turn start lies at or above it in the segment;
+- the messages summarised leave out system messages; nothing to summarise gives no result.
+
+Path sums over the forest give every target's answer at once, as in :mod:`.cut_points`; the
+projected order only moves the compaction to the front, so a walk that leaves the entries after
+the compaction continues in its kept range. Targets with a ``context_edit`` in their window take
+the exact walk of :mod:`._cut16_edits` (edits are rare).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..analysis.contexts import _Prepared
+
+__all__ = ["CutArrays16", "cut_point_rows_16"]
+
+_CUT_ROLES = ("user", "assistant", "bashExecution", "custom")
+_TURN_ROLES = ("user", "bashExecution", "custom")
+
+
+class CutArrays16:
+    """Per-row arrays of the 1.6 cut rules, on top of the contexts' arrays of the same table."""
+
+    def __init__(self, prep: _Prepared) -> None:
+        self.prep = p = prep
+        f = self.forest = prep.forest
+        msg = f.isin("type", ("message",))
+        summary = f.isin("type", ("branch_summary",)) & p.gives  # non-empty: it gives a message
+        custom = f.isin("type", ("custom_message",))
+        self.is_cut = (msg & f.isin("role", _CUT_ROLES)) | summary | custom
+        self.is_turn = (msg & f.isin("role", _TURN_ROLES)) | summary | custom
+        w_all = p.est_msg  # every message an entry gives (system messages included)
+        w_kept = np.where(p.is_sys, 0, w_all)  # the kept range has no system messages
+        self.cum_w = f.path_sum(w_all)
+        self.cum_w_excl = self.cum_w - w_all
+        self.cum_k = f.path_sum(w_kept)
+        self.cum_k_excl = self.cum_k - w_kept
+        summarised = (p.gives & ~p.is_sys).astype(np.int64)
+        self.cum_g = f.path_sum(summarised)
+        self.cum_g_excl = self.cum_g - summarised
+        self.cnt_cut = f.path_sum(self.is_cut.astype(np.int64))
+        self.cnt_cut_excl = self.cnt_cut - self.is_cut
+        self.near_cut = f.nearest(self.is_cut)
+        self.near_w = f.nearest(w_all > 0)  # pi's walk skips entries that weigh nothing
+        self.near_k = f.nearest(w_kept > 0)
+        self.near_turn = f.nearest(self.is_turn)
+        self.stop_after = f.nearest(p.gives | p.is_comp)  # what ends the extension after the compaction
+        self.stop_kept = f.nearest((p.gives & ~p.is_sys) | p.is_comp)  # ... inside its kept range
+
+
+def _child_toward(f, t: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The row on the path to ``t`` one level below ``rows`` (``rows`` are ancestors of ``t``)."""
+    return f.deepest_at_most(f.depth, t, f.depth[np.maximum(rows, 0)] + 1)
+
+
+def cut_point_rows_16(a: CutArrays16, t: np.ndarray, keep_recent_tokens: int,
+                      ctx: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The 1.6 cut point for target rows ``t``; ``ctx`` is :meth:`_Prepared.compute` at ``t``."""
+    p, f = a.prep, a.forest
+    t = np.asarray(t, np.int64)
+    tt = np.maximum(t, 0)
+    ok = (t >= 0) & ~f.cyclic[tt] & ~p.is_comp[tt] & ctx["ok"]
+    c = np.where(ok, ctx["comp"], -1)
+    has_c = c >= 0
+    cc = np.maximum(c, 0)
+    fk = np.where(has_c, ctx["first_kept"], -1)
+    has_fk = fk >= 0
+    fkk = np.maximum(fk, 0)
+    start_depth = np.where(has_c, np.where(has_fk, f.depth[fkk], f.depth[cc] + 1), 0)
+    below_c = has_c  # rows deeper than the compaction are "after" it
+    c_depth = np.where(has_c, f.depth[cc], -1)
+
+    # segment totals: weights from the segment start down to the target (the compaction skipped)
+    after_w = np.where(has_c, a.cum_w[tt] - a.cum_w[cc], a.cum_w[tt])
+    kept_w = np.where(has_fk, a.cum_k[cc] - a.cum_k_excl[fkk], 0)
+    # cut points in the segment: kept range, then after the compaction
+    cuts_before = np.where(has_fk, a.cnt_cut_excl[fkk], np.where(has_c, a.cnt_cut[cc], 0))
+    any_cut = ok & (a.cnt_cut[tt] > cuts_before)
+    first_cut = f.deepest_at_most(a.cnt_cut_excl, tt, cuts_before)
+    last_cut = a.near_cut[tt]
+    seg_start = np.where(has_fk, fk, np.where(has_c, _child_toward(f, tt, cc), f.deepest_at_most(f.depth, tt, 0)))
+    seg_start = np.where(ok & (f.depth[tt] >= start_depth), seg_start, -1)
+
+    # the crossing: deepest entry whose suffix weight reaches keep_recent_tokens
+    limit = a.cum_w[tt] - keep_recent_tokens
+    r_after = f.deepest_at_most(a.cum_w_excl, tt, limit)
+    r_after = np.where(r_after >= 0, a.near_w[np.maximum(r_after, 0)], -1)
+    in_after = (r_after >= 0) & (f.depth[np.maximum(r_after, 0)] > c_depth)
+    in_after &= (after_w >= keep_recent_tokens)
+    need = keep_recent_tokens - after_w  # what the kept range must still supply
+    r_kept = f.deepest_at_most(a.cum_k_excl, f.parent[cc], a.cum_k[np.maximum(f.parent[cc], 0)] - need)
+    r_kept = np.where(has_fk & (f.parent[cc] >= 0) & (r_kept >= 0), a.near_k[np.maximum(r_kept, 0)], -1)
+    in_kept = ~in_after & has_fk & (kept_w + after_w >= keep_recent_tokens) & (r_kept >= 0) \
+        & (f.depth[np.maximum(r_kept, 0)] >= start_depth)
+    crossing = np.where(in_after, r_after, np.where(in_kept, r_kept, -1))
+    crossed = ok & any_cut & (crossing >= 0)
+    xi = np.maximum(crossing, 0)
+    k = a.cnt_cut_excl[xi]
+    later = crossed & (a.cnt_cut[tt] > k)
+    cut = np.where(any_cut, np.where(crossed, np.where(later, f.deepest_at_most(a.cnt_cut_excl, tt, k), last_cut),
+                                     first_cut), seg_start)
+
+    # extend back over entries without messages (past the compaction into its kept range)
+    cut = _extend_back(a, tt, cut, c, start_depth, ok)
+    cut = np.where(ok, cut, -1)
+    cut_r = np.maximum(cut, 0)
+
+    # split turn
+    starts = a.is_turn[cut_r]
+    ts = np.where(ok & (cut >= 0) & ~starts, a.near_turn[cut_r], -1)
+    ts = np.where((ts >= 0) & (f.depth[np.maximum(ts, 0)] >= start_depth), ts, -1)
+    split = ts >= 0
+    hist_end = np.where(split, ts, cut)
+    g_start = np.where(has_fk, a.cum_g_excl[fkk], np.where(has_c, a.cum_g[cc], 0))
+
+    def summarised_before(x: np.ndarray) -> np.ndarray:
+        """Messages summarised from the segment start to row ``x`` (excluded), in projected order."""
+        xr = np.maximum(x, 0)
+        after = has_c & (f.depth[xr] > c_depth)
+        kept_part = np.where(has_fk, a.cum_g[cc] - g_start, 0)  # the whole kept range (c gives none)
+        return np.where(after, kept_part + a.cum_g_excl[xr] - a.cum_g[cc], a.cum_g_excl[xr] - g_start)
+
+    to_summarize = np.where(ok & (cut >= 0), summarised_before(hist_end), 0)
+    prefix = np.where(split, summarised_before(cut) - summarised_before(ts), 0)
+    cut_after = has_c & (f.depth[cut_r] > c_depth)
+    kept_tokens = np.where(cut_after, a.cum_w[tt] - a.cum_w_excl[cut_r],
+                           after_w + np.where(has_fk, a.cum_k[cc] - a.cum_k_excl[cut_r], 0))
+    kept_tokens = np.where(has_c | (cut < 0), kept_tokens, a.cum_w[tt] - a.cum_w_excl[cut_r])
+    ok = ok & (cut >= 0) & ((to_summarize + prefix) > 0)
+    out = {"ok": ok, "cut": np.where(ok, cut, -1), "turn_start": np.where(ok, ts, -1), "split": split & ok,
+           "tokens_before": ctx["projected_tokens"], "to_summarize": to_summarize, "prefix": prefix,
+           "kept": np.where(ok, kept_tokens, 0), "prev": np.where(ok, c, -1)}
+    edited = ctx["edited"] & (t >= 0) & ~f.cyclic[tt] & ~p.is_comp[tt]
+    if edited.any():
+        from ._cut16_edits import edited_cut_points
+
+        edited_cut_points(a, t, np.nonzero(edited)[0], keep_recent_tokens, out)
+    return out
+
+
+def _extend_back(a: CutArrays16, tt: np.ndarray, cut: np.ndarray, c: np.ndarray, start_depth: np.ndarray,
+                 ok: np.ndarray) -> np.ndarray:
+    """pi's backward extension: the cut moves up over entries that give no message, stopping below
+    an entry with messages or a compaction; from the first entry after the compaction it goes on
+    in the kept range (where system messages are not entries at all)."""
+    p, f = a.prep, a.forest
+    has_c = c >= 0
+    cc = np.maximum(c, 0)
+    c_depth = np.where(has_c, f.depth[cc], -1)
+    cut_r = np.maximum(cut, 0)
+    par = f.parent[cut_r]
+    in_kept = has_c & (f.depth[cut_r] < c_depth)
+    stops = np.where(in_kept, a.stop_kept[np.maximum(par, 0)], a.stop_after[np.maximum(par, 0)])
+    m = np.where(par >= 0, stops, -1)  # nearest stop above the cut
+    crosses = has_c & (m == c) & (f.depth[cut_r] > c_depth)  # only empty entries up to the compaction
+    pc_ = f.parent[cc]
+    m = np.where(crosses, np.where(pc_ >= 0, a.stop_kept[np.maximum(pc_, 0)], -1), m)
+    new_depth = np.maximum(np.where(m >= 0, f.depth[np.maximum(m, 0)] + 1, 0), start_depth)
+    move = ok & (cut >= 0) & (new_depth < f.depth[cut_r])
+    moved = f.deepest_at_most(f.depth, tt, new_depth)
+    # a kept-range system message is no entry of the projection: the cut lands below it
+    for _ in range(64):
+        mr = np.maximum(moved, 0)
+        sys_kept = move & p.is_sys[mr] & has_c & (f.depth[mr] < c_depth)
+        if not sys_kept.any():
+            break
+        moved = np.where(sys_kept, _child_toward(f, tt, moved), moved)
+    # the compaction itself is never the cut: past it, the first entry after it
+    moved = np.where(move & has_c & (moved == c), _child_toward(f, tt, moved), moved)
+    return np.where(move, moved, cut)

@@ -1,0 +1,92 @@
+"""pi 1.6's cut point for targets whose context holds a ``context_edit``: the exact walk.
+
+The projected entries of one target are built from the contexts' per-row arrays (see
+:func:`sessionlab.analysis._edits.context_rows`) with the edits applied, then pi's
+``findProjectedCutPoint`` runs on them as written, recovery-omission suffix included. Only the
+(few) targets with an edit in their window come here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..analysis._edits import context_rows
+
+__all__ = ["edited_cut_points"]
+
+
+def _projected(a, t: int) -> tuple[int, list[tuple[int, int, int, bool, bool, bool]]]:
+    """(compaction, entries after it) as (row, messages, tokens, cut point, turn start, visible
+    before edits), the compaction in effect first when there is one."""
+    p = a.prep
+    c, rows = context_rows(p, t)
+    last: dict[int, int] = {}
+    for r in ([c] if c >= 0 else []) + rows:
+        if p.is_edit[r] and p.edit_target[r] >= 0:
+            last[int(p.edit_target[r])] = r
+    out = []
+    for r in ([c] if c >= 0 else []) + rows:
+        e = last.get(r)
+        own = int(p.gives[r]) + (int(p.comp_sys[r]) + 1 if r == c else 0)
+        n, est = own, int(p.est_msg[r]) + (int(p.est[r]) + int(p.sys_est[r]) * int(p.comp_sys[r]) if r == c else 0)
+        if e is not None and p.edit_action[e] == "remove":
+            n, est = 0, 0
+        elif e is not None and p.edit_est_valid[e] and r != c:
+            est = int(p.est[e])
+        visible = own > 0 and not p.is_edit[r]
+        out.append((r, n, est, bool(a.is_cut[r]) and n > 0, bool(a.is_turn[r]) and n > 0, visible))
+    return c, out
+
+
+def _cut(entries, start: int, end: int, keep: int, p, last_edit_replaces: dict) -> tuple[int, int, bool]:
+    """pi 1.6's findProjectedCutPoint: (first kept index, turn start index, split)."""
+    cuts = [i for i in range(start, end) if entries[i][3]]
+    if not cuts:
+        return start, -1, False
+    cut, exceeded, acc = cuts[0], False, 0
+    for i in range(end - 1, start - 1, -1):
+        if entries[i][2] == 0:
+            continue
+        acc += entries[i][2]
+        if acc >= keep:
+            exceeded = True
+            cut = next((c for c in cuts if c >= i), cuts[-1])
+            break
+    suffix = entries[cut + 1:end]
+    omitted = [x for x in suffix if x[5] and x[1] == 0]
+    omitted_rows = {x[0] for x in omitted}
+    outside = any(p.is_edit[x[0]] and p.edit_action[x[0]] == "replace" and int(p.edit_target[x[0]]) not in omitted_rows
+                  for x in suffix)
+    if (exceeded and not outside and any(p.is_assistant[x[0]] for x in omitted)
+            and all(not p.is_comp[x[0]] and (not x[5] or x[1] == 0) for x in suffix)):
+        cut += 1
+    while cut > start and not p.is_comp[entries[cut - 1][0]] and entries[cut - 1][1] == 0:
+        cut -= 1
+    if cut < end and entries[cut][4]:
+        return cut, -1, False
+    ts = next((i for i in range(min(cut, end - 1), start - 1, -1) if entries[i][4]), -1)
+    return cut, ts, ts != -1
+
+
+def edited_cut_points(a, t: np.ndarray, idx: np.ndarray, keep: int, out: dict[str, np.ndarray]) -> None:
+    """Overwrite ``out``'s cut points at positions ``idx`` with the exact walk."""
+    p = a.prep
+    for q in idx.tolist():
+        c, entries = _projected(a, int(t[q]))
+        start, end = (1 if c >= 0 else 0), len(entries)
+        cut, ts, split = _cut(entries, start, end, keep, p, {})
+        hist_end = ts if split else cut
+
+        def summarised(lo: int, hi: int) -> int:
+            return sum(x[1] - (1 if p.is_sys[x[0]] and x[1] else 0) for x in entries[lo:hi] if not p.is_comp[x[0]])
+
+        n_sum, n_pre = summarised(start, hist_end), (summarised(ts, cut) if split else 0)
+        ok = cut < end and (n_sum + n_pre) > 0
+        out["ok"][q] = ok
+        out["cut"][q] = entries[cut][0] if ok else -1
+        out["turn_start"][q] = entries[ts][0] if ok and split else -1
+        out["split"][q] = ok and split
+        out["to_summarize"][q] = n_sum if ok else 0
+        out["prefix"][q] = n_pre if ok else 0
+        out["kept"][q] = sum(x[2] for x in entries[cut:]) if ok else 0
+        out["prev"][q] = c if ok else -1
