@@ -61,7 +61,7 @@ def test_entry_type_tags(cls, tag):
 def test_entry_types_table_is_complete():
     assert set(ENTRY_TYPES) == {"message", "thinking_level_change", "model_change", "active_tools_change",
                                 "compaction", "branch_summary", "custom", "custom_message", "label",
-                                "session_info", "leaf"}
+                                "session_info", "leaf", "usage", "context_edit"}
 
 
 @pytest.mark.parametrize(

@@ -64,10 +64,12 @@ _MESSAGES: dict[str, tuple[type, list[tuple[str, str, str]]]] = {
     "user": (M.UserMessage, [("content", "content", "content"), ("timestamp", "timestamp", "v")]),
     "assistant": (
         M.AssistantMessage,
+        # key order of new lines: pi's (a line read keeps its own text, whatever its order)
         [("content", "content", "blocks"), ("api", "api", "v"), ("provider", "provider", "v"),
-         ("model", "model", "v"), ("usage", "usage", "usage"), ("stopReason", "stop_reason", "v"),
-         ("errorMessage", "error_message", "v"), ("timestamp", "timestamp", "v"),
-         ("responseModel", "response_model", "v"), ("responseId", "response_id", "v")],
+         ("model", "model", "v"), ("responseModel", "response_model", "v"), ("responseId", "response_id", "v"),
+         ("thinkingLevel", "thinking_level", "v"), ("usage", "usage", "usage"),
+         ("stopReason", "stop_reason", "v"), ("errorMessage", "error_message", "v"),
+         ("timestamp", "timestamp", "v")],
     ),
     "system": (
         M.SystemMessage,
@@ -116,15 +118,15 @@ _ENTRIES: dict[str, tuple[type, list[tuple[str, str, str]]]] = {
         E.CompactionEntry,
         _BASE + [("summary", "summary", "v"), ("firstKeptEntryId", "first_kept_entry_id", "v"),
                  ("tokensBefore", "tokens_before", "v"), ("details", "details", "v"),
-                 ("fromHook", "from_hook", "v"), ("usage", "usage", "usage"),
-                 ("retainedTail", "retained_tail", "messages"),
-                 ("systemMessage", "system_message", "message")],
+                 ("usage", "usage", "usage"), ("fromHook", "from_hook", "v"),
+                 ("systemMessage", "system_message", "message"),
+                 ("retainedTail", "retained_tail", "messages")],
     ),
     "branch_summary": (
         E.BranchSummaryEntry,
         _BASE + [("fromId", "from_id", "v"), ("summary", "summary", "v"),
-                 ("details", "details", "v"), ("fromHook", "from_hook", "v"),
-                 ("usage", "usage", "usage")],
+                 ("details", "details", "v"), ("usage", "usage", "usage"),
+                 ("fromHook", "from_hook", "v")],
     ),
     "custom": (
         E.CustomEntry, [("customType", "custom_type", "v"), ("data", "data", "v")] + _BASE),

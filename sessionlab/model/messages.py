@@ -87,6 +87,7 @@ class AssistantMessage:
     error_message: str | None = None
     response_model: str | None = None
     response_id: str | None = None
+    thinking_level: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
