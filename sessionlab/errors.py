@@ -6,6 +6,7 @@ matching builtin, so ``except KeyError`` or ``except ValueError`` keeps working:
     SessionLabError (Exception)
     ├── BadInputError (ValueError)        a session file broke a rule and on_bad_lines="raise"
     ├── UnsafePathError (ValueError)      a repo path or session id would leave the repo root
+    ├── ReadOnlyFormatError (ValueError)  a write to a format sessionlab only reads (pi's v4 files)
     └── SessionError                      a session operation failed; ``code`` says which
         ├── EntryNotFoundError (KeyError)     code "not_found"
         ├── InvalidForkTargetError (ValueError) code "invalid_fork_target"
@@ -21,6 +22,7 @@ __all__ = [
     "SessionLabError",
     "BadInputError",
     "UnsafePathError",
+    "ReadOnlyFormatError",
     "SessionError",
     "EntryNotFoundError",
     "InvalidForkTargetError",
@@ -47,6 +49,10 @@ class BadInputError(SessionLabError, ValueError):
 
 class UnsafePathError(SessionLabError, ValueError):
     """A session id or path would escape the repository root."""
+
+
+class ReadOnlyFormatError(SessionLabError, ValueError):
+    """A write was asked of a session in a format sessionlab reads but does not write (pi's v4)."""
 
 
 class SessionError(SessionLabError):
