@@ -1,7 +1,8 @@
 """pi's v4 harness files (read-only): reader, contexts at every branch tip, tables.
 
-Expected values are the harness's own (``tests/data/pi/v4/*.context.json``, made by pi-agent-core
-0.99.1's code; see that folder's README). Variants with bad lines are made in ``tmp_path``.
+Expected values are the harness's own (``tests/data/pi/v4/*.context.json``, computed by pi-agent-core
+0.99.1's code with ``tools/v4_contexts/contexts.mjs``; see that folder's README). Variants with bad
+lines are made in ``tmp_path``.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def _writes(path: Path) -> list[dict]:
 
 
 def test_data_is_all_there():
-    assert len(CASES) == 4 and len(FILES) == 4
+    assert len(CASES) == 5 and len(FILES) == 5
     assert {_expected(c)[0] for c in CASES} == set(FILES)
 
 
@@ -312,7 +313,7 @@ def test_scanner_and_msgspec_path_refuse_v4_headers():
         sc = _native._scan.Scanner(False)
         assert isinstance(sc.add(data), str) and isinstance(sc.add(header_only), str)
     res = _load.load_files(FILES, on_bad_lines="raise")
-    assert [r.fast for r in res.files] == [False] * 4
+    assert [r.fast for r in res.files] == [False] * len(FILES)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name[:24])
