@@ -72,7 +72,8 @@ def _entry_messages(e: E.SessionEntry, i: int, entries: list[E.SessionEntry],
     if isinstance(e, E.CustomEntry):
         projectors = options.entry_projectors if options is not None else None
         if projectors and e.custom_type in projectors:
-            return list(projectors[e.custom_type](e, i, entries))  # (as the harness: not filtered)  # type: ignore[index]
+            # (as the harness: a projector's messages are not filtered)
+            return list(projectors[e.custom_type](e, i, entries))  # type: ignore[index]
         return []
     return []  # v4 has no other entry types (unknown ones give nothing)
 

@@ -299,6 +299,20 @@ def test_parse_session_bytes_dispatches_on_the_header():
     assert parse_session_bytes(b"\xef\xbb\xbf" + data.replace(b"\n", b"\r\n")).entries[-1].id == "e000001b"
 
 
+def test_open_session_sees_the_tips_labels_and_name_and_cannot_append(tmp_path):
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(RICH.read_bytes())
+    s = sessionlab.open_session(p, on_bad_lines="raise")
+    assert s.get_leaf_id() == "e000001b" and s.get_session_name() == "Session 3"
+    assert s.get_label("e0000015") == "first-call" and s.get_label("e0000014") is None
+    assert [e.id for e in s.get_branch()] == [e.id for e in v4_path(read_session(p), "e000001b")]
+    with pytest.raises(ReadOnlyFormatError):
+        s.append_message(sessionlab.UserMessage(content="more"))
+    with pytest.raises(ReadOnlyFormatError):
+        s.move_to("e0000014")
+    assert p.read_bytes() == RICH.read_bytes() and s.get_leaf_id() == "e000001b"
+
+
 # ---------------------------------------------------------------------------------- tables
 
 

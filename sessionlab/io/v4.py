@@ -32,11 +32,14 @@ raises :class:`~sessionlab.errors.ReadOnlyFormatError`).
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._jsjson import js_stringify, raw_decode
 from ..model import entries as E
 from .dialects import entry_from_dict
+
+if TYPE_CHECKING:
+    from .reader import SessionFile
 
 __all__ = ["V4_ENTRY_TYPES", "is_v4_header", "sniff_v4", "parse_v4_bytes", "ms_to_iso"]
 
@@ -162,13 +165,13 @@ def _header(obj: dict) -> E.SessionHeader:
     )
 
 
-def parse_v4_bytes(data: bytes, *, path: str | None = None) -> Any:
+def parse_v4_bytes(data: bytes, *, path: str | None = None) -> SessionFile:
     """Parse the bytes of a v4 file into a :class:`~sessionlab.io.SessionFile` (``version=4``).
 
     Issues are recorded, never raised; the caller (:func:`~sessionlab.io.parse_session_bytes`)
     acts on them.
     """
-    from .reader import LineIssue, SessionFile, _check_tree  # (reader imports this module lazily)
+    from .reader import LineIssue, SessionFile, _check_tree  # noqa: F811  (reader imports this module lazily)
 
     spath = path or "<bytes>"
     issues: list[LineIssue] = []
@@ -200,9 +203,18 @@ def parse_v4_bytes(data: bytes, *, path: str | None = None) -> Any:
         report(hline, "unsupported_version", f"v4 storageVersion {hobj.get('storageVersion')!r} is not 1; "
                "read as storageVersion 1", htext)
     sf.header = _header(hobj)
+    texts = _load_writes(sf, values[1:], report)
+    _derive(sf)
+    _check_tree(sf.entries, sf.line_numbers, texts, report)
+    issues.sort(key=lambda i: i.line)
+    return sf
+
+
+def _load_writes(sf: SessionFile, values: list[tuple[int, Any, str]], report: Any) -> list[str]:
+    """Apply every write of every transaction to ``sf``; the entries' texts (for issue excerpts)."""
     texts: list[str] = []
     last_seq: int | None = None
-    for lineno, obj, otext in values[1:]:
+    for lineno, obj, otext in values:
         writes = obj if isinstance(obj, list) else [obj]
         for w in writes:
             if not isinstance(w, dict):
@@ -210,7 +222,7 @@ def parse_v4_bytes(data: bytes, *, path: str | None = None) -> Any:
                 continue
             wtext = otext if w is obj else js_stringify(w)
             seq = w.get("seq")
-            if not _is_seq(seq) or (last_seq is not None and seq <= last_seq):
+            if not _is_seq(seq) or (last_seq is not None and seq <= last_seq):  # type: ignore[operator]
                 report(lineno, "bad_seq", f"seq {seq!r} is not a safe integer >= 1 greater than the one before "
                        f"({last_seq!r})", wtext)
             else:
@@ -229,10 +241,7 @@ def parse_v4_bytes(data: bytes, *, path: str | None = None) -> Any:
                 sf.list_writes.append(w)
             else:
                 report(lineno, "unknown_write", f"unknown write kind {kind!r}; skipped", wtext)
-    _derive(sf)
-    _check_tree(sf.entries, sf.line_numbers, texts, report)
-    issues.sort(key=lambda i: i.line)
-    return sf
+    return texts
 
 
 def _is_seq(v: Any) -> bool:
@@ -240,7 +249,7 @@ def _is_seq(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= _MAX_SAFE
 
 
-def _apply_value(sf: Any, w: dict, lineno: int, text: str, report: Any) -> None:
+def _apply_value(sf: SessionFile, w: dict, lineno: int, text: str, report: Any) -> None:
     ns, key, op = w.get("namespace"), w.get("key"), w.get("op")
     if not isinstance(ns, str) or not isinstance(key, str) or op not in ("set", "delete"):
         report(lineno, "unknown_write", "a value write needs a string namespace and key and op set/delete; "
@@ -252,7 +261,7 @@ def _apply_value(sf: Any, w: dict, lineno: int, text: str, report: Any) -> None:
         space[key] = w.get("value")
 
 
-def _derive(sf: Any) -> None:
+def _derive(sf: SessionFile) -> None:
     """Branch tips, name and labels from the final values."""
     tips = sf.values.get(TIP_NAMESPACE, {})
     sf.branch_tips = {b: t for b, t in tips.items() if isinstance(t, str)}
