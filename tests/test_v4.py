@@ -230,6 +230,11 @@ def test_torn_last_line_is_reported_and_the_file_left_alone(tmp_path):
     assert sf.list_writes == [] and sf.branch_tips["main"] == "e000001b"
     with pytest.raises(BadInputError, match="truncated_last_line"):
         read_session(p, on_bad_lines="raise")
+    # a complete transaction without its newline never committed either: the harness drops it
+    p.write_bytes(whole.rstrip(b"\n"))
+    sf = read_session(p, on_bad_lines="skip")
+    assert [(i.line, i.kind) for i in sf.issues] == [(14, "truncated_last_line")] and sf.list_writes == []
+    assert p.read_bytes() == whole.rstrip(b"\n")
 
 
 def test_invalid_lines_are_line_numbered_and_every_valid_write_loads(tmp_path):
