@@ -8,6 +8,7 @@ matching builtin, so ``except KeyError`` or ``except ValueError`` keeps working:
     ├── UnsafePathError (ValueError)      a repo path or session id would leave the repo root
     ├── OptionError (ValueError)          an option has a value it does not take (``rules=``...)
     │   └── RulesMismatchError            a table built under one pi release's rules, asked for another's
+    ├── ReadOnlyFormatError (ValueError)  a write to a format sessionlab only reads (pi's v4 files)
     └── SessionError                      a session operation failed; ``code`` says which
         ├── EntryNotFoundError (KeyError)     code "not_found"
         ├── InvalidForkTargetError (ValueError) code "invalid_fork_target"
@@ -25,6 +26,7 @@ __all__ = [
     "UnsafePathError",
     "OptionError",
     "RulesMismatchError",
+    "ReadOnlyFormatError",
     "SessionError",
     "EntryNotFoundError",
     "InvalidForkTargetError",
@@ -60,6 +62,8 @@ class OptionError(SessionLabError, ValueError):
 class RulesMismatchError(OptionError):
     """A table was built under one pi release's rules and a function was asked for another's:
     per-entry estimates differ between releases, so mixing them would give wrong numbers."""
+class ReadOnlyFormatError(SessionLabError, ValueError):
+    """A write was asked of a session in a format sessionlab reads but does not write (pi's v4)."""
 
 
 class SessionError(SessionLabError):

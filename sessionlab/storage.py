@@ -312,6 +312,8 @@ class JsonlSessionStorage(InMemorySessionStorage):
                 raise ValueError(f"{self.file_path} is in the {sf.dialect!r} dialect, not {dialect!r}")
             super().__init__(sf.header, sf.entries)
             self.session_file = sf
+            if sf.version == 4:  # pi's v4 file: leaf, labels and name are values (sessionlab.io.v4); read-only
+                self.leaf_id, self.labels_by_id, self._name = sf.leaf_id, dict(sf.labels), sf.name or None
             self.dialect: Dialect = sf.dialect
             self._needs_upgrade = (sf.version or CURRENT_VERSION) < CURRENT_VERSION
             self._file_exists = True

@@ -18,6 +18,9 @@ Problems found (``LineIssue.kind``):
 =====================  ===================================================================
 
 Blank lines, a UTF-8 BOM and CRLF line ends are fine and silent. The file is never modified.
+
+A file whose first line is a v4 header (``{"v": 4, "kind": "header", ...}``) is read by
+:mod:`sessionlab.io.v4` into the same :class:`SessionFile` (``version`` 4; issue kinds there).
 """
 
 from __future__ import annotations
@@ -78,10 +81,29 @@ class SessionFile:
     final_newline: bool = True
     # (object as read, its exact text): lets write_session reproduce untouched lines byte for byte
     _source: list[tuple[Any, str]] = field(default_factory=list, repr=False)
+    # v4 files only (sessionlab.io.v4; version 4): each entry's write seq, the branch tips
+    # (pi.branch.tip: branch name -> tip entry id, in the order they were last set), the session
+    # name (pi.session.name), labels (pi.entry.label: entry id -> label), every namespace's final
+    # values, and the usage and list writes as read
+    entry_seqs: list[int | None] = field(default_factory=list, repr=False)
+    branch_tips: dict[str, str] = field(default_factory=dict)
+    name: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    values: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    usage_writes: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    list_writes: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     @property
     def leaf_id(self) -> str | None:
-        """pi's leaf after loading: the last entry in file order; a seed ``leaf`` entry moves it."""
+        """pi's leaf after loading: the last entry in file order; a seed ``leaf`` entry moves it.
+
+        A v4 file has no single leaf but named branch tips: the tip of ``main`` if set, else the
+        tip set last, else ``None``.
+        """
+        if self.version == 4:
+            if "main" in self.branch_tips:
+                return self.branch_tips["main"]
+            return next(reversed(self.branch_tips.values()), None)
         leaf: str | None = None
         for e in self.entries:
             leaf = e.target_id if isinstance(e, LeafEntry) else e.id
@@ -89,7 +111,7 @@ class SessionFile:
 
 
 def read_session(path: str | os.PathLike[str], *, on_bad_lines: OnBadLines = "warn") -> SessionFile:
-    """Read one session file (pi v1/v2/v3 or seed dialect) without modifying it.
+    """Read one session file (pi v1/v2/v3, pi's v4 harness format, or seed dialect) without modifying it.
 
     Example:
         >>> sf = read_session("data/pi/before-compaction.jsonl")  # doctest: +SKIP
@@ -109,6 +131,12 @@ def parse_session_bytes(data: bytes, *, path: str | None = None, on_bad_lines: O
     """Parse the bytes of a session file; see :func:`read_session`."""
     if on_bad_lines not in ("raise", "warn", "skip"):
         raise ValueError(f"on_bad_lines must be 'raise', 'warn' or 'skip', not {on_bad_lines!r}")
+    from .v4 import parse_v4_bytes, sniff_v4  # (v4 imports this module)
+
+    if sniff_v4(data):
+        sf4: SessionFile = parse_v4_bytes(data, path=path)
+        _handle_issues(sf4, on_bad_lines)
+        return sf4
     spath = path or "<bytes>"
     issues: list[LineIssue] = []
 

@@ -19,10 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from .._jsjson import js_stringify
+from ..errors import ReadOnlyFormatError
 from ..model import SessionEntry, SessionHeader
 from .dialects import Dialect, entry_to_dict, header_to_dict
 from .migrate import CURRENT_VERSION
 from .reader import SessionFile
+from .v4 import sniff_v4
+
+_HEAD_BYTES = 1 << 16  # enough for any header line sessionlab would need to recognise
 
 try:  # POSIX
     import fcntl
@@ -65,11 +69,16 @@ def write_session(session_file: SessionFile, path: str | os.PathLike[str], *, di
     Written in its own dialect, a file that was read and not changed comes back byte for byte
     (BOM and CRLF line ends included). Bad lines the reader reported are not written back.
     A v1/v2 file that was changed is written as version 3 (what pi would write after migrating).
+    A v4 file (``version`` 4) is read-only: :class:`~sessionlab.errors.ReadOnlyFormatError`.
 
     Example:
         >>> sf = read_session("a.jsonl")  # doctest: +SKIP
         >>> write_session(sf, "b.jsonl", dialect="seed")  # doctest: +SKIP
     """
+    if session_file.version == 4:
+        raise ReadOnlyFormatError(
+            f"{session_file.path or 'this session'} is a v4 file (pi's experimental harness format), which "
+            "sessionlab reads but does not write; nothing was written to " + str(path))
     dialect = dialect or session_file.dialect
     src = {id(obj): text for obj, text in session_file._source}
     objs: list[Any] = ([session_file.header] if session_file.header is not None else []) + list(session_file.entries)
@@ -147,6 +156,11 @@ class SessionWriter:
         self.fsync = fsync
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        head = os.pread(self._fd, _HEAD_BYTES, 0)
+        if head and sniff_v4(head.split(b"\n", 1)[0]):
+            self.close()
+            raise ReadOnlyFormatError(f"{self.path} is a v4 file (pi's experimental harness format), which "
+                                      "sessionlab reads but does not write; nothing was appended")
         if header is not None:
             self._append_text(to_line(header, dialect), only_if_empty=True)
 

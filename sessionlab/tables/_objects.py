@@ -226,7 +226,14 @@ def block_rows(sf: SessionFile) -> list[dict[str, Any]]:
 
 
 def session_facts(sf: SessionFile) -> dict[str, Any]:
-    """Per-session values that need file order: pi's name, leaf id and leaf count."""
+    """Per-session values that need file order: pi's name, leaf id and leaf count.
+
+    A v4 file takes them from its values: the name from ``pi.session.name``, the leaf from the
+    branch tips (``main``'s, else the tip set last; see :attr:`SessionFile.leaf_id`) and the leaf
+    count as the number of distinct tips.
+    """
+    if sf.version == 4:
+        return {"name": sf.name or None, "leaf_id": _str(sf.leaf_id), "leaf_count": len(set(sf.branch_tips.values()))}
     name = None
     for e in reversed(sf.entries):
         if isinstance(e, E.SessionInfoEntry) and isinstance(e.name, str) and e.name:

@@ -119,19 +119,21 @@ ENTRY_COLUMNS: tuple[Column, ...] = (
 SESSION_COLUMNS: tuple[Column, ...] = (
     Column("session_id", _S, "Header id."),
     Column("file", _S, "Path of the session file."),
-    Column("version", _I32, "Format version as written (1 when absent)."),
+    Column("version", _I32, "Format version as written (1 when absent; 4 for pi's v4 harness files)."),
     Column("dialect", _S, "'pi' (camelCase) or 'seed' (snake_case)."),
     Column("cwd", _S, "Working directory from the header."),
     Column("parent_session", _S, "Header parentSession (the parent file's path after a fork)."),
     Column("header_timestamp", TIMESTAMP, "Header timestamp."),
-    Column("name", _S, "pi's session name: the last session_info with a non-empty name."),
+    Column("name", _S, "pi's session name: the last session_info with a non-empty name (v4: the "
+           "pi.session.name value)."),
     Column("first_timestamp", TIMESTAMP, "Earliest entry timestamp."),
     Column("last_timestamp", TIMESTAMP, "Latest entry timestamp."),
     Column("entry_count", _I64, "Number of entries."),
     Column("message_count", _I64, "Number of message entries."),
     Column("leaf_id", _S, "pi's leaf after loading: the last entry in file order (a seed leaf "
-           "record moves it to its target)."),
-    Column("leaf_count", _I64, "Entries that are no entry's parent (leaf records excluded)."),
+           "record moves it to its target; v4: the tip of branch main, else the tip set last)."),
+    Column("leaf_count", _I64, "Entries that are no entry's parent (leaf records excluded; v4: the "
+           "number of distinct branch tips)."),
     Column("compaction_count", _I64, "Number of compaction entries."),
     Column("branch_summary_count", _I64, "Number of branch_summary entries."),
     Column("input_tokens", _I64, "Sum of input_tokens over every usage of the file (all branches; calls and other spend, see usage_kind)."),
