@@ -18,7 +18,8 @@ from sessionlab.synth import encode_cwd, generate_session
 
 OUT = Path(__file__).resolve().parent / "sessions"
 
-# (cwd, keyword arguments of generate_session); each comment says what the session shows
+# (cwd, keyword arguments of generate_session); each comment says what the session shows. Written
+# as pi 0.58 wrote them unless "pi" says otherwise
 SESSIONS: list[tuple[str, dict]] = [
     # several branches, some with a branch_summary
     ("/home/user/webapp", {
@@ -48,7 +49,7 @@ def main() -> list[Path]:
     """Write the sessions; return their paths."""
     if OUT.exists():
         shutil.rmtree(OUT)
-    return [generate_session(OUT / encode_cwd(cwd), cwd=cwd, **kw) for cwd, kw in SESSIONS]
+    return [generate_session(OUT / encode_cwd(cwd), cwd=cwd, **{"pi": "0.58", **kw}) for cwd, kw in SESSIONS]
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from .model import (
     BashExecutionMessage,
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     Cost,
     CustomEntry,
     CustomMessageEntry,
@@ -29,15 +30,17 @@ from .model import (
     MessageEntry,
     ModelChangeEntry,
     SessionInfoEntry,
+    SystemMessage,
     TextContent,
     ThinkingContent,
     ThinkingLevelChangeEntry,
     ToolCall,
     ToolResultMessage,
     Usage,
+    UsageEntry,
     UserMessage,
 )
-from .tokens import estimate_tokens
+from .tokens import estimate_tokens as _estimate_tokens
 
 __all__ = ["LABELS", "MODELS", "NAMES", "THINKING_LEVELS", "Builder", "ModelSpec", "iso"]
 
@@ -71,6 +74,20 @@ MODELS: dict[str, ModelSpec] = {
 """The price table: model id -> :class:`ModelSpec`."""
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high")
+THINKING_LEVELS_16 = THINKING_LEVELS + ("xhigh", "max")  # pi 1.6 adds levels above high
+# pi 1.6's tools as its system message announces them (name, description, JSON schema)
+_TOOLS = tuple(
+    {"name": name, "description": desc,
+     "parameters": {"type": "object", "properties": {k: {"type": "string"} for k in keys}, "required": list(keys[:1])}}
+    for name, desc, keys in (
+        ("read", "Read the contents of a file.", ("path", "offset", "limit")),
+        ("bash", "Execute a bash command in the working directory.", ("command", "timeout")),
+        ("edit", "Replace exact text in a file.", ("path", "oldText", "newText")),
+        ("write", "Write content to a file.", ("path", "content")),
+        ("grep", "Search file contents for a pattern.", ("pattern", "path")),
+        ("ls", "List a directory.", ("path",)),
+    ))
+_TITLE_MODEL = "gemini-2.5-pro"
 LABELS = ("start", "good-state", "before-refactor", "bug-repro", "tests-green", "wip", "checkpoint", "review")
 NAMES = ("Fix flaky tests", "Refactor session loader", "Add --verbose flag", "Investigate slow build",
           "Cache invalidation bug", "  Docs pass  ", "Port parser to new API", "Release prep")
@@ -117,8 +134,11 @@ class Builder:
     """Appends entries like pi's SessionManager, keeping per-entry state for usage and compaction."""
 
     def __init__(self, rng: random.Random, *, cwd: str, start_ms: int, model: str, thinking: str,
-                 compaction_window: int, result_scale: float) -> None:
+                 compaction_window: int, result_scale: float, pi16: bool = True) -> None:
         self.rng = rng
+        self.pi16 = pi16  # write what pi 1.6 writes (system messages, usage entries, edits...)
+        self.rules = "pi-1.6" if pi16 else "pi-0.58"
+        self.system: SystemMessage | None = None
         self.cwd = cwd
         self.proj: Project = project_for(cwd)
         self.clock = start_ms
@@ -175,9 +195,12 @@ class Builder:
         self.leaf = eid
         return eid
 
+    def estimate(self, msg: Any) -> int:
+        return _estimate_tokens(msg, rules=self.rules)
+
     def append_message(self, msg: Any, *, in_ctx: bool = True, role: str | None = None,
                        valid_usage: int | None = None) -> str:
-        est = estimate_tokens(msg)
+        est = self.estimate(msg)
         s = self.cur()
         if valid_usage is not None:
             st = _State(s.ctx + est, valid_usage, 0, s.cached, s.cache_model, s.compaction)
@@ -268,6 +291,58 @@ class Builder:
             timestamp=ts, exclude_from_context=True if exclude else None)
         self.append_message(msg, in_ctx=not exclude)
 
+    # -- pi 1.6 -------------------------------------------------------------------------------
+
+    def system_message(self) -> None:
+        """The system prompt, its sections and the tools it adds (pi 1.6 writes it as a message)."""
+        rng = self.rng
+        content = (f"You are pi, a coding agent working in {self.cwd}. "
+                   + prose(rng, "say", rng.randint(2, 6), self.proj))
+        sections = {"<environment>": f"<environment>cwd: {self.cwd}\nos: linux</environment>",
+                    "<project-rules>": "<project-rules>" + prose(rng, "say", rng.randint(1, 4), self.proj)
+                    + "</project-rules>"}
+        self.system = SystemMessage(content=content, sections=sections, tools_added=list(_TOOLS),
+                                    timestamp=self.tick(1, 20))
+        self.append_message(self.system)
+
+    def usage_entry(self, kind: str, prompt: int, output: int, note: str | None = None) -> None:
+        """Spend that is no message: a title, a summary... (a ``usage`` entry, pi 1.6)."""
+        spec = MODELS[_TITLE_MODEL]
+        cr = (prompt // 2 // 128) * 128 if prompt > 2048 else 0
+        inp = prompt - cr
+        usage = Usage(input=inp, output=output, cache_read=cr, cache_write=0, total_tokens=inp + output + cr,
+                      cost=_cost(spec, inp, output, cr, 0))
+        self.append(lambda i, p, t: UsageEntry(id=i, parent_id=p, timestamp=t, kind=kind, provider=spec.provider,
+                                               model=spec.model, usage=usage, note=note), self.cur())
+
+    def summary_usage(self, prompt: int, summary_tokens: int) -> Usage:
+        """The usage of a summarisation call with the current model."""
+        spec = self.model
+        out = summary_tokens + self.rng.randint(5, 80)
+        cr = min(self.cur().cached, prompt) if self.cur().cache_model == spec.model else 0
+        inp = prompt - cr
+        return Usage(input=inp, output=out, cache_read=cr, cache_write=0, total_tokens=inp + out + cr,
+                     cost=_cost(spec, inp, out, cr, 0))
+
+    def context_edit(self, target: str, text: str | None) -> None:
+        """Replace ``target``'s content by ``text`` in the context, or take it out (``None``)."""
+        s = self.cur()
+        before = self.est.get(target, 0)
+        repl = None if text is None else {"content": [{"type": "text", "text": text}]}
+        after = 0 if text is None else math.ceil(len(text) / 4)
+        st = _State(max(s.ctx - before + after, 0), s.usage_total, s.trailing, s.cached, s.cache_model, s.compaction)
+        self.append(lambda i, p, t: ContextEditEntry(id=i, parent_id=p, timestamp=t, target_id=target,
+                                                     replacement=repl), st)
+        self.est[target] = after
+
+    def maybe_elide(self) -> None:
+        """Now and then, elide a large tool result on the branch (pi 1.6 context edit)."""
+        if not self.pi16 or self.rng.random() > 0.08:
+            return
+        big = [e for e in self.path(self.leaf)[-60:] if self.kind.get(e) == "toolResult" and self.est.get(e, 0) > 400]
+        if big:
+            self.context_edit(self.rng.choice(big), "[tool output elided by context edit]")
+
     # -- conversation ----------------------------------------------------------------------
 
     def user(self, *, first: bool = False) -> str:
@@ -344,6 +419,9 @@ class Builder:
             details = {}
         elif name == "edit":
             first, old = code.take(rng, rng.randint(1, 12))
+            # pi's edit tool needs text to find (the 0.58 mode keeps its old bytes, which data/ pins)
+            while self.pi16 and not old.strip():
+                first, old = code.take(rng, rng.randint(1, 12))
             _, new = code.take(rng, rng.randint(1, 14))
             args = {"path": path, "oldText": old, "newText": new}
             if rng.random() < 0.08:
@@ -390,7 +468,7 @@ class Builder:
         s = self.cur()
         start = self.tick(300, 4000)
         probe = AssistantMessage(content=blocks)
-        output = estimate_tokens(probe) + out_extra + rng.randint(5, 60)
+        output = self.estimate(probe) + out_extra + rng.randint(5, 60)
         prompt = self.system_tokens + s.ctx
         cached = min(s.cached, prompt) if s.cache_model == spec.model else 0
         if spec.provider == "anthropic":
@@ -401,11 +479,23 @@ class Builder:
             cr = (cached // 128) * 128 if cached >= 1024 and (spec.provider == "openai" or rng.random() < 0.8) else 0
             inp, cw = prompt - cr, 0
         total = inp + output + cr + cw
+        extra: dict[str, Any] = {}
+        if self.pi16 and any(isinstance(b, ThinkingContent) for b in blocks):
+            extra["reasoning"] = rng.randint(1, max(1, output // 2))
+        if self.pi16 and cw and rng.random() < 0.2:  # part of the cache written for an hour
+            extra["cache_write_1h"] = rng.randint(0, cw)
         usage = Usage(input=inp, output=output, cache_read=cr, cache_write=cw, total_tokens=total,
-                      cost=_cost(spec, inp, output, cr, cw))
+                      cost=_cost(spec, inp, output, cr, cw), **extra)
         self.clock = start + int(output * rng.uniform(8, 30)) + rng.randint(200, 3000)
+        more: dict[str, Any] = {}
+        if self.pi16:
+            more["thinking_level"] = self.thinking
+            if spec.provider == "openai":
+                more["response_id"] = f"resp_{rng.getrandbits(96):024x}"
+                if rng.random() < 0.3:  # the provider answered with a dated snapshot of the model
+                    more["response_model"] = f"{spec.model}-2026-01-{rng.randint(10, 28)}"
         msg = AssistantMessage(content=blocks, api=spec.api, provider=spec.provider, model=spec.model,
-                               usage=usage, stop_reason=stop, timestamp=start)
+                               usage=usage, stop_reason=stop, timestamp=start, **more)
         eid = self.append_message(msg, role=f"assistant:{stop}", valid_usage=total)
         st = self.state[eid]
         # the next call can read everything this one was sent plus its answer from the cache
@@ -422,7 +512,10 @@ class Builder:
         self.clock = start + rng.randint(100, 20000)
         msg = AssistantMessage(content=blocks, api=spec.api, provider=spec.provider, model=spec.model,
                                usage=_ZERO_USAGE, stop_reason=stop, timestamp=start, error_message=err)
-        return self.append_message(msg, role=f"assistant:{stop}")
+        eid = self.append_message(msg, role=f"assistant:{stop}")
+        if self.pi16 and rng.random() < 0.5:  # pi 1.6 can take a failed attempt out of the context
+            self.context_edit(eid, None)
+        return eid
 
     def turn(self, *, tool_rounds: float, first: bool = False) -> None:
         rng = self.rng
@@ -482,8 +575,10 @@ class Builder:
             s = self.state[new_leaf]  # type: ignore[index]
             st = _State(s.ctx + est, s.usage_total, s.trailing + est, s.cached, s.cache_model, s.compaction)
             details = {"readFiles": reads, "modifiedFiles": mods}
+            usage = (self.summary_usage(sum(self.est.get(e, 0) for e in left), est) if self.pi16 else None)
             self.append(lambda i, p, t: BranchSummaryEntry(id=i, parent_id=p, timestamp=t, from_id=p or "root",
-                                                           summary=text, details=details, from_hook=False),
+                                                           summary=text, details=details, usage=usage,
+                                                           from_hook=False),
                         st, parent=new_leaf)
             if label:
                 self.label(self.leaf, label)  # type: ignore[arg-type]
@@ -555,9 +650,18 @@ class Builder:
         details = {"readFiles": reads, "modifiedFiles": mods}
         self.tick(20_000, 90_000)
         st = _State(est + kept, None, est, self.system_tokens, self.model.model, None)
-        cid = self.append(lambda i, p, t: CompactionEntry(id=i, parent_id=p, timestamp=t, summary=text,
-                                                          first_kept_entry_id=first_kept, tokens_before=context,
-                                                          details=details, from_hook=False), st)
+        usage = self.summary_usage(context - kept, est) if self.pi16 else None
+
+        def make(i: str, p: str | None, t: str) -> CompactionEntry:
+            system = None
+            if self.system is not None:  # pi 1.6 replays the system message in effect
+                system = SystemMessage(content=self.system.content, sections=self.system.sections,
+                                       tools_added=self.system.tools_added, timestamp=self.clock)
+            return CompactionEntry(id=i, parent_id=p, timestamp=t, summary=text, first_kept_entry_id=first_kept,
+                                   tokens_before=context, details=details, usage=usage, from_hook=False,
+                                   system_message=system)
+
+        cid = self.append(make, st)
         self.state[cid] = _State(st.ctx, None, est, st.cached, st.cache_model, cid)
         self.comp_details[cid] = details
         return True

@@ -146,6 +146,12 @@ class Session:
     ) -> SessionContext:
         """The context at the current leaf (or ``leaf_id``): what the model would be sent next,
         under the rules of pi release ``rules`` (see :func:`sessionlab.build_session_context`)."""
+        sf = getattr(self.storage, "session_file", None)
+        if sf is not None and sf.version == 4:  # pi's v4 harness file: the harness's own rules
+            from ._v4_context import v4_session_context
+
+            tip = leaf_id if leaf_id is not None else self.storage.get_leaf_id()
+            return v4_session_context(sf, tip, options=self.merge_context_build_options(options))
         path = self.storage.get_branch(leaf_id)
         return build_session_context(path, self.merge_context_build_options(options), rules=rules)
 

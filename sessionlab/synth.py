@@ -34,8 +34,9 @@ import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Literal
 
-from ._synth_builder import LABELS, MODELS, NAMES, THINKING_LEVELS, Builder, ModelSpec, iso
+from ._synth_builder import LABELS, MODELS, NAMES, THINKING_LEVELS, THINKING_LEVELS_16, Builder, ModelSpec, iso
 from .model import SessionHeader
 
 __all__ = ["MODELS", "ModelSpec", "encode_cwd", "generate_corpus", "generate_session", "session_file_name"]
@@ -82,6 +83,7 @@ def generate_session(
     tool_rounds: float = 3.0,
     result_scale: float = 1.0,
     max_bytes: int | None = None,
+    pi: Literal["1.6", "0.58"] = "1.6",
 ) -> Path:
     """Write one realistic pi v3 session and return its path.
 
@@ -107,6 +109,12 @@ def generate_session(
         tool_rounds: Mean number of tool-call rounds per turn.
         result_scale: Multiplier on tool output sizes (files read, logs, grep hits).
         max_bytes: Stop at the turn end that brings the file closest to this size.
+        pi: Which pi writes it: ``"1.6"`` (default: a system message with sections and tools, a
+            ``usage`` entry for the title, compactions and branch summaries with the ``usage`` of
+            their summary call and the ``systemMessage`` in effect, ``context_edit`` entries that
+            elide large tool results or take failed attempts out, assistants with ``thinkingLevel``,
+            ``responseId``/``responseModel``, reasoning and 1-hour cache-write tokens, thinking levels
+            up to ``max``; estimates by pi 1.6's rules) or ``"0.58"`` (none of these).
 
     Returns:
         The path of the written file.
@@ -131,11 +139,14 @@ def generate_session(
     sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
     header_ts = iso(start_ms)
     thinking = rng.choice(("off", "medium", "medium", "high", "low"))
+    pi16 = pi == "1.6"
     b = Builder(rng, cwd=cwd, start_ms=start_ms, model=model_ids[0], thinking=thinking,
-                 compaction_window=compaction_window, result_scale=result_scale)
+                 compaction_window=compaction_window, result_scale=result_scale, pi16=pi16)
     b.write(SessionHeader(version=3, id=sid, timestamp=header_ts, cwd=cwd))
     b.model_change(model_ids[0], root=True)
     b.thinking_change(thinking)
+    if pi16:
+        b.system_message()
     named_at = rng.randint(1, 3) if rng.random() < name_prob else -1
     for t in range(turns):
         if t > 0:
@@ -144,6 +155,9 @@ def generate_session(
                            thinking_change_prob=thinking_change_prob, label_prob=label_prob,
                            custom_prob=custom_prob, bash_prob=bash_prob)
         b.turn(tool_rounds=tool_rounds, first=t == 0)
+        if pi16 and t == 0:  # pi 1.6 names the session with a cheap model: spend that is no message
+            b.usage_entry("title", b.cur().ctx + rng.randint(200, 600), rng.randint(8, 40))
+        b.maybe_elide()
         b.maybe_compact()
         # stop when the next turn would more likely overshoot max_bytes than fall short of it
         if max_bytes is not None and b.size + b.size / (2 * (t + 1)) >= max_bytes:
@@ -164,7 +178,8 @@ def _between_turns(b: Builder, t: int, *, named_at: int, model_ids: list[str], b
     if len(model_ids) > 1 and rng.random() < model_switch_prob:
         b.model_change(rng.choice([m for m in model_ids if m != b.model.model]))
     if rng.random() < thinking_change_prob:
-        b.thinking_change(rng.choice([lv for lv in THINKING_LEVELS if lv != b.thinking]))
+        levels = THINKING_LEVELS_16 if b.pi16 else THINKING_LEVELS
+        b.thinking_change(rng.choice([lv for lv in levels if lv != b.thinking]))
     if rng.random() < label_prob:
         if b.labels and rng.random() < 0.25:
             b.label(rng.choice(sorted(b.labels)), None)
@@ -193,12 +208,14 @@ def generate_corpus(
     n_sessions: int = 300,
     target_bytes: int = 150_000_000,
     seed: int = 0,
+    pi: Literal["1.6", "0.58"] = "1.6",
 ) -> list[Path]:
     """Write ``n_sessions`` sessions in pi's layout ``out_dir/--<encoded cwd>--/<file>.jsonl``.
 
     Sizes are spread (log-normal) around ``target_bytes / n_sessions`` and add up to about
     ``target_bytes`` (each session stops at the turn end nearest its share). Sessions use
-    several working directories, models, branch and compaction settings, all drawn from ``seed``.
+    several working directories, models, branch and compaction settings, all drawn from ``seed``;
+    ``pi`` picks which pi release writes them (see :func:`generate_session`).
 
     Returns:
         The written paths, in generation order.
@@ -234,5 +251,6 @@ def generate_corpus(
             models=models,
             result_scale=rng.choice((0.5, 1.0, 1.0, 2.0)),
             max_bytes=max(share, 2_000),
+            pi=pi,
         ))
     return paths

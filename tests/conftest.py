@@ -23,10 +23,15 @@ def sample_id(path: Path) -> str:
     return path.stem.split("_")[0] if path.parent.name.startswith("--") else path.stem
 
 
-def expected_for(path: Path) -> dict:
-    """pi's expected result for a sample file (see tests/data/pi/expected/README.md)."""
+def expected_for(path: Path, folder: str = "expected") -> dict:
+    """pi's expected result for a sample file (see tests/data/pi/expected/README.md; ``folder``
+    ``"expected-1.6"`` for pi 1.6.0's). Samples written after pi 0.58 have no 0.58 result: a test
+    asking for one is skipped (test_pi16.py holds every sample to pi 1.6.0's results)."""
     name = str(path.relative_to(PI_DATA).with_suffix("")).replace(os.sep, "__") + ".json"
-    return json.loads((PI_DATA / "expected" / name).read_text(encoding="utf-8"))
+    file = PI_DATA / folder / name
+    if not file.exists() and folder == "expected":
+        pytest.skip(f"pi 0.58.3 has no result for {name} (a newer pi wrote it)")
+    return json.loads(file.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="session")

@@ -49,14 +49,14 @@ LEAVES = leaf_cases()
 def test_prepare_compaction_matches_pi_at_every_leaf(case, exp, leaf):
     branch = _branch(exp["file"], leaf["branchIds"])
     keep = leaf["compaction"]["settings"]["keepRecentTokens"]
-    assert as_pi(prepare_compaction(branch, keep_recent_tokens=keep)) == leaf["compaction"]["prepareCompaction"]
+    assert as_pi(prepare_compaction(branch, keep_recent_tokens=keep, rules="pi-0.58")) == leaf["compaction"]["prepareCompaction"]
 
 
 @pytest.mark.parametrize("case", CUT_CASES, ids=[c["compactionEntryId"] for c in CUT_CASES])
 def test_prepare_compaction_matches_the_compactions_pi_recorded(case):
     branch = _branch(case["file"], case["branchIds"])
     keep = case["compaction"]["settings"]["keepRecentTokens"]
-    got = prepare_compaction(branch, keep_recent_tokens=keep)
+    got = prepare_compaction(branch, keep_recent_tokens=keep, rules="pi-0.58")
     assert as_pi(got) == case["compaction"]["prepareCompaction"]
     stored = _OPEN[case["file"]].get_entry(case["compactionEntryId"])
     assert (got.first_kept_entry_id, got.tokens_before) == (stored.first_kept_entry_id, stored.tokens_before)
@@ -66,7 +66,7 @@ def test_prepare_compaction_matches_the_compactions_pi_recorded(case):
 def test_model_change_quirk_is_reproduced():
     """Sample F: the cut lands on the model_change before a user message, and pi calls it a split turn."""
     case = next(c for c in CUT_CASES if c["compactionEntryId"] == "00000079")
-    got = prepare_compaction(_branch(case["file"], case["branchIds"]), keep_recent_tokens=1500)
+    got = prepare_compaction(_branch(case["file"], case["branchIds"]), keep_recent_tokens=1500, rules="pi-0.58")
     first = _OPEN[case["file"]].get_entry(got.first_kept_entry_id)
     assert first.type == "model_change" and got.is_split_turn
     assert [m.role for m in got.turn_prefix_messages][:1] == ["user"]

@@ -52,15 +52,15 @@ CASES = leaf_cases()
 def test_branch_and_context_match_pi(case, exp, leaf):
     s = _session(exp)
     assert [e.id for e in s.get_branch(leaf["leafId"])] == leaf["branchIds"]
-    ctx = s.build_context(leaf_id=leaf["leafId"])
+    ctx = s.build_context(leaf_id=leaf["leafId"], rules="pi-0.58")
     want = leaf["context"]
     assert [message_to_dict(m) for m in ctx.messages] == want["messages"]
     assert len(ctx.messages) == want["messageCount"]
     assert ctx.thinking_level == want["thinkingLevel"]
     model = None if ctx.model is None else {"provider": ctx.model.provider, "modelId": ctx.model.model_id}
     assert model == want["model"]
-    assert [estimate_tokens(m) for m in ctx.messages] == leaf["compaction"]["perMessageEstimatedTokens"]
-    est = estimate_context_tokens(ctx.messages)
+    assert [estimate_tokens(m, rules="pi-0.58") for m in ctx.messages] == leaf["compaction"]["perMessageEstimatedTokens"]
+    est = estimate_context_tokens(ctx.messages, rules="pi-0.58")
     ce = leaf["compaction"]["contextEstimate"]
     assert (est.tokens, est.usage_tokens, est.trailing_tokens, est.last_usage_index) == (
         ce["tokens"], ce["usageTokens"], ce["trailingTokens"], ce["lastUsageIndex"])
@@ -69,7 +69,7 @@ def test_branch_and_context_match_pi(case, exp, leaf):
 def test_current_leaf_report_is_the_default_leaf():
     for _, exp in valid_expected():
         s = _session(exp)
-        ctx = s.build_context()
+        ctx = s.build_context(rules="pi-0.58")
         assert len(ctx.messages) == exp["current"]["context"]["messageCount"]
 
 

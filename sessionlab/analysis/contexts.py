@@ -86,14 +86,15 @@ class _Prepared:
         self.is_comp = f.isin("type", ("compaction",))
         summary_nonempty = np.asarray(pc.fill_null(table["summary_chars"], 0).to_numpy(zero_copy_only=False)) > 0
         branch_summary = f.isin("type", ("branch_summary",)) & summary_nonempty
-        self.gives = is_msg | f.isin("type", ("custom_message",)) | branch_summary
+        never = b(table["never_in_context"]) if "never_in_context" in table.column_names else np.zeros(n, bool)
+        self.gives = (is_msg | f.isin("type", ("custom_message",)) | branch_summary) & ~never
         est = np.asarray(pc.fill_null(table["est_tokens"], 0).to_numpy(zero_copy_only=False), np.int64)
         self.est = est
         self.est_msg = np.where(self.gives, est, 0)
         ctx_tok = table["context_tokens"]
         has_usage = b(pc.is_valid(ctx_tok))
         bad_stop = f.isin("stop_reason", ("aborted", "error"))
-        self.usage_source = self.is_assistant & has_usage & ~bad_stop
+        self.usage_source = self.is_assistant & has_usage & ~bad_stop & self.gives
         if r.skip_zero_usage:
             self.usage_source &= _np(ctx_tok, 0, np.int64) > 0
         self.ctx_tok = np.asarray(pc.fill_null(ctx_tok, 0).to_numpy(zero_copy_only=False), np.int64)

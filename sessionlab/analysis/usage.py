@@ -1,7 +1,9 @@
 """Where the tokens went: usage and cost tables over the entries table.
 
-Every function counts assistant ``message`` entries (the calls) with their recorded usage, over
-all branches unless said otherwise, as pi's footer does. The *current branch* of a session is the
+Every function counts the recorded spend, over all branches unless said otherwise, as pi's footer
+does: assistant ``message`` entries (the calls) and, from pi 1.6 on, spend that is no message
+(``usage`` entries for titles, summaries, imports...; the summary call a compaction or branch
+summary records), each once, told apart by the ``usage_kind`` column. The *current branch* of a session is the
 path from the root to pi's leaf (the last entry in file order; a seed ``leaf`` record moves it);
 a call off that path is on an *abandoned* branch.
 """
@@ -18,7 +20,7 @@ from ._forest import Forest, as_table
 
 __all__ = ["usage_by", "branch_costs", "cache_efficiency", "current_branch_mask", "USAGE_GROUPS"]
 
-USAGE_GROUPS = ("session_id", "file", "day", "model", "provider", "api", "branch", "stop_reason")
+USAGE_GROUPS = ("session_id", "file", "day", "model", "provider", "api", "branch", "stop_reason", "usage_kind")
 _SUMS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "context_tokens", "cost_usd")
 
 
@@ -28,6 +30,14 @@ def _bool(a) -> np.ndarray:
 
 def _calls_mask(table: pa.Table) -> np.ndarray:
     return _bool(pc.and_(pc.equal(table["type"], "message"), pc.equal(table["role"], "assistant")))
+
+
+def _spend_mask(table: pa.Table) -> np.ndarray:
+    """Rows that record spend: the calls, and (pi 1.6) every other usage (see ``usage_kind``)."""
+    calls = _calls_mask(table)
+    if "usage_kind" not in table.column_names:
+        return calls
+    return calls | _bool(pc.is_valid(table["usage_kind"]))
 
 
 def current_branch_mask(entries, forest: Forest | None = None) -> np.ndarray:
@@ -62,13 +72,15 @@ def usage_by(entries, by: str | Sequence[str] = ("session_id",), *, tz: str = "U
     Args:
         entries: the entries table.
         by: one or more of ``session_id``, ``file``, ``day`` (the call's date in ``tz``), ``model``,
-            ``provider``, ``api``, ``branch`` (``"current"`` or ``"abandoned"``), ``stop_reason``.
+            ``provider``, ``api``, ``branch`` (``"current"`` or ``"abandoned"``), ``stop_reason``,
+            ``usage_kind`` (``"message"`` for calls; a title, summary, compaction... otherwise).
         tz: IANA time zone for ``day``.
 
     Returns:
-        One row per group, sorted by the keys. Columns: the keys, then calls, input_tokens,
-        output_tokens, cache_read_tokens, cache_write_tokens, total_tokens (pi's
-        calculateContextTokens summed), cost_usd.
+        One row per group, sorted by the keys. Columns: the keys, then calls (assistant calls),
+        input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, total_tokens (pi's
+        calculateContextTokens summed), cost_usd. Token and cost columns include the spend that is
+        no message (group by ``usage_kind`` to tell it apart).
 
     Example:
         >>> usage_by(entries_table("data/"), by=["day", "model"], tz="Europe/Vienna")  # doctest: +SKIP
@@ -79,6 +91,7 @@ def usage_by(entries, by: str | Sequence[str] = ("session_id",), *, tz: str = "U
         raise ValueError(f"by must be among {USAGE_GROUPS}, not {keys!r}")
     table = as_table(entries)
     calls = _calls_mask(table)
+    spend = _spend_mask(table)
     cols: dict[str, pa.ChunkedArray | pa.Array] = {}
     for k in keys:
         if k == "day":
@@ -90,11 +103,12 @@ def usage_by(entries, by: str | Sequence[str] = ("session_id",), *, tz: str = "U
             cols[k] = table[k]
     for s in _SUMS:
         cols[s] = pc.fill_null(table[s], 0)
-    t = pa.table(cols).filter(pa.array(calls))
+    cols["_call"] = pa.array(calls.astype(np.int64))
+    t = pa.table(cols).filter(pa.array(spend))
     agg = [(s, "sum") for s in _SUMS]
-    grouped = t.group_by(keys, use_threads=False).aggregate(agg + [([], "count_all")])
+    grouped = t.group_by(keys, use_threads=False).aggregate(agg + [("_call", "sum")])
     out = {k: grouped[k] for k in keys}
-    out["calls"] = pc.cast(grouped["count_all"], pa.int64())
+    out["calls"] = pc.cast(grouped["_call_sum"], pa.int64())
     for s in _SUMS:
         name = "total_tokens" if s == "context_tokens" else s
         out[name] = grouped[f"{s}_sum"]
@@ -108,21 +122,24 @@ def branch_costs(entries) -> pa.Table:
     Returns:
         Columns: session_id, file, calls_current, calls_abandoned, tokens_current,
         tokens_abandoned (pi's context tokens summed), cost_current, cost_abandoned,
-        abandoned_cost_share (cost_abandoned / total cost; null when nothing was spent).
+        abandoned_cost_share (cost_abandoned / total cost; null when nothing was spent). Tokens
+        and costs include the spend that is no message (a compaction's summary call is on the
+        branch of its compaction entry).
     """
     table = as_table(entries)
     cur = current_branch_mask(table)
     calls = _calls_mask(table)
+    spend = _spend_mask(table)
     tok = np.asarray(pc.fill_null(table["context_tokens"], 0).to_numpy(zero_copy_only=False), np.int64)
     cost = np.asarray(pc.fill_null(table["cost_usd"], 0.0).to_numpy(zero_copy_only=False), np.float64)
     t = pa.table({
         "session_id": table["session_id"], "file": table["file"],
         "calls_current": pa.array((calls & cur).astype(np.int64)),
         "calls_abandoned": pa.array((calls & ~cur).astype(np.int64)),
-        "tokens_current": pa.array(np.where(calls & cur, tok, 0)),
-        "tokens_abandoned": pa.array(np.where(calls & ~cur, tok, 0)),
-        "cost_current": pa.array(np.where(calls & cur, cost, 0.0)),
-        "cost_abandoned": pa.array(np.where(calls & ~cur, cost, 0.0)),
+        "tokens_current": pa.array(np.where(spend & cur, tok, 0)),
+        "tokens_abandoned": pa.array(np.where(spend & ~cur, tok, 0)),
+        "cost_current": pa.array(np.where(spend & cur, cost, 0.0)),
+        "cost_abandoned": pa.array(np.where(spend & ~cur, cost, 0.0)),
     })
     value_cols = [c for c in t.column_names if c not in ("session_id", "file")]
     g = t.group_by(["session_id", "file"], use_threads=False).aggregate([(c, "sum") for c in value_cols])

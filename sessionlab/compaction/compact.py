@@ -15,6 +15,7 @@ from ..context import session_entry_to_context_messages
 from ..errors import SessionError
 from ..model import entries as E
 from ..model import messages as M
+from .._rules import DEFAULT_RULES, Rules
 from .prepare import prepare_compaction
 
 __all__ = ["compact", "format_file_operations", "SPLIT_TURN_SEPARATOR", "Summarizer"]
@@ -33,7 +34,8 @@ def format_file_operations(read_files: Sequence[str], modified_files: Sequence[s
     return "\n\n" + "\n\n".join(sections) if sections else ""
 
 
-def compact(session, *, keep_recent_tokens: int = 20000, summarize: Summarizer, retain_tail: bool = False) -> str:
+def compact(session, *, keep_recent_tokens: int = 20000, summarize: Summarizer, retain_tail: bool = False,
+            rules: Rules = DEFAULT_RULES) -> str:
     """Compact the current branch of ``session`` and return the new compaction entry's id.
 
     Finds pi's cut point (:func:`~sessionlab.compaction.prepare.prepare_compaction`), calls
@@ -51,7 +53,7 @@ def compact(session, *, keep_recent_tokens: int = 20000, summarize: Summarizer, 
         raise SessionError("nothing_to_compact", "the branch is empty")
     if isinstance(branch[-1], E.CompactionEntry):
         raise SessionError("already_compacted", "the leaf is already a compaction")
-    prep = prepare_compaction(branch, keep_recent_tokens=keep_recent_tokens)
+    prep = prepare_compaction(branch, keep_recent_tokens=keep_recent_tokens, rules=rules)
     if prep is None:
         raise SessionError("nothing_to_compact", "nothing to compact on this branch")
     summary = summarize(list(prep.messages_to_summarize), prep.previous_summary)

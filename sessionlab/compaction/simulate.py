@@ -36,9 +36,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..analysis._forest import as_table
+from ..analysis._forest import as_table, per_table
 from ..analysis.contexts import _prepare
 from ..analysis.usage import current_branch_mask
+from .._rules import Rules
+from ..tables._pi16 import table_rules_for
 from .cut_points import _arrays, cut_point_rows
 from .policies import CompactionPolicy
 
@@ -151,6 +153,7 @@ def simulate_compaction(
     branch: Literal["current", "all"] = "current",
     recorded: Literal["replace", "keep"] = "replace",
     prices: dict[str, tuple[float, float, float, float]] | None = None,
+    rules: Rules | None = None,
 ) -> SimulationResult:
     """Replay every session's calls under each policy (see the module doc).
 
@@ -161,6 +164,7 @@ def simulate_compaction(
             run per leaf; calls shared by branches count in each).
         recorded: ``"replace"`` undoes the session's own compactions first; ``"keep"`` keeps them.
         prices: per-model prices; default :func:`fit_prices` on ``entries``.
+        rules: whose contexts and cut points: ``"pi-1.6"`` or ``"pi-0.58"`` (default: the table's).
 
     Returns:
         :class:`SimulationResult` with ``sessions`` (columns in ``SESSION_COLUMNS``) and ``calls``
@@ -177,7 +181,8 @@ def simulate_compaction(
     if recorded not in ("replace", "keep"):
         raise ValueError(f"recorded must be 'replace' or 'keep', not {recorded!r}")
     table = as_table(entries)
-    prep = _prepare(table)
+    which = table_rules_for(table, rules)
+    prep = _prepare(table, which)
     cut = _arrays(table)
     f = prep.forest
     n = table.num_rows
@@ -237,7 +242,13 @@ def simulate_compaction(
     cnt_user = f.path_sum(cut.is_user.astype(np.int64))
     cnt_msg = f.path_sum(is_msg.astype(np.int64))
     for kind, value in kinds:
-        if kind == "tokens":
+        if kind == "tokens" and which == "pi-1.6":
+            from ._cut16 import cut_point_rows_16
+            from .cut_points import _arrays16
+
+            r = cut_point_rows_16(per_table(_arrays16, table), call_rows, value, prep.compute(call_rows))
+            rows, kept = r["cut"], r["kept"]
+        elif kind == "tokens":
             r = cut_point_rows(cut, call_rows, value)
             rows, kept = r["cut"], r["kept"]
         else:

@@ -56,9 +56,8 @@ _BLOCKS: dict[str, tuple[type, list[tuple[str, str, str]]]] = {
 _COST = [("input", "input", "v"), ("output", "output", "v"), ("cacheRead", "cache_read", "v"),
          ("cacheWrite", "cache_write", "v"), ("total", "total", "v")]
 _USAGE = [("input", "input", "v"), ("output", "output", "v"), ("cacheRead", "cache_read", "v"),
-          ("cacheWrite", "cache_write", "v"), ("cacheWrite1h", "cache_write_1h", "v"),
-          ("reasoning", "reasoning", "v"), ("totalTokens", "total_tokens", "v"),
-          ("cost", "cost", "cost")]
+          ("cacheWrite", "cache_write", "v"), ("totalTokens", "total_tokens", "v"),
+          ("cost", "cost", "cost"), ("cacheWrite1h", "cache_write_1h", "v"), ("reasoning", "reasoning", "v")]
 
 _MESSAGES: dict[str, tuple[type, list[tuple[str, str, str]]]] = {
     "user": (M.UserMessage, [("content", "content", "content"), ("timestamp", "timestamp", "v")]),

@@ -124,7 +124,14 @@ def _message_row(m: M.Message, row: dict[str, Any]) -> None:
     row["est_tokens"] = estimate_tokens(m)
 
 
-def entry_row(e: E.SessionEntry) -> dict[str, Any]:
+def _harness_kept(m: M.Message) -> bool:
+    """pi's v4 harness never sends an assistant message that ended in error, aborted or deferred."""
+    from .._v4_context import DROPPED_STOP_REASONS
+
+    return not (isinstance(m, M.AssistantMessage) and m.stop_reason in DROPPED_STOP_REASONS)
+
+
+def entry_row(e: E.SessionEntry, *, harness: bool = False) -> dict[str, Any]:
     """The type-specific column values of one entry (all but session, file, line, timestamp)."""
     row: dict[str, Any] = {"entry_id": _str(e.id), "parent_id": _str(e.parent_id), "type": _str(e.type)}
     if isinstance(e, E.MessageEntry):
@@ -140,7 +147,7 @@ def entry_row(e: E.SessionEntry) -> dict[str, Any]:
         row["tokens_before"] = _int(e.tokens_before)
         _usage_row(e.usage, "compaction", row)
         if e.retained_tail is not None:
-            tail = list(e.retained_tail)
+            tail = [m for m in e.retained_tail if not harness or _harness_kept(m)]
             est = estimate_context_tokens(tail)
             row["retained_tail_messages"] = len(tail)
             row["retained_tail_est_tokens"] = sum(estimate_tokens(m) for m in tail)
@@ -178,7 +185,15 @@ def entry_row(e: E.SessionEntry) -> dict[str, Any]:
 
 def entry_rows(sf: SessionFile) -> list[dict[str, Any]]:
     """One dict per entry of ``sf`` (Python loop: this is the tolerant path, not the hot one)."""
-    return [entry_row(e) for e in sf.entries]
+    if sf.version != 4:
+        return [entry_row(e) for e in sf.entries]
+    rows = []
+    for e in sf.entries:
+        row = entry_row(e, harness=True)
+        if isinstance(e, E.MessageEntry) and e.message is not None and not _harness_kept(e.message):
+            row["never_in_context"] = True
+        rows.append(row)
+    return rows
 
 
 def _block_chars(block: C.ContentBlock, role_message: type) -> int:

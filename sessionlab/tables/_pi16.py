@@ -28,13 +28,20 @@ from ..tokens import current_system_message, estimate_tokens
 
 __all__ = ["needs_resolve", "resolve"]
 
-_TYPES = pa.array(["context_edit", "compaction"])
-
-
 def needs_resolve(table: pa.Table) -> bool:
     """Whether the file's table has rows this module fills."""
-    hit = pc.or_(pc.is_in(table["type"], value_set=_TYPES), pc.equal(table["role"], "system"))
+    hit = pc.or_(pc.or_(pc.equal(table["type"], "context_edit"), pc.equal(table["type"], "compaction")),
+                 pc.equal(table["role"], "system"))
     return bool(pc.any(pc.fill_null(hit, False)).as_py())
+
+
+def _ints(values: list[int | None]) -> pa.Array:
+    """int64 array from buffers (``pa.array`` would import pandas, which the loader never needs)."""
+    valid = np.array([v is not None for v in values], np.bool_)
+    data = np.array([0 if v is None else v for v in values], np.int64)
+    bitmap = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(pa.int64(), len(values), [bitmap, pa.py_buffer(data)],
+                                 null_count=int(len(values) - valid.sum()))
 
 
 def _line_objects(data: bytes, line_nos: list[int]) -> dict[int, list[Any]]:
@@ -140,10 +147,13 @@ def resolve(table: pa.Table, data: bytes, dialect: str = "pi") -> pa.Table:
         msgs = replayed(i) if _system(e) is not None else ()
         current = current_system_message(msgs) if msgs else None
         sys_est[i] = estimate_tokens(current) if current is not None else None
+    from ._native import strings
+
     out = table
-    for name, values in (("est_tokens", est), ("edit_action", action), ("system_est_tokens", sys_est)):
+    for name, arr in (("est_tokens", _ints(est)), ("edit_action", strings(action)),
+                      ("system_est_tokens", _ints(sys_est))):
         k = out.schema.get_field_index(name)
-        out = out.set_column(k, out.schema.field(k), pa.array(values, out.schema.field(k).type))
+        out = out.set_column(k, out.schema.field(k), arr)
     return out
 
 

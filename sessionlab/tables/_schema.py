@@ -114,6 +114,9 @@ ENTRY_COLUMNS: tuple[Column, ...] = (
     Column("system_est_tokens", _I64, "pi 1.6's estimate of the current system message: at a system "
            "message, all system messages from the compaction in effect down to it replayed into one (pi-ai's "
            "getCurrentSystemMessage); at a compaction, its systemMessage. Null elsewhere."),
+    Column("never_in_context", _B, "True for an entry its agent never sends to the model, on any branch: in "
+           "pi's v4 harness files, assistant messages that stopped with error, aborted or deferred. Null "
+           "otherwise."),
 )
 
 SESSION_COLUMNS: tuple[Column, ...] = (
