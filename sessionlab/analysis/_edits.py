@@ -52,11 +52,23 @@ def _edits_of(prep, entries: list[int]) -> dict[int, int]:
     return last
 
 
-def messages(prep, base: int) -> list[tuple[int, int, bool, bool]]:
-    """The context at ``base`` as (entry row, estimate, usage source, system) per message."""
+def removes_system(prep, base: int) -> bool:
+    """Whether an edit in the context at ``base`` removes a system message (or the compaction that
+    replays one): the current system message is then a replay the table cannot redo."""
+    c, rows = context_rows(prep, base)
+    entries = ([c] if c >= 0 else []) + rows
+    last = _edits_of(prep, entries)
+    return any(prep.edit_action[e] == "remove" and (prep.is_sys[t] or (t == c and prep.comp_sys[t]))
+               for t, e in last.items())
+
+
+def messages(prep, base: int) -> list[tuple[int, int, int | None, bool]]:
+    """The context at ``base`` as (entry row, estimate, usage tokens if a usage source, system) per
+    message. A seed retained tail is its compaction's messages: their estimates sit on the first,
+    and a usage inside it anchors at the last (as the tail columns of the table give them)."""
     c, rows = context_rows(prep, base)
     last = _edits_of(prep, ([c] if c >= 0 else []) + rows)
-    out: list[tuple[int, int, bool, bool]] = []
+    out: list[tuple[int, int, int | None, bool]] = []
 
     def removed(r: int) -> bool:
         e = last.get(r)
@@ -64,9 +76,12 @@ def messages(prep, base: int) -> list[tuple[int, int, bool, bool]]:
 
     if c >= 0 and not removed(c):
         if prep.comp_sys[c]:
-            out.append((c, int(prep.sys_est[c]), False, True))
-        out.append((c, int(prep.est[c]), False, False))
-        out.extend((c, 0, False, False) for _ in range(int(prep.tail_n[c]) if prep.has_tail[c] else 0))
+            out.append((c, int(prep.sys_est[c]), None, True))
+        out.append((c, int(prep.est[c]), None, False))
+        n_tail = int(prep.tail_n[c]) if prep.has_tail[c] else 0
+        for k in range(n_tail):
+            usage = int(prep.tail_ctx[c]) if k == n_tail - 1 and prep.tail_usage[c] else None
+            out.append((c, int(prep.tail_est[c]) if k == 0 else 0, usage, False))
     for r in rows:
         if not prep.gives[r] or removed(r):
             continue
@@ -74,27 +89,30 @@ def messages(prep, base: int) -> list[tuple[int, int, bool, bool]]:
         est = int(prep.est_msg[r])
         if e is not None and prep.edit_est_valid[e]:
             est = int(prep.est[e])
-        out.append((r, est, bool(prep.usage_source[r]), bool(prep.is_sys[r])))
+        out.append((r, est, int(prep.ctx_tok[r]) if prep.usage_source[r] else None, bool(prep.is_sys[r])))
     return out
 
 
 def edited_contexts(prep, base: np.ndarray, idx: np.ndarray, out: dict[str, np.ndarray]) -> None:
     """Overwrite ``out``'s aggregates at positions ``idx`` with the exact projection."""
     f = prep.forest
+    reread: dict[str, object] = {}
     for q in idx.tolist():
         b = int(base[q])
         msgs = messages(prep, b)
-        u = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i][2]), None)
+        u = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i][2] is not None), None)
         total = sum(m[1] for m in msgs)
         if u is None:
             usage, trailing, row = 0, total, -1
         else:
             row = msgs[u][0]
-            usage, trailing = int(prep.ctx_tok[row]), sum(m[1] for m in msgs[u + 1:])
+            usage, trailing = int(msgs[u][2]), sum(m[1] for m in msgs[u + 1:])
         inv = int(prep.invalidator[b])
         current = row >= 0 and (inv < 0 or f.depth[row] > f.depth[inv])
         marker = int(prep.sys_marker[b])
         plain = (int(prep.sys_est[marker]) if marker >= 0 else 0) + sum(m[1] for m in msgs if not m[3])
+        if not current and removes_system(prep, b):  # rare: the file is read to replay the rest
+            plain = _reread_projected(prep, b, reread)
         out["message_count"][q] = len(msgs)
         out["usage_tokens"][q] = usage
         out["trailing_tokens"][q] = trailing
@@ -102,3 +120,15 @@ def edited_contexts(prep, base: np.ndarray, idx: np.ndarray, out: dict[str, np.n
         out["projected_tokens"][q] = usage + trailing if current else plain
         out["usage_row"][q] = row
         out["estimate_only"][q] = total
+
+
+def _reread_projected(prep, b: int, cache: dict) -> int:
+    """pi 1.6's projected estimate at row ``b`` from the object model (the file read once)."""
+    from ..context import projected_context_estimate
+    from ..io.reader import read_session
+    from .contexts import _branch
+
+    file = prep.table["file"][b].as_py()
+    if file not in cache:
+        cache[file] = read_session(file, on_bad_lines="skip")
+    return projected_context_estimate(_branch(cache[file], prep.table["entry_id"][b].as_py()), rules="pi-1.6").tokens

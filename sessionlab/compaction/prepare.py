@@ -38,8 +38,9 @@ class CutPoint:
     is_split_turn: bool
 
 
-def find_cut_point(entries: Sequence[E.SessionEntry], start: int, end: int, keep_recent_tokens: int) -> CutPoint:
-    """pi's ``findCutPoint`` over ``entries[start:end]``."""
+def find_cut_point(entries: Sequence[E.SessionEntry], start: int, end: int, keep_recent_tokens: int, *,
+                   rules: Rules = "pi-0.58") -> CutPoint:
+    """pi 0.58's ``findCutPoint`` over ``entries[start:end]`` (estimates by ``rules``)."""
     cut_points = [i for i in range(start, end) if is_cut_point(entries[i])]
     if not cut_points:
         return CutPoint(start, -1, False)
@@ -49,7 +50,7 @@ def find_cut_point(entries: Sequence[E.SessionEntry], start: int, end: int, keep
         e = entries[i]
         if not isinstance(e, E.MessageEntry):
             continue
-        acc += estimate_tokens(e.message) if e.message is not None else 0
+        acc += estimate_tokens(e.message, rules=rules) if e.message is not None else 0
         if acc >= keep_recent_tokens:
             for c in cut_points:
                 if c >= i:
@@ -155,8 +156,8 @@ def prepare_compaction(
             break
     start, end = prev + 1, len(branch)
     usage_msgs = [m for m in (compaction_message(e) for e in branch[max(prev, 0):end]) if m is not None]
-    tokens_before = estimate_context_tokens(usage_msgs).tokens
-    cut = find_cut_point(branch, start, end, keep_recent_tokens)
+    tokens_before = estimate_context_tokens(usage_msgs, rules=rules).tokens
+    cut = find_cut_point(branch, start, end, keep_recent_tokens, rules=rules)
     if cut.first_kept_entry_index >= end:
         return None
     first = branch[cut.first_kept_entry_index]
@@ -273,7 +274,7 @@ def _prepare_projected(branch: Sequence[E.SessionEntry], keep_recent_tokens: int
         first_kept_entry_id=first.id,
         first_kept_branch_index=ids.index(first.id),
         is_split_turn=cut.is_split_turn,
-        turn_start_index=cut.turn_start_index,
+        turn_start_index=ids.index(projected[cut.turn_start_index].entry.id) if cut.is_split_turn else -1,
         tokens_before=tokens_before,
         messages_to_summarize=to_summarize,
         turn_prefix_messages=prefix,

@@ -30,8 +30,8 @@ __all__ = ["needs_resolve", "resolve"]
 
 def needs_resolve(table: pa.Table) -> bool:
     """Whether the file's table has rows this module fills."""
-    hit = pc.or_(pc.or_(pc.equal(table["type"], "context_edit"), pc.equal(table["type"], "compaction")),
-                 pc.equal(table["role"], "system"))
+    hit = pc.or_kleene(pc.or_kleene(pc.equal(table["type"], "context_edit"), pc.equal(table["type"], "compaction")),
+                       pc.equal(table["role"], "system"))
     return bool(pc.any(pc.fill_null(hit, False)).as_py())
 
 

@@ -2,7 +2,9 @@
 
 Random entries with random parents (earlier entries, later entries, missing ids, self-parents and
 two-cycles), compactions (several per path, first kept entry on or off the path), branch
-summaries (some empty), custom messages, labels, aborted/error assistants.
+summaries (some empty), custom messages, labels, aborted/error assistants; and pi 1.6's system
+messages, compactions that replay one, context edits (replacing or removing any entry's content, on
+or off the path, before or after it), user images and zero-usage assistants, under both rules.
 """
 
 from __future__ import annotations
@@ -18,14 +20,17 @@ from sessionlab import (
     AssistantMessage,
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomMessageEntry,
     CycleError,
+    ImageContent,
     InMemorySessionStorage,
     LabelEntry,
     MessageEntry,
     ModelChangeEntry,
     Session,
     SessionWriter,
+    SystemMessage,
     TextContent,
     ThinkingLevelChangeEntry,
     ToolResultMessage,
@@ -34,12 +39,12 @@ from sessionlab import (
     new_session_header,
 )
 from sessionlab.analysis.contexts import context_members, contexts
-from sessionlab.context import build_context_entries, session_entry_to_context_messages
+from sessionlab.context import project_context_entries, projected_context_estimate
 from sessionlab.tables import entries_table
 from sessionlab.tokens import estimate_context_tokens
 
 KINDS = ["user", "assistant", "tool", "model", "thinking", "compaction", "branch_summary", "custom_message", "label",
-         "duplicate", "compaction_tail"]
+         "duplicate", "compaction_tail", "system", "compaction_system", "edit", "edit", "user_image"]
 spec = st.tuples(
     st.sampled_from(KINDS),
     st.one_of(st.just("prev"), st.just("prev"), st.integers(0, 60), st.just("missing"), st.just("self"), st.just("root")),
@@ -98,6 +103,21 @@ def build(specs):
                 tail.append(UserMessage(content=text * 2, timestamp=3))
             e = CompactionEntry(**base, summary=text or "s", first_kept_entry_id=other, tokens_before=tokens,
                                 retained_tail=tuple(tail))
+        elif kind == "system":  # pi 1.6: the system prompt as a message, patched by later ones
+            e = MessageEntry(**base, message=SystemMessage(
+                content=text, sections={"<a>": text * 2, "<b>": None if pick % 2 else "b"} if pick % 3 else None,
+                tools_added=[{"name": f"t{pick % 4}", "description": text}] if pick % 2 else None,
+                tools_removed=[{"name": "t1"}] if pick % 5 == 0 else None, timestamp=pick))
+        elif kind == "compaction_system":  # pi 1.6: a compaction that replays the system message
+            e = CompactionEntry(**base, summary=text or "s", first_kept_entry_id=other, tokens_before=tokens,
+                                system_message=SystemMessage(content=text * 3, timestamp=5))
+        elif kind == "edit":  # pi 1.6: replace (string or blocks) or remove any entry's content
+            repl = (None if pick % 3 == 0 else {"content": text} if pick % 3 == 1
+                    else {"content": [{"type": "text", "text": text * 2}, {"type": "image", "data": "x"}]})
+            e = ContextEditEntry(**base, target_id=other, replacement=repl)
+        elif kind == "user_image":
+            e = MessageEntry(**base, message=UserMessage(content=(TextContent(text=text), ImageContent(data="x")),
+                                                          timestamp=1))
         elif kind == "duplicate":  # a user message that reuses an earlier id: the later one wins
             base["id"] = f"e{pick % max(i, 1):07d}"
             e = MessageEntry(**base, message=UserMessage(content=text, timestamp=1))
@@ -107,34 +127,38 @@ def build(specs):
     return entries
 
 
-def expected_at(storage, entry_id):
-    """(count, thinking, model, tokens, member ids) from the object model, or None on a cycle."""
+def expected_at(storage, entry_id, rules):
+    """(count, thinking, model, tokens, member ids, projected tokens) from the object model, or None
+    on a cycle."""
     if entry_id is None:
-        return 0, "off", None, 0, []
+        return 0, "off", None, 0, [], 0
     try:
         path = storage.get_branch(entry_id)
     except CycleError:
         return None
     session = Session(storage)
-    ctx = session.build_context(leaf_id=entry_id)
-    chosen = build_context_entries(path)
-    ids = []
-    for i, e in enumerate(chosen):
-        ids += [e.id] * len(session_entry_to_context_messages(e, i, chosen))
+    ctx = session.build_context(leaf_id=entry_id, rules=rules)
+    ids = [p.entry.id for p in project_context_entries(path, rules=rules) for _ in p.messages]
     model = None if ctx.model is None else (ctx.model.provider, ctx.model.model_id)
-    return len(ctx.messages), ctx.thinking_level, model, estimate_context_tokens(ctx.messages).tokens, ids
+    projected = projected_context_estimate(path, rules=rules).tokens
+    return (len(ctx.messages), ctx.thinking_level, model, estimate_context_tokens(ctx.messages, rules=rules).tokens,
+            ids, projected)
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(spec, min_size=1, max_size=40))
-def test_contexts_and_members_equal_the_object_model(specs):
+@given(st.lists(spec, min_size=1, max_size=40), st.sampled_from(["pi-1.6", "pi-0.58"]))
+def test_contexts_and_members_equal_the_object_model(specs, rules):
     entries = build(specs)
     storage = InMemorySessionStorage(new_session_header(session_id="p"), entries)
-    with tempfile.TemporaryDirectory() as d:
+    with tempfile.TemporaryDirectory() as d:  # (kept while checking: a rare case reads the file again)
         path = Path(d) / "s.jsonl"
         with SessionWriter(path, header=storage.metadata) as w:
             w.append_many(entries)
-        table = entries_table(path, on_bad_lines="skip")
+        table = entries_table(path, on_bad_lines="skip", rules=rules)
+        _check(storage, entries, table, rules)
+
+
+def _check(storage, entries, table, rules):
     assert table.num_rows == len(entries)
 
     got = {r["at_id"]: r for r in contexts(table, at="entries").to_pylist()}
@@ -146,12 +170,13 @@ def test_contexts_and_members_equal_the_object_model(specs):
         id_count[e.id] += 1
     for e in {e.id: e for e in entries}.values():  # an id names its last entry, as in pi
         r = got[e.id]
-        want = expected_at(storage, e.id)
+        want = expected_at(storage, e.id, rules)
         if want is None:
             assert r["message_count"] is None
             continue
-        count, thinking, model, tokens, ids = want
+        count, thinking, model, tokens, ids, projected = want
         assert (r["message_count"], r["thinking_level"], r["context_tokens"]) == (count, thinking, tokens)
+        assert r["projected_tokens"] == (projected if rules == "pi-1.6" else None)
         assert (None if r["model"] is None and r["provider"] is None else (r["provider"], r["model"])) == model
         if id_count[e.id] == 1:  # members of duplicated ids are listed under one at_id
             assert [eid for _, eid in sorted(members[e.id])] == ids
@@ -167,7 +192,7 @@ def test_contexts_and_members_equal_the_object_model(specs):
             assert r["message_count"] is None
             continue
         parent = call.parent_id if call.parent_id in storage.by_id else None
-        want = expected_at(storage, parent)
+        want = expected_at(storage, parent, rules)
         if want is None:
             assert r["message_count"] is None
         else:

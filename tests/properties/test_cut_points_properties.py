@@ -17,15 +17,15 @@ from .test_contexts_properties import build, spec
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(spec, min_size=1, max_size=40), st.integers(0, 400))
-def test_find_cut_points_equals_prepare_compaction(specs, keep):
+@given(st.lists(spec, min_size=1, max_size=40), st.integers(0, 400), st.sampled_from(["pi-1.6", "pi-0.58"]))
+def test_find_cut_points_equals_prepare_compaction(specs, keep, rules):
     entries = build(specs)
     storage = InMemorySessionStorage(new_session_header(session_id="p"), entries)
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "s.jsonl"
         with SessionWriter(path, header=storage.metadata) as w:
             w.append_many(entries)
-        table = entries_table(path, on_bad_lines="skip")
+        table = entries_table(path, on_bad_lines="skip", rules=rules)
     last = {r["at_id"]: r for r in find_cut_points(table, at="entries", keep_recent_tokens=keep).to_pylist()}
     for r in last.values():  # an id names its last entry, as in pi
         try:
@@ -33,7 +33,7 @@ def test_find_cut_points_equals_prepare_compaction(specs, keep):
         except CycleError:
             assert r["first_kept_entry_id"] is None
             continue
-        p = prepare_compaction(branch, keep_recent_tokens=keep)
+        p = prepare_compaction(branch, keep_recent_tokens=keep, rules=rules)
         if p is None:
             assert r["first_kept_entry_id"] is None
             continue
