@@ -33,6 +33,7 @@ from .errors import (
     CycleError,
     EntryNotFoundError,
     InvalidForkTargetError,
+    NativeLoaderWarning,
     SessionError,
     SessionLabError,
     SessionLabWarning,
@@ -92,12 +93,14 @@ from .storage import (
 )
 from .synth import generate_corpus, generate_session
 from .tables import (
+    Corpus,
     blocks_df,
     blocks_table,
     entries_df,
     entries_table,
     issues_df,
     issues_table,
+    load,
     sessions_df,
     sessions_table,
     to_parquet,
@@ -150,6 +153,7 @@ __all__ = [
     "CycleError",
     "EntryNotFoundError",
     "InvalidForkTargetError",
+    "NativeLoaderWarning",
     "SessionError",
     "SessionLabError",
     "SessionLabWarning",
@@ -232,6 +236,8 @@ __all__ = [
     "prepare_compaction",
     "simulate_compaction",
     # tables and tree
+    "load",
+    "Corpus",
     "blocks_df",
     "blocks_table",
     "entries_df",

@@ -107,7 +107,7 @@ def test_orphans_and_duplicates(tmp_path):
 
 def _reference_layout(table, session_id) -> dict[str, tuple[float, float]]:
     """Depth-first leaf ranks, parents midway between first and last child (networkx tree, recursion)."""
-    g = session_tree(table, session_id)
+    g = session_tree(table, session_id=session_id)
     roots = [n for n in g.nodes if g.in_degree(n) == 0]
     pos: dict[str, tuple[float, float]] = {}
     next_leaf = [0]
@@ -153,7 +153,7 @@ def test_tree_layout_on_the_data_files(path):
     ref = _reference_layout(table, sid)
     got = dict(zip(lay["entry_id"], zip(lay["x"], lay["y"])))
     assert got == ref
-    branch = current_branch(session_tree(table, sid))
+    branch = current_branch(session_tree(table, session_id=sid))
     assert set(lay.loc[lay["on_current_branch"], "entry_id"]) == set(branch)
 
 
@@ -186,7 +186,7 @@ def test_plot_tree_draws_collections_and_highlights_the_current_branch(everythin
     ax = plot_tree(everything, BRANCHY)
     assert isinstance(ax, matplotlib.axes.Axes)
     lay = tree_layout(everything, BRANCHY)
-    branch = current_branch(session_tree(everything, BRANCHY))
+    branch = current_branch(session_tree(everything, session_id=BRANCHY))
     assert len(_collection(ax, "current_branch").get_segments()) == len(branch) - 1
     assert len(_collection(ax, "edges").get_segments()) == lay["parent_id"].notna().sum() - (len(branch) - 1)
     scatters = [c for c in ax.collections if str(c.get_gid()).startswith("nodes:")]
@@ -292,7 +292,7 @@ def test_context_timeline_of_another_branch(everything):
     leaves = set(lay["entry_id"]) - set(lay["parent_id"].dropna())
     other = sorted(leaves - set(lay.loc[lay["on_current_branch"], "entry_id"]))[0]
     ax = plot_context_timeline(everything, BRANCHY, branch=other, policies=[PiThresholdPolicy(30_000)], x="time")
-    g = session_tree(everything, BRANCHY)
+    g = session_tree(everything, session_id=BRANCHY)
     calls = [e for e in current_branch(g, other) if g.nodes[e]["role"] == "assistant"]
     assert ax.get_title().endswith(f"({len(calls)} calls)")
     line = next(ln for ln in ax.lines if ln.get_gid() == "policy:0")

@@ -112,7 +112,7 @@ def test_generated_sessions_are_accepted(synth_dir):
     for f in files:
         assert isinstance(scan(f.read_bytes()), tuple), (f.name, scan(f.read_bytes()))
     res = _load.load_files(synth_dir, want_blocks=True, on_bad_lines="skip")
-    assert [r.fast for r in res.files] == [True] * len(files)
+    assert [r.loader for r in res.files] == ["native"] * len(files)
     kinds = set(entries_table(synth_dir, on_bad_lines="skip").column("type").to_pylist())
     assert {"compaction", "branch_summary", "label", "session_info", "custom", "custom_message"} <= kinds
 
@@ -142,7 +142,7 @@ def test_edge_case_accepted_and_paths_agree(name, tmp_path, monkeypatch):
     f = tmp_path / f"{name}.jsonl"
     f.write_bytes(data)
     (res,) = _file.load_chunk([str(f)], True)
-    assert res.fast and res.issues == []
+    assert res.loader == "native" and res.issues == []
     assert_paths_agree(f, monkeypatch)
 
 

@@ -146,7 +146,7 @@ def test_explorer_lists_sessions_and_starts_at_pi_leaf(data_table):
     ex = BranchExplorer(data_table, RUST_CLI)
     assert {v for _, v in ex.session.options} == set(pc.unique(data_table["session_id"]).to_pylist())
     assert ex.session.value == RUST_CLI
-    g = sl.session_tree(data_table, RUST_CLI)
+    g = sl.session_tree(data_table, session_id=RUST_CLI)
     s = sl.open_session(data_table.filter(pc.equal(data_table["session_id"], RUST_CLI))["file"][0].as_py())
     labelled = [n for n in g.nodes if s.get_label(n)]
     assert [v for _, v in ex.entry.options] == list(dict.fromkeys(sl.leaves(g) + sl.fork_points(g) + labelled))
@@ -175,7 +175,7 @@ def test_explorer_entry_options_carry_labels(data_table):
 def test_explorer_context_is_contexts_row(data_table, session_id):
     ex = BranchExplorer(data_table, session_id)
     rows = data_table.filter(pc.equal(data_table["session_id"], session_id))
-    g = sl.session_tree(rows, session_id)
+    g = sl.session_tree(rows, session_id=session_id)
     for _, eid in ex.entry.options:
         ex.entry.value = eid
         want = sl.contexts(rows, at=[eid]).to_pylist()[0]
@@ -200,7 +200,7 @@ def test_explorer_switches_session(data_table):
     ex = BranchExplorer(data_table, RUST_CLI)
     ex.session.value = ML_PIPELINE
     assert "Refactor session loader" in ex.header.value
-    g = sl.session_tree(data_table, ML_PIPELINE)
+    g = sl.session_tree(data_table, session_id=ML_PIPELINE)
     assert ex.entry.value == g.graph["leaf_id"]
     assert ex.context_row["at_id"] == g.graph["leaf_id"]
     assert ex.context_row["session_id"] == ML_PIPELINE

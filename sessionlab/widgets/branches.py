@@ -106,7 +106,7 @@ class BranchExplorer(W.VBox):
         if sid is None:
             return
         self._rows = rows = session_table(self.entries, sid)
-        g = self.graph = session_tree(rows, sid)
+        g = self.graph = session_tree(rows, session_id=sid)
         path = rows["file"][0].as_py()
         self._session_obj = s = open_session(path, on_bad_lines="skip")
         name = s.get_session_name()
