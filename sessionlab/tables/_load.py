@@ -58,7 +58,7 @@ def _expand(item: str | os.PathLike) -> list[str]:
     s = str(item)
     if any(ch in s for ch in "*?["):
         return sorted(f for f in glob.glob(s, recursive=True) if os.path.isfile(f))
-    raise FileNotFoundError(f"no session file, folder or matching glob: {s}")
+    raise FileNotFoundError(f"no such file, folder or matching glob: {s}")
 
 
 def find_files(source: Source = None) -> list[str]:
