@@ -25,7 +25,7 @@ from ._file import FileResult
 from ._load import Source, load_files
 from ._schema import ENTRY_SCHEMA
 
-__all__ = ["Corpus", "load", "as_entries", "select_sessions", "one_session", "session_ids", "session_mask",
+__all__ = ["Corpus", "load", "labels_of", "as_entries", "select_sessions", "one_session", "session_ids", "session_mask",
            "SessionIds", "to_pandas"]
 
 SessionIds = str | Sequence[str] | None

@@ -41,7 +41,7 @@ class CompactionLab(W.VBox):
         >>> lab.window.value = 100_000  # doctest: +SKIP
     """
 
-    def __init__(self, entries, session_id: str | None = None, *, context_window: int = 200_000,
+    def __init__(self, entries, *, session_id: str | None = None, context_window: int = 200_000,
                  **kwargs: Any) -> None:
         self.entries: pa.Table = as_table(entries)
         options = session_options(self.entries)
@@ -95,4 +95,4 @@ class CompactionLab(W.VBox):
     def _draw(self, ax: Any) -> None:
         from ..plotting import plot_context_timeline
 
-        plot_context_timeline(self._rows, self.session.value, branch="current", policies=self.policies, ax=ax)
+        plot_context_timeline(self._rows, session_id=self.session.value, policies=self.policies, ax=ax)
