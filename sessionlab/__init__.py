@@ -3,7 +3,19 @@
 The public surface is re-exported here; implementation modules are private to the package.
 """
 
-from .analysis import branch_costs, cache_efficiency, context_members, context_messages, contexts, usage_by
+from .analysis import (
+    branch_costs,
+    branch_costs_df,
+    cache_efficiency,
+    cache_efficiency_df,
+    context_members,
+    context_members_df,
+    context_messages,
+    contexts,
+    contexts_df,
+    usage_by,
+    usage_by_df,
+)
 from .compaction import (
     CompactionPolicy,
     CompactionPreparation,
@@ -16,6 +28,7 @@ from .compaction import (
     SummarySize,
     compact,
     find_cut_points,
+    find_cut_points_df,
     fit_prices,
     prepare_compaction,
     simulate_compaction,
@@ -233,6 +246,7 @@ __all__ = [
     "SummarySize",
     "compact",
     "find_cut_points",
+    "find_cut_points_df",
     "fit_prices",
     "prepare_compaction",
     "simulate_compaction",
@@ -257,11 +271,16 @@ __all__ = [
     "session_tree",
     # vectorised analysis
     "branch_costs",
+    "branch_costs_df",
     "cache_efficiency",
+    "cache_efficiency_df",
     "context_members",
+    "context_members_df",
     "context_messages",
     "contexts",
+    "contexts_df",
     "usage_by",
+    "usage_by_df",
     # synthetic data
     "generate_corpus",
     "generate_session",

@@ -10,8 +10,17 @@ import networkx as nx
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..tables.corpus import Corpus, labels_of
-from ._common import as_table, esc, html_table, session_options, session_rows, session_table, show_figure
+from ..tables.corpus import Corpus, SessionIds, labels_of
+from ._common import (
+    as_table,
+    esc,
+    first_session,
+    html_table,
+    session_options,
+    session_rows,
+    session_table,
+    show_figure,
+)
 
 __all__ = ["BranchExplorer"]
 
@@ -74,7 +83,7 @@ class BranchExplorer(W.VBox):
         >>> ex.entry.value = ex.entry.options[0][1]  # doctest: +SKIP
     """
 
-    def __init__(self, entries, *, session_id: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, entries, *, session_id: SessionIds = None, **kwargs: Any) -> None:
         self.entries: pa.Table = as_table(entries)
         corpus = entries if isinstance(entries, Corpus) else None
         self._labels: pa.Table = corpus.labels if corpus is not None else labels_of(self.entries)
@@ -83,7 +92,7 @@ class BranchExplorer(W.VBox):
         else:
             self._names = {s["session_id"]: s["name"] for s in session_rows(self.entries)}
         self._label: dict[str, str] = {}
-        options = session_options(self.entries)
+        options = session_options(self.entries, session_id)
         self.session = W.Dropdown(options=options, description="Session", layout=W.Layout(width="60%"))
         self.entry = W.Dropdown(options=[], description="Entry", layout=W.Layout(width="40%"))
         self.header = W.HTML()
@@ -103,7 +112,7 @@ class BranchExplorer(W.VBox):
         self.session.observe(self._on_session, names="value")
         self.entry.observe(self._on_entry, names="value")
         if options:
-            wanted = session_id if session_id is not None else options[0][1]
+            wanted = first_session(session_id) or options[0][1]
             if self.session.value == wanted:
                 self._on_session()
             else:

@@ -8,7 +8,8 @@ import ipywidgets as W
 import pyarrow as pa
 
 from ..compaction import SimulationResult
-from ._common import arrow_html, as_table, esc, session_options, session_table, show_figure
+from ..tables.corpus import SessionIds
+from ._common import arrow_html, as_table, esc, first_session, session_options, session_table, show_figure
 
 __all__ = ["CompactionLab"]
 
@@ -41,10 +42,10 @@ class CompactionLab(W.VBox):
         >>> lab.window.value = 100_000  # doctest: +SKIP
     """
 
-    def __init__(self, entries, *, session_id: str | None = None, context_window: int = 200_000,
+    def __init__(self, entries, *, session_id: SessionIds = None, context_window: int = 200_000,
                  **kwargs: Any) -> None:
         self.entries: pa.Table = as_table(entries)
-        options = session_options(self.entries)
+        options = session_options(self.entries, session_id)
         self.session = W.Dropdown(options=options, description="Session", layout=W.Layout(width="90%"))
         self.window = _slider(W.IntSlider, "context window", context_window, 4_000, 1_000_000, 1_000)
         self.reserve = _slider(W.IntSlider, "reserve (pi)", 16_384, 0, 131_072, 1_024)
@@ -57,7 +58,7 @@ class CompactionLab(W.VBox):
         self.result: SimulationResult | None = None
         self._rows: pa.Table | None = None
         if options:
-            self.session.value = session_id if session_id is not None else options[0][1]
+            self.session.value = first_session(session_id) or options[0][1]
         super().__init__(children=[self.session, W.HBox([self.window, self.reserve]),
                                    W.HBox([self.fraction, self.keep_recent]), self.summary_tokens,
                                    self.plot, self.summary], **kwargs)
