@@ -38,7 +38,7 @@ class CompactionLab(W.VBox):
         policies: the policies of the last run; result: its :class:`~sessionlab.SimulationResult`.
 
     Example:
-        >>> lab = CompactionLab(entries_table("data/"))  # doctest: +SKIP
+        >>> lab = CompactionLab(load("data/"))  # doctest: +SKIP
         >>> lab.window.value = 100_000  # doctest: +SKIP
     """
 
