@@ -11,7 +11,8 @@ import pyarrow as pa
 
 from ..io.reader import OnBadLines
 from ._load import Source
-from ._schema import BLOCK_COLUMNS, columns_doc
+from ._conventions import returns
+from ._schema import BLOCK_COLUMNS
 from .corpus import _load, to_pandas
 
 __all__ = ["blocks_table", "blocks_df"]
@@ -51,4 +52,4 @@ def blocks_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progr
     return to_pandas(blocks_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers))
 
 
-blocks_table.__doc__ = blocks_table.__doc__.replace("{columns}", columns_doc(BLOCK_COLUMNS))  # type: ignore[union-attr]
+blocks_table = returns(BLOCK_COLUMNS)(blocks_table)

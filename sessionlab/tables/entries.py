@@ -11,7 +11,8 @@ import pyarrow as pa
 
 from ..io.reader import OnBadLines
 from ._load import Source
-from ._schema import ENTRY_COLUMNS, columns_doc
+from ._conventions import returns
+from ._schema import ENTRY_COLUMNS
 from .corpus import load, to_pandas
 
 __all__ = ["entries_table", "entries_df", "to_pandas"]
@@ -65,4 +66,4 @@ def entries_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", prog
                                    max_workers=max_workers))
 
 
-entries_table.__doc__ = entries_table.__doc__.replace("{columns}", columns_doc(ENTRY_COLUMNS))  # type: ignore[union-attr]
+entries_table = returns(ENTRY_COLUMNS)(entries_table)

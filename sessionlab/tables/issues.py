@@ -10,7 +10,8 @@ if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
 import pyarrow as pa
 
 from ._load import Source
-from ._schema import ISSUE_COLUMNS, columns_doc
+from ._conventions import returns
+from ._schema import ISSUE_COLUMNS
 from .corpus import load, to_pandas
 
 __all__ = ["issues_table", "issues_df"]
@@ -45,4 +46,4 @@ def issues_df(source: Source = None, *, progress: bool | None = None, max_worker
     return to_pandas(issues_table(source, progress=progress, max_workers=max_workers))
 
 
-issues_table.__doc__ = issues_table.__doc__.replace("{columns}", columns_doc(ISSUE_COLUMNS))  # type: ignore[union-attr]
+issues_table = returns(ISSUE_COLUMNS)(issues_table)

@@ -12,7 +12,8 @@ import pyarrow as pa
 from ..io.reader import OnBadLines
 from ._build import session_totals
 from ._load import Source
-from ._schema import SESSION_COLUMNS, columns_doc
+from ._conventions import returns
+from ._schema import SESSION_COLUMNS
 from .corpus import load, to_pandas
 
 __all__ = ["sessions_table", "sessions_df", "session_totals"]
@@ -51,4 +52,4 @@ def sessions_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", pro
     return to_pandas(sessions_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers))
 
 
-sessions_table.__doc__ = sessions_table.__doc__.replace("{columns}", columns_doc(SESSION_COLUMNS))  # type: ignore[union-attr]
+sessions_table = returns(SESSION_COLUMNS)(sessions_table)
