@@ -341,6 +341,27 @@ def test_scanner_shared_by_threads_refuses_cleanly():
 
 
 @needs_scan
+def test_scanner_reinit_while_scanning_is_refused():
+    """``__init__`` while another thread scans would free the buffers being written: an error."""
+    sc = _scan.Scanner(True)
+    big = pi_file(*START, *[user("x" * 2000) for _ in range(20000)])  # ~40 MB: a scan long enough to meet
+    for _attempt in range(5):
+        out, refused = [], 0
+        t = threading.Thread(target=lambda: out.append(sc.add(big)))
+        t.start()
+        while t.is_alive():
+            try:
+                sc.__init__(True)
+            except RuntimeError as exc:
+                assert "while it scans" in str(exc)
+                refused += 1
+        t.join()
+        if refused:
+            break
+    assert refused and isinstance(out[0], tuple) and out[0][0] == len(START) + 20000
+
+
+@needs_scan
 def test_scanner_without_init_does_not_crash():
     sc = _scan.Scanner.__new__(_scan.Scanner)
     assert isinstance(sc.add(BASIC), tuple) and isinstance(sc.add(b"{"), str)

@@ -33,7 +33,6 @@ class FileResult:
     """What one file gives: its entries (and blocks) tables, its session row and its issues."""
 
     path: str
-    nbytes: int = 0
     entries: pa.Table | None = None
     blocks: pa.Table | None = None
     session: dict[str, Any] | None = None
@@ -148,7 +147,6 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
         if data is None:
             results.append(res)
             continue
-        res.nbytes = len(data)
         try:
             accepted = batch.add(res, data)
         except Exception as exc:  # a scanner bug (or out of memory): the slower paths load the file
@@ -173,7 +171,7 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
 
 def load_data(path: str, data: bytes, want_blocks: bool = False) -> FileResult:
     """Load one file's bytes on the msgspec fast path, else the tolerant path; never raises."""
-    res = FileResult(path=path, nbytes=len(data))
+    res = FileResult(path=path)
     try:
         try:
             out = fast_columns(data, want_blocks=want_blocks)
