@@ -14,7 +14,7 @@ from sessionlab.context import build_context_entries, session_entry_to_context_m
 from sessionlab.tables import entries_table
 from sessionlab.tokens import estimate_context_tokens
 
-from ._pi_expected import PI, leaf_cases
+from tests._pi_expected import PI, leaf_cases
 
 DATA = Path(__file__).parent.parent / "data"
 

@@ -27,7 +27,7 @@ from sessionlab import (
     read_session,
 )
 
-from ._pi_expected import PI
+from tests._pi_expected import PI
 
 TS = 1768471200000
 
