@@ -115,7 +115,8 @@ def main() -> None:
     rows = [
         ("sessionlab tree_layout", f"{_best(lambda: tree_layout(table, session_id=sid), args.repeat):.3f}"),
         ("sessionlab plot_tree (layout + Agg draw)", f"{_best(draw, max(1, args.repeat // 2)):.3f}"),
-        ("networkx graph (session_tree), for reference", f"{_best(lambda: session_tree(table, session_id=sid), 1):.3f}"),
+        ("networkx graph (session_tree), for reference",
+         f"{_best(lambda: session_tree(table, session_id=sid), 1):.3f}"),
     ]
     for which in ("bfs_layout", "multipartite_layout", "spring_layout"):
         rows.append((f"networkx {which}", _networkx(path, which, args.timeout)))

@@ -13,7 +13,6 @@ from sessionlab.analysis import context_members, context_messages, contexts
 from sessionlab.context import build_context_entries, session_entry_to_context_messages
 from sessionlab.tables import entries_table
 from sessionlab.tokens import estimate_context_tokens
-
 from tests._pi_expected import PI, leaf_cases
 
 DATA = Path(__file__).parent.parent / "data"

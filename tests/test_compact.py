@@ -16,7 +16,6 @@ from sessionlab import (
 )
 from sessionlab.compaction import compact
 from sessionlab.compaction.compact import SPLIT_TURN_SEPARATOR
-
 from tests._pi_expected import PI
 
 CUT_CASES = json.loads((PI / "expected" / "compaction-cut-points.json").read_text())["cases"]

@@ -8,7 +8,6 @@ import pytest
 
 from sessionlab import open_session
 from sessionlab.compaction import prepare_compaction
-
 from tests._pi_expected import PI, leaf_cases
 
 CUT_CASES = json.loads((PI / "expected" / "compaction-cut-points.json").read_text())["cases"]

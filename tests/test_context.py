@@ -22,7 +22,6 @@ from sessionlab.model import (
     UserMessage,
 )
 from sessionlab.tokens import estimate_context_tokens, estimate_tokens
-
 from tests._pi_expected import PI, leaf_cases, valid_expected
 
 _SESSIONS: dict = {}

@@ -8,7 +8,6 @@ import pytest
 
 from sessionlab.compaction.cut_points import find_cut_points
 from sessionlab.tables import entries_table
-
 from tests._pi_expected import PI, leaf_cases
 
 CUT_CASES = json.loads((PI / "expected" / "compaction-cut-points.json").read_text())["cases"]

@@ -25,7 +25,7 @@ from sessionlab import (  # noqa: E402
     session_tree,
     usage_by,
 )
-from sessionlab.plotting import plot_context_timeline, plot_tree, plot_usage, tree_layout, tree_layout_df  # noqa: E402
+from sessionlab.plotting import plot_context_timeline, plot_tree, plot_usage, tree_layout_df  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 DATA_FILES = sorted(DATA.rglob("*.jsonl"))

@@ -18,7 +18,6 @@ from sessionlab import (
     read_session,
 )
 from sessionlab.repo import encode_cwd
-
 from tests._pi_expected import PI
 from tests.test_session import assistant, user
 

@@ -26,7 +26,6 @@ from sessionlab import (
     open_session,
     read_session,
 )
-
 from tests._pi_expected import PI
 
 TS = 1768471200000

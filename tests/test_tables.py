@@ -30,7 +30,6 @@ from sessionlab.tables import (
     sessions_table,
 )
 from sessionlab.tables._schema import ENTRY_COLUMNS
-
 from tests._tables_ref import DATA, SAMPLES, line_rows, object_rows
 
 CLEAN_V3 = [p for p in SAMPLES if "synthetic" not in p.parts and "real" not in p.parts]

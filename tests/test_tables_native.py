@@ -346,8 +346,9 @@ def test_scanner_reinit_while_scanning_is_refused():
     sc = _scan.Scanner(True)
     big = pi_file(*START, *[user("x" * 2000) for _ in range(20000)])  # ~40 MB: a scan long enough to meet
     for _attempt in range(5):
-        out, refused = [], 0
-        t = threading.Thread(target=lambda: out.append(sc.add(big)))
+        out: list = []
+        refused = 0
+        t = threading.Thread(target=lambda out=out: out.append(sc.add(big)))
         t.start()
         while t.is_alive():
             try:

@@ -126,7 +126,8 @@ class SimulationResult:
 
 
 SimulationResult.__doc__ = SimulationResult.__doc__.replace(  # type: ignore[union-attr]
-    "{sessions}", columns_doc(SIMULATION_SESSION_COLUMNS, 4)).replace("{calls}", columns_doc(SIMULATION_CALL_COLUMNS, 4))
+    "{sessions}", columns_doc(SIMULATION_SESSION_COLUMNS, 4)).replace(
+    "{calls}", columns_doc(SIMULATION_CALL_COLUMNS, 4))
 
 
 def fit_prices(entries, *, session_id: SessionIds = None) -> dict[str, tuple[float, float, float, float]]:

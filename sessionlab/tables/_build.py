@@ -104,6 +104,7 @@ def labels_of(entries: pa.Table) -> pa.Table:
     numbered = t.append_column("_row", pa.array(np.arange(t.num_rows), pa.int64()))
     numbered = numbered.filter(pc.is_valid(numbered["target_id"]))
     last = numbered.group_by(["file", "target_id"], use_threads=False).aggregate([("_row", "max")])
-    t = t.take(pa.array(np.sort(last["_row_max"].to_numpy()), pa.int64()))  # the last label entry of each target, in file order
+    # the last label entry of each target, in file order
+    t = t.take(pa.array(np.sort(last["_row_max"].to_numpy()), pa.int64()))
     keep = pc.fill_null(pc.greater(pc.utf8_length(t["label"]), 0), False)
     return t.filter(keep).cast(schema_of(LABEL_COLUMNS))

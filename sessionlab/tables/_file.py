@@ -147,12 +147,11 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
         if data is None:
             results.append(res)
             continue
+        error: str | None = None
         try:
             accepted = batch.add(res, data)
         except Exception as exc:  # a scanner bug (or out of memory): the slower paths load the file
             accepted, error = False, f"{type(exc).__name__}: {exc}"
-        else:
-            error = None
         if not accepted:
             res = load_data(path, data, want_blocks)
             res.native_error = error

@@ -10,8 +10,8 @@ if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
 import pyarrow as pa
 
 from ..io.reader import OnBadLines
-from ._load import Source
 from ._conventions import returns
+from ._load import Source
 from ._schema import ENTRY_COLUMNS
 from .corpus import load, to_pandas
 

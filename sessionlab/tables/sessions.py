@@ -11,8 +11,8 @@ import pyarrow as pa
 
 from ..io.reader import OnBadLines
 from ._build import session_totals
-from ._load import Source
 from ._conventions import returns
+from ._load import Source
 from ._schema import SESSION_COLUMNS
 from .corpus import load, to_pandas
 
