@@ -83,6 +83,10 @@ def _tree_shape_by_file(entries: pa.Table) -> tuple[dict[str, int], dict[str, in
             dict(zip(fork_n["file"].to_pylist(), fork_n["count_all"].to_pylist())))
 
 
+_ROW_KEYS = ("session_id", "name", "cwd", "file", "version", "entries", "messages", "leaves", "fork_points",
+             "compactions", *_TOKEN_KEYS, "cost", "issues")
+
+
 def summarize_corpus(corpus: Corpus) -> list[dict[str, Any]]:
     """One summary row per session file of a loaded :class:`~sessionlab.Corpus`.
 
@@ -111,10 +115,6 @@ def summarize_corpus(corpus: Corpus) -> list[dict[str, Any]]:
         row["cost"] = row["cost"] or 0.0
         rows.append({k: row[k] for k in _ROW_KEYS})
     return rows
-
-
-_ROW_KEYS = ("session_id", "name", "cwd", "file", "version", "entries", "messages", "leaves", "fork_points",
-             "compactions", *_TOKEN_KEYS, "cost", "issues")
 
 
 def summarize_sessions(paths: Iterable[str | os.PathLike[str]]) -> list[dict[str, Any]]:
