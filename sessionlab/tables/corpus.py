@@ -40,8 +40,8 @@ def to_pandas(table: pa.Table) -> pd.DataFrame:
 
 
 class Corpus:
-    """The sessions of one :func:`load`: entries, sessions, blocks, issues and labels as Arrow
-    tables, each built on first access (``*_df()`` for the pandas views).
+    """The sessions of one :func:`load` (which makes it): entries, sessions, blocks, issues and
+    labels as Arrow tables, each built on first access (``*_df()`` for the pandas views).
 
     Attributes:
         entries: One row per entry (see :func:`~sessionlab.entries_table` for the columns).
