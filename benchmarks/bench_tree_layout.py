@@ -94,13 +94,13 @@ def main() -> None:
     import matplotlib.pyplot as plt
 
     from sessionlab import entries_table, generate_session, session_tree
-    from sessionlab.plotting import plot_tree, tree_layout
+    from sessionlab.plotting import plot_tree, tree_layout, tree_layout_df
 
     tmp = Path(tempfile.mkdtemp(prefix="sessionlab-tree-"))
     path = generate_session(tmp, seed=args.seed, turns=args.turns, branch_prob=args.branch_prob)
     table = entries_table(path)
     sid = table["session_id"][0].as_py()
-    lay = tree_layout(table, sid)
+    lay = tree_layout_df(table, session_id=sid)
     leaves = len(set(lay["entry_id"]) - set(lay["parent_id"].dropna()))
     print(f"session: {len(lay):,} entries, {leaves} leaves, depth {int(lay['y'].max()):,} "
           f"(generate_session seed={args.seed}, turns={args.turns}, branch_prob={args.branch_prob})")
@@ -108,14 +108,15 @@ def main() -> None:
     print()
 
     def draw() -> None:
-        ax = plot_tree(table, sid)
+        ax = plot_tree(table, session_id=sid)
         ax.figure.canvas.draw()
         plt.close(ax.figure)
 
     rows = [
-        ("sessionlab tree_layout", f"{_best(lambda: tree_layout(table, sid), args.repeat):.3f}"),
+        ("sessionlab tree_layout", f"{_best(lambda: tree_layout(table, session_id=sid), args.repeat):.3f}"),
         ("sessionlab plot_tree (layout + Agg draw)", f"{_best(draw, max(1, args.repeat // 2)):.3f}"),
-        ("networkx graph (session_tree), for reference", f"{_best(lambda: session_tree(table, sid), 1):.3f}"),
+        ("networkx graph (session_tree), for reference",
+         f"{_best(lambda: session_tree(table, session_id=sid), 1):.3f}"),
     ]
     for which in ("bfs_layout", "multipartite_layout", "spring_layout"):
         rows.append((f"networkx {which}", _networkx(path, which, args.timeout)))

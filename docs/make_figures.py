@@ -31,14 +31,14 @@ def save(ax, name: str) -> None:
 def main() -> None:
     real = entries_table(DATA / "pi" / "before-compaction.jsonl")
     policies = [PiThresholdPolicy(200_000), FractionPolicy(200_000, 0.5, 20_000), NeverCompact(200_000)]
-    save(plot_context_timeline(real, None, policies=policies), "context_timeline.png")
+    save(plot_context_timeline(real, session_id=None, policies=policies), "context_timeline.png")
 
     everything = entries_table(DATA)
     save(plot_usage(usage_by(everything, by=["day", "model"]), by="day", metric="cost_usd"), "usage_by_day.png")
     save(plot_usage(usage_by(everything, by=["model"]), by="model", metric="tokens"), "usage_by_model.png")
 
-    save(plot_tree(everything, BRANCHY), "tree.png")
-    save(plot_tree(real, None), "tree_real.png")
+    save(plot_tree(everything, session_id=BRANCHY), "tree.png")
+    save(plot_tree(real, session_id=None), "tree_real.png")
 
 
 if __name__ == "__main__":

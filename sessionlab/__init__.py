@@ -3,7 +3,19 @@
 The public surface is re-exported here; implementation modules are private to the package.
 """
 
-from .analysis import branch_costs, cache_efficiency, context_members, context_messages, contexts, usage_by
+from .analysis import (
+    branch_costs,
+    branch_costs_df,
+    cache_efficiency,
+    cache_efficiency_df,
+    context_members,
+    context_members_df,
+    context_messages,
+    contexts,
+    contexts_df,
+    usage_by,
+    usage_by_df,
+)
 from .compaction import (
     CompactionPolicy,
     CompactionPreparation,
@@ -16,6 +28,7 @@ from .compaction import (
     SummarySize,
     compact,
     find_cut_points,
+    find_cut_points_df,
     fit_prices,
     prepare_compaction,
     simulate_compaction,
@@ -36,6 +49,7 @@ from .errors import (
     OptionError,
     RulesMismatchError,
     ReadOnlyFormatError,
+    NativeLoaderWarning,
     SessionError,
     SessionLabError,
     SessionLabWarning,
@@ -98,12 +112,14 @@ from .storage import (
 )
 from .synth import generate_corpus, generate_session
 from .tables import (
+    Corpus,
     blocks_df,
     blocks_table,
     entries_df,
     entries_table,
     issues_df,
     issues_table,
+    load,
     sessions_df,
     sessions_table,
     table_rules,
@@ -121,6 +137,7 @@ _LAZY = {
     "plot_usage": "sessionlab.plotting",
     "plot_tree": "sessionlab.plotting",
     "tree_layout": "sessionlab.plotting",
+    "tree_layout_df": "sessionlab.plotting",
     "BranchExplorer": "sessionlab.widgets",
     "UsageDashboard": "sessionlab.widgets",
     "CompactionLab": "sessionlab.widgets",
@@ -160,6 +177,7 @@ __all__ = [
     "OptionError",
     "RulesMismatchError",
     "ReadOnlyFormatError",
+    "NativeLoaderWarning",
     "SessionError",
     "SessionLabError",
     "SessionLabWarning",
@@ -242,10 +260,13 @@ __all__ = [
     "SummarySize",
     "compact",
     "find_cut_points",
+    "find_cut_points_df",
     "fit_prices",
     "prepare_compaction",
     "simulate_compaction",
     # tables and tree
+    "load",
+    "Corpus",
     "blocks_df",
     "blocks_table",
     "entries_df",
@@ -265,11 +286,16 @@ __all__ = [
     "session_tree",
     # vectorised analysis
     "branch_costs",
+    "branch_costs_df",
     "cache_efficiency",
+    "cache_efficiency_df",
     "context_members",
+    "context_members_df",
     "context_messages",
     "contexts",
+    "contexts_df",
     "usage_by",
+    "usage_by_df",
     # synthetic data
     "generate_corpus",
     "generate_session",
@@ -278,6 +304,7 @@ __all__ = [
     "plot_usage",
     "plot_tree",
     "tree_layout",
+    "tree_layout_df",
     "BranchExplorer",
     "UsageDashboard",
     "CompactionLab",

@@ -487,6 +487,10 @@ static int Scanner_init(Scanner *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"want_blocks", NULL};
     int wb = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|p", kwlist, &wb)) return -1;
+    if (self->busy) {  /* another thread is scanning into the buffers sc_clear would free */
+        PyErr_SetString(PyExc_RuntimeError, "Scanner re-initialised while it scans");
+        return -1;
+    }
     sc_clear(self);
     sc_init_cols(self);
     self->want_blocks = wb;

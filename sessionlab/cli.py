@@ -2,8 +2,9 @@
 
 ``sessionlab summary PATH [PATH...]`` prints one row per session file (a folder is searched
 recursively for ``*.jsonl``) and a grand total, then the calls' usage by model and by day
-(``usage_by`` on the entries table; ``--tz`` picks the time zone of the days). :func:`summarize_sessions`
-computes the rows as plain dicts; :func:`format_summary` turns them into the aligned text table.
+(``usage_by`` on the entries table; ``--tz`` picks the time zone of the days). The files are read
+once, by :func:`sessionlab.load`; :func:`summarize_corpus` turns the :class:`~sessionlab.Corpus`
+into rows of plain dicts and :func:`format_summary` those into the aligned text table.
 
 Example:
     >>> from sessionlab.cli import main
@@ -19,40 +20,75 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
-from .io import read_session
-from .model import AssistantMessage, CompactionEntry, LeafEntry, MessageEntry, SessionInfoEntry
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-__all__ = ["find_session_files", "format_summary", "format_usage", "main", "summarize_session",
-           "summarize_sessions", "usage_views"]
+from .tables import Corpus, load
+
+__all__ = ["format_summary", "format_usage", "main", "summarize_corpus", "summarize_session", "summarize_sessions",
+           "usage_views"]
 
 ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom")
 """Message roles with their own column; any other role is counted under ``other``."""
 
 _TOKEN_KEYS = ("input", "output", "cache_read", "cache_write", "total_tokens")
+# summary key -> sessions-table column
+_FROM_SESSIONS = {"session_id": "session_id", "name": "name", "cwd": "cwd", "file": "file", "version": "version",
+                  "entries": "entry_count", "compactions": "compaction_count", "input": "input_tokens",
+                  "output": "output_tokens", "cache_read": "cache_read_tokens", "cache_write": "cache_write_tokens",
+                  "total_tokens": "total_tokens", "cost": "cost_usd", "issues": "issue_count"}
 
 
-def find_session_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """The files named in ``paths``, folders replaced by their ``*.jsonl`` files (recursive, sorted).
+def _mask(expr) -> np.ndarray:
+    return np.asarray(pc.fill_null(expr, False).to_numpy(zero_copy_only=False), bool)
 
-    Raises:
-        FileNotFoundError: A path does not exist.
-    """
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            out.extend(sorted(f for f in p.rglob("*.jsonl") if f.is_file()))
-        elif p.exists():
-            out.append(p)
-        else:
-            raise FileNotFoundError(f"no such file or folder: {p}")
+
+def _roles_by_file(entries: pa.Table) -> dict[str, dict[str, int]]:
+    """file -> {role: message count}, roles in order of first appearance (``unknown`` for a message
+    without a role); a message entry without a message object counts nowhere."""
+    has_msg = _mask(pc.and_(pc.equal(entries["type"], "message"), pc.is_valid(entries["est_tokens"])))
+    rows = np.nonzero(has_msg)[0]
+    msgs = entries.select(["file", "role"]).take(pa.array(rows, pa.int64()))
+    role = msgs["role"]
+    named = pc.fill_null(pc.greater(pc.utf8_length(role), 0), False)
+    t = pa.table({"file": msgs["file"], "role": pc.if_else(named, role, "unknown"),
+                  "row": pa.array(np.arange(len(rows)), pa.int64())})
+    g = t.group_by(["file", "role"], use_threads=False).aggregate([("row", "count"), ("row", "min")])
+    g = g.sort_by("row_min")
+    out: dict[str, dict[str, int]] = {}
+    for f, r, n in zip(g["file"].to_pylist(), g["role"].to_pylist(), g["row_count"].to_pylist()):
+        out.setdefault(f, {})[r] = n
     return out
 
 
-def summarize_session(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """One session's summary row.
+def _tree_shape_by_file(entries: pa.Table) -> tuple[dict[str, int], dict[str, int]]:
+    """file -> leaves (entries that are no entry's parent) and file -> fork points (parent ids with
+    two or more children); seed ``leaf`` records are not nodes."""
+    nodes = entries.select(["file", "entry_id", "parent_id"]).filter(
+        pc.invert(pc.fill_null(pc.equal(entries["type"], "leaf"), False)))
+    sep = pa.scalar("\x00")
+    pkey = pc.binary_join_element_wise(nodes["file"], nodes["parent_id"], sep)  # null without a parent
+    kids = pa.table({"file": nodes["file"], "key": pkey}).filter(pc.is_valid(pkey))
+    counts = kids.group_by(["file", "key"], use_threads=False).aggregate([([], "count_all")])
+    forks = counts.filter(pc.greater_equal(counts["count_all"], 2))
+    fork_n = forks.group_by("file", use_threads=False).aggregate([([], "count_all")])
+    ekey = pc.binary_join_element_wise(nodes["file"], nodes["entry_id"], sep)
+    is_parent = pc.fill_null(pc.is_in(ekey, value_set=counts["key"]), False)
+    leaf = pa.table({"file": nodes["file"], "leaf": pc.cast(pc.invert(is_parent), pa.int64())})
+    leaf_n = leaf.group_by("file", use_threads=False).aggregate([("leaf", "sum")])
+    return (dict(zip(leaf_n["file"].to_pylist(), leaf_n["leaf_sum"].to_pylist())),
+            dict(zip(fork_n["file"].to_pylist(), fork_n["count_all"].to_pylist())))
+
+
+_ROW_KEYS = ("session_id", "name", "cwd", "file", "version", "entries", "messages", "leaves", "fork_points",
+             "compactions", *_TOKEN_KEYS, "cost", "issues")
+
+
+def summarize_corpus(corpus: Corpus) -> list[dict[str, Any]]:
+    """One summary row per session file of a loaded :class:`~sessionlab.Corpus`.
 
     Keys: ``session_id``, ``name`` (latest non-empty ``session_info`` name), ``cwd``, ``file``,
     ``version`` (as written, 1 when absent; ``None`` without a valid header), ``entries``,
@@ -62,58 +98,39 @@ def summarize_session(path: str | os.PathLike[str]) -> dict[str, Any]:
     assistant messages of all branches ``input``, ``output``, ``cache_read``, ``cache_write``,
     ``total_tokens`` (each message's ``totalTokens``, or the sum of its four parts when missing),
     ``cost`` (sum of ``cost.total``, USD) and ``issues`` (line issues the reader reported).
-
-    Example:
-        >>> row = summarize_session("data/pi/large-session.jsonl")  # doctest: +SKIP
-        >>> row["messages"]["user"]
-        88
     """
-    sf = read_session(path, on_bad_lines="skip")
-    nodes = [e for e in sf.entries if not isinstance(e, LeafEntry)]
-    children = Counter(e.parent_id for e in nodes if e.parent_id is not None)
-    roles: Counter[str] = Counter()
-    tokens: dict[str, int | float] = dict.fromkeys(_TOKEN_KEYS, 0)
-    cost = 0.0
-    name = None
-    compactions = 0
-    for e in nodes:  # one pass over the entries of one file
-        if isinstance(e, MessageEntry) and e.message is not None:
-            m = e.message
-            roles[m.role or "unknown"] += 1
-            if isinstance(m, AssistantMessage) and m.usage is not None:
-                u = m.usage
-                tokens["input"] += u.input or 0
-                tokens["output"] += u.output or 0
-                tokens["cache_read"] += u.cache_read or 0
-                tokens["cache_write"] += u.cache_write or 0
-                tokens["total_tokens"] += u.context_tokens()
-                if u.cost is not None and u.cost.total:
-                    cost += u.cost.total
-        elif isinstance(e, SessionInfoEntry) and e.name:
-            name = e.name
-        elif isinstance(e, CompactionEntry):
-            compactions += 1
-    h = sf.header
-    return {
-        "session_id": h.id if h else None,
-        "name": name,
-        "cwd": h.cwd if h else None,
-        "file": str(path),
-        "version": sf.version if h else None,
-        "entries": len(sf.entries),
-        "messages": dict(roles),
-        "leaves": sum(1 for e in nodes if e.id is None or children.get(e.id, 0) == 0),
-        "fork_points": sum(1 for n in children.values() if n >= 2),
-        "compactions": compactions,
-        **tokens,
-        "cost": cost,
-        "issues": len(sf.issues),
-    }
+    sessions = corpus.sessions.to_pydict()
+    roles = _roles_by_file(corpus.entries)
+    leaves, forks = _tree_shape_by_file(corpus.entries)
+    rows = []
+    for i, f in enumerate(sessions["file"]):  # one row per session file
+        row: dict[str, Any] = {k: sessions[c][i] for k, c in _FROM_SESSIONS.items()}
+        if row["session_id"] is None:
+            row["version"] = None
+        row["messages"] = roles.get(f, {})
+        row["leaves"] = leaves.get(f, 0)
+        row["fork_points"] = forks.get(f, 0)
+        for k in _TOKEN_KEYS:  # a file without entries has no sums
+            row[k] = row[k] or 0
+        row["cost"] = row["cost"] or 0.0
+        rows.append({k: row[k] for k in _ROW_KEYS})
+    return rows
 
 
 def summarize_sessions(paths: Iterable[str | os.PathLike[str]]) -> list[dict[str, Any]]:
-    """:func:`summarize_session` for every session file in ``paths`` (files or folders)."""
-    return [summarize_session(p) for p in find_session_files(paths)]
+    """:func:`summarize_corpus` of the session files in ``paths`` (files, folders or globs).
+
+    Example:
+        >>> rows = summarize_sessions(["data/pi/large-session.jsonl"])  # doctest: +SKIP
+        >>> rows[0]["messages"]["user"]
+        88
+    """
+    return summarize_corpus(load(list(paths), on_bad_lines="skip", progress=False))
+
+
+def summarize_session(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """One session file's summary row (see :func:`summarize_corpus`)."""
+    return summarize_sessions([path])[0]
 
 
 _COLUMNS: tuple[tuple[str, str], ...] = (
@@ -172,19 +189,18 @@ def format_summary(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def usage_views(paths: Iterable[str | os.PathLike[str]], *, by: Sequence[str] = ("model", "day"),
+def usage_views(source: Corpus | Iterable[str | os.PathLike[str]], *, by: Sequence[str] = ("model", "day"),
                 tz: str = "UTC") -> dict[str, list[dict[str, Any]]]:
-    """``usage_by`` over the files' entries table, one list of rows per grouping in ``by``."""
+    """``usage_by`` over a corpus's entries table (or that of the files in ``source``), one list
+    of rows per grouping in ``by``."""
     from .analysis import usage_by
-    from .tables import entries_table
 
-    files = find_session_files(paths)
-    if not files:
+    corpus = source if isinstance(source, Corpus) else load(list(source), on_bad_lines="skip", progress=False)
+    if corpus.entries.num_rows == 0:
         return {b: [] for b in by}
-    table = entries_table(files, on_bad_lines="skip")
     out = {}
     for b in by:
-        rows = usage_by(table, by=b, tz=tz).to_pylist()
+        rows = usage_by(corpus, by=b, tz=tz).to_pylist()
         for r in rows:
             if b == "day":
                 r["day"] = r["day"].isoformat()
@@ -209,12 +225,10 @@ def format_usage(title: str, key: str, rows: Sequence[dict[str, Any]]) -> str:
 
 def _cmd_summary(args: argparse.Namespace) -> int:
     try:
-        rows = summarize_sessions(args.paths)
-        views = usage_views(args.paths, tz=args.tz) if args.usage else {}
-    except FileNotFoundError as exc:
-        print(f"sessionlab summary: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # e.g. an unknown time zone
+        corpus = load(args.paths, on_bad_lines="skip", progress=False)
+        rows = summarize_corpus(corpus)
+        views = usage_views(corpus, tz=args.tz) if args.usage else {}
+    except (OSError, ValueError) as exc:  # a missing path, an unknown time zone
         print(f"sessionlab summary: {exc}", file=sys.stderr)
         return 2
     if args.format == "json":

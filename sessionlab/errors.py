@@ -15,7 +15,8 @@ matching builtin, so ``except KeyError`` or ``except ValueError`` keeps working:
         └── CycleError (ValueError)           code "cycle": a parent chain loops
 
     SessionLabWarning (UserWarning)
-    └── BadLinesWarning                   one per file read with on_bad_lines="warn"
+    ├── BadLinesWarning                   one per file read with on_bad_lines="warn"
+    └── NativeLoaderWarning               the C scanner failed on files it had accepted (a bug)
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ __all__ = [
     "CycleError",
     "SessionLabWarning",
     "BadLinesWarning",
+    "NativeLoaderWarning",
 ]
 
 
@@ -106,3 +108,11 @@ class SessionLabWarning(UserWarning):
 
 class BadLinesWarning(SessionLabWarning):
     """A file had bad lines; emitted once per file with counts by kind."""
+
+
+class NativeLoaderWarning(SessionLabWarning):
+    """The native scanner failed on files it had accepted; they were loaded by the slower paths.
+
+    Emitted once per load. The tables are still right, but this is a bug in the scanner: please
+    report it with the file.
+    """

@@ -88,7 +88,7 @@ def _check_id(session_id: str) -> str:
 
 
 def get_entries_to_fork(
-    storage: InMemorySessionStorage, entry_id: str | None = None, position: ForkPosition = "before"
+    storage: InMemorySessionStorage, entry_id: str | None = None, *, position: ForkPosition = "before"
 ) -> list[E.SessionEntry]:
     """The seed's ``getEntriesToFork`` (see the module doc), before the repairs."""
     if entry_id is None:
@@ -111,7 +111,7 @@ def get_entries_to_fork(
 
 def _fork_entries(storage: InMemorySessionStorage, entry_id: str | None, position: ForkPosition,
                   new_id: Any) -> list[E.SessionEntry]:
-    entries = get_entries_to_fork(storage, entry_id, position)
+    entries = get_entries_to_fork(storage, entry_id, position=position)
     if entry_id is None or not entries:
         return entries
     taken = {e.id for e in entries}

@@ -9,7 +9,7 @@ order). Roots are entries whose parent is null, themselves, or not in the sessio
 Example:
     >>> from sessionlab.tables import entries_table
     >>> g = session_tree(entries_table("tests/data/pi/generated/sessions"),
-    ...                  "00000001-0000-4000-8000-000000000000")
+    ...                  session_id="00000001-0000-4000-8000-000000000000")
     >>> g.graph["leaf_id"], leaves(g)
     ('00000021', ['0000000d', '00000013', '00000021'])
 """
@@ -22,45 +22,31 @@ if TYPE_CHECKING:  # networkx and pandas load when a tree is built
     import networkx as nx
     import pandas as pd
 
+    from .tables.corpus import Corpus
+
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .errors import CycleError, EntryNotFoundError
+from .tables.corpus import SessionIds, one_session
 
 __all__ = ["session_tree", "roots", "leaves", "fork_points", "depths", "current_branch", "children"]
 
 
-def _session_rows(entries: pa.Table | pd.DataFrame, session_id: str | None) -> list[dict[str, Any]]:
-    table = entries if isinstance(entries, pa.Table) else pa.Table.from_pandas(entries, preserve_index=False)
-    ids = table.column("session_id")
-    if session_id is None:
-        found = pc.unique(ids).to_pylist()
-        if len(found) != 1:
-            raise ValueError(f"the table holds {len(found)} sessions; pass session_id")
-        session_id = found[0]
-    else:
-        table = table.filter(pc.equal(ids, session_id))
-        if table.num_rows == 0:
-            raise EntryNotFoundError(f"no entries for session {session_id!r}")
-    if "file" in table.column_names and len(pc.unique(table.column("file"))) > 1:
-        raise ValueError(f"session {session_id!r} is in several files; filter the table by file first")
-    return table.to_pylist()
-
-
-def session_tree(entries: pa.Table | pd.DataFrame, session_id: str | None = None) -> nx.DiGraph:
+def session_tree(entries: Corpus | pa.Table | pd.DataFrame, *, session_id: SessionIds = None) -> nx.DiGraph:
     """The tree of one session of an entries table (see the module doc).
 
     Args:
-        entries: An entries table (Arrow or pandas) from :func:`sessionlab.tables.entries_table`.
-        session_id: The session to build; may be omitted when the table holds one session.
+        entries: A :class:`~sessionlab.Corpus` or an entries table (Arrow or pandas).
+        session_id: The session to build (or a list holding just it); may be omitted when the table
+            holds one session.
 
     Returns:
         A ``networkx.DiGraph`` with graph attributes ``session_id`` and ``leaf_id`` (pi's leaf
         after loading: the last entry in file order, or a seed leaf record's target).
     """
-    rows = _session_rows(entries, session_id)
+    rows = one_session(entries, session_id).to_pylist()
     import networkx as nx
 
     g = nx.DiGraph(session_id=rows[0]["session_id"] if rows else session_id, leaf_id=None)

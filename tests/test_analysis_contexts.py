@@ -13,8 +13,7 @@ from sessionlab.analysis import context_members, context_messages, contexts
 from sessionlab.context import project_context_entries
 from sessionlab.tables import entries_table, table_rules
 from sessionlab.tokens import estimate_context_tokens
-
-from ._pi_expected import PI, leaf_cases
+from tests._pi_expected import PI, leaf_cases
 
 DATA = Path(__file__).parent.parent / "data"
 

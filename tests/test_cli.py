@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sessionlab.cli import find_session_files, format_summary, main, summarize_sessions, total_row
+from sessionlab.cli import format_summary, main, summarize_sessions, total_row
+from sessionlab.tables import find_files
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
@@ -133,7 +134,7 @@ def test_missing_path(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["summary", "no/such/place"]) == 2
     assert "no such file" in capsys.readouterr().err
     with pytest.raises(FileNotFoundError):
-        find_session_files(["no/such/place"])
+        find_files(["no/such/place"])
 
 
 def test_empty_table() -> None:
@@ -164,3 +165,19 @@ def test_summary_prints_usage_by_model_and_day(capsys):
     text = capsys.readouterr().out
     assert "Usage by model (all branches)" in text and "Usage by day (Asia/Tokyo)" in text
     assert _main(["summary", "data/", "--tz", "No/Where"]) == 2
+
+
+def test_summary_reads_the_files_once(monkeypatch, capsys):
+    from sessionlab.tables import _load
+
+    calls = []
+    real = _load.load_files
+
+    def counting(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("sessionlab.tables.corpus.load_files", counting)
+    assert main(["summary", str(DATA)]) == 0  # the table and both usage views
+    assert len(calls) == 1
+    assert "Usage by day (UTC)" in capsys.readouterr().out

@@ -16,8 +16,7 @@ from sessionlab import (
 )
 from sessionlab.compaction import compact
 from sessionlab.compaction.compact import SPLIT_TURN_SEPARATOR
-
-from ._pi_expected import PI
+from tests._pi_expected import PI
 
 CUT_CASES = json.loads((PI / "expected" / "compaction-cut-points.json").read_text())["cases"]
 

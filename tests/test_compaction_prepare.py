@@ -8,8 +8,7 @@ import pytest
 
 from sessionlab import open_session
 from sessionlab.compaction import prepare_compaction
-
-from ._pi_expected import PI, leaf_cases
+from tests._pi_expected import PI, leaf_cases
 
 CUT_CASES = json.loads((PI / "expected" / "compaction-cut-points.json").read_text())["cases"]
 _OPEN: dict = {}

@@ -22,8 +22,7 @@ from sessionlab.model import (
     UserMessage,
 )
 from sessionlab.tokens import estimate_context_tokens, estimate_tokens
-
-from ._pi_expected import PI, leaf_cases, valid_expected
+from tests._pi_expected import PI, leaf_cases, valid_expected
 
 _SESSIONS: dict = {}
 

@@ -8,8 +8,7 @@ import pytest
 
 from sessionlab.compaction.cut_points import find_cut_points
 from sessionlab.tables import entries_table
-
-from ._pi_expected import PI, leaf_cases
+from tests._pi_expected import PI, leaf_cases
 
 CUT_CASES = json.loads((PI / "expected" / "compaction-cut-points.json").read_text())["cases"]
 
@@ -34,7 +33,7 @@ def want(p):
 
 
 def test_every_leaf_matches_pi(table):
-    got = {(r["file"].split("/data/pi/")[-1], r["at_id"]): as_tuple(r) for r in find_cut_points(table).to_pylist()}
+    got = {(r["file"].split("/data/pi/")[-1], r["at_id"]): as_tuple(r) for r in find_cut_points(table, at="leaves").to_pylist()}
     cases = leaf_cases()
     assert len(cases) == 21
     for _, exp, leaf in cases:

@@ -25,7 +25,7 @@ from sessionlab import (  # noqa: E402
     session_tree,
     usage_by,
 )
-from sessionlab.plotting import plot_context_timeline, plot_tree, plot_usage, tree_layout  # noqa: E402
+from sessionlab.plotting import plot_context_timeline, plot_tree, plot_usage, tree_layout_df  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 DATA_FILES = sorted(DATA.rglob("*.jsonl"))
@@ -78,7 +78,7 @@ def small(tmp_path):
 
 
 def test_tree_layout_of_a_small_tree(small):
-    lay = tree_layout(small, "s1").set_index("entry_id")
+    lay = tree_layout_df(small, session_id="s1").set_index("entry_id")
     assert list(lay.columns) == ["parent_id", "x", "y", "type", "role", "on_current_branch"]
     expected = {"a": (1.25, 0), "b": (0.5, 1), "c": (0, 2), "d": (1, 2), "e": (2, 1), "f": (2, 2)}
     assert {k: (lay.at[k, "x"], lay.at[k, "y"]) for k in expected} == expected
@@ -90,14 +90,14 @@ def test_tree_layout_of_a_small_tree(small):
 def test_sibling_order_is_pi_s_timestamp_order(tmp_path):
     rows = [_user("a", None), _user("late", "a"), _user("early", "a")]
     rows[1]["timestamp"] = "2026-01-01T00:00:30.000Z"  # written first, but later in time
-    lay = tree_layout(entries_table(_write(tmp_path / "s.jsonl", rows)), "s1").set_index("entry_id")
+    lay = tree_layout_df(entries_table(_write(tmp_path / "s.jsonl", rows)), session_id="s1").set_index("entry_id")
     assert lay.at["early", "x"] < lay.at["late", "x"]
 
 
 def test_orphans_and_duplicates(tmp_path):
     rows = [_user("a", None), _user("b", "a"), _user("b", "a", "again"), _user("c", "missing"), _user("d", "c")]
     table = entries_table(_write(tmp_path / "s.jsonl", rows), on_bad_lines="skip")  # both are line issues
-    lay = tree_layout(table, "s1")
+    lay = tree_layout_df(table, session_id="s1")
     assert lay["entry_id"].tolist() == ["a", "b", "c", "d"]  # the duplicated id keeps its last row
     assert lay.set_index("entry_id").loc[["c", "d"], "y"].tolist() == [0, 1]  # an orphan is a root
     assert not lay.duplicated(["x", "y"]).any()
@@ -107,7 +107,7 @@ def test_orphans_and_duplicates(tmp_path):
 
 def _reference_layout(table, session_id) -> dict[str, tuple[float, float]]:
     """Depth-first leaf ranks, parents midway between first and last child (networkx tree, recursion)."""
-    g = session_tree(table, session_id)
+    g = session_tree(table, session_id=session_id)
     roots = [n for n in g.nodes if g.in_degree(n) == 0]
     pos: dict[str, tuple[float, float]] = {}
     next_leaf = [0]
@@ -148,12 +148,12 @@ def _check_tidy(lay: pd.DataFrame) -> None:
 def test_tree_layout_on_the_data_files(path):
     table = entries_table(path)
     sid = table["session_id"][0].as_py()
-    lay = tree_layout(table, sid)
+    lay = tree_layout_df(table, session_id=sid)
     _check_tidy(lay)
     ref = _reference_layout(table, sid)
     got = dict(zip(lay["entry_id"], zip(lay["x"], lay["y"])))
     assert got == ref
-    branch = current_branch(session_tree(table, sid))
+    branch = current_branch(session_tree(table, session_id=sid))
     assert set(lay.loc[lay["on_current_branch"], "entry_id"]) == set(branch)
 
 
@@ -162,16 +162,16 @@ def test_tree_layout_matches_the_reference_on_generated_sessions(tmp_path, seed)
     p = generate_session(tmp_path, seed=seed, turns=30, branch_prob=0.3, label_prob=0.2)
     table = entries_table(p)
     sid = table["session_id"][0].as_py()
-    lay = tree_layout(table, sid)
+    lay = tree_layout_df(table, session_id=sid)
     _check_tidy(lay)
     assert dict(zip(lay["entry_id"], zip(lay["x"], lay["y"]))) == _reference_layout(table, sid)
 
 
 def test_tree_layout_needs_a_session(everything):
     with pytest.raises(ValueError, match="sessions"):
-        tree_layout(everything, None)
+        tree_layout_df(everything, session_id=None)
     with pytest.raises(KeyError):
-        tree_layout(everything, "no-such-session")
+        tree_layout_df(everything, session_id="no-such-session")
 
 
 # --- plot_tree ---------------------------------------------------------------------------------
@@ -183,10 +183,10 @@ def _collection(ax, gid) -> LineCollection:
 
 
 def test_plot_tree_draws_collections_and_highlights_the_current_branch(everything):
-    ax = plot_tree(everything, BRANCHY)
+    ax = plot_tree(everything, session_id=BRANCHY)
     assert isinstance(ax, matplotlib.axes.Axes)
-    lay = tree_layout(everything, BRANCHY)
-    branch = current_branch(session_tree(everything, BRANCHY))
+    lay = tree_layout_df(everything, session_id=BRANCHY)
+    branch = current_branch(session_tree(everything, session_id=BRANCHY))
     assert len(_collection(ax, "current_branch").get_segments()) == len(branch) - 1
     assert len(_collection(ax, "edges").get_segments()) == lay["parent_id"].notna().sum() - (len(branch) - 1)
     scatters = [c for c in ax.collections if str(c.get_gid()).startswith("nodes:")]
@@ -198,7 +198,7 @@ def test_plot_tree_draws_collections_and_highlights_the_current_branch(everythin
 
 
 def test_plot_tree_marks_compactions(tmp_path):
-    ax = plot_tree(entries_table(BEFORE_COMPACTION), None)
+    ax = plot_tree(entries_table(BEFORE_COMPACTION), session_id=None)
     notes = [t.get_text() for t in ax.texts if t.get_gid() == "compaction"]
     assert notes == ["compaction: 175,004 tokens before", "compaction: 185,014 tokens before"]
     assert len(_collection(ax, "current_branch").get_segments()) == 1002 - 1
@@ -209,7 +209,7 @@ def test_session_text_is_drawn_literally(tmp_path):
             {"type": "label", "id": "l1", "parentId": "b", "targetId": "a", "label": "$x^2$ <b>bold</b>"},
             {"type": "label", "id": "l2", "parentId": "l1", "targetId": "b", "label": "a very long label " * 5}]
     table = entries_table(_write(tmp_path / "s.jsonl", rows))
-    ax = plot_tree(table, "s1", max_label=20)
+    ax = plot_tree(table, session_id="s1", max_label=20)
     texts = {t.get_text(): t for t in ax.texts if t.get_gid() == "label"}
     assert len(texts) == 2
     first = next(t for s, t in texts.items() if "x^2" in s)
@@ -264,7 +264,7 @@ def test_plot_usage_cost_without_models_is_plain_bars(everything):
 def test_context_timeline_with_policies():
     table = entries_table(BEFORE_COMPACTION)
     policies = [PiThresholdPolicy(200_000), FractionPolicy(200_000, 0.5, 20_000), NeverCompact(150_000)]
-    ax = plot_context_timeline(table, None, policies=policies)
+    ax = plot_context_timeline(table, session_id=None, policies=policies)
     lines = [ln for ln in ax.lines if str(ln.get_gid()).startswith("policy:")]
     assert len(lines) == len(policies)
     assert [ln.get_label() for ln in lines] == [p.name for p in policies]
@@ -282,28 +282,28 @@ def test_context_timeline_with_policies():
 
 
 def test_context_timeline_without_policies_has_no_window(everything):
-    ax = plot_context_timeline(everything, BRANCHY)
+    ax = plot_context_timeline(everything, session_id=BRANCHY)
     assert not [ln for ln in ax.lines if ln.get_gid() == "context_window"]
     assert [c for c in ax.collections if c.get_gid() == "branch_switches"]  # this session came back from branches
 
 
 def test_context_timeline_of_another_branch(everything):
-    lay = tree_layout(everything, BRANCHY)
+    lay = tree_layout_df(everything, session_id=BRANCHY)
     leaves = set(lay["entry_id"]) - set(lay["parent_id"].dropna())
     other = sorted(leaves - set(lay.loc[lay["on_current_branch"], "entry_id"]))[0]
-    ax = plot_context_timeline(everything, BRANCHY, branch=other, policies=[PiThresholdPolicy(30_000)], x="time")
-    g = session_tree(everything, BRANCHY)
+    ax = plot_context_timeline(everything, session_id=BRANCHY, leaf_id=other, policies=[PiThresholdPolicy(30_000)], x="time")
+    g = session_tree(everything, session_id=BRANCHY)
     calls = [e for e in current_branch(g, other) if g.nodes[e]["role"] == "assistant"]
     assert ax.get_title().endswith(f"({len(calls)} calls)")
     line = next(ln for ln in ax.lines if ln.get_gid() == "policy:0")
     assert len(line.get_xdata()) >= len(calls)
     with pytest.raises(KeyError):
-        plot_context_timeline(everything, BRANCHY, branch="not-an-entry")
+        plot_context_timeline(everything, session_id=BRANCHY, leaf_id="not-an-entry")
 
 
 def test_plots_draw_on_a_given_axes(everything):
     fig, axes = plt.subplots(1, 3)
-    assert plot_tree(everything, BRANCHY, ax=axes[0]) is axes[0]
+    assert plot_tree(everything, session_id=BRANCHY, ax=axes[0]) is axes[0]
     assert plot_usage(usage_by(everything, by="day"), ax=axes[1]) is axes[1]
-    assert plot_context_timeline(everything, BRANCHY, ax=axes[2]) is axes[2]
+    assert plot_context_timeline(everything, session_id=BRANCHY, ax=axes[2]) is axes[2]
     fig.canvas.draw()

@@ -18,9 +18,8 @@ from sessionlab import (
     read_session,
 )
 from sessionlab.repo import encode_cwd
-
-from ._pi_expected import PI
-from .test_session import assistant, user
+from tests._pi_expected import PI
+from tests.test_session import assistant, user
 
 SAMPLE_A = PI / "generated/sessions/--home-user-proj--/2026-01-15T10-00-01-000Z_00000001-0000-4000-8000-000000000000.jsonl"
 

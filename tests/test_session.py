@@ -26,8 +26,7 @@ from sessionlab import (
     open_session,
     read_session,
 )
-
-from ._pi_expected import PI
+from tests._pi_expected import PI
 
 TS = 1768471200000
 

@@ -25,8 +25,7 @@ from sessionlab.compaction import (
 )
 from sessionlab.synth import generate_session
 from sessionlab.tables import entries_table
-
-from ._pi_expected import PI
+from tests._pi_expected import PI
 
 DATA = Path(__file__).parent.parent / "data"
 

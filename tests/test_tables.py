@@ -30,9 +30,7 @@ from sessionlab.tables import (
     sessions_table,
 )
 from sessionlab.tables._schema import ENTRY_COLUMNS
-
-sys.path.insert(0, os.path.dirname(__file__))
-from _tables_ref import DATA, SAMPLES, line_rows, object_rows  # noqa: E402
+from tests._tables_ref import DATA, SAMPLES, line_rows, object_rows
 
 CLEAN_V3 = [p for p in SAMPLES if "synthetic" not in p.parts and "real" not in p.parts]
 

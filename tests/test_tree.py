@@ -43,8 +43,8 @@ def test_needs_a_session_id_for_many_sessions():
     with pytest.raises(ValueError):
         session_tree(t)
     with pytest.raises(EntryNotFoundError):
-        session_tree(t, "nope")
-    g = session_tree(t.to_pandas(), "00000001-0000-4000-8000-000000000000")
+        session_tree(t, session_id="nope")
+    g = session_tree(t.to_pandas(), session_id="00000001-0000-4000-8000-000000000000")
     assert g.nodes["00000005"]["role"] == "assistant"
     with pytest.raises(EntryNotFoundError):
         current_branch(g, "zzz")

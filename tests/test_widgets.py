@@ -131,7 +131,7 @@ def test_every_html_value_is_escaped(nasty):
     dash.group.value = "model"
     assert html.escape(f"model-{IMG}") in dash.table.value
 
-    lab = CompactionLab(table, sid, context_window=4_000)
+    lab = CompactionLab(table, session_id=sid, context_window=4_000)
     seen = html_values(lab)
     lab.window.value = 1_000_000
     seen += html_values(lab)
@@ -143,10 +143,10 @@ def test_every_html_value_is_escaped(nasty):
 # -- BranchExplorer ---------------------------------------------------------------------------------
 
 def test_explorer_lists_sessions_and_starts_at_pi_leaf(data_table):
-    ex = BranchExplorer(data_table, RUST_CLI)
+    ex = BranchExplorer(data_table, session_id=RUST_CLI)
     assert {v for _, v in ex.session.options} == set(pc.unique(data_table["session_id"]).to_pylist())
     assert ex.session.value == RUST_CLI
-    g = sl.session_tree(data_table, RUST_CLI)
+    g = sl.session_tree(data_table, session_id=RUST_CLI)
     s = sl.open_session(data_table.filter(pc.equal(data_table["session_id"], RUST_CLI))["file"][0].as_py())
     labelled = [n for n in g.nodes if s.get_label(n)]
     assert [v for _, v in ex.entry.options] == list(dict.fromkeys(sl.leaves(g) + sl.fork_points(g) + labelled))
@@ -157,7 +157,7 @@ def test_explorer_lists_sessions_and_starts_at_pi_leaf(data_table):
 
 
 def test_explorer_entry_options_carry_labels(data_table):
-    ex = BranchExplorer(data_table, RUST_CLI)
+    ex = BranchExplorer(data_table, session_id=RUST_CLI)
     file = data_table.filter(pc.equal(data_table["session_id"], RUST_CLI))["file"][0].as_py()
     s = sl.open_session(file)
     labelled = 0
@@ -173,9 +173,9 @@ def test_explorer_entry_options_carry_labels(data_table):
 
 @pytest.mark.parametrize("session_id", [RUST_CLI, API_SERVER, "ec99108d-db5b-4fab-8f4d-3e27dda1494c"])
 def test_explorer_context_is_contexts_row(data_table, session_id):
-    ex = BranchExplorer(data_table, session_id)
+    ex = BranchExplorer(data_table, session_id=session_id)
     rows = data_table.filter(pc.equal(data_table["session_id"], session_id))
-    g = sl.session_tree(rows, session_id)
+    g = sl.session_tree(rows, session_id=session_id)
     for _, eid in ex.entry.options:
         ex.entry.value = eid
         want = sl.contexts(rows, at=[eid]).to_pylist()[0]
@@ -187,7 +187,7 @@ def test_explorer_context_is_contexts_row(data_table, session_id):
 
 
 def test_explorer_context_rows_follow_context_messages(data_table):
-    ex = BranchExplorer(data_table, API_SERVER)  # pi's leaf is after a compaction
+    ex = BranchExplorer(data_table, session_id=API_SERVER)  # pi's leaf is after a compaction
     msgs = sl.context_messages(data_table.filter(pc.equal(data_table["session_id"], API_SERVER)),
                                ex.entry.value, session_id=API_SERVER)
     cells = re.findall(r"<tr><td>(\d+)</td><td>([^<]*)</td><td>([\d,]+)</td>", ex.context.value)
@@ -197,10 +197,10 @@ def test_explorer_context_rows_follow_context_messages(data_table):
 
 
 def test_explorer_switches_session(data_table):
-    ex = BranchExplorer(data_table, RUST_CLI)
+    ex = BranchExplorer(data_table, session_id=RUST_CLI)
     ex.session.value = ML_PIPELINE
     assert "Refactor session loader" in ex.header.value
-    g = sl.session_tree(data_table, ML_PIPELINE)
+    g = sl.session_tree(data_table, session_id=ML_PIPELINE)
     assert ex.entry.value == g.graph["leaf_id"]
     assert ex.context_row["at_id"] == g.graph["leaf_id"]
     assert ex.context_row["session_id"] == ML_PIPELINE
@@ -260,7 +260,7 @@ def test_dashboard_metric_redraws(data_table):
 # -- CompactionLab ----------------------------------------------------------------------------------
 
 def test_lab_summary_has_one_row_per_policy(data_table):
-    lab = CompactionLab(data_table, API_SERVER)
+    lab = CompactionLab(data_table, session_id=API_SERVER)
     assert len(lab.policies) == 3
     assert lab.result.sessions.num_rows == 3
     assert rows_of(lab.summary.value) == 3
@@ -272,7 +272,7 @@ def test_lab_summary_has_one_row_per_policy(data_table):
 
 
 def test_lab_compacts_more_when_the_window_drops(data_table):
-    lab = CompactionLab(data_table, API_SERVER, context_window=200_000)
+    lab = CompactionLab(data_table, session_id=API_SERVER, context_window=200_000)
     wide = lab.result.sessions["compactions"].to_pylist()
     assert wide[0] == 0  # never compact
     lab.window.value = 30_000
@@ -288,7 +288,7 @@ def test_lab_compacts_more_when_the_window_drops(data_table):
     ("fraction", 0.5, "trigger_fraction"),
 ])
 def test_lab_sliders_set_policies(data_table, slider, value, field):
-    lab = CompactionLab(data_table, API_SERVER, context_window=30_000)
+    lab = CompactionLab(data_table, session_id=API_SERVER, context_window=30_000)
     getattr(lab, slider).value = value
     p = lab.policies[1] if field != "trigger_fraction" else lab.policies[2]
     assert getattr(p, field) == value
@@ -297,6 +297,21 @@ def test_lab_sliders_set_policies(data_table, slider, value, field):
 
 
 def test_lab_switches_session(data_table):
-    lab = CompactionLab(data_table, API_SERVER)
+    lab = CompactionLab(data_table, session_id=API_SERVER)
     lab.session.value = RUST_CLI
     assert lab.result.sessions["session_id"].to_pylist() == [RUST_CLI] * 3
+
+
+def test_explorer_takes_names_and_labels_from_the_corpus(data_table, monkeypatch):
+    corpus = sl.load(DATA)
+    want = BranchExplorer(data_table, session_id=RUST_CLI)
+    # nothing but the context's messages is read from the file: the session object is never opened
+    monkeypatch.setattr("sessionlab.session.open_session", None)
+    monkeypatch.setattr("sessionlab.open_session", None)
+    ex = BranchExplorer(corpus, session_id=RUST_CLI)
+    assert ex.entry.options == want.entry.options
+    assert ex.header.value == want.header.value and "Release prep" in ex.header.value
+    assert ex.branch.value == want.branch.value
+    labels = {r["target_id"]: r["label"] for r in corpus.labels.to_pylist() if r["session_id"] == RUST_CLI}
+    assert [eid for text, eid in ex.entry.options if "[" in text] == [eid for _, eid in ex.entry.options
+                                                                       if eid in labels]

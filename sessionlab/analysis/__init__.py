@@ -1,17 +1,47 @@
 """Vectorised analysis over the entries table: contexts and token accounting."""
 
-from .contexts import CONTEXT_COLUMNS, MEMBER_COLUMNS, context_members, context_messages, contexts
-from .usage import USAGE_GROUPS, branch_costs, cache_efficiency, current_branch_mask, usage_by
+from .contexts import (
+    CONTEXT_COLUMNS,
+    MEMBER_COLUMNS,
+    context_members,
+    context_members_df,
+    context_messages,
+    contexts,
+    contexts_df,
+)
+from .usage import (
+    BRANCH_COST_COLUMNS,
+    CACHE_COLUMNS,
+    USAGE_COLUMNS,
+    USAGE_GROUPS,
+    USAGE_KEY_COLUMNS,
+    branch_costs,
+    branch_costs_df,
+    cache_efficiency,
+    cache_efficiency_df,
+    current_branch_mask,
+    usage_by,
+    usage_by_df,
+)
 
 __all__ = [
     "CONTEXT_COLUMNS",
     "MEMBER_COLUMNS",
     "context_members",
+    "context_members_df",
     "context_messages",
     "contexts",
+    "contexts_df",
     "USAGE_GROUPS",
+    "USAGE_KEY_COLUMNS",
+    "USAGE_COLUMNS",
+    "BRANCH_COST_COLUMNS",
+    "CACHE_COLUMNS",
     "branch_costs",
+    "branch_costs_df",
     "cache_efficiency",
+    "cache_efficiency_df",
     "current_branch_mask",
     "usage_by",
+    "usage_by_df",
 ]

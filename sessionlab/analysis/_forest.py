@@ -22,6 +22,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..tables.corpus import as_entries
+
 __all__ = ["Forest", "as_table", "per_table", "clear_caches"]
 
 _CACHE: dict[object, tuple[pa.Table, object]] = {}
@@ -43,24 +45,9 @@ def clear_caches() -> None:
     _CACHE.clear()
 
 def as_table(entries) -> pa.Table:
-    """An entries table as Arrow (pandas DataFrames are converted)."""
-    if isinstance(entries, pa.Table):
-        return entries
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover
-        raise TypeError("entries must be a pyarrow.Table") from None
-    if isinstance(entries, pd.DataFrame):
-        from ..tables._schema import ENTRY_SCHEMA
-
-        table = pa.Table.from_pandas(entries, preserve_index=False)
-        for i, name in enumerate(table.column_names):  # back to the entries schema's types
-            if name in ENTRY_SCHEMA.names:
-                want = ENTRY_SCHEMA.field(name).type
-                if table.schema.field(name).type != want:
-                    table = table.set_column(i, name, pc.cast(table[name], want))
-        return table
-    raise TypeError(f"entries must be a pyarrow.Table or pandas.DataFrame, not {type(entries).__name__}")
+    """The entries table of a Corpus, an Arrow table or a pandas DataFrame
+    (:func:`sessionlab.tables.as_entries`)."""
+    return as_entries(entries)
 
 
 def _to_np(a, fill) -> np.ndarray:

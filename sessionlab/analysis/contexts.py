@@ -32,37 +32,45 @@ import pyarrow.compute as pc
 
 from .._rules import Rules, pi_rules
 from ..tables._pi16 import table_rules_for
+from ..tables._conventions import df_variant, returns
+from ..tables._schema import Column, schema_of
+from ..tables.corpus import SessionIds, session_mask
 from ._forest import Forest, as_table, per_table
 
-__all__ = ["contexts", "context_members", "context_messages", "CONTEXT_COLUMNS", "MEMBER_COLUMNS", "Target"]
+__all__ = ["contexts", "contexts_df", "context_members", "context_members_df", "context_messages", "CONTEXT_COLUMNS",
+           "MEMBER_COLUMNS", "Target"]
 
 Target = Union[Literal["calls", "leaves", "entries"], Sequence[str], "np.ndarray", pa.Array]
 
-CONTEXT_COLUMNS = {
-    "session_id": "Session id.",
-    "file": "Session file.",
-    "at_id": "The target: an assistant message for at='calls', else the entry itself.",
-    "context_id": "The entry the context is built at (for a call: its parent, i.e. what the model was sent).",
-    "message_count": "Length of pi's buildSessionContext message list there (null on a parent cycle).",
-    "context_tokens": "pi's estimateContextTokens of that context.",
-    "usage_tokens": "Usage tokens of the last valid assistant message in the context (0 if none; when "
-                    "it sits in a seed retained tail, plus the estimates after it within the tail).",
-    "trailing_tokens": "Estimated tokens of the messages after it (all messages if none).",
-    "projected_tokens": "pi 1.6's estimateProjectedContextTokens (what it compares with the window and "
-                        "records as tokensBefore): context_tokens while the usage is newer than every "
-                        "context_edit and compaction on the path, else every message estimated (the "
-                        "current system message once). Null under rules='pi-0.58'.",
-    "thinking_level": "Thinking level in effect ('off' by default).",
-    "provider": "Provider of the model in effect (null if none).",
-    "model": "Model id in effect (null if none).",
-    "compaction_id": "The compaction in effect (null if none).",
-}
-MEMBER_COLUMNS = {
-    "session_id": "Session id.",
-    "at_id": "The target, as in contexts().",
-    "entry_id": "Entry that gives the message (the compaction for its summary).",
-    "position": "0-based position of the message in the context.",
-}
+_S, _I64 = pa.string(), pa.int64()
+
+CONTEXT_COLUMNS: tuple[Column, ...] = (
+    Column("session_id", _S, "Session id."),
+    Column("file", _S, "Session file."),
+    Column("at_id", _S, "The target: an assistant message for at='calls', else the entry itself."),
+    Column("context_id", _S, "The entry the context is built at (for a call: its parent, i.e. what the model "
+           "was sent)."),
+    Column("message_count", _I64, "Length of pi's buildSessionContext message list there (null on a parent "
+           "cycle)."),
+    Column("context_tokens", _I64, "pi's estimateContextTokens of that context."),
+    Column("usage_tokens", _I64, "Usage tokens of the last valid assistant message in the context (0 if none; "
+           "when it sits in a seed retained tail, plus the estimates after it within the tail)."),
+    Column("trailing_tokens", _I64, "Estimated tokens of the messages after it (all messages if none)."),
+    Column("projected_tokens", _I64, "pi 1.6's estimateProjectedContextTokens (what it compares with the window "
+           "and records as tokensBefore): context_tokens while the usage is newer than every context_edit and "
+           "compaction on the path, else every message estimated (the current system message once). Null "
+           "under rules='pi-0.58'."),
+    Column("thinking_level", _S, "Thinking level in effect ('off' by default)."),
+    Column("provider", _S, "Provider of the model in effect (null if none)."),
+    Column("model", _S, "Model id in effect (null if none)."),
+    Column("compaction_id", _S, "The compaction in effect (null if none)."),
+)
+MEMBER_COLUMNS: tuple[Column, ...] = (
+    Column("session_id", _S, "Session id."),
+    Column("at_id", _S, "The target, as in contexts()."),
+    Column("entry_id", _S, "Entry that gives the message (the compaction for its summary)."),
+    Column("position", _I64, "0-based position of the message in the context."),
+)
 
 
 def _np(col, fill, dtype) -> np.ndarray:
@@ -237,12 +245,12 @@ def _prepare(table: pa.Table, rules: Rules | None = None) -> _Prepared:
     return per_table(_prepared_16 if which == "pi-1.6" else _prepared_058, table)
 
 
-def _targets(prep: _Prepared, at: Any, session_id: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(target rows, base rows) for ``at``, within one session when ``session_id`` is given."""
+def _targets(prep: _Prepared, at: Any, session_id: SessionIds = None) -> tuple[np.ndarray, np.ndarray]:
+    """(target rows, base rows) for ``at``, within the sessions ``session_id`` names (None: all)."""
     tgt, base = _all_targets(prep, at)
-    if session_id is not None:
-        keep = np.asarray(pc.fill_null(pc.equal(prep.table["session_id"], session_id), False)
-                          .to_numpy(zero_copy_only=False), bool)[tgt]
+    mask = session_mask(prep.table, session_id)
+    if mask is not None:
+        keep = np.asarray(mask.to_numpy(zero_copy_only=False), bool)[tgt]
         tgt, base = tgt[keep], base[keep]
     return tgt, base
 
@@ -288,27 +296,29 @@ def _per_file(forest: Forest, column: str, rows: np.ndarray) -> pa.Array:
     return pc.take(values, pa.array(forest.file_code[np.asarray(rows, np.int64)], pa.int64()))
 
 
-def contexts(entries, at: Target = "calls", *, session_id: str | None = None, rules: Rules | None = None) -> pa.Table:
+@returns(CONTEXT_COLUMNS)
+def contexts(entries, *, at: Target = "calls", session_id: SessionIds = None, rules: Rules | None = None) -> pa.Table:
     """pi's context at many targets of many sessions at once.
 
     Args:
-        entries: the entries table (``entries_table()`` or its pandas view).
-        at: ``"calls"`` (every assistant message: the context built at its parent, i.e. what the
-            model was sent), ``"leaves"`` (entries that are nobody's parent), ``"entries"`` (every
-            entry), or entry ids (matched in every session unless ``session_id`` is given).
-        session_id: only the targets of this session.
+        entries: a :class:`~sessionlab.Corpus` or its entries table (Arrow or pandas).
+        at: the targets, as everywhere ``at=`` appears (``contexts``, ``context_members``,
+            ``find_cut_points``), with the same default: ``"calls"`` (every assistant message: the
+            context built at its parent, i.e. what the model was sent), ``"leaves"`` (entries that
+            are nobody's parent), ``"entries"`` (every entry), or entry ids (matched in every
+            session unless ``session_id`` is given).
+        session_id: only the targets of this session (or these sessions).
         rules: ``"pi-1.6"`` or ``"pi-0.58"`` (see :mod:`sessionlab._rules`); default: the rules the
             table was loaded with (a different value raises :class:`~sessionlab.RulesMismatchError`).
 
     Returns:
-        One row per target. Columns:
-            session_id, file, at_id, context_id, message_count, context_tokens, usage_tokens,
-            trailing_tokens, projected_tokens, thinking_level, provider, model, compaction_id (see
-            ``CONTEXT_COLUMNS``). A target on a parent cycle has null counts.
+        One row per target (a target on a parent cycle has null counts), with columns:
+
+{columns}
 
     Example:
-        >>> from sessionlab import entries_table  # doctest: +SKIP
-        >>> contexts(entries_table("data/"), at="calls").to_pandas().head()  # doctest: +SKIP
+        >>> from sessionlab import load  # doctest: +SKIP
+        >>> contexts(load("data/"), at="calls").to_pandas().head()  # doctest: +SKIP
     """
     table = as_table(entries)
     prep = _prepare(table, rules)
@@ -322,7 +332,7 @@ def contexts(entries, at: Target = "calls", *, session_id: str | None = None, ru
 
     thinking = _take(t["thinking_level"], r["think"])
     thinking = pc.if_else(pa.array(null_count), pa.scalar(None, pa.string()), pc.fill_null(thinking, "off"))
-    return pa.table({
+    return pa.Table.from_pydict({
         "session_id": _per_file(prep.forest, "session_id", tgt),
         "file": _per_file(prep.forest, "file", tgt),
         "at_id": _take(t["entry_id"], tgt),
@@ -337,17 +347,26 @@ def contexts(entries, at: Target = "calls", *, session_id: str | None = None, ru
         "provider": _take(t["provider"], r["model_src"]),
         "model": _take(t["model"], r["model_src"]),
         "compaction_id": _take(t["entry_id"], r["comp"]),
-    })
+    }, schema=schema_of(CONTEXT_COLUMNS))
 
 
-def context_members(entries, at: Target = "calls", *, session_id: str | None = None,
+contexts_df = df_variant(contexts)
+
+
+@returns(MEMBER_COLUMNS)
+def context_members(entries, *, at: Target = "calls", session_id: SessionIds = None,
                     rules: Rules | None = None) -> pa.Table:
     """Which entries make up each context, in order: one row per context message.
 
-    Columns: session_id, at_id, entry_id, position (see ``MEMBER_COLUMNS``). The compaction in
-    effect appears at position 0 (its summary; under ``pi-1.6`` at positions 0 and 1 when it replays
-    a system message). Built by walking all targets up their paths in lockstep: the work is
-    proportional to the output. ``rules`` as in :func:`contexts`.
+    ``at``, ``session_id`` and ``rules`` are those of :func:`contexts`. The compaction in effect
+    appears at position 0 (its summary; under ``pi-1.6`` at positions 0 and 1 when it replays a
+    system message). Built by walking all targets up their paths in lockstep: the work is
+    proportional to the output.
+
+    Returns:
+        One row per message of each context, with columns:
+
+{columns}
     """
     table = as_table(entries)
     prep = _prepare(table, rules)
@@ -412,27 +431,32 @@ def context_members(entries, at: Target = "calls", *, session_id: str | None = N
             sl = slice(offsets[q], offsets[q] + len(rows))
             out_target[sl], out_entry[sl], out_pos[sl] = q, rows, np.arange(len(rows))
     tg = tgt[out_target]
-    return pa.table({
+    return pa.Table.from_pydict({
         "session_id": _take(table["session_id"], tg),
         "at_id": _take(table["entry_id"], tg),
         "entry_id": _take(table["entry_id"], out_entry),
         "position": pa.array(out_pos, pa.int64()),
-    })
+    }, schema=schema_of(MEMBER_COLUMNS))
 
 
-def context_messages(entries, at_id: str, *, session_id: str | None = None, rules: Rules | None = None) -> list:
+context_members_df = df_variant(context_members)
+
+
+def context_messages(entries, at_id: str, *, session_id: SessionIds = None, rules: Rules | None = None) -> list:
     """The messages of the context at ``at_id`` (an entry of the table), as the object model
     builds them: equal to ``Session.build_context(leaf_id=at_id).messages`` on that file.
 
-    The table holds no message content, so the member entries are read back from their file.
+    ``session_id`` (one id or a list) says where to look when the id is in several sessions. The
+    table holds no message content, so the member entries are read back from their file.
     """
     from ..context import build_session_context
     from ..io.reader import read_session
 
     table = as_table(entries)
     mask = pc.equal(table["entry_id"], at_id)
-    if session_id is not None:
-        mask = pc.and_(mask, pc.equal(table["session_id"], session_id))
+    in_sessions = session_mask(table, session_id)
+    if in_sessions is not None:
+        mask = pc.and_(mask, in_sessions)
     rows = table.filter(mask)
     if rows.num_rows == 0:
         from ..errors import EntryNotFoundError

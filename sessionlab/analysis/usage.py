@@ -16,11 +16,68 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..tables._conventions import df_variant, returns
+from ..tables._schema import TIMESTAMP, Column, columns_doc, schema_of
+from ..tables.corpus import SessionIds, select_sessions
 from ._forest import Forest, as_table
 
-__all__ = ["usage_by", "branch_costs", "cache_efficiency", "current_branch_mask", "USAGE_GROUPS"]
+__all__ = ["usage_by", "usage_by_df", "branch_costs", "branch_costs_df", "cache_efficiency", "cache_efficiency_df",
+           "current_branch_mask", "USAGE_GROUPS", "USAGE_KEY_COLUMNS", "USAGE_COLUMNS", "BRANCH_COST_COLUMNS",
+           "CACHE_COLUMNS"]
 
 USAGE_GROUPS = ("session_id", "file", "day", "model", "provider", "api", "branch", "stop_reason", "usage_kind")
+
+_S, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
+
+USAGE_KEY_COLUMNS: tuple[Column, ...] = (
+    Column("session_id", _S, "Session id."),
+    Column("file", _S, "Session file."),
+    Column("day", pa.date32(), "The call's date in ``tz``."),
+    Column("model", _S, "Model of the call."),
+    Column("provider", _S, "Provider of the call."),
+    Column("api", _S, "API of the call."),
+    Column("branch", _S, "'current' (on the path from the root to pi's leaf) or 'abandoned'."),
+    Column("stop_reason", _S, "stopReason of the call."),
+    Column("usage_kind", _S, "What the spend paid for: 'message' for calls; for spend that is no message "
+           "(pi 1.6) the usage entry's kind ('title', 'summary'...), 'compaction' or 'branch_summary'."),
+)
+USAGE_COLUMNS: tuple[Column, ...] = (
+    Column("calls", _I64, "Number of calls (assistant messages); the token and cost sums also hold the "
+           "spend that is no message (group by usage_kind to tell it apart)."),
+    Column("input_tokens", _I64, "Sum of input_tokens."),
+    Column("output_tokens", _I64, "Sum of output_tokens."),
+    Column("cache_read_tokens", _I64, "Sum of cache_read_tokens."),
+    Column("cache_write_tokens", _I64, "Sum of cache_write_tokens."),
+    Column("total_tokens", _I64, "pi's calculateContextTokens of each call, summed."),
+    Column("cost_usd", _F64, "Sum of cost_usd, USD."),
+)
+BRANCH_COST_COLUMNS: tuple[Column, ...] = (
+    Column("session_id", _S, "Session id."),
+    Column("file", _S, "Session file."),
+    Column("calls_current", _I64, "Calls on the current branch."),
+    Column("calls_abandoned", _I64, "Calls on abandoned branches."),
+    Column("tokens_current", _I64, "pi's context tokens of the calls on the current branch, summed (with the "
+           "spend that is no message: a compaction's summary call is on its compaction's branch)."),
+    Column("tokens_abandoned", _I64, "The same on abandoned branches."),
+    Column("cost_current", _F64, "Cost of the calls on the current branch, USD."),
+    Column("cost_abandoned", _F64, "Cost of the calls on abandoned branches, USD."),
+    Column("abandoned_cost_share", _F64, "cost_abandoned / total cost; null when nothing was spent."),
+)
+CACHE_COLUMNS: tuple[Column, ...] = (
+    Column("session_id", _S, "Session id."),
+    Column("at_id", _S, "The call (an assistant message)."),
+    Column("timestamp", TIMESTAMP, "Its timestamp."),
+    Column("provider", _S, "Its provider."),
+    Column("model", _S, "Its model."),
+    Column("prompt_tokens", _I64, "input + cache read + cache write."),
+    Column("cache_read_tokens", _I64, "Tokens read from the cache."),
+    Column("cache_write_tokens", _I64, "Tokens written to the cache."),
+    Column("hit_ratio", _F64, "cache read / prompt tokens; null for an empty prompt."),
+    Column("previous_call_id", _S, "The previous call on the same branch."),
+    Column("invalidated_by", _S, "'first_call' (no earlier call on the branch), 'compaction' (a compaction since "
+           "that call), 'model_change' (another provider or model than that call), 'branch_switch' (the "
+           "previous call in the file is on another branch: the user moved the leaf), or null."),
+)
 _SUMS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "context_tokens", "cost_usd")
 
 
@@ -66,30 +123,35 @@ def _day(ts, tz: str) -> pa.ChunkedArray:
     return pc.cast(pc.strftime(local, format="%Y-%m-%d"), pa.date32())
 
 
-def usage_by(entries, by: str | Sequence[str] = ("session_id",), *, tz: str = "UTC") -> pa.Table:
+def usage_by(entries, *, by: str | Sequence[str] = ("session_id",), tz: str = "UTC",
+             session_id: SessionIds = None) -> pa.Table:
     """Token buckets, cost and call counts per group.
 
     Args:
-        entries: the entries table.
+        entries: a :class:`~sessionlab.Corpus` or its entries table.
         by: one or more of ``session_id``, ``file``, ``day`` (the call's date in ``tz``), ``model``,
             ``provider``, ``api``, ``branch`` (``"current"`` or ``"abandoned"``), ``stop_reason``,
             ``usage_kind`` (``"message"`` for calls; a title, summary, compaction... otherwise).
         tz: IANA time zone for ``day``.
+        session_id: only the calls of this session (or these sessions).
 
     Returns:
-        One row per group, sorted by the keys. Columns: the keys, then calls (assistant calls),
-        input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, total_tokens (pi's
-        calculateContextTokens summed), cost_usd. Token and cost columns include the spend that is
-        no message (group by ``usage_kind`` to tell it apart).
+        One row per group, sorted by the keys. Columns: the keys,
+
+{keys}
+
+        then:
+
+{columns}
 
     Example:
-        >>> usage_by(entries_table("data/"), by=["day", "model"], tz="Europe/Vienna")  # doctest: +SKIP
+        >>> usage_by(load("data/"), by=["day", "model"], tz="Europe/Vienna")  # doctest: +SKIP
     """
     keys = [by] if isinstance(by, str) else list(by)
     bad = [k for k in keys if k not in USAGE_GROUPS]
     if bad or not keys:
         raise ValueError(f"by must be among {USAGE_GROUPS}, not {keys!r}")
-    table = as_table(entries)
+    table = select_sessions(entries, session_id)
     calls = _calls_mask(table)
     spend = _spend_mask(table)
     cols: dict[str, pa.ChunkedArray | pa.Array] = {}
@@ -112,21 +174,31 @@ def usage_by(entries, by: str | Sequence[str] = ("session_id",), *, tz: str = "U
     for s in _SUMS:
         name = "total_tokens" if s == "context_tokens" else s
         out[name] = grouped[f"{s}_sum"]
-    result = pa.table(out)
+    key_cols = {c.name: c for c in USAGE_KEY_COLUMNS}
+    result = pa.Table.from_pydict(out, schema=schema_of(tuple(key_cols[k] for k in keys) + USAGE_COLUMNS))
     return result.sort_by([(k, "ascending") for k in keys])
 
 
-def branch_costs(entries) -> pa.Table:
+usage_by.__doc__ = usage_by.__doc__.replace("{keys}", columns_doc(USAGE_KEY_COLUMNS))  # type: ignore[union-attr]
+usage_by = returns(USAGE_COLUMNS)(usage_by)
+usage_by.key_columns = USAGE_KEY_COLUMNS  # type: ignore[attr-defined]  # the keys come first
+usage_by_df = df_variant(usage_by)
+
+
+@returns(BRANCH_COST_COLUMNS)
+def branch_costs(entries, *, session_id: SessionIds = None) -> pa.Table:
     """Spend on the current branch vs on abandoned branches, per session.
 
+    Args:
+        entries: a :class:`~sessionlab.Corpus` or its entries table.
+        session_id: only this session (or these sessions).
+
     Returns:
-        Columns: session_id, file, calls_current, calls_abandoned, tokens_current,
-        tokens_abandoned (pi's context tokens summed), cost_current, cost_abandoned,
-        abandoned_cost_share (cost_abandoned / total cost; null when nothing was spent). Tokens
-        and costs include the spend that is no message (a compaction's summary call is on the
-        branch of its compaction entry).
+        One row per session file, with columns:
+
+{columns}
     """
-    table = as_table(entries)
+    table = select_sessions(entries, session_id)
     cur = current_branch_mask(table)
     calls = _calls_mask(table)
     spend = _spend_mask(table)
@@ -149,22 +221,27 @@ def branch_costs(entries) -> pa.Table:
     total = pc.add(out["cost_current"], out["cost_abandoned"])
     out["abandoned_cost_share"] = pc.if_else(pc.greater(total, 0), pc.divide(out["cost_abandoned"], total),
                                              pa.scalar(None, pa.float64()))
-    return pa.table(out).sort_by([("session_id", "ascending"), ("file", "ascending")])
+    return pa.Table.from_pydict(out, schema=schema_of(BRANCH_COST_COLUMNS)).sort_by(
+        [("session_id", "ascending"), ("file", "ascending")])
 
 
-def cache_efficiency(entries) -> pa.Table:
+branch_costs_df = df_variant(branch_costs)
+
+
+@returns(CACHE_COLUMNS)
+def cache_efficiency(entries, *, session_id: SessionIds = None) -> pa.Table:
     """Per call: how much of the prompt came from the cache, and what broke the cache.
 
+    Args:
+        entries: a :class:`~sessionlab.Corpus` or its entries table.
+        session_id: only the calls of this session (or these sessions).
+
     Returns:
-        One row per assistant call. Columns: session_id, at_id, timestamp, provider, model,
-        prompt_tokens (input + cache read + cache write), cache_read_tokens, cache_write_tokens,
-        hit_ratio (cache read / prompt tokens; null for an empty prompt), previous_call_id (the
-        previous call on the same branch), invalidated_by: ``"first_call"`` (no earlier call on
-        the branch), ``"compaction"`` (a compaction since that call), ``"model_change"`` (another
-        provider or model than that call), ``"branch_switch"`` (the previous call in the file is on
-        another branch: the user moved the leaf), or null.
+        One row per assistant call, with columns:
+
+{columns}
     """
-    table = as_table(entries)
+    table = select_sessions(entries, session_id)
     f = Forest.of(table)
     n = table.num_rows
     calls = _calls_mask(table)
@@ -201,7 +278,7 @@ def cache_efficiency(entries) -> pa.Table:
     idx = pa.array(rows, pa.int64())
     prev_ids = pc.take(table["entry_id"], pa.array(pp, pa.int64())) if n else pa.array([], pa.string())
     prev_ids = pc.if_else(pa.array(prev < 0), pa.scalar(None, pa.string()), prev_ids) if len(rows) else prev_ids
-    return pa.table({
+    return pa.Table.from_pydict({
         "session_id": pc.take(table["session_id"], idx),
         "at_id": pc.take(table["entry_id"], idx),
         "timestamp": pc.take(table["timestamp"], idx),
@@ -213,4 +290,7 @@ def cache_efficiency(entries) -> pa.Table:
         "hit_ratio": pa.array(ratio, pa.float64(), from_pandas=True),
         "previous_call_id": prev_ids,
         "invalidated_by": pa.array(cause, pa.string()),
-    })
+    }, schema=schema_of(CACHE_COLUMNS))
+
+
+cache_efficiency_df = df_variant(cache_efficiency)

@@ -1,7 +1,7 @@
 """Compaction: pi's cut points, compacting a session, and what-if policy simulation."""
 
 from .compact import compact, format_file_operations
-from .cut_points import CUT_POINT_COLUMNS, find_cut_points
+from .cut_points import CUT_POINT_COLUMNS, find_cut_points, find_cut_points_df
 from .policies import (
     CompactionPolicy,
     FractionPolicy,
@@ -13,11 +13,18 @@ from .policies import (
 )
 from .prepare import CompactionPreparation, CutPoint, file_lists, find_cut_point, prepare_compaction
 from .rules import is_cut_point, is_turn_start
-from .simulate import CALL_COLUMNS, SESSION_COLUMNS, SimulationResult, fit_prices, simulate_compaction
+from .simulate import (
+    SIMULATION_CALL_COLUMNS,
+    SIMULATION_SESSION_COLUMNS,
+    SimulationResult,
+    fit_prices,
+    simulate_compaction,
+)
 
 __all__ = [
     "CUT_POINT_COLUMNS",
     "find_cut_points",
+    "find_cut_points_df",
     "CompactionPolicy",
     "FractionPolicy",
     "KeepLastTurnsPolicy",
@@ -25,8 +32,8 @@ __all__ = [
     "PiThresholdPolicy",
     "RetainedTailPolicy",
     "SummarySize",
-    "CALL_COLUMNS",
-    "SESSION_COLUMNS",
+    "SIMULATION_CALL_COLUMNS",
+    "SIMULATION_SESSION_COLUMNS",
     "SimulationResult",
     "fit_prices",
     "simulate_compaction",

@@ -25,27 +25,33 @@ from ..analysis._forest import Forest, as_table, per_table
 from ..analysis.contexts import Target, _prepare, _take, _targets
 from .._rules import Rules
 from ..tables._pi16 import table_rules_for
+from ..tables._conventions import df_variant, returns
+from ..tables._schema import Column, schema_of
+from ..tables.corpus import SessionIds
 from .rules import CUT_POINT_ENTRY_TYPES, CUT_POINT_ROLES, TURN_START_ENTRY_TYPES, TURN_START_ROLES
 
-__all__ = ["find_cut_points", "CUT_POINT_COLUMNS"]
+__all__ = ["find_cut_points", "find_cut_points_df", "CUT_POINT_COLUMNS"]
 
-CUT_POINT_COLUMNS = {
-    "session_id": "Session id.",
-    "file": "Session file.",
-    "at_id": "The target (the branch is root to it; for at='calls' the branch through the call, "
-             "since pi checks for compaction after the call's response).",
-    "first_kept_entry_id": "First entry kept (pi's firstKeptEntryId); null when pi returns nothing "
-                           "(the target is a compaction).",
-    "is_split_turn": "Whether the cut falls inside a turn.",
-    "turn_start_id": "The turn start at or above the cut (null when the cut is a user message or there is none).",
-    "tokens_before": "pi's tokensBefore: under pi-1.6 the projected estimate of the branch "
-                     "(estimateProjectedContextTokens); under pi-0.58 estimateContextTokens of the "
-                     "messages from the previous compaction on.",
-    "messages_to_summarize": "Number of messages pi would summarize.",
-    "turn_prefix_messages": "Number of messages of the split turn's prefix (0 when not split).",
-    "kept_message_tokens": "Estimated tokens of the message entries from the cut to the target.",
-    "previous_compaction_id": "The compaction the boundary starts after (null if none).",
-}
+_S, _I64 = pa.string(), pa.int64()
+
+CUT_POINT_COLUMNS: tuple[Column, ...] = (
+    Column("session_id", _S, "Session id."),
+    Column("file", _S, "Session file."),
+    Column("at_id", _S, "The target (the branch is root to it; for at='calls' the branch through the call, "
+           "since pi checks for compaction after the call's response)."),
+    Column("first_kept_entry_id", _S, "First entry kept (pi's firstKeptEntryId); null when pi returns nothing "
+           "(the target is a compaction)."),
+    Column("is_split_turn", pa.bool_(), "Whether the cut falls inside a turn."),
+    Column("turn_start_id", _S, "The turn start at or above the cut (null when the cut is a user message or "
+           "there is none)."),
+    Column("tokens_before", _I64, "pi's tokensBefore: under pi-1.6 the projected estimate of the branch "
+           "(estimateProjectedContextTokens); under pi-0.58 estimateContextTokens of the messages from the "
+           "previous compaction on."),
+    Column("messages_to_summarize", _I64, "Number of messages pi would summarize."),
+    Column("turn_prefix_messages", _I64, "Number of messages of the split turn's prefix (0 when not split)."),
+    Column("kept_message_tokens", _I64, "Estimated tokens of the message entries from the cut to the target."),
+    Column("previous_compaction_id", _S, "The compaction the boundary starts after (null if none)."),
+)
 
 
 class _CutArrays:
@@ -147,29 +153,30 @@ def _arrays16(table: pa.Table):
     return CutArrays16(_prepare(table, "pi-1.6"))
 
 
+@returns(CUT_POINT_COLUMNS)
 def find_cut_points(
-    entries, at: Target = "leaves", keep_recent_tokens: int = 20000, *, session_id: str | None = None,
+    entries, *, at: Target = "calls", keep_recent_tokens: int = 20000, session_id: SessionIds = None,
     rules: Rules | None = None,
 ) -> pa.Table:
     """Where pi's ``prepareCompaction`` would cut, for many targets at once.
 
     Args:
-        entries: the entries table.
-        at: ``"calls"``, ``"leaves"``, ``"entries"`` or entry ids, as in ``contexts`` (for calls the
-            branch runs through the call).
+        entries: a :class:`~sessionlab.Corpus` or its entries table.
+        at: ``"calls"`` (the default, as in :func:`~sessionlab.contexts`), ``"leaves"``,
+            ``"entries"`` or entry ids (for calls the branch runs through the call).
         keep_recent_tokens: pi's ``keepRecentTokens`` (default 20000).
-        session_id: only the targets of this session.
+        session_id: only the targets of this session (or these sessions).
         rules: ``"pi-1.6"`` (pi's projection: the previous compaction's kept range is summarised
             again, nothing to summarise gives nulls) or ``"pi-0.58"``; default: the table's rules.
 
     Returns:
-        One row per target. Columns: session_id, file, at_id, first_kept_entry_id, is_split_turn,
-        turn_start_id, tokens_before, messages_to_summarize, turn_prefix_messages,
-        kept_message_tokens, previous_compaction_id (see ``CUT_POINT_COLUMNS``). Where pi returns
-        nothing (the target is a compaction) or the branch loops, the values are null.
+        One row per target (where pi returns nothing, the target is a compaction, or the branch
+        loops, the values are null), with columns:
+
+{columns}
 
     Example:
-        >>> find_cut_points(entries_table("data/"), at="leaves").to_pandas()  # doctest: +SKIP
+        >>> find_cut_points(load("data/"), at="leaves").to_pandas()  # doctest: +SKIP
     """
     table = as_table(entries)
     which = table_rules_for(table, rules)
@@ -187,7 +194,7 @@ def find_cut_points(
     def ints(x: np.ndarray) -> pa.Array:
         return pa.array(x, pa.int64(), mask=bad)
 
-    return pa.table({
+    return pa.Table.from_pydict({
         "session_id": _take(table["session_id"], tgt),
         "file": _take(table["file"], tgt),
         "at_id": _take(table["entry_id"], tgt),
@@ -199,4 +206,7 @@ def find_cut_points(
         "turn_prefix_messages": ints(r["prefix"]),
         "kept_message_tokens": ints(r["kept"]),
         "previous_compaction_id": _take(table["entry_id"], r["prev"]),
-    })
+    }, schema=schema_of(CUT_POINT_COLUMNS))
+
+
+find_cut_points_df = df_variant(find_cut_points)

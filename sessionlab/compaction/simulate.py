@@ -36,48 +36,72 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..analysis._forest import as_table, per_table
+from ..analysis._forest import per_table
 from ..analysis.contexts import _prepare
 from ..analysis.usage import current_branch_mask
 from .._rules import Rules
 from ..tables._pi16 import table_rules_for
+from ..tables._schema import Column, columns_doc, schema_of
+from ..tables.corpus import SessionIds, select_sessions
 from .cut_points import _arrays, cut_point_rows
 from .policies import CompactionPolicy
 
-__all__ = ["SimulationResult", "simulate_compaction", "fit_prices", "SESSION_COLUMNS", "CALL_COLUMNS"]
+__all__ = ["SimulationResult", "simulate_compaction", "fit_prices", "SIMULATION_SESSION_COLUMNS",
+           "SIMULATION_CALL_COLUMNS"]
 
-SESSION_COLUMNS = {
-    "session_id": "Session id.", "file": "Session file.", "leaf_id": "The branch's leaf.",
-    "policy": "Policy name.", "policy_index": "Position of the policy in the list given.",
-    "context_window": "The policy's window (null for NeverCompact without one).",
-    "calls": "Calls replayed.", "compactions": "Simulated compactions.",
-    "recorded_compactions": "Compactions the session really made on this branch.",
-    "matched_compactions": "Simulated compactions right after a call the session really compacted after.",
-    "peak_context_tokens": "Largest context (usage total) reached.",
-    "prompt_tokens": "Prompt tokens sent, summed over the calls.",
-    "summarized_tokens": "Tokens replaced by summaries, summed over the compactions.",
-    "cost_usd": "Estimated cost of the calls with fitted per-model prices.",
-    "recorded_cost_usd": "The calls' recorded cost.",
-    "overflow_calls": "Calls whose prompt would not fit the window.",
-}
-CALL_COLUMNS = {
-    "session_id": "Session id.", "leaf_id": "The branch's leaf.", "policy_index": "Policy position.",
-    "at_id": "The assistant call.", "call_index": "0-based position of the call on the branch.",
-    "prompt_tokens": "Prompt sent at this call under the policy.",
-    "context_before": "Context after the call (usage total) before any compaction.",
-    "context_after": "Context after the compaction this call triggered (= before when none).",
-    "compacted": "Whether the policy compacted after this call.",
-    "cut_entry_id": "First entry kept by that compaction.",
-    "recorded_compaction": "Whether the session really compacted after this call.",
-    "cost_usd": "Estimated cost of the call under the policy.",
-}
+_S, _I32, _I64, _F64, _B = pa.string(), pa.int32(), pa.int64(), pa.float64(), pa.bool_()
+
+SIMULATION_SESSION_COLUMNS: tuple[Column, ...] = (
+    Column("session_id", _S, "Session id."),
+    Column("file", _S, "Session file."),
+    Column("leaf_id", _S, "The branch's leaf."),
+    Column("policy", _S, "Policy name."),
+    Column("policy_index", _I32, "Position of the policy in the list given."),
+    Column("context_window", _I64, "The policy's window (null for NeverCompact without one)."),
+    Column("calls", _I64, "Calls replayed."),
+    Column("compactions", _I64, "Simulated compactions."),
+    Column("recorded_compactions", _I64, "Compactions the session really made on this branch."),
+    Column("matched_compactions", _I64, "Simulated compactions right after a call the session really "
+           "compacted after."),
+    Column("peak_context_tokens", _I64, "Largest context (usage total) reached."),
+    Column("prompt_tokens", _I64, "Prompt tokens sent, summed over the calls."),
+    Column("summarized_tokens", _I64, "Tokens replaced by summaries, summed over the compactions."),
+    Column("cost_usd", _F64, "Estimated cost of the calls with fitted per-model prices."),
+    Column("recorded_cost_usd", _F64, "The calls' recorded cost."),
+    Column("overflow_calls", _I64, "Calls whose prompt would not fit the window."),
+)
+SIMULATION_CALL_COLUMNS: tuple[Column, ...] = (
+    Column("session_id", _S, "Session id."),
+    Column("leaf_id", _S, "The branch's leaf."),
+    Column("policy_index", _I32, "Policy position."),
+    Column("at_id", _S, "The assistant call."),
+    Column("call_index", _I64, "0-based position of the call on the branch."),
+    Column("prompt_tokens", _I64, "Prompt sent at this call under the policy."),
+    Column("context_before", _I64, "Context after the call (usage total) before any compaction."),
+    Column("context_after", _I64, "Context after the compaction this call triggered (= before when none)."),
+    Column("compacted", _B, "Whether the policy compacted after this call."),
+    Column("cut_entry_id", _S, "First entry kept by that compaction."),
+    Column("recorded_compaction", _B, "Whether the session really compacted after this call."),
+    Column("cost_usd", _F64, "Estimated cost of the call under the policy."),
+)
 
 
 class SimulationResult:
     """``sessions``: one row per (session branch, policy); ``calls``: one row per (branch, policy,
-    call), built on first access (it is policies x calls rows long); ``policies``: as given."""
+    call), built on first access (it is policies x calls rows long); ``policies``: as given.
+    ``sessions_df()`` and ``calls_df()`` are their pandas views.
+
+    Columns of ``sessions``:
+
+{sessions}
+
+    Columns of ``calls``:
+
+{calls}
+    """
 
     __slots__ = ("sessions", "_calls", "policies")
+    columns = {"sessions": SIMULATION_SESSION_COLUMNS, "calls": SIMULATION_CALL_COLUMNS}
 
     def __init__(self, sessions: pa.Table, calls: pa.Table | Callable[[], pa.Table], policies: tuple = ()) -> None:
         self.sessions = sessions
@@ -90,14 +114,30 @@ class SimulationResult:
             self._calls = self._calls()
         return self._calls
 
+    def sessions_df(self):
+        from ..tables.corpus import to_pandas
+
+        return to_pandas(self.sessions)
+
+    def calls_df(self):
+        from ..tables.corpus import to_pandas
+
+        return to_pandas(self.calls)
+
     def __repr__(self) -> str:
         return f"SimulationResult(sessions={self.sessions.num_rows} rows, policies={len(self.policies)})"
 
 
-def fit_prices(entries) -> dict[str, tuple[float, float, float, float]]:
+SimulationResult.__doc__ = SimulationResult.__doc__.replace(  # type: ignore[union-attr]
+    "{sessions}", columns_doc(SIMULATION_SESSION_COLUMNS, 4)).replace(
+    "{calls}", columns_doc(SIMULATION_CALL_COLUMNS, 4))
+
+
+def fit_prices(entries, *, session_id: SessionIds = None) -> dict[str, tuple[float, float, float, float]]:
     """Per model: USD per token for (input, output, cache read, cache write), fitted by least
-    squares to the recorded calls' usage and cost (exact when the recorded costs are linear)."""
-    table = as_table(entries)
+    squares to the recorded calls' usage and cost (exact when the recorded costs are linear);
+    ``session_id``: fitted to the calls of this session (or these sessions) only."""
+    table = select_sessions(entries, session_id)
     calls = table.filter(pc.and_(pc.equal(table["type"], "message"), pc.equal(table["role"], "assistant")))
 
     def col(name: str) -> np.ndarray:
@@ -150,6 +190,7 @@ def simulate_compaction(
     entries,
     policies: Sequence[CompactionPolicy],
     *,
+    session_id: SessionIds = None,
     branch: Literal["current", "all"] = "current",
     recorded: Literal["replace", "keep"] = "replace",
     prices: dict[str, tuple[float, float, float, float]] | None = None,
@@ -158,21 +199,24 @@ def simulate_compaction(
     """Replay every session's calls under each policy (see the module doc).
 
     Args:
-        entries: the entries table.
+        entries: a :class:`~sessionlab.Corpus` or its entries table.
         policies: policies to compare (see :mod:`sessionlab.compaction.policies`).
+        session_id: replay only this session (or these sessions).
         branch: ``"current"`` replays each session's current branch; ``"all"`` every branch (one
             run per leaf; calls shared by branches count in each).
         recorded: ``"replace"`` undoes the session's own compactions first; ``"keep"`` keeps them.
-        prices: per-model prices; default :func:`fit_prices` on ``entries``.
+        prices: per-model prices; default :func:`fit_prices` on all of ``entries`` (also when
+            ``session_id`` picks some sessions, so a session's figures do not depend on which
+            others are replayed with it).
         rules: whose contexts and cut points: ``"pi-1.6"`` or ``"pi-0.58"`` (default: the table's).
 
     Returns:
-        :class:`SimulationResult` with ``sessions`` (columns in ``SESSION_COLUMNS``) and ``calls``
-        (columns in ``CALL_COLUMNS``).
+        :class:`SimulationResult` with ``sessions`` (columns in ``SIMULATION_SESSION_COLUMNS``) and
+        ``calls`` (columns in ``SIMULATION_CALL_COLUMNS``).
 
     Example:
         >>> policies = [PiThresholdPolicy(200_000), NeverCompact()]
-        >>> res = simulate_compaction(entries_table("data/"), policies)  # doctest: +SKIP
+        >>> res = simulate_compaction(load("data/"), policies)  # doctest: +SKIP
         >>> res.sessions.to_pandas()[["session_id", "policy", "compactions", "cost_usd"]]  # doctest: +SKIP
     """
     policies = list(policies)
@@ -180,13 +224,13 @@ def simulate_compaction(
         raise ValueError(f"branch must be 'current' or 'all', not {branch!r}")
     if recorded not in ("replace", "keep"):
         raise ValueError(f"recorded must be 'replace' or 'keep', not {recorded!r}")
-    table = as_table(entries)
+    prices = prices if prices is not None else fit_prices(entries)
+    table = select_sessions(entries, session_id)
     which = table_rules_for(table, rules)
     prep = _prepare(table, which)
     cut = _arrays(table)
     f = prep.forest
     n = table.num_rows
-    prices = prices if prices is not None else fit_prices(table)
 
     # per-row quantities (whole table, vectorised)
     calls = prep.is_assistant & ~f.cyclic
@@ -460,7 +504,7 @@ def _sessions_table(table: pa.Table, parts: list[dict[str, np.ndarray]], policie
     names = np.array([p.name for p in policies] or [""], object)
     windows = np.array([p.context_window if p.context_window is not None else -1 for p in policies] or [-1])
     win = windows[pidx] if len(pidx) else np.zeros(0, np.int64)
-    return pa.table({
+    return pa.Table.from_pydict({
         "session_id": _take_rows(table["session_id"], _cat(parts, "row")),
         "file": _take_rows(table["file"], _cat(parts, "row")),
         "leaf_id": _take_rows(table["entry_id"], _cat(parts, "leaf")),
@@ -473,11 +517,11 @@ def _sessions_table(table: pa.Table, parts: list[dict[str, np.ndarray]], policie
         "cost_usd": pa.array(_cat(parts, "cost_usd", np.float64)),
         "recorded_cost_usd": pa.array(_cat(parts, "recorded_cost_usd", np.float64)),
         "overflow_calls": pa.array(_cat(parts, "overflow_calls", np.int64)),
-    })
+    }, schema=schema_of(SIMULATION_SESSION_COLUMNS))
 
 
 def _calls_table(table: pa.Table, parts: list[dict[str, np.ndarray]]) -> pa.Table:
-    return pa.table({
+    return pa.Table.from_pydict({
         "session_id": _take_rows(table["session_id"], _cat(parts, "first")),
         "leaf_id": _take_rows(table["entry_id"], _cat(parts, "leaf")),
         "policy_index": pa.array(_cat(parts, "policy_index"), pa.int32()),
@@ -489,4 +533,4 @@ def _calls_table(table: pa.Table, parts: list[dict[str, np.ndarray]]) -> pa.Tabl
         "cut_entry_id": _take_rows(table["entry_id"], _cat(parts, "cut_row")),
         "recorded_compaction": pa.array(_cat(parts, "recorded_compaction", bool), pa.bool_()),
         "cost_usd": pa.array(_cat(parts, "cost_usd", np.float64)),
-    })
+    }, schema=schema_of(SIMULATION_CALL_COLUMNS))

@@ -39,9 +39,15 @@ from ..model.entries import LeafEntry
 from .dialects import Dialect, detect_dialect, entry_from_dict, header_from_dict
 from .migrate import CURRENT_VERSION, migrate_objects
 
-__all__ = ["LineIssue", "SessionFile", "read_session", "parse_session_bytes", "OnBadLines"]
+__all__ = ["LineIssue", "SessionFile", "read_session", "parse_session_bytes", "OnBadLines", "check_on_bad_lines"]
 
 OnBadLines = Literal["raise", "warn", "skip"]
+
+
+def check_on_bad_lines(on_bad_lines: object) -> None:
+    """Raise ``ValueError`` unless ``on_bad_lines`` is one of :data:`OnBadLines`' values."""
+    if on_bad_lines not in ("raise", "warn", "skip"):
+        raise ValueError(f"on_bad_lines must be 'raise', 'warn' or 'skip', not {on_bad_lines!r}")
 
 _EXCERPT = 80
 _WS = " \t\r\n\ufeff"
@@ -129,8 +135,7 @@ def _excerpt(text: str) -> str:
 
 def parse_session_bytes(data: bytes, *, path: str | None = None, on_bad_lines: OnBadLines = "warn") -> SessionFile:
     """Parse the bytes of a session file; see :func:`read_session`."""
-    if on_bad_lines not in ("raise", "warn", "skip"):
-        raise ValueError(f"on_bad_lines must be 'raise', 'warn' or 'skip', not {on_bad_lines!r}")
+    check_on_bad_lines(on_bad_lines)
     from .v4 import parse_v4_bytes, sniff_v4  # (v4 imports this module)
 
     if sniff_v4(data):

@@ -4,12 +4,12 @@ Every function draws on the ``ax`` given (or on a new figure) and returns the ``
 result can be restyled; none calls ``plt.show()``. Text that comes from sessions (labels, model
 names, ids) is drawn literally: ``$`` is escaped so matplotlib never reads it as mathtext.
 
-:func:`tree_layout` needs no matplotlib.
+:func:`tree_layout` (Arrow) and :func:`tree_layout_df` (pandas) need no matplotlib.
 """
 
-from ._layout import LAYOUT_COLUMNS, tree_layout
+from ._layout import LAYOUT_COLUMNS, tree_layout, tree_layout_df
 from ._timeline import plot_context_timeline
 from ._tree import plot_tree
 from ._usage import plot_usage
 
-__all__ = ["LAYOUT_COLUMNS", "plot_context_timeline", "plot_tree", "plot_usage", "tree_layout"]
+__all__ = ["LAYOUT_COLUMNS", "plot_context_timeline", "plot_tree", "plot_usage", "tree_layout", "tree_layout_df"]

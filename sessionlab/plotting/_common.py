@@ -8,27 +8,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..analysis._forest import as_table
-from ..errors import EntryNotFoundError
+from ..tables.corpus import SessionIds, one_session
 
 __all__ = ["session_rows", "pyplot", "plain", "shorten", "thousands", "new_axes", "to_np"]
 
 
-def session_rows(entries, session_id: str | None) -> pa.Table:
+def session_rows(entries, session_id: SessionIds) -> pa.Table:
     """The rows of one session (``session_id=None``: the table must hold exactly one session)."""
-    table = as_table(entries)
-    ids = table["session_id"]
-    if session_id is None:
-        found = pc.unique(ids).to_pylist()
-        if len(found) != 1:
-            raise ValueError(f"the table holds {len(found)} sessions; pass session_id")
-        session_id = found[0]
-    table = table.filter(pc.fill_null(pc.equal(ids, session_id), False))
-    if table.num_rows == 0:
-        raise EntryNotFoundError(f"no entries for session {session_id!r}")
-    if len(pc.unique(table["file"])) > 1:
-        raise ValueError(f"session {session_id!r} is in several files; filter the table by file first")
-    return table
+    return one_session(entries, session_id)
 
 
 def to_np(col, fill) -> np.ndarray:

@@ -31,20 +31,25 @@ import pyarrow.compute as pc
 
 from ..analysis._forest import Forest, _doubling_nearest, _doubling_sum
 from ..analysis.usage import current_branch_mask
+from ..tables._conventions import df_variant, returns
+from ..tables._schema import Column, schema_of
+from ..tables.corpus import SessionIds
 from ._common import session_rows, to_np
 
-__all__ = ["tree_layout", "LAYOUT_COLUMNS", "Layout", "compute_layout"]
+__all__ = ["tree_layout", "tree_layout_df", "LAYOUT_COLUMNS", "Layout", "compute_layout"]
 
-LAYOUT_COLUMNS = {
-    "entry_id": "Entry id (seed leaf records are not nodes; a duplicated id keeps its last row, as pi).",
-    "parent_id": "Parent in the layout (null for a root, an orphan, or an entry cut loose at a parent cycle).",
-    "x": "Horizontal position: leaves at 0, 1, 2... in depth-first order, a parent midway between "
-         "its first and last child.",
-    "y": "Depth (0 for a root).",
-    "type": "Entry type.",
-    "role": "Message role (null for other types).",
-    "on_current_branch": "Whether the entry is on the path from the root to pi's leaf.",
-}
+LAYOUT_COLUMNS: tuple[Column, ...] = (
+    Column("entry_id", pa.string(), "Entry id (seed leaf records are not nodes; a duplicated id keeps its last "
+           "row, as pi)."),
+    Column("parent_id", pa.string(), "Parent in the layout (null for a root, an orphan, or an entry cut loose at "
+           "a parent cycle)."),
+    Column("x", pa.float64(), "Horizontal position: leaves at 0, 1, 2... in depth-first order, a parent midway "
+           "between its first and last child."),
+    Column("y", pa.float64(), "Depth (0 for a root)."),
+    Column("type", pa.string(), "Entry type."),
+    Column("role", pa.string(), "Message role (null for other types)."),
+    Column("on_current_branch", pa.bool_(), "Whether the entry is on the path from the root to pi's leaf."),
+)
 
 
 @dataclass(frozen=True)
@@ -142,16 +147,19 @@ def compute_layout(table: pa.Table) -> Layout:
     return Layout(nodes, parent, x, f.depth.astype(float), on_branch)
 
 
-def tree_layout(entries, session_id: str | None) -> pd.DataFrame:
+@returns(LAYOUT_COLUMNS)
+def tree_layout(entries, *, session_id: SessionIds = None) -> pa.Table:
     """Positions of a session's entries for drawing its tree (see the module doc for the rules).
 
     Args:
-        entries: An entries table (Arrow or pandas) from :func:`sessionlab.entries_table`.
-        session_id: The session; ``None`` when the table holds one session.
+        entries: A :class:`~sessionlab.Corpus` or an entries table (Arrow or pandas).
+        session_id: The session (or a list holding just it); ``None`` when the table holds one
+            session.
 
     Returns:
-        One row per entry, in file order. Columns:
-        entry_id, parent_id, x, y, type, role, on_current_branch (see ``LAYOUT_COLUMNS``).
+        One row per entry, in file order, with columns:
+
+{columns}
 
     Raises:
         EntryNotFoundError: no entries for ``session_id``.
@@ -160,8 +168,8 @@ def tree_layout(entries, session_id: str | None) -> pd.DataFrame:
 
     Example:
         >>> from sessionlab import entries_table
-        >>> lay = tree_layout(entries_table("data/sessions"),
-        ...                   "ec99108d-db5b-4fab-8f4d-3e27dda1494c")  # doctest: +SKIP
+        >>> lay = tree_layout_df(load("data/sessions"),
+        ...                      session_id="ec99108d-db5b-4fab-8f4d-3e27dda1494c")  # doctest: +SKIP
         >>> lay[["x", "y"]].duplicated().any()  # doctest: +SKIP
         False
     """
@@ -178,4 +186,7 @@ def tree_layout(entries, session_id: str | None) -> pd.DataFrame:
         "type": nodes["type"],
         "role": nodes["role"],
         "on_current_branch": pa.array(lay.on_branch, pa.bool_()),
-    }).to_pandas()
+    }, schema=schema_of(LAYOUT_COLUMNS))
+
+
+tree_layout_df = df_variant(tree_layout)

@@ -14,6 +14,7 @@ from ..analysis.usage import current_branch_mask
 from ..compaction.policies import CompactionPolicy
 from ..compaction.simulate import fit_prices, simulate_compaction
 from ..errors import EntryNotFoundError
+from ..tables.corpus import SessionIds
 from ._common import new_axes, plain, session_rows, thousands, to_np
 
 __all__ = ["plot_context_timeline", "BUCKETS"]
@@ -27,22 +28,22 @@ BUCKETS = (
 )
 
 
-def _branch_rows(table: pa.Table, f: Forest, branch: str) -> np.ndarray:
-    """Mask of the rows on the branch: ``"current"`` or the path from the root to an entry id."""
+def _branch_rows(table: pa.Table, f: Forest, leaf_id: str | None) -> np.ndarray:
+    """Mask of the rows on the branch: the current one (``None``) or the path from the root to an entry id."""
     n = table.num_rows
-    if branch == "current":
+    if leaf_id is None:
         return current_branch_mask(table, f)
-    leaf = f.lookup(pa.array([branch], pa.string()), np.zeros(1, np.int64))[0]
+    leaf = f.lookup(pa.array([leaf_id], pa.string()), np.zeros(1, np.int64))[0]
     if leaf < 0:
-        raise EntryNotFoundError(f"entry {branch!r} is not in the session")
+        raise EntryNotFoundError(f"entry {leaf_id!r} is not in the session")
     return f.is_ancestor(np.arange(n), np.full(n, leaf)) & ~f.is_leaf_record
 
 
 def plot_context_timeline(
     entries,
-    session_id: str | None,
     *,
-    branch: str = "current",
+    session_id: SessionIds = None,
+    leaf_id: str | None = None,
     policies: Sequence[CompactionPolicy] | None = None,
     ax=None,
     x: Literal["call", "time"] = "call",
@@ -60,9 +61,11 @@ def plot_context_timeline(
     ``context_after`` at its compactions, which are marked).
 
     Args:
-        entries: An entries table (Arrow or pandas).
-        session_id: The session; ``None`` when the table holds one session.
-        branch: ``"current"`` (root to pi's leaf) or an entry id (root to that entry).
+        entries: A :class:`~sessionlab.Corpus` or an entries table (Arrow or pandas).
+        session_id: The session (or a list holding just it); ``None`` when the table holds one
+            session.
+        leaf_id: The branch is the path from the root to this entry; ``None``: the current branch
+            (root to pi's leaf).
         policies: Compaction policies to simulate on the branch and overlay.
         ax: Axes to draw on; default a new figure.
         x: ``"call"``: the call's position on the branch (the simulation's ``call_index``);
@@ -77,9 +80,9 @@ def plot_context_timeline(
         EntryNotFoundError: unknown session or entry id.
 
     Example:
-        >>> from sessionlab import entries_table, PiThresholdPolicy, NeverCompact
-        >>> t = entries_table("data/pi/before-compaction.jsonl")  # doctest: +SKIP
-        >>> ax = plot_context_timeline(t, None, policies=[PiThresholdPolicy(200_000),
+        >>> from sessionlab import load, PiThresholdPolicy, NeverCompact
+        >>> corpus = load("data/pi/before-compaction.jsonl")  # doctest: +SKIP
+        >>> ax = plot_context_timeline(corpus, policies=[PiThresholdPolicy(200_000),
         ...                                              NeverCompact(200_000)])  # doctest: +SKIP
     """
     if x not in ("call", "time"):
@@ -88,7 +91,7 @@ def plot_context_timeline(
     sid = table["session_id"][0].as_py()
     f = Forest.of(table)
     n = table.num_rows
-    on = _branch_rows(table, f, branch)
+    on = _branch_rows(table, f, leaf_id)
     types = to_np(table["type"], "")
     is_call = (types == "message") & (to_np(table["role"], "") == "assistant") & ~f.cyclic
     calls = np.nonzero(on & is_call)[0]
@@ -149,7 +152,7 @@ def plot_context_timeline(
         ax.axhline(w, linestyle="--", color="black", linewidth=1, label=f"context window ({w:,})",
                    gid="context_window")
     if policies and k:
-        if branch == "current":
+        if leaf_id is None:
             res = simulate_compaction(table, policies, branch="current")
         else:  # the branch's own rows: their last row is the entry, so "current" is that branch
             res = simulate_compaction(table.filter(pa.array(on)), policies, branch="current",
@@ -184,7 +187,7 @@ def plot_context_timeline(
     ax.set_ylim(bottom=0)
     if x == "call" and k:
         ax.set_xlim(-0.5, k - 0.5)
-    where = "current branch" if branch == "current" else f"branch to {branch}"
+    where = "current branch" if leaf_id is None else f"branch to {leaf_id}"
     ax.set_title(plain(f"Context per call: session {sid[:8] if sid else '?'}, {where} ({k:,} calls)"))
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return ax

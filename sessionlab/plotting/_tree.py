@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ..tables.corpus import SessionIds
 from ._common import new_axes, plain, session_rows, shorten, to_np
 from ._layout import compute_layout
 
@@ -53,7 +54,7 @@ def _current_labels(table: pa.Table) -> pd.DataFrame:
     return df[df["label"].notna() & (df["label"].astype(str) != "")]
 
 
-def plot_tree(entries, session_id: str | None, *, ax=None, max_label: int = 24):
+def plot_tree(entries, *, session_id: SessionIds = None, ax=None, max_label: int = 24):
     """Draw a session's tree: parents above children, the current branch highlighted.
 
     Nodes are coloured by kind (user, assistant, toolResult, bashExecution, custom message,
@@ -65,8 +66,9 @@ def plot_tree(entries, session_id: str | None, *, ax=None, max_label: int = 24):
     ``scatter`` per kind, so a 20,000-entry session draws in about a second.
 
     Args:
-        entries: An entries table (Arrow or pandas).
-        session_id: The session; ``None`` when the table holds one session.
+        entries: A :class:`~sessionlab.Corpus` or an entries table (Arrow or pandas).
+        session_id: The session (or a list holding just it); ``None`` when the table holds one
+            session.
         ax: Axes to draw on; default a new figure sized to the tree.
         max_label: Longest label text shown (longer ones are cut with an ellipsis).
 
@@ -74,8 +76,8 @@ def plot_tree(entries, session_id: str | None, *, ax=None, max_label: int = 24):
         The matplotlib ``Axes`` (y grows downwards: depth).
 
     Example:
-        >>> from sessionlab import entries_table
-        >>> ax = plot_tree(entries_table("data/sessions"), "ec99108d-db5b-4fab-8f4d-3e27dda1494c")  # doctest: +SKIP
+        >>> from sessionlab import load
+        >>> ax = plot_tree(load("data/sessions"), session_id="ec99108d-db5b-4fab-8f4d-3e27dda1494c")  # doctest: +SKIP
     """
     from matplotlib.collections import LineCollection
 

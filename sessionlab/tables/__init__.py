@@ -1,5 +1,6 @@
 """Session files as Arrow tables, one module per grain.
 
+- :func:`load`: one read of many files, a :class:`Corpus` that gives every table below;
 - :func:`entries_table` / :func:`entries_df`: one row per entry;
 - :func:`sessions_table` / :func:`sessions_df`: one row per session file;
 - :func:`blocks_table` / :func:`blocks_df`: one row per content block;
@@ -13,12 +14,14 @@ from ._load import default_sessions_dir, find_files
 from ._pi16 import table_rules
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA, ISSUE_SCHEMA, SESSION_SCHEMA
 from .blocks import blocks_df, blocks_table
+from .corpus import Corpus, as_entries, load
 from .entries import entries_df, entries_table
 from .issues import issues_df, issues_table
 from .parquet import to_parquet
 from .sessions import sessions_df, sessions_table
 
 __all__ = [
+    "load", "Corpus", "as_entries",
     "entries_table", "entries_df", "sessions_table", "sessions_df", "blocks_table", "blocks_df",
     "issues_table", "issues_df", "to_parquet", "find_files", "default_sessions_dir", "table_rules",
     "ENTRY_SCHEMA", "SESSION_SCHEMA", "BLOCK_SCHEMA", "ISSUE_SCHEMA",

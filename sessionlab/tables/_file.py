@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -21,7 +21,9 @@ from ._objects import _str, block_rows, entry_rows, parse_timestamps, session_fa
 from ._pi16 import resolve
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
-__all__ = ["FileResult", "load_file", "load_data", "load_chunk", "materialize", "empty_entries"]
+__all__ = ["FileResult", "Loader", "load_file", "load_data", "load_chunk", "materialize"]
+
+Loader = Literal["native", "msgspec", "objects"]
 
 _ENTRY_NAMES = [f.name for f in ENTRY_SCHEMA]
 _BLOCK_NAMES = [f.name for f in BLOCK_SCHEMA]
@@ -32,20 +34,23 @@ class FileResult:
     """What one file gives: its entries (and blocks) tables, its session row and its issues."""
 
     path: str
-    nbytes: int = 0
     entries: pa.Table | None = None
     blocks: pa.Table | None = None
     session: dict[str, Any] | None = None
     issues: list[LineIssue] = field(default_factory=list)
-    fast: bool = False
+    # which path loaded the file: the C scanner, the msgspec path or the object model (None: unread)
+    loader: Loader | None = None
+    # set when the native scanner failed on the file (a bug: the loader warns once per load)
+    native_error: str | None = None
     # the file's bytes, kept until :func:`materialize` has resolved the rows that need other lines
     data: bytes | None = field(default=None, repr=False)
     # the entry columns until :func:`materialize` turns a batch of files into one table
     pending: tuple[dict[str, Any], int, str | None] | None = field(default=None, repr=False)
 
-
-def empty_entries() -> pa.Table:
-    return ENTRY_SCHEMA.empty_table()
+    @property
+    def fast(self) -> bool:
+        """Whether a fast path (native or msgspec) loaded the file."""
+        return self.loader in ("native", "msgspec")
 
 
 def _parent_indices(sf: Any) -> list[int | None]:
@@ -106,9 +111,9 @@ def _blocks_table(rows: list[tuple], session_id: str | None) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=BLOCK_SCHEMA)
 
 
-def _session_row(head: dict[str, Any], facts: dict[str, Any], path: str, n_issues: int) -> dict:
+def _session_row(head: dict[str, Any], facts: dict[str, Any], path: str, n_issues: int, loader: Loader) -> dict:
     """The header and file-order facts of a session; totals are added over the entries table."""
-    return {**head, "file": path, **facts, "issue_count": n_issues}
+    return {**head, "file": path, **facts, "issue_count": n_issues, "loader": loader}
 
 
 def load_file(path: str, want_blocks: bool = False) -> FileResult:
@@ -129,7 +134,7 @@ def _read(res: FileResult) -> bytes | None:
 
 
 def _failed(res: FileResult, exc: Exception) -> FileResult:
-    res.entries = res.blocks = res.session = res.pending = None
+    res.entries = res.blocks = res.session = res.pending = res.loader = None
     res.issues = [LineIssue(res.path, 0, "read_error", f"{type(exc).__name__}: {exc}")]
     return res
 
@@ -138,7 +143,9 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
     """Load several files, their tables built once for the batch; never raises.
 
     With the native scanner, clean pi v3 files go through it (one :class:`NativeBatch` for the
-    chunk); the files it refuses, and every file without it, go through :func:`load_data`.
+    chunk); the files it refuses, and every file without it, go through :func:`load_data`. A
+    scanner that raises (rather than refusing) has a bug: the files concerned take the other paths
+    and carry ``native_error``, which :func:`~._load.load_files` turns into one warning.
     """
     if not native_available():
         results = [load_file(p, want_blocks) for p in paths]
@@ -152,19 +159,25 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
         if data is None:
             results.append(res)
             continue
-        res.nbytes = len(data)
+        error: str | None = None
         try:
             accepted = batch.add(res, data)
-        except Exception:  # e.g. out of memory in the scanner: the slower paths decide
-            accepted = False
+        except Exception as exc:  # a scanner bug (or out of memory): the slower paths load the file
+            accepted, error = False, f"{type(exc).__name__}: {exc}"
         if accepted:
             res.data = data
-        results.append(res if accepted else load_data(path, data, want_blocks))
+        else:
+            res = load_data(path, data, want_blocks)
+            res.native_error = error
+        results.append(res)
     try:
         batch.finish()
-    except Exception:  # should not happen; if it does, the batch's files take the other paths
-        results = [load_file(r.path, want_blocks) if r.fast and r.entries is None and r.pending is None else r
-                   for r in results]
+    except Exception as exc:  # a scanner bug: the files it had accepted take the other paths
+        error = f"{type(exc).__name__}: {exc}"
+        redo = [i for i, r in enumerate(results) if r.loader == "native" and r.entries is None]
+        for i in redo:
+            results[i] = load_file(results[i].path, want_blocks)
+            results[i].native_error = error
     materialize(results)
     resolve_all(results)
     return results
@@ -172,7 +185,7 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
 
 def load_data(path: str, data: bytes, want_blocks: bool = False) -> FileResult:
     """Load one file's bytes on the msgspec fast path, else the tolerant path; never raises."""
-    res = FileResult(path=path, nbytes=len(data), data=data)
+    res = FileResult(path=path, data=data)
     try:
         try:
             out = fast_columns(data, want_blocks=want_blocks)
@@ -183,8 +196,8 @@ def load_data(path: str, data: bytes, want_blocks: bool = False) -> FileResult:
             res.pending = (cols, len(cols["type"]), head["session_id"])
             if want_blocks:
                 res.blocks = _blocks_table(out["blocks"], head["session_id"])
-            res.session = _session_row(head, out["facts"], path, 0)
-            res.fast = True
+            res.session = _session_row(head, out["facts"], path, 0, "msgspec")
+            res.loader = "msgspec"
             return res
         sf = parse_session_bytes(data, path=path, on_bad_lines="skip")
         res.issues = list(sf.issues)
@@ -203,7 +216,8 @@ def load_data(path: str, data: bytes, want_blocks: bool = False) -> FileResult:
         head = {"session_id": sid, "version": sf.version, "dialect": sf.dialect,
                 "cwd": _str(h.cwd) if h else None, "parent_session": _str(h.parent_session) if h else None,
                 "header_timestamp": _str(h.timestamp) if h else None}
-        res.session = _session_row(head, session_facts(sf), path, len(sf.issues))
+        res.session = _session_row(head, session_facts(sf), path, len(sf.issues), "objects")
+        res.loader = "objects"
     except Exception as exc:  # a file that fails must not stop the others: it becomes an issue
         _failed(res, exc)
     return res

@@ -18,23 +18,24 @@ import glob
 import multiprocessing
 import os
 import sys
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Union
+from typing import Union
 
 import pyarrow as pa
 
+from ..errors import NativeLoaderWarning
 from ..io import LineIssue
-from ..io.reader import report_issues
+from ..io.reader import OnBadLines, check_on_bad_lines, report_issues
 from ._file import FileResult, load_chunk
 from ._native import native_available
 
 __all__ = ["Source", "OnBadLines", "default_sessions_dir", "find_files", "load_files", "LoadResult"]
 
 Source = Union[str, os.PathLike, Sequence[str | os.PathLike], None]
-OnBadLines = Literal["raise", "warn", "skip"]
 
 _SERIAL_BYTES = 4_000_000  # below this, loading in-process beats starting workers
 _CHUNK_BYTES = 8_000_000  # files per task: about this many bytes
@@ -57,7 +58,7 @@ def _expand(item: str | os.PathLike) -> list[str]:
     s = str(item)
     if any(ch in s for ch in "*?["):
         return sorted(f for f in glob.glob(s, recursive=True) if os.path.isfile(f))
-    raise FileNotFoundError(f"no session file, folder or matching glob: {s}")
+    raise FileNotFoundError(f"no such file, folder or matching glob: {s}")
 
 
 def find_files(source: Source = None) -> list[str]:
@@ -155,7 +156,7 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context()
 
 
-def _progress_bar(progress: bool | None, total: int, nbytes: int) -> object | None:
+def _progress_bar(progress: bool | None, total: int) -> object | None:
     if progress is False:
         return None
     if progress is None and not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
@@ -181,10 +182,6 @@ class LoadResult:
     def issues(self) -> list[LineIssue]:
         return [i for r in self.files for i in r.issues]
 
-    @property
-    def nbytes(self) -> int:
-        return sum(r.nbytes for r in self.files)
-
 
 def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None) -> Iterator[list[FileResult]]:
     workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
@@ -206,11 +203,14 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None) 
 
 def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines: OnBadLines = "warn",
                progress: bool | None = None, max_workers: int | None = None) -> LoadResult:
-    """Load every file of ``source``; issues are warned, raised or kept per ``on_bad_lines``."""
-    if on_bad_lines not in ("raise", "warn", "skip"):
-        raise ValueError(f"on_bad_lines must be 'raise', 'warn' or 'skip', not {on_bad_lines!r}")
+    """Load every file of ``source``; issues are warned, raised or kept per ``on_bad_lines``.
+
+    ``max_workers``: the pool's size (default: up to 2, one per core). The workers are threads when
+    the native scanner is built (it releases the GIL), else processes; small loads use none.
+    """
+    check_on_bad_lines(on_bad_lines)
     paths = find_files(source)
-    bar = _progress_bar(progress, len(paths), 0)
+    bar = _progress_bar(progress, len(paths))
     results: list[FileResult] = []
     try:
         for chunk in _iter_results(paths, want_blocks, max_workers):
@@ -220,8 +220,19 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
     finally:
         if bar is not None:
             bar.close()  # type: ignore[attr-defined]
+    _warn_native_errors(results)
     _report(results, on_bad_lines)
     return LoadResult(results)
+
+
+def _warn_native_errors(results: list[FileResult]) -> None:
+    """One warning for the files the native scanner failed on (they were loaded the slow way)."""
+    failed = [r for r in results if r.native_error is not None]
+    if failed:
+        first = failed[0]
+        warnings.warn(f"the native scanner failed on {len(failed)} file(s) and the slower paths loaded them "
+                      f"(first: {first.path}: {first.native_error}); please report this bug with the file",
+                      NativeLoaderWarning, stacklevel=4)
 
 
 def _report(results: list[FileResult], on_bad_lines: OnBadLines) -> None:

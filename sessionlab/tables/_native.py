@@ -100,8 +100,9 @@ class NativeBatch:
         n, nb, sid, cwd, parent_session, header_ts, name, leaf_id, leaf_count = info
         res.session = {"session_id": sid, "version": 3, "dialect": "pi", "cwd": cwd,
                        "parent_session": parent_session, "header_timestamp": header_ts, "file": res.path,
-                       "name": name, "leaf_id": leaf_id, "leaf_count": leaf_count, "issue_count": 0}
-        res.fast = True
+                       "name": name, "leaf_id": leaf_id, "leaf_count": leaf_count, "issue_count": 0,
+                       "loader": "native"}
+        res.loader = "native"
         self._files.append((res, n, nb, sid))
         return True
 

@@ -26,6 +26,7 @@ __all__ = [
     "SESSION_COLUMNS",
     "BLOCK_COLUMNS",
     "ISSUE_COLUMNS",
+    "LABEL_COLUMNS",
     "ENTRY_SCHEMA",
     "SESSION_SCHEMA",
     "BLOCK_SCHEMA",
@@ -146,6 +147,8 @@ SESSION_COLUMNS: tuple[Column, ...] = (
     Column("total_tokens", _I64, "Sum of context_tokens (totalTokens, or the parts when missing)."),
     Column("cost_usd", _F64, "Sum of cost_usd, USD (pi's footer total)."),
     Column("issue_count", _I64, "Number of line issues found in the file."),
+    Column("loader", _S, "Which path loaded the file: 'native' (the C scanner), 'msgspec' (the Python "
+           "fast path) or 'objects' (the tolerant object-model path, for damaged or unusual files)."),
 )
 
 BLOCK_COLUMNS: tuple[Column, ...] = (
@@ -169,6 +172,14 @@ ISSUE_COLUMNS: tuple[Column, ...] = (
     Column("message", _S, "What is wrong."),
     Column("excerpt", _S, "The start of the line."),
     Column("entry_id", _S, "Entry concerned, when known."),
+)
+
+
+LABEL_COLUMNS: tuple[Column, ...] = (
+    Column("session_id", _S, "Header id."),
+    Column("file", _S, "Path of the session file."),
+    Column("target_id", _S, "The labelled entry."),
+    Column("label", _S, "Its label in effect: the last label entry's, when non-empty (pi's getLabel)."),
 )
 
 

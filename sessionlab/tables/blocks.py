@@ -9,16 +9,19 @@ if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
 
 import pyarrow as pa
 
-from ._load import OnBadLines, Source, load_files
-from ._schema import BLOCK_COLUMNS, BLOCK_SCHEMA, columns_doc
-from .entries import to_pandas
+from ..io.reader import OnBadLines
+from ._conventions import returns
+from ._load import Source
+from ._schema import BLOCK_COLUMNS
+from .corpus import _load, to_pandas
 
 __all__ = ["blocks_table", "blocks_df"]
 
 
 def blocks_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
                  max_workers: int | None = None) -> pa.Table:
-    """Load the content blocks of message and custom_message entries into an Arrow table.
+    """Load the content blocks of message and custom_message entries into an Arrow table
+    (``load(source).blocks``, in one read).
 
     For every message whose estimate is built from content (user, assistant, toolResult, custom),
     ``ceil(sum(chars) / 4)`` over its blocks equals the entry's ``est_tokens``.
@@ -39,10 +42,8 @@ def blocks_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", pr
         >>> sorted(set(b.column("block_type").to_pylist()))
         ['image', 'text', 'thinking', 'toolCall']
     """
-    res = load_files(source, want_blocks=True, on_bad_lines=on_bad_lines, progress=progress,
-                     max_workers=max_workers)
-    tables = [r.blocks for r in res.files if r.blocks is not None]
-    return pa.concat_tables(tables) if tables else BLOCK_SCHEMA.empty_table()
+    return _load(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers,
+                 want_blocks=True).blocks
 
 
 def blocks_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
@@ -51,4 +52,4 @@ def blocks_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progr
     return to_pandas(blocks_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers))
 
 
-blocks_table.__doc__ = blocks_table.__doc__.replace("{columns}", columns_doc(BLOCK_COLUMNS))  # type: ignore[union-attr]
+blocks_table = returns(BLOCK_COLUMNS)(blocks_table)

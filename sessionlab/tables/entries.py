@@ -10,9 +10,11 @@ if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
 import pyarrow as pa
 
 from .._rules import DEFAULT_RULES, Rules
-from ._load import OnBadLines, Source, load_files
-from ._pi16 import apply_rules
-from ._schema import ENTRY_COLUMNS, ENTRY_SCHEMA, columns_doc
+from ..io.reader import OnBadLines
+from ._conventions import returns
+from ._load import Source
+from ._schema import ENTRY_COLUMNS
+from .corpus import load, to_pandas
 
 __all__ = ["entries_table", "entries_df", "to_pandas"]
 
@@ -20,7 +22,9 @@ __all__ = ["entries_table", "entries_df", "to_pandas"]
 def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
                   columns: list[str] | None = None, max_workers: int | None = None,
                   rules: Rules = DEFAULT_RULES) -> pa.Table:
-    """Load sessions into an Arrow table with one row per entry.
+    """Load sessions into an Arrow table with one row per entry: ``load(source).entries``.
+
+    The issues found are on the corpus (:func:`sessionlab.load`); use it to keep both.
 
     Args:
         source: A session file, a folder (searched recursively for ``*.jsonl``), a glob, or a list
@@ -32,7 +36,8 @@ def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", p
         progress: ``True`` shows a tqdm bar (also in notebooks), ``False`` never; ``None`` shows one
             in a terminal when the load takes more than a second.
         columns: Keep only these columns (in this order).
-        max_workers: Processes to use (default: up to 2, one per core).
+        max_workers: Size of the worker pool (default: up to 2, one per core): threads with the
+            native scanner, else processes (see :func:`sessionlab.load`).
         rules: Whose per-entry estimates: ``"pi-1.6"`` (default) or ``"pi-0.58"`` (no user-image
             tokens, no system role). Recorded in the table (:func:`table_rules`); the analysis
             functions follow it.
@@ -47,20 +52,11 @@ def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", p
         >>> t.num_rows, t.column("type")[0].as_py()
         (138, 'model_change')
     """
-    res = load_files(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers)
-    tables = [r.entries for r in res.files if r.entries is not None]
-    table = pa.concat_tables(tables) if tables else ENTRY_SCHEMA.empty_table()
-    table = apply_rules(table, rules)
+    table = load(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers,
+                 rules=rules).entries
     if columns is not None:
         table = table.select(columns)
     return table
-
-
-def to_pandas(table: pa.Table) -> pd.DataFrame:
-    """The pandas view of a table, every column with an Arrow-backed dtype."""
-    import pandas as pd
-
-    return table.to_pandas(types_mapper=pd.ArrowDtype)
 
 
 def entries_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
@@ -77,4 +73,4 @@ def entries_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", prog
                                    max_workers=max_workers, rules=rules))
 
 
-entries_table.__doc__ = entries_table.__doc__.replace("{columns}", columns_doc(ENTRY_COLUMNS))  # type: ignore[union-attr]
+entries_table = returns(ENTRY_COLUMNS)(entries_table)

@@ -9,15 +9,17 @@ if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
 
 import pyarrow as pa
 
-from ._load import Source, load_files
-from ._schema import ISSUE_COLUMNS, ISSUE_SCHEMA, columns_doc
-from .entries import to_pandas
+from ._conventions import returns
+from ._load import Source
+from ._schema import ISSUE_COLUMNS
+from .corpus import load, to_pandas
 
 __all__ = ["issues_table", "issues_df"]
 
 
 def issues_table(source: Source = None, *, progress: bool | None = None, max_workers: int | None = None) -> pa.Table:
-    """Load sessions and return their line issues (nothing is warned or raised).
+    """Load sessions and return their line issues (nothing is warned or raised):
+    ``load(source, on_bad_lines="skip").issues``.
 
     Issue kinds are those of :func:`sessionlab.read_session` plus ``read_error`` (line 0) for a
     file that could not be read at all.
@@ -36,10 +38,7 @@ def issues_table(source: Source = None, *, progress: bool | None = None, max_wor
         >>> issues_table("tests/data/pi/generated/synthetic").column("kind").to_pylist()[:2]
         ['missing_header', 'invalid_json']
     """
-    res = load_files(source, on_bad_lines="skip", progress=progress, max_workers=max_workers)
-    rows = [{"file": i.path, "line": i.line, "kind": i.kind, "message": i.message, "excerpt": i.excerpt,
-             "entry_id": i.entry_id} for i in res.issues]
-    return pa.Table.from_pylist(rows, schema=ISSUE_SCHEMA)
+    return load(source, on_bad_lines="skip", progress=progress, max_workers=max_workers).issues
 
 
 def issues_df(source: Source = None, *, progress: bool | None = None, max_workers: int | None = None) -> pd.DataFrame:
@@ -47,4 +46,4 @@ def issues_df(source: Source = None, *, progress: bool | None = None, max_worker
     return to_pandas(issues_table(source, progress=progress, max_workers=max_workers))
 
 
-issues_table.__doc__ = issues_table.__doc__.replace("{columns}", columns_doc(ISSUE_COLUMNS))  # type: ignore[union-attr]
+issues_table = returns(ISSUE_COLUMNS)(issues_table)

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ._load import Source
+from .corpus import Corpus
 from .entries import entries_table
 
 __all__ = ["to_parquet"]
@@ -34,10 +35,8 @@ def _boundaries(table: pa.Table, rows_per_file: int) -> list[tuple[int, int]]:
         starts = np.arange(0, n, rows_per_file)
     else:
         col = table.column(key).combine_chunks()
-        same = np.asarray(col.slice(1).equals(col.slice(0, n - 1))) if n < 2 else None
         codes = np.asarray(col.dictionary_encode().indices.fill_null(-1))
         starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-        del same
     out: list[tuple[int, int]] = []
     begin = 0
     for s in list(starts[1:]) + [n]:  # one step per session: group whole sessions into files
@@ -49,14 +48,15 @@ def _boundaries(table: pa.Table, rows_per_file: int) -> list[tuple[int, int]]:
     return out
 
 
-def to_parquet(table_or_source: pa.Table | Source, path: str | os.PathLike, *, rows_per_file: int = 1_000_000,
+def to_parquet(table_or_source: pa.Table | Corpus | Source, path: str | os.PathLike, *, rows_per_file: int = 1_000_000,
                compression: str = "zstd") -> list[Path]:
     """Write a table (or the entries table of a source) as a Parquet dataset folder.
 
     Existing ``part-*.parquet`` files in ``path`` are replaced. See the module doc for the layout.
 
     Args:
-        table_or_source: Any sessionlab table, or a source for :func:`entries_table`.
+        table_or_source: Any sessionlab table, a :class:`~sessionlab.Corpus` (its entries), or a
+            source for :func:`entries_table`.
         path: The dataset folder (created if needed).
         rows_per_file: Start a new file once a file holds this many rows (at a session boundary).
         compression: Parquet codec.
@@ -69,7 +69,10 @@ def to_parquet(table_or_source: pa.Table | Source, path: str | os.PathLike, *, r
         >>> pyarrow.parquet.read_table("/tmp/entries.parquet").num_rows  # doctest: +SKIP
         138
     """
-    table = table_or_source if isinstance(table_or_source, pa.Table) else entries_table(table_or_source)
+    if isinstance(table_or_source, Corpus):
+        table = table_or_source.entries
+    else:
+        table = table_or_source if isinstance(table_or_source, pa.Table) else entries_table(table_or_source)
     out = Path(path)
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("part-*.parquet"):

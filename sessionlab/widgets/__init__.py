@@ -1,5 +1,6 @@
 """Jupyter widgets over the tables: thin views, no analysis of their own.
 
+Every widget takes a :class:`~sessionlab.Corpus` (or an entries table) and ``session_id=``.
 Every number a widget shows comes from a table function (:func:`~sessionlab.contexts`,
 :func:`~sessionlab.usage_by`, :func:`~sessionlab.simulate_compaction`...) and every drawing from
 :mod:`sessionlab.plotting`; the widgets only pick arguments and lay the results out. Each is an
@@ -17,9 +18,9 @@ Session text (message text, labels, names, ids, paths) is HTML-escaped before it
 widget. Needs the ``notebook`` and ``viz`` extras (``pip install "sessionlab[all]"``).
 
 Example:
-    >>> from sessionlab import entries_table  # doctest: +SKIP
+    >>> from sessionlab import load  # doctest: +SKIP
     >>> from sessionlab.widgets import BranchExplorer  # doctest: +SKIP
-    >>> BranchExplorer(entries_table("data/"))  # doctest: +SKIP
+    >>> BranchExplorer(load("data/"))  # doctest: +SKIP
 """
 
 from __future__ import annotations

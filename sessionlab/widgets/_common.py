@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 from ..analysis._forest import as_table
 
 __all__ = ["as_table", "esc", "html_table", "arrow_html", "show_figure", "session_options", "session_rows",
-           "session_table", "FIGURE_DPI"]
+           "session_table", "first_session", "FIGURE_DPI"]
 
 FIGURE_DPI = 72
 
@@ -95,16 +95,27 @@ def session_rows(table: pa.Table) -> list[dict[str, Any]]:
     return list(order.values())
 
 
-def session_options(table: pa.Table) -> list[tuple[str, str]]:
-    """(label, session_id) for a Dropdown: ``name · id`` for a named session, else the id.
+def session_options(table: pa.Table, session_id: Any = None) -> list[tuple[str, str]]:
+    """(label, session_id) for a Dropdown: ``name · id`` for a named session, else the id; only
+    the sessions ``session_id`` names when it is a list (one id, or None: every session).
 
     Dropdown labels are plain text in the browser (never HTML), so they are not escaped.
     """
+    only = set(session_id) if session_id is not None and not isinstance(session_id, str) else None
     out = []
     for s in session_rows(table):
         sid = s["session_id"]
-        out.append((f"{s['name']} · {sid}" if s["name"] else sid, sid))
+        if only is None or sid in only:
+            out.append((f"{s['name']} · {sid}" if s["name"] else sid, sid))
     return out
+
+
+def first_session(session_id: Any) -> str | None:
+    """The session a picker starts at: ``session_id`` itself, or the first of a list."""
+    if session_id is None or isinstance(session_id, str):
+        return session_id
+    ids = list(session_id)
+    return ids[0] if ids else None
 
 
 def session_table(table: pa.Table, session_id: str) -> pa.Table:

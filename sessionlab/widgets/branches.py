@@ -8,9 +8,19 @@ from typing import Any
 import ipywidgets as W
 import networkx as nx
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from ..session import Session
-from ._common import as_table, esc, html_table, session_options, session_table, show_figure
+from ..tables.corpus import Corpus, SessionIds, labels_of
+from ._common import (
+    as_table,
+    esc,
+    first_session,
+    html_table,
+    session_options,
+    session_rows,
+    session_table,
+    show_figure,
+)
 
 __all__ = ["BranchExplorer"]
 
@@ -64,14 +74,25 @@ class BranchExplorer(W.VBox):
         branch: HTML table of the branch root -> entry (id, type, role, label).
         context_row: the ``contexts`` row (a dict) shown; messages: the context's message dicts.
 
+    Session names and labels come from the corpus (or, for an entries table, from its
+    ``session_info`` and ``label`` rows); only the messages of the context shown are read from the
+    session file, which holds their text.
+
     Example:
-        >>> ex = BranchExplorer(entries_table("data/"))  # doctest: +SKIP
+        >>> ex = BranchExplorer(load("data/"))  # doctest: +SKIP
         >>> ex.entry.value = ex.entry.options[0][1]  # doctest: +SKIP
     """
 
-    def __init__(self, entries, session_id: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, entries, *, session_id: SessionIds = None, **kwargs: Any) -> None:
         self.entries: pa.Table = as_table(entries)
-        options = session_options(self.entries)
+        corpus = entries if isinstance(entries, Corpus) else None
+        self._labels: pa.Table = corpus.labels if corpus is not None else labels_of(self.entries)
+        if corpus is not None:
+            self._names = dict(zip(corpus.sessions["session_id"].to_pylist(), corpus.sessions["name"].to_pylist()))
+        else:
+            self._names = {s["session_id"]: s["name"] for s in session_rows(self.entries)}
+        self._label: dict[str, str] = {}
+        options = session_options(self.entries, session_id)
         self.session = W.Dropdown(options=options, description="Session", layout=W.Layout(width="60%"))
         self.entry = W.Dropdown(options=[], description="Entry", layout=W.Layout(width="40%"))
         self.header = W.HTML()
@@ -85,14 +106,13 @@ class BranchExplorer(W.VBox):
         self.context_row: dict[str, Any] | None = None
         self.messages: list[dict[str, Any]] = []
         self.graph: nx.DiGraph | None = None
-        self._session_obj: Session | None = None
         self._rows: pa.Table | None = None
         super().__init__(children=[W.HBox([self.session, self.entry]), self.header, self.tree, self.summary,
                                    self.tabs], **kwargs)
         self.session.observe(self._on_session, names="value")
         self.entry.observe(self._on_entry, names="value")
         if options:
-            wanted = session_id if session_id is not None else options[0][1]
+            wanted = first_session(session_id) or options[0][1]
             if self.session.value == wanted:
                 self._on_session()
             else:
@@ -100,19 +120,20 @@ class BranchExplorer(W.VBox):
 
     # -- session -----------------------------------------------------------------------------
     def _on_session(self, change: Any = None) -> None:
-        from .. import fork_points, leaves, open_session, session_tree
+        from .. import fork_points, leaves, session_tree
 
         sid = self.session.value
         if sid is None:
             return
         self._rows = rows = session_table(self.entries, sid)
-        g = self.graph = session_tree(rows, sid)
+        g = self.graph = session_tree(rows, session_id=sid)
         path = rows["file"][0].as_py()
-        self._session_obj = s = open_session(path, on_bad_lines="skip")
-        name = s.get_session_name()
+        name = self._names.get(sid)
+        lab = self._labels.filter(pc.fill_null(pc.equal(self._labels["file"], path), False))
+        self._label = dict(zip(lab["target_id"].to_pylist(), lab["label"].to_pylist()))
         current = g.graph.get("leaf_id")
         lv, forks = leaves(g), fork_points(g)
-        labels = {eid: s.get_label(eid) for eid in g.nodes}
+        labels = {eid: self._label.get(eid) for eid in g.nodes}
         labelled = [eid for eid, label in labels.items() if label]
         opts = []
         for eid in dict.fromkeys([*lv, *forks, *labelled, *([current] if current in g else [])]):
@@ -136,7 +157,7 @@ class BranchExplorer(W.VBox):
     def _draw_tree(self, ax: Any) -> None:
         from ..plotting import plot_tree
 
-        plot_tree(self._rows, self.session.value, ax=ax)
+        plot_tree(self._rows, session_id=self.session.value, ax=ax)
 
     # -- entry -------------------------------------------------------------------------------
     def _on_entry(self, change: Any = None) -> None:
@@ -148,7 +169,7 @@ class BranchExplorer(W.VBox):
             self.summary.value = self.context.value = self.branch.value = ""
             return
         sid = self.session.value
-        g, s = self.graph, self._session_obj
+        g = self.graph
         row = contexts(self._rows, at=[eid]).to_pylist()
         self.context_row = row[0] if row else None
         msgs = context_messages(self._rows, eid, session_id=sid)
@@ -166,5 +187,5 @@ class BranchExplorer(W.VBox):
         ids = current_branch(g, eid)
         self.branch.value = html_table(
             ["#", "entry", "type", "role", "label"],
-            ([i, x, g.nodes[x].get("type"), g.nodes[x].get("role"), s.get_label(x) if s else None]
+            ([i, x, g.nodes[x].get("type"), g.nodes[x].get("role"), self._label.get(x)]
              for i, x in enumerate(ids)))

@@ -8,7 +8,8 @@ import ipywidgets as W
 import pyarrow as pa
 
 from ..compaction import SimulationResult
-from ._common import arrow_html, as_table, esc, session_options, session_table, show_figure
+from ..tables.corpus import SessionIds
+from ._common import arrow_html, as_table, esc, first_session, session_options, session_table, show_figure
 
 __all__ = ["CompactionLab"]
 
@@ -37,14 +38,14 @@ class CompactionLab(W.VBox):
         policies: the policies of the last run; result: its :class:`~sessionlab.SimulationResult`.
 
     Example:
-        >>> lab = CompactionLab(entries_table("data/"))  # doctest: +SKIP
+        >>> lab = CompactionLab(load("data/"))  # doctest: +SKIP
         >>> lab.window.value = 100_000  # doctest: +SKIP
     """
 
-    def __init__(self, entries, session_id: str | None = None, *, context_window: int = 200_000,
+    def __init__(self, entries, *, session_id: SessionIds = None, context_window: int = 200_000,
                  **kwargs: Any) -> None:
         self.entries: pa.Table = as_table(entries)
-        options = session_options(self.entries)
+        options = session_options(self.entries, session_id)
         self.session = W.Dropdown(options=options, description="Session", layout=W.Layout(width="90%"))
         self.window = _slider(W.IntSlider, "context window", context_window, 4_000, 1_000_000, 1_000)
         self.reserve = _slider(W.IntSlider, "reserve (pi)", 16_384, 0, 131_072, 1_024)
@@ -57,7 +58,7 @@ class CompactionLab(W.VBox):
         self.result: SimulationResult | None = None
         self._rows: pa.Table | None = None
         if options:
-            self.session.value = session_id if session_id is not None else options[0][1]
+            self.session.value = first_session(session_id) or options[0][1]
         super().__init__(children=[self.session, W.HBox([self.window, self.reserve]),
                                    W.HBox([self.fraction, self.keep_recent]), self.summary_tokens,
                                    self.plot, self.summary], **kwargs)
@@ -95,4 +96,4 @@ class CompactionLab(W.VBox):
     def _draw(self, ax: Any) -> None:
         from ..plotting import plot_context_timeline
 
-        plot_context_timeline(self._rows, self.session.value, branch="current", policies=self.policies, ax=ax)
+        plot_context_timeline(self._rows, session_id=self.session.value, policies=self.policies, ax=ax)

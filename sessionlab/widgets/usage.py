@@ -10,7 +10,8 @@ import ipywidgets as W
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._common import arrow_html, as_table, esc, show_figure
+from ..tables.corpus import SessionIds, select_sessions
+from ._common import arrow_html, esc, show_figure
 
 __all__ = ["UsageDashboard"]
 
@@ -34,15 +35,17 @@ class UsageDashboard(W.VBox):
         tz: Dropdown of IANA time zones.
         metric: ToggleButtons ``"cost_usd"`` or ``"tokens"`` (what the plot shows).
         plot: Output with the plot; table: HTML of the usage table; status: HTML (the range shown).
-        usage: the ``usage_by`` table shown; entries: the entries table.
+        usage: the ``usage_by`` table shown; entries: the entries table (of the sessions
+            ``session_id`` names, when given: one id or a list).
 
     Example:
-        >>> d = UsageDashboard(entries_table("data/"), tz="Europe/Vienna")  # doctest: +SKIP
+        >>> d = UsageDashboard(load("data/"), tz="Europe/Vienna")  # doctest: +SKIP
         >>> d.group.value = "model"  # doctest: +SKIP
     """
 
-    def __init__(self, entries, *, tz: str = "UTC", group: str = "day", **kwargs: Any) -> None:
-        self.entries: pa.Table = as_table(entries)
+    def __init__(self, entries, *, session_id: SessionIds = None, tz: str = "UTC", group: str = "day",
+                 **kwargs: Any) -> None:
+        self.entries: pa.Table = select_sessions(entries, session_id)
         self.start = W.DatePicker(description="From")
         self.end = W.DatePicker(description="To")
         self.group = W.Dropdown(options=list(GROUPS), value=group, description="Group by")

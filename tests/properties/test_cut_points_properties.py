@@ -12,8 +12,7 @@ from sessionlab import CycleError, InMemorySessionStorage, SessionWriter, new_se
 from sessionlab.compaction import prepare_compaction
 from sessionlab.compaction.cut_points import find_cut_points
 from sessionlab.tables import entries_table
-
-from .test_contexts_properties import build, spec
+from tests.properties.test_contexts_properties import build, spec
 
 
 @settings(max_examples=150, deadline=None)

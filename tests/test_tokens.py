@@ -1,0 +1,130 @@
+"""pi's token rules (sessionlab.tokens) against pi's own numbers and a table of hand-counted cases."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sessionlab import estimate_context_tokens, estimate_tokens, message_from_dict
+from sessionlab.tokens import (
+    CHARS_PER_TOKEN,
+    IMAGE_CHARS,
+    calculate_context_tokens,
+    estimate_chars,
+    estimate_tokens_dict,
+    is_usage_source,
+)
+from tests._pi_expected import leaf_cases
+
+LEAVES = leaf_cases()
+
+
+def _ids(cases):
+    return [c[0] for c in cases]
+
+
+# ---------------------------------------------------------------------------- pi's own outputs
+
+
+@pytest.mark.parametrize("case", LEAVES, ids=_ids(LEAVES))
+def test_per_message_estimates_equal_pi(case):
+    _, _, leaf = case
+    dicts = leaf["context"]["messages"]
+    messages = [message_from_dict(d) for d in dicts]
+    want = leaf["compaction"]["perMessageEstimatedTokens"]
+    assert [estimate_tokens(m) for m in messages] == want
+    assert [estimate_tokens_dict(d) for d in dicts] == want  # the dict form, as loaders use it
+
+
+@pytest.mark.parametrize("case", LEAVES, ids=_ids(LEAVES))
+def test_context_estimate_equals_pi(case):
+    _, _, leaf = case
+    messages = [message_from_dict(d) for d in leaf["context"]["messages"]]
+    want = leaf["compaction"]["contextEstimate"]
+    got = estimate_context_tokens(messages)
+    assert (got.tokens, got.usage_tokens, got.trailing_tokens, got.last_usage_index) == (
+        want["tokens"], want["usageTokens"], want["trailingTokens"], want["lastUsageIndex"])
+    # precomputed per-message estimates give the same result
+    assert estimate_context_tokens(messages, [estimate_tokens(m) for m in messages]) == got
+
+
+# ---------------------------------------------------------------------------- the rules, case by case
+
+TEXT = {"type": "text", "text": "abcdefghij"}  # 10 chars
+IMAGE = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+
+CASES = [
+    # (message in pi's dict form, characters pi counts)
+    ({"role": "user", "content": "hello world"}, 11),
+    ({"role": "user", "content": ""}, 0),
+    ({"role": "user", "content": [TEXT, TEXT]}, 20),
+    ({"role": "user", "content": [TEXT, IMAGE]}, 10),  # images ignored in user messages
+    ({"role": "user", "content": "😀é"}, 3),  # JavaScript length: the emoji is two UTF-16 units
+    ({"role": "toolResult", "toolCallId": "c", "toolName": "t", "content": [TEXT, IMAGE], "isError": False},
+     10 + IMAGE_CHARS),
+    ({"role": "custom", "customType": "x", "content": [IMAGE], "display": True}, IMAGE_CHARS),
+    ({"role": "custom", "customType": "x", "content": "abc", "display": True}, 3),
+    ({"role": "assistant", "content": [TEXT, {"type": "thinking", "thinking": "abcd"}]}, 14),
+    ({"role": "assistant", "content": [{"type": "toolCall", "id": "1", "name": "bash",
+                                        "arguments": {"command": "ls -la"}}]},
+     len("bash") + len('{"command":"ls -la"}')),
+    ({"role": "assistant", "content": [{"type": "toolCall", "id": "1", "name": "f", "arguments": {"x": 1.5, "y": [1, None]}}]},
+     len("f") + len('{"x":1.5,"y":[1,null]}')),
+    ({"role": "assistant", "content": [{"type": "toolCall", "id": "1", "name": "ab", "arguments": None}]}, 2),
+    ({"role": "bashExecution", "command": "ls", "output": "a b", "exitCode": 0, "cancelled": False,
+      "truncated": False}, 5),
+    ({"role": "branchSummary", "summary": "twelve chars", "fromId": "x"}, 12),
+    ({"role": "compactionSummary", "summary": "abc", "tokensBefore": 9}, 3),
+    ({"role": "somethingNew", "content": "ignored"}, 0),  # an unknown role counts nothing, as in pi
+]
+
+
+@pytest.mark.parametrize(("message", "chars"), CASES, ids=[f"{i}-{c[0]['role']}" for i, c in enumerate(CASES)])
+def test_characters_and_tokens_per_role(message, chars):
+    m = message_from_dict(message)
+    assert estimate_chars(m) == chars
+    assert estimate_tokens(m) == math.ceil(chars / CHARS_PER_TOKEN)
+    assert estimate_tokens_dict(message) == estimate_tokens(m)
+
+
+def _assistant(usage: dict | None, stop: str = "stop") -> dict:
+    d = {"role": "assistant", "content": [TEXT], "stopReason": stop, "provider": "p", "model": "m"}
+    if usage is not None:
+        d["usage"] = usage
+    return d
+
+
+USAGE = {"input": 100, "output": 20, "cacheRead": 30, "cacheWrite": 5, "totalTokens": 0}
+
+
+@pytest.mark.parametrize(("usage", "total"), [
+    (dict(USAGE, totalTokens=999), 999),  # totalTokens when it is set
+    (USAGE, 155),  # else the sum of the four parts
+    ({k: v for k, v in USAGE.items() if k != "totalTokens"}, 155),
+])
+def test_calculate_context_tokens(usage, total):
+    m = message_from_dict(_assistant(usage))
+    assert calculate_context_tokens(m.usage) == total
+
+
+@pytest.mark.parametrize(("stop", "usage", "source"), [
+    ("stop", USAGE, True), ("toolUse", USAGE, True), ("aborted", USAGE, False), ("error", USAGE, False),
+    ("stop", None, False),
+])
+def test_usage_sources(stop, usage, source):
+    assert is_usage_source(message_from_dict(_assistant(usage, stop))) is source
+
+
+def test_context_estimate_anchors_on_the_last_valid_usage():
+    user = {"role": "user", "content": "x" * 40}  # 10 tokens
+    msgs = [message_from_dict(d) for d in (
+        user, _assistant(dict(USAGE, totalTokens=500)), user, _assistant(dict(USAGE, totalTokens=900), "aborted"),
+        user)]
+    est = estimate_context_tokens(msgs)
+    # the aborted call's usage is skipped: usage of message 1, then messages 2-4 estimated
+    assert est.last_usage_index == 1 and est.usage_tokens == 500
+    assert est.trailing_tokens == 10 + estimate_tokens(msgs[3]) + 10
+    assert est.tokens == est.usage_tokens + est.trailing_tokens
+    only_users = estimate_context_tokens([msgs[0], msgs[2]])
+    assert (only_users.tokens, only_users.usage_tokens, only_users.last_usage_index) == (20, 0, None)
