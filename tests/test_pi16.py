@@ -140,7 +140,7 @@ def test_vectorised_contexts_equal_pi_16(table):
 
 
 def test_vectorised_cut_points_equal_pi_16_at_every_leaf(table):
-    got = {(r["file"].split("/data/pi/")[-1], r["at_id"]): r for r in find_cut_points(table).to_pylist()}
+    got = {(r["file"].split("/data/pi/")[-1], r["at_id"]): r for r in find_cut_points(table, at="leaves").to_pylist()}
     for _, exp in VALID:
         for leaf in exp["leaves"]:
             r, p = got[(exp["file"], leaf["leafId"])], leaf["prepareCompaction"]
