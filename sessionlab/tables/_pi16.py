@@ -33,7 +33,8 @@ _TYPES = pa.array(["context_edit", "compaction"])
 
 def needs_resolve(table: pa.Table) -> bool:
     """Whether the file's table has rows this module fills."""
-    hit = pc.or_(pc.is_in(table["type"], value_set=_TYPES), pc.equal(table["role"], "system"))
+    # (Kleene or: a null role, as on every entry that is not a message, must not hide a compaction)
+    hit = pc.or_kleene(pc.is_in(table["type"], value_set=_TYPES), pc.equal(table["role"], "system"))
     return bool(pc.any(pc.fill_null(hit, False)).as_py())
 
 
