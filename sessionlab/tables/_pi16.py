@@ -25,17 +25,31 @@ from ..io.dialects import entry_from_dict
 from ..model import entries as E
 from ..model import messages as M
 from ..tokens import current_system_message, estimate_tokens
+from ._native import strings
 
 __all__ = ["needs_resolve", "resolve"]
 
-_TYPES = pa.array(["context_edit", "compaction"])
+# (built from buffers: pa.array and Python scalars in compute calls import pandas, which the loader avoids)
+_TYPES = strings(["context_edit", "compaction"])
+_SYSTEM = strings(["system"])
 
 
 def needs_resolve(table: pa.Table) -> bool:
     """Whether the file's table has rows this module fills."""
-    # (Kleene or: a null role, as on every entry that is not a message, must not hide a compaction)
-    hit = pc.or_kleene(pc.is_in(table["type"], value_set=_TYPES), pc.equal(table["role"], "system"))
-    return bool(pc.any(pc.fill_null(hit, False)).as_py())
+    # (is_in is false, never null, on a null role: every entry that is not a message has one)
+    hit = pc.or_(pc.is_in(table["type"], value_set=_TYPES), pc.is_in(table["role"], value_set=_SYSTEM))
+    return bool(pc.any(hit).as_py())
+
+
+def _column(values: list, typ: pa.DataType) -> pa.Array:
+    """A string or int64 column from a list with None (without pa.array: see above)."""
+    if typ == pa.string():
+        return strings(values)
+    valid = np.array([v is not None for v in values], np.bool_)
+    data = np.array([0 if v is None else v for v in values], np.int64)
+    nulls = len(values) - int(valid.sum())
+    bitmap = None if nulls == 0 else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(typ, len(values), [bitmap, pa.py_buffer(data)], null_count=nulls)
 
 
 def _line_objects(data: bytes, line_nos: list[int]) -> dict[int, list[Any]]:
@@ -144,7 +158,7 @@ def resolve(table: pa.Table, data: bytes, dialect: str = "pi") -> pa.Table:
     out = table
     for name, values in (("est_tokens", est), ("edit_action", action), ("system_est_tokens", sys_est)):
         k = out.schema.get_field_index(name)
-        out = out.set_column(k, out.schema.field(k), pa.array(values, out.schema.field(k).type))
+        out = out.set_column(k, out.schema.field(k), _column(values, out.schema.field(k).type))
     return out
 
 
