@@ -518,6 +518,8 @@ REFUSED: dict[str, bytes] = {
     "repeated_reasoning_key": pi_file(*START, asst([text("x")], usage={"reasoning": 1})).replace(b'"reasoning":1', b'"reasoning":1,"reasoning":2'),
     "repeated_entry_usage_key": pi_file(*START, ent("usage", usage={"input": 1})).replace(b'"usage":{"input":1}', b'"usage":{"input":1},"usage":null'),
     "system_content_is_number": pi_file(*START, system(5)),
+    "escaped_system_message_key": sub(pi_file(*START, ent("compaction", summary="s", systemMessage={"role": "system", "content": "abcd", "timestamp": 1})),
+                                      b'"systemMessage"', b'"system\\u004dessage"'),
     "integer_19_digits_int64": pi_file(*START, asst([text("x")], usage={"input": 1000000000000000000})),
     "header_version_2": pi_file(*START, user(), header=HEADER | {"version": 2}),
     "header_version_string": pi_file(*START, user(), header=HEADER | {"version": "3"}),

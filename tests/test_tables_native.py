@@ -240,6 +240,7 @@ def test_pi16_edge_case_values(tmp_path):
     assert _col(rows, "cost_usd")[:3] == [0.0013275, None, 0.5]
     assert (rows[0]["provider"], rows[0]["model"]) == ("openai", "gpt-5") and rows[7]["provider"] is None
     assert rows[7]["system_est_tokens"] == 3  # "You are pi." and section "b": ceil(12 / 4)
+    assert _entry_rows(REFUSED["escaped_system_message_key"], tmp_path)[2]["system_est_tokens"] == 1  # "abcd"
     rows = _entry_rows(ACCEPTED["pi16_assistant_fields"], tmp_path)[2:]
     assert rows[0]["thinking_level"] == "max"
     assert _col(rows, "response_model") == [None, None, "claude-sonnet-4-5-20250929", None, "gpt-5-2025-08-07", "m", None]

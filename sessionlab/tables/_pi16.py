@@ -30,15 +30,25 @@ from ._native import strings
 __all__ = ["needs_resolve", "resolve"]
 
 # (built from buffers: pa.array and Python scalars in compute calls import pandas, which the loader avoids)
-_TYPES = strings(["context_edit", "compaction"])
+_EDIT = strings(["context_edit"])
+_COMPACTION = strings(["compaction"])
 _SYSTEM = strings(["system"])
 
 
-def needs_resolve(table: pa.Table) -> bool:
-    """Whether the file's table has rows this module fills."""
+def needs_resolve(table: pa.Table, data: bytes | None = None) -> bool:
+    """Whether the file's table has rows this module fills. Given the file's ``data``, compactions
+    alone count only when one of their lines may hold a ``systemMessage`` (with escapes, or the seed's
+    ``system_message``): those of older files never do, and their lines are all this reads."""
     # (is_in is false, never null, on a null role: every entry that is not a message has one)
-    hit = pc.or_(pc.is_in(table["type"], value_set=_TYPES), pc.is_in(table["role"], value_set=_SYSTEM))
-    return bool(pc.any(hit).as_py())
+    if pc.any(pc.or_(pc.is_in(table["type"], value_set=_EDIT), pc.is_in(table["role"], value_set=_SYSTEM))).as_py():
+        return True
+    compaction = pc.is_in(table["type"], value_set=_COMPACTION)
+    if not pc.any(compaction).as_py():
+        return False
+    if data is None:
+        return True
+    lines = _line_bytes(data, pc.filter(table["line_no"], compaction).to_pylist())
+    return any(b"systemMessage" in t or b"system_message" in t or b"\\u" in t for t in lines.values())  # (seed key too)
 
 
 def _column(values: list, typ: pa.DataType) -> pa.Array:
@@ -52,17 +62,22 @@ def _column(values: list, typ: pa.DataType) -> pa.Array:
     return pa.Array.from_buffers(typ, len(values), [bitmap, pa.py_buffer(data)], null_count=nulls)
 
 
-def _line_objects(data: bytes, line_nos: list[int]) -> dict[int, list[Any]]:
-    """The JSON objects on each of ``line_nos`` (1-based; a glued line may hold several)."""
+def _line_bytes(data: bytes, line_nos: list[int]) -> dict[int, bytes]:
+    """The bytes of each of ``line_nos`` (1-based), newline excluded."""
     ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
     starts = np.concatenate([[0], ends + 1])
-    out: dict[int, list[Any]] = {}
+    out: dict[int, bytes] = {}
     for ln in set(line_nos):
-        if ln < 1 or ln > len(starts):
-            continue
-        a = int(starts[ln - 1])
-        b = int(ends[ln - 1]) if ln - 1 < len(ends) else len(data)
-        text = data[a:b].decode("utf-8", errors="replace").strip(" \t\r\n\ufeff")
+        if 1 <= ln <= len(starts):
+            out[ln] = data[int(starts[ln - 1]):int(ends[ln - 1]) if ln - 1 < len(ends) else len(data)]
+    return out
+
+
+def _line_objects(data: bytes, line_nos: list[int]) -> dict[int, list[Any]]:
+    """The JSON objects on each of ``line_nos`` (1-based; a glued line may hold several)."""
+    out: dict[int, list[Any]] = {}
+    for ln, raw in _line_bytes(data, line_nos).items():
+        text = raw.decode("utf-8", errors="replace").strip(" \t\r\n\ufeff")
         try:
             out[ln] = [json.loads(text)]
         except ValueError:
@@ -102,7 +117,7 @@ def _system(entry: E.SessionEntry | None) -> M.Message | None:
 def resolve(table: pa.Table, data: bytes, dialect: str = "pi") -> pa.Table:
     """``table`` (one file's entries) with ``est_tokens``, ``edit_action`` and ``system_est_tokens``
     filled where they depend on other entries; the other rows are untouched."""
-    if table.num_rows == 0 or not needs_resolve(table):
+    if table.num_rows == 0 or not needs_resolve(table, data):
         return table
     types = table["type"].to_pylist()
     roles = table["role"].to_pylist()
