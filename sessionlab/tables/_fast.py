@@ -14,8 +14,8 @@ decoder in C). The path refuses a file, and the caller falls back to the toleran
   dangling parents).
 
 The pi 1.6 values that need other lines of the file (``edit_action``, ``system_est_tokens``, the
-``est_tokens`` of ``context_edit`` entries and of system messages) are left null here and filled
-by :mod:`._pi16` after any path.
+``est_tokens`` of ``context_edit`` entries and of system messages) are not computed here (null,
+or 0 for a system message's estimate) but filled by :mod:`._pi16` after any path.
 
 Tool-call arguments are kept as raw JSON text: for files pi wrote, that text *is*
 ``JSON.stringify(arguments)``, whose length pi's estimate counts. A round trip through msgspec's
