@@ -12,8 +12,12 @@
  * (with an optional trailing CR), invalid JSON or UTF-8, escapes in keys, surrogate escapes, a
  * known key twice in one object, a known field of the wrong JSON type, integers outside int64, a
  * header that is not {"type":"session","id":str,"version":3}, seed-dialect keys, an entry type
- * outside pi's nine, a missing or repeated id, a parent that is not an earlier entry, a non-null
- * retainedTail, nesting deeper than MAX_DEPTH.
+ * outside pi's eleven (1.6 added usage and context_edit), a missing or repeated id, a parent that
+ * is not an earlier entry, a non-null retainedTail, nesting deeper than MAX_DEPTH.
+ *
+ * The pi 1.6 values that need other lines (edit_action, system_est_tokens, the est_tokens of
+ * context_edit entries and of system messages) are not computed here: sessionlab/tables/_pi16.py
+ * fills them after any path (a system message's est_chars is 0 until then).
  *
  * Tool-call arguments count len(JSON.stringify(arguments)): computed here from the raw value
  * (whitespace dropped, strings re-escaped as JavaScript does) when its numbers are integers of at
@@ -66,7 +70,8 @@ enum {
     E_PROVIDER, E_MODEL, E_API, E_STOP_REASON, E_INPUT, E_OUTPUT, E_CACHE_READ, E_CACHE_WRITE,
     E_TOTAL, E_CONTEXT, E_COST, E_EST_CHARS, E_TOOL_NAME, E_TOOL_CALL_COUNT, E_IS_ERROR,
     E_ERROR_MESSAGE, E_THINKING_LEVEL, E_FIRST_KEPT, E_TOKENS_BEFORE, E_FROM_ID, E_TARGET_ID,
-    E_LABEL, E_CUSTOM_TYPE, E_SUMMARY_CHARS, E_NAME, E_NCOLS
+    E_LABEL, E_CUSTOM_TYPE, E_SUMMARY_CHARS, E_NAME, E_RESPONSE_MODEL, E_REASONING, E_CACHE_WRITE_1H,
+    E_USAGE_KIND, E_IMAGE_COUNT, E_NCOLS
 };
 static const struct { const char *name; int kind; } ECOLS[E_NCOLS] = {
     {"line_no", K_I32}, {"entry_id", K_STR}, {"parent_id", K_STR}, {"entry_index", K_I32},
@@ -78,7 +83,8 @@ static const struct { const char *name; int kind; } ECOLS[E_NCOLS] = {
     {"is_error", K_BOOL}, {"error_message", K_STR}, {"thinking_level", K_STR},
     {"first_kept_entry_id", K_STR}, {"tokens_before", K_I64}, {"from_id", K_STR},
     {"target_id", K_STR}, {"label", K_STR}, {"custom_type", K_STR}, {"summary_chars", K_I64},
-    {"name", K_STR},
+    {"name", K_STR}, {"response_model", K_STR}, {"reasoning_tokens", K_I64},
+    {"cache_write_1h_tokens", K_I64}, {"usage_kind", K_STR}, {"image_count", K_I32},
 };
 
 /* block columns */
@@ -169,12 +175,13 @@ static int put_iv(Col *c, const IVal *v) {
 }
 
 enum { T_MESSAGE = 1, T_THINKING, T_MODEL_CHANGE, T_COMPACTION, T_BRANCH_SUMMARY, T_CUSTOM,
-       T_CUSTOM_MESSAGE, T_LABEL, T_SESSION_INFO };
+       T_CUSTOM_MESSAGE, T_LABEL, T_SESSION_INFO, T_USAGE, T_CONTEXT_EDIT };
 
 static int entry_type(const P *p, const SVal *t) {
     static const char *names[] = {"message", "thinking_level_change", "model_change", "compaction",
-                                  "branch_summary", "custom", "custom_message", "label", "session_info"};
-    for (int i = 0; i < 9; i++)
+                                  "branch_summary", "custom", "custom_message", "label", "session_info",
+                                  "usage", "context_edit"};
+    for (int i = 0; i < 11; i++)
         if (sv_eq(p, t, names[i])) return i + 1;
     return 0;
 }
@@ -226,6 +233,16 @@ static int emit_content(Scanner *sc, const Content *c, int images, const SVal *r
     return 0;
 }
 
+/* Image blocks of a content value: 0 for a string, -1 (null) without content. */
+static int64_t content_images(const P *p, const Content *c) {
+    if (c->kind == V_STR) return 0;
+    if (c->kind != V_LIST) return -1;
+    const Blk *blocks = (const Blk *)p->blocks.p + c->first;
+    int64_t k = 0;
+    for (size_t j = 0; j < c->count; j++) k += sv_eq(p, &blocks[j].type, "image");
+    return k;
+}
+
 static int add_slow(Scanner *sc, int64_t row, int64_t block_row, const Blk *bk) {
     Slow s = {row, block_row, (int64_t)sc->slow_bytes.len, (int64_t)bk->args_raw_len};
     if (buf_put(&sc->slow_bytes, sc->p.base + bk->args_off, bk->args_raw_len)) return -1;
@@ -242,6 +259,9 @@ static int emit_entry(Scanner *sc, const Ent *e, int t, int32_t line, int32_t in
     int asst = role && sv_eq(p, role, "assistant");
     int tres = role && sv_eq(p, role, "toolResult");
     int64_t row = sc->rows;
+    /* the row's usage: an assistant's call, or the spend a compaction, branch_summary or usage entry records */
+    const Usage *u = asst ? &m->usage : t == T_COMPACTION || t == T_BRANCH_SUMMARY || t == T_USAGE ? &e->usage : NULL;
+    if (u && u->kind != V_OBJ) u = NULL;
 
     if (col_i32(&c[E_LINE_NO], line) || put_sv(&c[E_ENTRY_ID], p, &e->id) || put_sv(&c[E_PARENT_ID], p, &e->parent) ||
         col_i32(&c[E_ENTRY_INDEX], index) || col_null(&c[E_PARENT_INDEX]) || put_sv(&c[E_TYPE], p, &e->type) ||
@@ -250,38 +270,39 @@ static int emit_entry(Scanner *sc, const Ent *e, int t, int32_t line, int32_t in
     if (role ? put_sv(&c[E_ROLE], p, role) : col_null(&c[E_ROLE])) return -1;
     if (asst) {
         if (put_sv(&c[E_PROVIDER], p, &m->provider) || put_sv(&c[E_MODEL], p, &m->model)) return -1;
-    } else if (t == T_MODEL_CHANGE) {
-        if (put_sv(&c[E_PROVIDER], p, &e->provider) || put_sv(&c[E_MODEL], p, &e->model_id)) return -1;
+    } else if (t == T_MODEL_CHANGE || t == T_USAGE) {
+        if (put_sv(&c[E_PROVIDER], p, &e->provider) || put_sv(&c[E_MODEL], p, t == T_USAGE ? &e->model : &e->model_id)) return -1;
     } else if (col_null(&c[E_PROVIDER]) || col_null(&c[E_MODEL])) return -1;
     if (asst) {
         if (put_sv(&c[E_API], p, &m->api) || put_sv(&c[E_STOP_REASON], p, &m->stop_reason) ||
             put_sv(&c[E_ERROR_MESSAGE], p, &m->error_message))
             return -1;
     } else if (col_null(&c[E_API]) || col_null(&c[E_STOP_REASON]) || col_null(&c[E_ERROR_MESSAGE])) return -1;
-    if (asst && m->usage_kind == V_OBJ) {
-        if (put_iv(&c[E_INPUT], &m->input) || put_iv(&c[E_OUTPUT], &m->output_t) || put_iv(&c[E_CACHE_READ], &m->cache_read) ||
-            put_iv(&c[E_CACHE_WRITE], &m->cache_write) || put_iv(&c[E_TOTAL], &m->total))
+    if (u) {
+        if (put_iv(&c[E_INPUT], &u->input) || put_iv(&c[E_OUTPUT], &u->output_t) || put_iv(&c[E_CACHE_READ], &u->cache_read) ||
+            put_iv(&c[E_CACHE_WRITE], &u->cache_write) || put_iv(&c[E_TOTAL], &u->total))
             return -1;
-        int64_t ctx = m->total.kind == V_NUM ? m->total.v : 0;
+        int64_t ctx = u->total.kind == V_NUM ? u->total.v : 0;
         if (!ctx) {
-            const IVal *parts[4] = {&m->input, &m->output_t, &m->cache_read, &m->cache_write};
+            const IVal *parts[4] = {&u->input, &u->output_t, &u->cache_read, &u->cache_write};
             for (int i = 0; i < 4; i++)
                 if (parts[i]->kind == V_NUM) ctx += parts[i]->v;
         }
         if (col_i64(&c[E_CONTEXT], ctx)) return -1;
-        if (m->cost_kind == V_OBJ && m->cost.kind == V_NUM ? col_f64(&c[E_COST], m->cost.v) : col_null(&c[E_COST])) return -1;
+        if (u->cost_kind == V_OBJ && u->cost.kind == V_NUM ? col_f64(&c[E_COST], u->cost.v) : col_null(&c[E_COST])) return -1;
     } else if (col_null(&c[E_INPUT]) || col_null(&c[E_OUTPUT]) || col_null(&c[E_CACHE_READ]) || col_null(&c[E_CACHE_WRITE]) ||
                col_null(&c[E_TOTAL]) || col_null(&c[E_CONTEXT]) || col_null(&c[E_COST]))
         return -1;
 
     /* characters for pi's estimate (tokens = ceil(chars / 4), in Python after slow arguments) */
     int has_est = 0, has_calls = 0;
-    int64_t chars = 0, calls = 0;
+    int64_t chars = 0, calls = 0, images = -1; /* image blocks; -1: null */
     if (is_msg && m) {
         has_est = 1;
         if (asst) {
             has_calls = 1;
-            if (m->content.kind == V_LIST) {
+            if (m->content.kind == V_LIST) { /* (a string as assistant content is no content) */
+                images = content_images(p, &m->content);
                 const Blk *blocks = (const Blk *)p->blocks.p + m->content.first;
                 for (size_t j = 0; j < m->content.count; j++) {
                     const Blk *bk = &blocks[j];
@@ -303,10 +324,11 @@ static int emit_entry(Scanner *sc, const Ent *e, int t, int32_t line, int32_t in
                     if (sc->want_blocks && block_row(sc, &e->id, role, NULL, (int32_t)j, bk, n)) return -1;
                 }
             }
-        } else if (role && sv_eq(p, role, "user")) {
-            if (emit_content(sc, &m->content, 0, role, NULL, &e->id, &chars)) return -1;
-        } else if (role && (tres || sv_eq(p, role, "custom"))) {
+        } else if (role && (tres || sv_eq(p, role, "user") || sv_eq(p, role, "custom"))) {
             if (emit_content(sc, &m->content, 1, role, NULL, &e->id, &chars)) return -1;
+            images = content_images(p, &m->content);
+        } else if (role && sv_eq(p, role, "system")) {
+            images = content_images(p, &m->content); /* (its estimate: see the module doc) */
         } else if (role && sv_eq(p, role, "bashExecution")) {
             chars = (m->command.kind == V_STR ? m->command.u16 : 0) + (m->output.kind == V_STR ? m->output.u16 : 0);
         } else if (role && (sv_eq(p, role, "branchSummary") || sv_eq(p, role, "compactionSummary"))) {
@@ -315,6 +337,7 @@ static int emit_entry(Scanner *sc, const Ent *e, int t, int32_t line, int32_t in
     } else if (t == T_CUSTOM_MESSAGE) {
         has_est = 1;
         if (emit_content(sc, &e->content, 1, NULL, "custom", &e->id, &chars)) return -1;
+        images = content_images(p, &e->content);
     } else if (t == T_COMPACTION || t == T_BRANCH_SUMMARY) {
         has_est = 1;
         chars = e->summary.kind == V_STR ? e->summary.u16 : 0;
@@ -330,9 +353,8 @@ static int emit_entry(Scanner *sc, const Ent *e, int t, int32_t line, int32_t in
         if (put_sv(&c[E_FIRST_KEPT], p, &e->first_kept) || put_iv(&c[E_TOKENS_BEFORE], &e->tokens_before)) return -1;
     } else if (col_null(&c[E_FIRST_KEPT]) || col_null(&c[E_TOKENS_BEFORE])) return -1;
     if (t == T_BRANCH_SUMMARY ? put_sv(&c[E_FROM_ID], p, &e->from_id) : col_null(&c[E_FROM_ID])) return -1;
-    if (t == T_LABEL) {
-        if (put_sv(&c[E_TARGET_ID], p, &e->target_id) || put_sv(&c[E_LABEL], p, &e->label)) return -1;
-    } else if (col_null(&c[E_TARGET_ID]) || col_null(&c[E_LABEL])) return -1;
+    if (t == T_LABEL || t == T_CONTEXT_EDIT ? put_sv(&c[E_TARGET_ID], p, &e->target_id) : col_null(&c[E_TARGET_ID])) return -1;
+    if (t == T_LABEL ? put_sv(&c[E_LABEL], p, &e->label) : col_null(&c[E_LABEL])) return -1;
     if (t == T_CUSTOM || t == T_CUSTOM_MESSAGE) {
         if (put_sv(&c[E_CUSTOM_TYPE], p, &e->custom_type)) return -1;
     } else if (role && sv_eq(p, role, "custom")) {
@@ -342,6 +364,17 @@ static int emit_entry(Scanner *sc, const Ent *e, int t, int32_t line, int32_t in
                                                    : col_null(&c[E_SUMMARY_CHARS]))
         return -1;
     if (t == T_SESSION_INFO ? put_sv(&c[E_NAME], p, &e->name) : col_null(&c[E_NAME])) return -1;
+    if (asst ? put_sv(&c[E_RESPONSE_MODEL], p, &m->response_model) : col_null(&c[E_RESPONSE_MODEL])) return -1;
+    if (u) {
+        static const char *kinds[] = {"message", "compaction", "branch_summary", "usage"};
+        const char *kind = kinds[asst ? 0 : t == T_COMPACTION ? 1 : t == T_BRANCH_SUMMARY ? 2 : 3];
+        if (put_iv(&c[E_REASONING], &u->reasoning) || put_iv(&c[E_CACHE_WRITE_1H], &u->cache_write_1h)) return -1;
+        /* a usage entry's own kind, "usage" when it has none (or an empty one) */
+        if (t == T_USAGE && e->kind.kind == V_STR && e->kind.len ? put_sv(&c[E_USAGE_KIND], p, &e->kind)
+                                                                 : col_str(&c[E_USAGE_KIND], kind, strlen(kind)))
+            return -1;
+    } else if (col_null(&c[E_REASONING]) || col_null(&c[E_CACHE_WRITE_1H]) || col_null(&c[E_USAGE_KIND])) return -1;
+    if (images >= 0 ? col_i32(&c[E_IMAGE_COUNT], (int32_t)images) : col_null(&c[E_IMAGE_COUNT])) return -1;
     sc->rows++;
     return 0;
 }

@@ -37,22 +37,29 @@ typedef struct {
     size_t first, count; /* blocks in the entry's block pool */
 } Content;
 
+/* a usage object: an assistant's, or (pi 1.6) a compaction's, branch_summary's or usage entry's */
+typedef struct {
+    int kind, cost_kind; /* V_ABSENT, V_NULL or V_OBJ */
+    IVal input, output_t, cache_read, cache_write, total, reasoning, cache_write_1h;
+    FVal cost;
+    uint32_t seen, seen_cost;
+} Usage;
+
 typedef struct {
     SVal role, api, provider, model, stop_reason, error_message, tool_name, custom_type;
-    SVal command, output, summary;
+    SVal command, output, summary, response_model;
     Content content;
-    int usage_kind, cost_kind;
-    IVal input, output_t, cache_read, cache_write, total;
-    FVal cost;
+    Usage usage;
     int is_error; /* -1 absent/null, else 0/1 */
-    uint32_t seen, seen_usage, seen_cost;
+    uint32_t seen;
 } Msg;
 
 typedef struct {
     SVal type, id, parent, timestamp, thinking, provider, model_id, summary, first_kept, from_id;
-    SVal custom_type, target_id, label, name, cwd, parent_session;
+    SVal custom_type, target_id, label, name, cwd, parent_session, kind, model;
     IVal tokens_before, version;
     Content content;
+    Usage usage;
     int msg_kind;
     Msg m;
     int has_parent_id_key, has_parent_snake_key;
@@ -240,23 +247,28 @@ static int read_content(P *p, Content *c) {
     }
 }
 
-static int read_usage(P *p, Msg *m) {
+/* a usage value (null or an object); depth: that of the object */
+static int read_usage(P *p, Usage *u, int depth) {
+    if ((u->kind = null_or_value(p)) < 0) return -1;
+    if (u->kind != V_OBJ) return 0;
     FOR_MEMBERS(p, {
-        if (KEY("input")) { ONCE(m->seen_usage, 0); if (read_int(p, &m->input)) return -1; }
-        else if (KEY("output")) { ONCE(m->seen_usage, 1); if (read_int(p, &m->output_t)) return -1; }
-        else if (KEY("cacheRead")) { ONCE(m->seen_usage, 2); if (read_int(p, &m->cache_read)) return -1; }
-        else if (KEY("cacheWrite")) { ONCE(m->seen_usage, 3); if (read_int(p, &m->cache_write)) return -1; }
-        else if (KEY("totalTokens")) { ONCE(m->seen_usage, 4); if (read_int(p, &m->total)) return -1; }
+        if (KEY("input")) { ONCE(u->seen, 0); if (read_int(p, &u->input)) return -1; }
+        else if (KEY("output")) { ONCE(u->seen, 1); if (read_int(p, &u->output_t)) return -1; }
+        else if (KEY("cacheRead")) { ONCE(u->seen, 2); if (read_int(p, &u->cache_read)) return -1; }
+        else if (KEY("cacheWrite")) { ONCE(u->seen, 3); if (read_int(p, &u->cache_write)) return -1; }
+        else if (KEY("totalTokens")) { ONCE(u->seen, 4); if (read_int(p, &u->total)) return -1; }
         else if (KEY("cost")) {
-            ONCE(m->seen_usage, 5);
-            if ((m->cost_kind = null_or_value(p)) < 0) return -1;
-            if (m->cost_kind == V_OBJ) {
+            ONCE(u->seen, 5);
+            if ((u->cost_kind = null_or_value(p)) < 0) return -1;
+            if (u->cost_kind == V_OBJ) {
                 FOR_MEMBERS(p, {
-                    if (KEY("total")) { ONCE(m->seen_cost, 0); if (read_float(p, &m->cost)) return -1; }
-                    else if (skip_value(p, 3)) return -1;
+                    if (KEY("total")) { ONCE(u->seen_cost, 0); if (read_float(p, &u->cost)) return -1; }
+                    else if (skip_value(p, depth + 1)) return -1;
                 });
             }
-        } else if (skip_value(p, 2)) return -1;
+        } else if (KEY("cacheWrite1h")) { ONCE(u->seen, 6); if (read_int(p, &u->cache_write_1h)) return -1; }
+        else if (KEY("reasoning")) { ONCE(u->seen, 7); if (read_int(p, &u->reasoning)) return -1; }
+        else if (skip_value(p, depth)) return -1;
     });
     return 0;
 }
@@ -268,11 +280,8 @@ static int read_message(P *p, Msg *m) {
         else if (KEY("api")) { ONCE(m->seen, 2); if (read_str(p, &m->api, 1)) return -1; }
         else if (KEY("provider")) { ONCE(m->seen, 3); if (read_str(p, &m->provider, 1)) return -1; }
         else if (KEY("model")) { ONCE(m->seen, 4); if (read_str(p, &m->model, 1)) return -1; }
-        else if (KEY("usage")) {
-            ONCE(m->seen, 5);
-            if ((m->usage_kind = null_or_value(p)) < 0) return -1;
-            if (m->usage_kind == V_OBJ && read_usage(p, m)) return -1;
-        } else if (KEY("stopReason")) { ONCE(m->seen, 6); if (read_str(p, &m->stop_reason, 1)) return -1; }
+        else if (KEY("usage")) { ONCE(m->seen, 5); if (read_usage(p, &m->usage, 2)) return -1; }
+        else if (KEY("stopReason")) { ONCE(m->seen, 6); if (read_str(p, &m->stop_reason, 1)) return -1; }
         else if (KEY("errorMessage")) { ONCE(m->seen, 7); if (read_str(p, &m->error_message, 1)) return -1; }
         else if (KEY("toolName")) { ONCE(m->seen, 8); if (read_str(p, &m->tool_name, 1)) return -1; }
         else if (KEY("isError")) { ONCE(m->seen, 9); if (read_bool(p, &m->is_error)) return -1; }
@@ -280,6 +289,7 @@ static int read_message(P *p, Msg *m) {
         else if (KEY("command")) { ONCE(m->seen, 11); if (read_str(p, &m->command, 0)) return -1; }
         else if (KEY("output")) { ONCE(m->seen, 12); if (read_str(p, &m->output, 0)) return -1; }
         else if (KEY("summary")) { ONCE(m->seen, 13); if (read_str(p, &m->summary, 0)) return -1; }
+        else if (KEY("responseModel")) { ONCE(m->seen, 14); if (read_str(p, &m->response_model, 1)) return -1; }
         else if (skip_value(p, 1)) return -1;
     });
     return 0;
@@ -315,6 +325,9 @@ static int read_entry(P *p, Ent *e) {
         else if (KEY("version")) { ONCE(e->seen, 18); if (read_int(p, &e->version)) return -1; }
         else if (KEY("cwd")) { ONCE(e->seen, 19); if (read_str(p, &e->cwd, 1)) return -1; }
         else if (KEY("parentSession")) { ONCE(e->seen, 20); if (read_str(p, &e->parent_session, 1)) return -1; }
+        else if (KEY("usage")) { ONCE(e->seen, 21); if (read_usage(p, &e->usage, 1)) return -1; }
+        else if (KEY("kind")) { ONCE(e->seen, 22); if (read_str(p, &e->kind, 1)) return -1; }
+        else if (KEY("model")) { ONCE(e->seen, 23); if (read_str(p, &e->model, 1)) return -1; }
         else if (KEY("parent_id")) { e->has_parent_snake_key = 1; if (skip_value(p, 1)) return -1; }
         else if (skip_value(p, 1)) return -1;
     });

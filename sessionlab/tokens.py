@@ -21,7 +21,9 @@ Example:
 
 from __future__ import annotations
 
+import json
 import math
+from functools import lru_cache
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -83,7 +85,7 @@ def estimate_chars(message: M.Message, *, rules: Rules = DEFAULT_RULES) -> int:
         if isinstance(message.sections, dict):
             chars += sum(_s(v) for v in message.sections.values())
         if message.tools_added:
-            chars += _json_len(message.tools_added)
+            chars += _tools_len(message.tools_added)
         return chars
     if isinstance(message, M.AssistantMessage):
         chars = 0
@@ -102,6 +104,21 @@ def estimate_chars(message: M.Message, *, rules: Rules = DEFAULT_RULES) -> int:
     if isinstance(message, (M.BranchSummaryMessage, M.CompactionSummaryMessage)):
         return _s(message.summary)
     return 0
+
+
+def _tools_len(tools: Any) -> int:
+    """``JSON.stringify(toolsAdded).length``: the same large tool list comes back in every system
+    message and every compaction that replays it, so its length is kept by its JSON text."""
+    try:
+        key = json.dumps(tools, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):  # not plain JSON (built by hand): measure it as it is
+        return _json_len(tools)
+    return _json_text_len(key)
+
+
+@lru_cache(maxsize=64)
+def _json_text_len(text: str) -> int:
+    return _json_len(json.loads(text))
 
 
 def _json_len(v: Any) -> int:

@@ -13,6 +13,8 @@ from sessionlab.tables import _fast, _file, _native, blocks_table, entries_table
 DATA = Path(__file__).parent / "data"
 DATA_FILES = sorted(DATA.rglob("*.jsonl"))
 GENERATED = sorted((DATA / "pi" / "generated" / "sessions").rglob("*.jsonl"))
+# files written by pi 1.6.0 itself and by a newer pi (0.72): clean v3 files both fast paths must accept
+PI16_FILES = sorted((DATA / "pi" / "generated-1.6").rglob("*.jsonl")) + sorted((DATA / "pi" / "real-newer").rglob("*.jsonl"))
 _scan = _native._scan  # None when the extension is not built
 needs_scan = pytest.mark.skipif(_scan is None, reason="sessionlab._scan is not built")
 
@@ -166,6 +168,11 @@ def tres(content, **fields) -> dict:
 
 def text(s: str) -> dict:
     return {"type": "text", "text": s}
+
+
+def system(content="You are pi.", **fields) -> dict:
+    """A pi 1.6 system message entry."""
+    return msg({"role": "system", "content": content, "timestamp": 1767607200000, **fields})
 
 
 IMAGE = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
@@ -364,6 +371,92 @@ ACCEPTED: dict[str, bytes] = {
     "args_deep_ok": with_args(b"[" * 100 + b"]" * 100),
     "args_in_other_blocks": pi_file(*START, asst([text("x") | {"arguments": {"a": 1.5}}, {"type": "thinking", "thinking": "t",
                                                                                           "arguments": [1]}])),
+    # pi 1.6: spend that is not a message (usage entries), its usage fields, and the same on compactions and branch summaries
+    "pi16_usage_entries": pi_file(
+        *START,
+        ent("usage", kind="title", provider="openai", model="gpt-5", note="extension override",
+            usage=USAGE | {"reasoning": 9, "cacheWrite1h": 20}),
+        ent("usage", kind=None, provider=None, model=None, usage={"input": 3, "output": 4}),
+        ent("usage", kind="", usage={"input": 1, "totalTokens": 0, "cost": {"total": 0.5}}),
+        ent("usage", usage={}),
+        ent("usage", kind="cache_warm", usage=None),
+        ent("usage", kind="summary"),
+        ent("usage", kind="import", usage={"input": 1, "reasoning": None, "cacheWrite1h": None, "cost": None}),
+        ent("compaction", summary="## Goal\nx", firstKeptEntryId="e3", tokensBefore=5000, usage=USAGE | {"cacheWrite1h": 7},
+            systemMessage={"role": "system", "content": "You are pi.", "sections": {"a": "b"}, "timestamp": 1}),
+        ent("compaction", summary="s", usage=None),
+        ent("compaction", summary="s", usage={}),
+        ent("branch_summary", fromId="e3", summary="tried X", usage={"input": 10, "output": 2, "reasoning": 1}),
+        ent("branch_summary", fromId="e3", summary="tried Y", details={"readFiles": []}),
+        user(),
+    ),
+    "pi16_assistant_fields": pi_file(
+        *START,
+        ent("thinking_level_change", thinkingLevel="max"),
+        user(),
+        asst([{"type": "thinking", "thinking": "", "thinkingSignature": "opaque", "redacted": True},
+              {"type": "thinking", "thinking": "plan 😀", "redacted": False}, text("ok"),
+              call({"path": "a.txt"}, name="read") | {"thoughtSignature": "c2ln"}],
+             usage=USAGE | {"reasoning": 12, "cacheWrite1h": 40}, responseModel="claude-sonnet-4-5-20250929",
+             responseId="msg_01", diagnostics={"retries": 1, "warnings": ["slow"]}, _zeroTag=True),
+        asst([text("x")], responseModel=None, usage=USAGE | {"reasoning": 0}),
+        asst([text("y")], provider="openai", model="gpt-5", responseModel="gpt-5-2025-08-07",
+             usage={"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0, "cost": {"total": 0}}),
+        asst([text("z")], usage=None, responseModel="m"),
+        msg({"role": "user", "content": "not an assistant", "responseModel": "ignored"}),
+    ),
+    "pi16_images": pi_file(
+        *START,
+        user([text("look"), IMAGE, IMAGE]), user("plain"), user([]), user(None),
+        asst([IMAGE, text("x"), IMAGE]), asst("string content"),
+        tres([IMAGE, text("r")]), tres("s"),
+        msg({"role": "custom", "customType": "note", "content": [IMAGE], "display": True}),
+        ent("custom_message", customType="ext", content=[text("hey"), IMAGE, IMAGE], display=False),
+        ent("custom_message", customType="ext", content="s"), ent("custom_message", customType="ext"),
+        msg({"role": "bashExecution", "command": "ls", "output": "a", "content": [IMAGE]}),
+        system([text("sys"), IMAGE]),
+    ),
+    "pi16_system_messages": pi_file(
+        *START,
+        system("You are pi.", sections={"<env>": "cwd: /x", "<rules>": "be brief 😀"},
+               toolsAdded=[{"name": "read", "description": "Read a file", "parameters": {"type": "object"}}]),
+        user(),
+        asst([text("ok")]),
+        system("", sections={"<rules>": None, "<new>": "more"}, toolsRemoved=[{"name": "read"}]),
+        system([text("as blocks")], toolsAdded=[{"name": "bash", "n": 1.5}]),
+        system(None),
+        msg({"role": "system"}),
+        ent("compaction", summary="s", firstKeptEntryId="e5", tokensBefore=10,
+            systemMessage={"role": "system", "content": "replayed", "toolsAdded": [{"name": "edit"}]}),
+        system("after the compaction", sections={"<env>": "cwd: /y"}),
+        user(),
+    ),
+    "pi16_context_edits": pi_file(
+        *START,
+        user("the original question, quite long"),
+        asst([text("a long answer"), call({"command": "ls"})]),
+        tres([text("a.txt"), IMAGE]),
+        ent("custom_message", customType="ext", content="shown", display=True),
+        ent("context_edit", targetId="e3", replacement={"content": "short"}),
+        ent("context_edit", targetId="e4", replacement={"content": [text("elided")]}),
+        ent("context_edit", targetId="e4", replacement={"content": "elided again"}),
+        ent("context_edit", targetId="e5", replacement=None),
+        ent("context_edit", targetId="e6", replacement={"content": [text("x"), IMAGE]}),
+        ent("context_edit", targetId="nowhere", replacement={"content": "x"}),
+        ent("context_edit", targetId=None, replacement={"content": "x"}),
+        ent("context_edit", targetId="e3", replacement="not an object"),
+        ent("context_edit", targetId="e3"),
+        user(),
+    ),
+    # the pi 1.6 keys read only on the entry types that have them
+    "pi16_keys_on_other_types": pi_file(
+        *START,
+        user() | {"usage": USAGE, "kind": "title", "model": "m"},
+        ent("model_change", provider="openai", modelId="gpt-5", model="ignored", usage={"input": 1}),
+        ent("label", targetId="e3", label="l", usage=None, kind=None),
+        ent("custom", customType="c", data={}, usage={"input": 2}),
+        ent("session_info", name="n", model=None),
+    ),
 }
 
 # name -> the file's bytes; every one of these is refused by the scanner (and loaded by the other paths)
@@ -416,6 +509,18 @@ REFUSED: dict[str, bytes] = {
     "role_is_number": pi_file(*START, msg({"role": 1})),
     "text_is_number": pi_file(*START, user([{"type": "text", "text": 3}])),
     "name_is_list": pi_file(*START, ent("session_info", name=["x"])),
+    "usage_entry_usage_is_string": pi_file(*START, ent("usage", kind="title", usage="x")),
+    "compaction_usage_is_list": pi_file(*START, ent("compaction", summary="s", usage=[1])),
+    "usage_entry_kind_is_number": pi_file(*START, ent("usage", kind=5, usage={"input": 1})),
+    "usage_entry_model_is_list": pi_file(*START, ent("usage", kind="title", model=["m"], usage={"input": 1})),
+    "reasoning_is_float": pi_file(*START, asst([text("x")], usage={"input": 1, "reasoning": 1.5})),
+    "cache_write_1h_is_string": pi_file(*START, ent("usage", usage={"cacheWrite1h": "5"})),
+    "response_model_is_number": pi_file(*START, asst([text("x")], responseModel=5)),
+    "repeated_reasoning_key": pi_file(*START, asst([text("x")], usage={"reasoning": 1})).replace(b'"reasoning":1', b'"reasoning":1,"reasoning":2'),
+    "repeated_entry_usage_key": pi_file(*START, ent("usage", usage={"input": 1})).replace(b'"usage":{"input":1}', b'"usage":{"input":1},"usage":null'),
+    "system_content_is_number": pi_file(*START, system(5)),
+    "escaped_system_message_key": sub(pi_file(*START, ent("compaction", summary="s", systemMessage={"role": "system", "content": "abcd", "timestamp": 1})),
+                                      b'"systemMessage"', b'"system\\u004dessage"'),
     "integer_19_digits_int64": pi_file(*START, asst([text("x")], usage={"input": 1000000000000000000})),
     "header_version_2": pi_file(*START, user(), header=HEADER | {"version": 2}),
     "header_version_string": pi_file(*START, user(), header=HEADER | {"version": "3"}),

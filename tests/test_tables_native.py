@@ -7,6 +7,7 @@ slower paths then load it); it must never accept a file and give different rows.
 
 from __future__ import annotations
 
+import json
 import locale
 import math
 import os
@@ -15,6 +16,8 @@ import subprocess
 import threading
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pytest
 
 from sessionlab import synth
@@ -27,6 +30,7 @@ from tests._native_cases import (
     FIXED,
     GENERATED,
     LATE_REFUSAL,
+    PI16_FILES,
     REFUSED,
     SLOW_ARGS,
     START,
@@ -81,6 +85,26 @@ def test_clean_sample_files_accepted_by_native():
         info = scan(path.read_bytes())
         # sample 00000026 has an orphan (a dangling parent): both fast paths refuse it
         assert isinstance(info, tuple) or "00000026" in path.name, (path.name, info)
+
+
+def test_pi16_sample_files_are_there():
+    """The pi 1.6.0 files (8) and the newer pi's (2) are part of the sample files compared above."""
+    assert len(PI16_FILES) == 10 and set(PI16_FILES) <= set(DATA_FILES)
+
+
+@needs_scan
+@pytest.mark.parametrize("path", PI16_FILES, ids=lambda p: p.parent.name[:12] + "/" + p.name[:28])
+def test_pi16_sample_files_take_the_fast_paths(path, monkeypatch):
+    """Files pi 1.6.0 wrote (usage and context_edit entries, system messages, responseModel...) and a newer
+    pi's files are clean: the scanner accepts them, and so does the msgspec path with the scanner off."""
+    data = path.read_bytes()
+    assert isinstance(scan(data), tuple), scan(data)
+    assert _accepts_fast(data)
+    (res,) = _file.load_chunk([str(path)], True)
+    assert res.fast and res.issues == [] and res.entries.num_rows > 0
+    monkeypatch.setenv("SESSIONLAB_NATIVE", "0")
+    (res,) = _file.load_chunk([str(path)], True)
+    assert res.fast and res.issues == []
 
 
 # ------------------------------------------------------------------ 3. generated sessions
@@ -186,7 +210,8 @@ def test_edge_case_values(tmp_path):
     rows = _entry_rows(ACCEPTED["is_error_variants"], tmp_path)
     assert [r["is_error"] for r in rows[2:7]] == [False, None, True, None, None]
     rows = _entry_rows(ACCEPTED["images"], tmp_path)
-    assert [r["est_tokens"] for r in rows[2:7]] == [1, 1200 + 1, 1200 + 1, 1 + 1200, 1]
+    # pi 1.6 counts images in user messages too: "look" and two images, ceil((4 + 2 * 4800) / 4)
+    assert [r["est_tokens"] for r in rows[2:7]] == [2401, 1200 + 1, 1200 + 1, 1 + 1200, 1]
     rows = _entry_rows(ACCEPTED["args_control_chars"], tmp_path)
     # JSON.stringify({"s": "\x01\x1f\x7f\b\f\n\r\t\x0b"}): 8 + 6 + 6 + 1 + 2 * 5 + 6 = 37 units; + "ok" + "bash"
     assert rows[2]["est_tokens"] == -(-(2 + 4 + 37) // 4)
@@ -197,6 +222,53 @@ def test_edge_case_values(tmp_path):
     assert sessions_table(f, on_bad_lines="skip").column("name").to_pylist() == ["  Second  "]
     f.write_bytes(ACCEPTED["empty_name_only"])
     assert sessions_table(f, on_bad_lines="skip").column("name").to_pylist() == [None]
+
+
+def _col(rows: list[dict], name: str) -> list:
+    return [r[name] for r in rows]
+
+
+def test_pi16_edge_case_values(tmp_path):
+    """The pi 1.6 columns of the hand-made cases (values worked out by hand from the lines)."""
+    rows = _entry_rows(ACCEPTED["pi16_usage_entries"], tmp_path)[2:]
+    assert _col(rows, "usage_kind") == ["title", "usage", "usage", "usage", None, None, "import", "compaction", None,
+                                        "compaction", "branch_summary", None, None]
+    assert _col(rows, "input_tokens") == [120, 3, 1, None, None, None, 1, 120, None, None, 10, None, None]
+    assert _col(rows, "context_tokens") == [1200, 7, 1, 0, None, None, 1, 1200, None, 0, 12, None, None]
+    assert _col(rows, "reasoning_tokens")[:3] == [9, None, None] and rows[10]["reasoning_tokens"] == 1
+    assert _col(rows, "cache_write_1h_tokens")[:3] == [20, None, None] and rows[7]["cache_write_1h_tokens"] == 7
+    assert _col(rows, "cost_usd")[:3] == [0.0013275, None, 0.5]
+    assert (rows[0]["provider"], rows[0]["model"]) == ("openai", "gpt-5") and rows[7]["provider"] is None
+    assert rows[7]["system_est_tokens"] == 3  # "You are pi." and section "b": ceil(12 / 4)
+    assert _entry_rows(REFUSED["escaped_system_message_key"], tmp_path)[2]["system_est_tokens"] == 1  # "abcd"
+    rows = _entry_rows(ACCEPTED["pi16_assistant_fields"], tmp_path)[2:]
+    assert rows[0]["thinking_level"] == "max"
+    assert _col(rows, "response_model") == [None, None, "claude-sonnet-4-5-20250929", None, "gpt-5-2025-08-07", "m", None]
+    assert (rows[2]["reasoning_tokens"], rows[2]["cache_write_1h_tokens"], rows[2]["usage_kind"]) == (12, 40, "message")
+    # "" + "plan 😀" (7 units) + "ok" + "read" + '{"path":"a.txt"}' (16): ceil(29 / 4)
+    assert (rows[2]["est_tokens"], rows[2]["tool_call_count"], rows[2]["image_count"]) == (8, 1, 0)
+    assert _col(rows, "usage_kind") == [None, None, "message", "message", "message", None, None]
+    rows = _entry_rows(ACCEPTED["pi16_images"], tmp_path)[2:]
+    assert _col(rows, "image_count") == [2, 0, 0, None, 2, None, 1, 0, 1, 2, 0, None, None, 1]
+    assert _col(rows, "est_tokens")[:5] == [2401, 2, 0, 0, 1] and rows[9]["est_tokens"] == 2401
+    assert rows[13]["est_tokens"] == 1201  # a system message: "sys" and an image
+    f = tmp_path / "img.jsonl"
+    f.write_bytes(ACCEPTED["pi16_images"])
+    user_blocks = blocks_table(f).filter(pa.compute.equal(blocks_table(f)["entry_id"], "e3")).column("chars")
+    assert user_blocks.to_pylist() == [4, 4800, 4800]
+    rows = _entry_rows(ACCEPTED["pi16_context_edits"], tmp_path)[6:]
+    assert _col(rows, "target_id") == ["e3", "e4", "e4", "e5", "e6", "nowhere", None, "e3", "e3", None]
+    assert _col(rows, "edit_action")[:5] == ["replace", "replace", "replace", "remove", "replace"]
+    assert _col(rows, "est_tokens")[:5] == [2, 2, 3, None, 1201]  # "short"; "elided"; "elided again"; -; "x" + image
+    rows = _entry_rows(ACCEPTED["pi16_system_messages"], tmp_path)
+    sys_rows = [r for r in rows if r["role"] == "system"]
+    assert len(sys_rows) == 6 and all(r["est_tokens"] is not None for r in sys_rows)
+    tools = len(json.dumps([{"name": "read", "description": "Read a file", "parameters": {"type": "object"}}],
+                           separators=(",", ":")))
+    assert sys_rows[0]["est_tokens"] == -(-(11 + 7 + 11 + tools) // 4)  # content, the two sections ("😀": 2 units), tools
+    rows = _entry_rows(ACCEPTED["pi16_keys_on_other_types"], tmp_path)[2:]
+    assert _col(rows, "usage_kind") == [None] * 5 and _col(rows, "input_tokens") == [None] * 5
+    assert _col(rows, "model") == [None, "gpt-5", None, None, None]
 
 
 def _comma_locale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:

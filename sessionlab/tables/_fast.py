@@ -9,8 +9,13 @@ decoder in C). The path refuses a file, and the caller falls back to the toleran
   surrogates), or a field of an unexpected JSON type (mixed types the object model accepts, such as
   ``content`` being a string or a list, are declared as unions and stay on the fast path);
 - a header that is not ``{"type": "session", "id": str, "version": 3}``, or seed-dialect keys;
-- an entry type outside pi's nine, a missing or duplicate id, a parent not earlier in the file
-  (which also rules out cycles and dangling parents).
+- an entry type outside pi's eleven (the nine of 0.58 and 1.6's ``usage`` and ``context_edit``),
+  a missing or duplicate id, a parent not earlier in the file (which also rules out cycles and
+  dangling parents).
+
+The pi 1.6 values that need other lines of the file (``edit_action``, ``system_est_tokens``, the
+``est_tokens`` of ``context_edit`` entries and of system messages) are not computed here (null,
+or 0 for a system message's estimate) but filled by :mod:`._pi16` after any path.
 
 Tool-call arguments are kept as raw JSON text: for files pi wrote, that text *is*
 ``JSON.stringify(arguments)``, whose length pi's estimate counts. A round trip through msgspec's
@@ -36,7 +41,7 @@ from ..tokens import CHARS_PER_TOKEN, IMAGE_CHARS
 __all__ = ["fast_columns", "PI_TYPES"]
 
 PI_TYPES = frozenset({"message", "thinking_level_change", "model_change", "compaction", "branch_summary",
-                      "custom", "custom_message", "label", "session_info"})
+                      "custom", "custom_message", "label", "session_info", "usage", "context_edit"})
 
 
 class _Block(msgspec.Struct):
@@ -63,6 +68,8 @@ class _Usage(msgspec.Struct):
     cacheWrite: Int64 | None = None
     totalTokens: Int64 | None = None
     cost: _Cost | None = None
+    cacheWrite1h: Int64 | None = None
+    reasoning: Int64 | None = None
 
 
 class _Message(msgspec.Struct):
@@ -80,6 +87,7 @@ class _Message(msgspec.Struct):
     command: str | None = None
     output: str | None = None
     summary: str | None = None
+    responseModel: str | None = None
 
 
 class _Entry(msgspec.Struct):
@@ -101,6 +109,10 @@ class _Entry(msgspec.Struct):
     targetId: str | None = None
     label: str | None = None
     name: str | None = None
+    # pi 1.6: the usage of a compaction, branch_summary or usage entry; a usage entry's kind and model
+    usage: _Usage | None = None
+    kind: str | None = None
+    model: str | None = None
     # header fields
     version: Int64 | None = None
     cwd: str | None = None
@@ -176,29 +188,31 @@ def _batch_args_lens(raws: list[bytes]) -> list[int]:
     return [_args_len(b) for b in raws]
 
 
-def _content(content: Any, images: bool, role: str, eid: str | None, blocks: list | None) -> int:
-    """Characters of a content value (pi's rule) and, if ``blocks`` is given, one row per block."""
+def _content(content: Any, role: str, eid: str | None, blocks: list | None) -> tuple[int, int | None]:
+    """Characters of a content value (pi 1.6's rule: 4800 per image, for every role that has one)
+    and its image count; if ``blocks`` is given, one row per block."""
     if content is None:
-        return 0
+        return 0, None
     if content.__class__ is str:
         n = _js_len(content)
         if blocks is not None:
             blocks.append([eid, role, 0, "text", None, None, n])
-        return n
-    total = 0
+        return n, 0
+    total = images = 0
     for i, b in enumerate(content):
         t = b.type
         n = 0
         if t == "text":
             s = b.text
             n = 0 if s is None else len(s) if s.isascii() else _js_len(s)
-        elif t == "image" and images:
+        elif t == "image":
             n = IMAGE_CHARS
+            images += 1
         total += n
         if blocks is not None:
             call = t == "toolCall"  # (a tool call outside an assistant message counts nothing, but is listed)
             blocks.append([eid, role, i, t, (b.name or "") if call else None, b.id if call else None, n])
-    return total
+    return total, images
 
 
 def _line_numbers(data: bytes) -> np.ndarray:
@@ -283,7 +297,6 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
     asst = [m if r == "assistant" else None for m, r in zip(msgs, roles)]
     tres = [m if r == "toolResult" else None for m, r in zip(msgs, roles)]
     usage = [m.usage if m is not None else None for m in asst]
-    cost = [u.cost if u is not None else None for u in usage]
 
     by_type: dict[str | None, list[int]] = {}
     for i, t in enumerate(typ):  # row indices per entry type (so columns only visit their rows)
@@ -298,6 +311,7 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
     blocks: list | None = [] if want_blocks else None
     est: list[int | None] = [None] * n
     calls: list[int | None] = [None] * n
+    images: list[int | None] = [None] * n
     summary_chars: list[int | None] = [None] * n
     raws: list[bytes] = []  # tool-call arguments, measured in one batch below
     raw_owner: list[int] = []
@@ -312,7 +326,7 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
             r = roles[i]
             if r == "assistant":
                 content: Any = m.content
-                chars = k = 0
+                chars = k = n_img = 0
                 if content is not None and content.__class__ is not str:
                     for j, blk in enumerate(content):
                         bt = blk.type
@@ -323,6 +337,8 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
                         elif bt == "thinking":
                             s_ = blk.thinking
                             nc = 0 if s_ is None else len(s_) if s_.isascii() else _js_len(s_)
+                        elif bt == "image":
+                            n_img += 1
                         elif bt == "toolCall":
                             k += 1
                             nc = _js_len(blk.name)
@@ -333,11 +349,14 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
                         if blocks is not None:
                             blocks.append([ids[i], r, j, bt, (blk.name or "") if bt == "toolCall" else None,
                                            blk.id if bt == "toolCall" else None, nc])
+                    images[i] = n_img  # (a string as assistant content is no content: null)
                 calls[i] = k
-            elif r == "user":
-                chars = _content(m.content, False, r, ids[i], blocks)
-            elif r == "toolResult" or r == "custom":
-                chars = _content(m.content, True, r, ids[i], blocks)
+            elif r == "user" or r == "toolResult" or r == "custom":
+                chars, images[i] = _content(m.content, r, ids[i], blocks)
+            elif r == "system":  # (its estimate needs the system messages before it: see ._pi16)
+                chars = 0
+                c_ = m.content
+                images[i] = None if c_ is None else 0 if c_.__class__ is str else sum(b.type == "image" for b in c_)
             elif r == "bashExecution":
                 chars = _js_len(m.command) + _js_len(m.output)
             elif r == "branchSummary" or r == "compactionSummary":
@@ -346,7 +365,7 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
                 chars = 0
             est[i] = chars  # characters for now; tokens below
         elif t == "custom_message":
-            est[i] = _content(ents[i].content, True, "custom", ids[i], blocks)
+            est[i], images[i] = _content(ents[i].content, "custom", ids[i], blocks)
         elif t == "compaction" or t == "branch_summary":
             summary_chars[i] = est[i] = _js_len(ents[i].summary)
     for i, bi, nc in zip(raw_owner, raw_block, _batch_args_lens(raws)):
@@ -361,8 +380,21 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
         v = u.totalTokens or ((u.input or 0) + (u.output or 0) + (u.cacheRead or 0) + (u.cacheWrite or 0))
         return v if -(2**63) <= v < 2**63 else None  # (a sum beyond int64 is null, as in the object model)
 
+    # the usage of each row (an assistant's call, or spend recorded by another entry) and its kind
+    kinds: list[str | None] = [None if u is None else "message" for u in usage]
+    for t in ("compaction", "branch_summary", "usage"):
+        for i in by_type.get(t, ()):
+            u = usage[i] = ents[i].usage
+            if u is not None:
+                kinds[i] = (ents[i].kind or "usage") if t == "usage" else t
+    cost = [u.cost if u is not None else None for u in usage]
     provider = [m.provider if m is not None else p for m, p in zip(asst, pick("model_change", "provider"))]
     model = [m.model if m is not None else p for m, p in zip(asst, pick("model_change", "modelId"))]
+    for i in by_type.get("usage", ()):
+        provider[i], model[i] = ents[i].provider, ents[i].model
+    target = pick("label", "targetId")
+    for i in by_type.get("context_edit", ()):
+        target[i] = ents[i].targetId
     ctype = [e.customType if t in ("custom", "custom_message")
              else (m.customType if r == "custom" and m is not None else None)
              for t, e, m, r in zip(typ, ents, msgs, roles)]
@@ -398,7 +430,7 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
         "first_kept_entry_id": pick("compaction", "firstKeptEntryId"),
         "tokens_before": pick("compaction", "tokensBefore"),
         "from_id": pick("branch_summary", "fromId"),
-        "target_id": pick("label", "targetId"),
+        "target_id": target,
         "label": pick("label", "label"),
         "custom_type": ctype,
         "summary_chars": summary_chars,
@@ -406,6 +438,13 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
         "retained_tail_est_tokens": [None] * n,
         "retained_tail_context_tokens": [None] * n,
         "name": names,
+        "response_model": [m.responseModel if m is not None else None for m in asst],
+        "reasoning_tokens": [u.reasoning if u is not None else None for u in usage],
+        "cache_write_1h_tokens": [u.cacheWrite1h if u is not None else None for u in usage],
+        "usage_kind": kinds,
+        "image_count": images,
+        "edit_action": [None] * n,  # (these two: see ._pi16)
+        "system_est_tokens": [None] * n,
     }
     facts = {
         "name": name,

@@ -142,7 +142,7 @@ class NativeBatch:
                 arrays.append(_array(("est_tokens", tokens.tobytes(), est_valid), n, f.type))
             elif name in specs:
                 arrays.append(_array(specs[name], n, f.type))
-            else:  # the seed's retained tail: a native file never has one
+            else:  # the seed's retained tail (a native file never has one); pi 1.6's columns ._pi16 fills
                 arrays.append(pa.nulls(n, f.type))
         table = pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA)
         blocks = None

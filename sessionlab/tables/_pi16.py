@@ -25,36 +25,59 @@ from ..io.dialects import entry_from_dict
 from ..model import entries as E
 from ..model import messages as M
 from ..tokens import current_system_message, estimate_tokens
+from ._native import strings
 
 __all__ = ["needs_resolve", "resolve"]
 
-def needs_resolve(table: pa.Table) -> bool:
-    """Whether the file's table has rows this module fills."""
-    hit = pc.or_kleene(pc.or_kleene(pc.equal(table["type"], "context_edit"), pc.equal(table["type"], "compaction")),
-                       pc.equal(table["role"], "system"))
-    return bool(pc.any(pc.fill_null(hit, False)).as_py())
+# (built from buffers: pa.array and Python scalars in compute calls import pandas, which the loader avoids)
+_EDIT = strings(["context_edit"])
+_COMPACTION = strings(["compaction"])
+_SYSTEM = strings(["system"])
 
 
-def _ints(values: list[int | None]) -> pa.Array:
-    """int64 array from buffers (``pa.array`` would import pandas, which the loader never needs)."""
+def needs_resolve(table: pa.Table, data: bytes | None = None) -> bool:
+    """Whether the file's table has rows this module fills. Given the file's ``data``, compactions
+    alone count only when one of their lines may hold a ``systemMessage`` (with escapes, or the seed's
+    ``system_message``): those of older files never do, and their lines are all this reads."""
+    # (is_in is false, never null, on a null role: every entry that is not a message has one)
+    if pc.any(pc.or_(pc.is_in(table["type"], value_set=_EDIT), pc.is_in(table["role"], value_set=_SYSTEM))).as_py():
+        return True
+    compaction = pc.is_in(table["type"], value_set=_COMPACTION)
+    if not pc.any(compaction).as_py():
+        return False
+    if data is None:
+        return True
+    lines = _line_bytes(data, pc.filter(table["line_no"], compaction).to_pylist())
+    return any(b"systemMessage" in t or b"system_message" in t or b"\\u" in t for t in lines.values())  # (seed key too)
+
+
+def _column(values: list, typ: pa.DataType) -> pa.Array:
+    """A string or int64 column from a list with None (without pa.array: see above)."""
+    if typ == pa.string():
+        return strings(values)
     valid = np.array([v is not None for v in values], np.bool_)
     data = np.array([0 if v is None else v for v in values], np.int64)
-    bitmap = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
-    return pa.Array.from_buffers(pa.int64(), len(values), [bitmap, pa.py_buffer(data)],
-                                 null_count=int(len(values) - valid.sum()))
+    nulls = len(values) - int(valid.sum())
+    bitmap = None if nulls == 0 else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(typ, len(values), [bitmap, pa.py_buffer(data)], null_count=nulls)
+
+
+def _line_bytes(data: bytes, line_nos: list[int]) -> dict[int, bytes]:
+    """The bytes of each of ``line_nos`` (1-based), newline excluded."""
+    ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
+    starts = np.concatenate([[0], ends + 1])
+    out: dict[int, bytes] = {}
+    for ln in set(line_nos):
+        if 1 <= ln <= len(starts):
+            out[ln] = data[int(starts[ln - 1]):int(ends[ln - 1]) if ln - 1 < len(ends) else len(data)]
+    return out
 
 
 def _line_objects(data: bytes, line_nos: list[int]) -> dict[int, list[Any]]:
     """The JSON objects on each of ``line_nos`` (1-based; a glued line may hold several)."""
-    ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
-    starts = np.concatenate([[0], ends + 1])
     out: dict[int, list[Any]] = {}
-    for ln in set(line_nos):
-        if ln < 1 or ln > len(starts):
-            continue
-        a = int(starts[ln - 1])
-        b = int(ends[ln - 1]) if ln - 1 < len(ends) else len(data)
-        text = data[a:b].decode("utf-8", errors="replace").strip(" \t\r\n\ufeff")
+    for ln, raw in _line_bytes(data, line_nos).items():
+        text = raw.decode("utf-8", errors="replace").strip(" \t\r\n\ufeff")
         try:
             out[ln] = [json.loads(text)]
         except ValueError:
@@ -94,7 +117,7 @@ def _system(entry: E.SessionEntry | None) -> M.Message | None:
 def resolve(table: pa.Table, data: bytes, dialect: str = "pi") -> pa.Table:
     """``table`` (one file's entries) with ``est_tokens``, ``edit_action`` and ``system_est_tokens``
     filled where they depend on other entries; the other rows are untouched."""
-    if table.num_rows == 0 or not needs_resolve(table):
+    if table.num_rows == 0 or not needs_resolve(table, data):
         return table
     types = table["type"].to_pylist()
     roles = table["role"].to_pylist()
@@ -147,13 +170,10 @@ def resolve(table: pa.Table, data: bytes, dialect: str = "pi") -> pa.Table:
         msgs = replayed(i) if _system(e) is not None else ()
         current = current_system_message(msgs) if msgs else None
         sys_est[i] = estimate_tokens(current) if current is not None else None
-    from ._native import strings
-
     out = table
-    for name, arr in (("est_tokens", _ints(est)), ("edit_action", strings(action)),
-                      ("system_est_tokens", _ints(sys_est))):
+    for name, values in (("est_tokens", est), ("edit_action", action), ("system_est_tokens", sys_est)):
         k = out.schema.get_field_index(name)
-        out = out.set_column(k, out.schema.field(k), arr)
+        out = out.set_column(k, out.schema.field(k), _column(values, out.schema.field(k).type))
     return out
 
 

@@ -36,13 +36,20 @@ SEEDS = [
     ACCEPTED["compaction_and_branch_entries"],
     ACCEPTED["bash_and_summaries"],
     ACCEPTED["images"],
+    ACCEPTED["pi16_usage_entries"],
+    ACCEPTED["pi16_assistant_fields"],
+    ACCEPTED["pi16_system_messages"],
+    ACCEPTED["pi16_context_edits"],
 ]
 INSERTS = [b'"', b"\\", b"{", b"}", b"[", b"]", b",", b":", b" ", b"\t", b"\r", b"\n", b"\r\n", b"0", b"-", b"1e5", b".5",
            b"null", b"true", b"\x00", b"\x80", b"\xff", b"\xc3", b"\xed\xa0\x80", "é".encode(), "😀".encode(), b"\\n", b"\\u00e9",
            b"\\ud83d\\ude00", b"\\ud800", b"\\udc00", b"\\u0000", b"\\/", b'\\"', b"\\x", b"\xef\xbb\xbf",
            b'"id":"e1",', b'"parentId":"e1",', b'"parent_id":null,', b'"type":"leaf",', b'"retainedTail":[],',
            b'"isError":"x",', b'"input":1.5,', b'"input":99999999999999999999,', b'"arguments":{"a":1.5},', b'"x":[[[[[[[]]]]]]],',
-           b'"role":"user",', b'"content":[{"type":"toolCall","name":"n","id":"i"}],']
+           b'"role":"user",', b'"content":[{"type":"toolCall","name":"n","id":"i"}],',
+           b'"type":"usage",', b'"type":"context_edit",', b'"role":"system",', b'"usage":{"input":1,"reasoning":2},',
+           b'"usage":null,', b'"kind":"title",', b'"model":"m",', b'"responseModel":"r",', b'"reasoning":1.5,',
+           b'"cacheWrite1h":"x",', b'"targetId":"e1",', b'"replacement":null,', b'"content":[{"type":"image"}],']
 
 
 @st.composite
@@ -111,9 +118,10 @@ def test_mutated_files_native_on_and_off_agree(data):
     _agree_on(data)
 
 
-ROLES = ["user", "assistant", "toolResult", "custom", "bashExecution", "branchSummary", "compactionSummary", "hookMessage", None]
+ROLES = ["user", "assistant", "toolResult", "custom", "bashExecution", "branchSummary", "compactionSummary", "hookMessage", None,
+         "system"]
 TYPES = ["message", "message", "message", "thinking_level_change", "model_change", "compaction", "branch_summary", "custom",
-         "custom_message", "label", "session_info"]
+         "custom_message", "label", "session_info", "usage", "context_edit"]
 SCALARS = (st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.integers(-5, 5)
            | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6))
 ANY_JSON = st.recursive(SCALARS, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3), c, max_size=3),
@@ -148,13 +156,15 @@ def json_entries(draw, n_ids: int):
     m: dict = {"role": draw(_maybe(st.sampled_from(ROLES)))}
     usage = st.fixed_dictionaries({}, optional={
         k: _maybe(st.integers(-(10**18) + 1, 10**18 - 1) | st.integers(0, 1000))
-        for k in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")} | {
+        for k in ("input", "output", "cacheRead", "cacheWrite", "totalTokens", "reasoning", "cacheWrite1h")} | {
         "cost": _maybe(st.fixed_dictionaries({}, optional={"total": _maybe(st.floats(allow_nan=False, allow_infinity=False))}))})
     for key, strat in [("content", content), ("usage", usage), ("isError", st.booleans() | st.none()),
                        ("toolName", st.text(max_size=4)), ("customType", st.text(max_size=4)), ("command", st.text(max_size=6)),
                        ("output", st.text(max_size=6)), ("summary", st.text(max_size=6)), ("model", st.text(max_size=4)),
                        ("provider", st.text(max_size=4)), ("api", st.text(max_size=4)), ("stopReason", st.text(max_size=4)),
-                       ("errorMessage", st.text(max_size=4))]:
+                       ("errorMessage", st.text(max_size=4)), ("responseModel", st.text(max_size=4)),
+                       ("sections", st.dictionaries(st.text(max_size=3), st.text(max_size=4) | st.none(), max_size=2)),
+                       ("toolsAdded", st.lists(st.fixed_dictionaries({"name": st.text(max_size=3)}), max_size=2))]:
         if draw(st.booleans()):
             m[key] = draw(_maybe(strat))
     if e["type"] == "message" or draw(st.integers(0, 5)) == 0:
@@ -163,7 +173,9 @@ def json_entries(draw, n_ids: int):
                        ("targetId", st.sampled_from(ids)), ("fromId", st.sampled_from(ids)), ("customType", st.text(max_size=4)),
                        ("thinkingLevel", st.text(max_size=4)), ("provider", st.text(max_size=4)), ("modelId", st.text(max_size=4)),
                        ("firstKeptEntryId", st.sampled_from(ids)), ("tokensBefore", st.integers(-(10**19), 10**19)),
-                       ("content", content), ("retainedTail", st.none()), ("extra", ANY_JSON)]:
+                       ("content", content), ("retainedTail", st.none()), ("extra", ANY_JSON), ("usage", usage),
+                       ("kind", st.text(max_size=4)), ("model", st.text(max_size=4)),
+                       ("replacement", st.none() | st.fixed_dictionaries({"content": content}))]:
         if draw(st.integers(0, 3)) == 0:
             e[key] = draw(_maybe(strat))
     return e
