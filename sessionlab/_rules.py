@@ -22,7 +22,7 @@ from typing import Literal
 
 from .errors import OptionError
 
-__all__ = ["Rules", "RULES", "DEFAULT_RULES", "PiRules", "pi_rules", "check_rules"]
+__all__ = ["Rules", "RULES", "DEFAULT_RULES", "PiRules", "pi_rules", "check_rules", "session_name"]
 
 Rules = Literal["pi-1.6", "pi-0.58"]
 RULES: tuple[str, ...] = ("pi-1.6", "pi-0.58")
@@ -52,6 +52,15 @@ def check_rules(rules: object) -> Rules:
     if rules not in _ALL:
         raise OptionError(f"rules must be one of {', '.join(map(repr, RULES))}, not {rules!r}")
     return rules  # type: ignore[return-value]
+
+
+def session_name(name: object) -> str | None:
+    """pi 1.6's ``getSessionName`` given the latest ``session_info`` entry's ``name``: trimmed, and an
+    empty (or missing, or non-string) name clears the title. pi 0.58 kept the last non-empty name;
+    no sample differs where pi 0.58 wrote the file, so sessionlab uses the 1.6 rule under both."""
+    from ._jsjson import js_trim
+
+    return (js_trim(name) or None) if isinstance(name, str) else None
 
 
 def pi_rules(rules: object = DEFAULT_RULES) -> PiRules:

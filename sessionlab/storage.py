@@ -35,6 +35,7 @@ from .io.dialects import Dialect
 from .io.migrate import CURRENT_VERSION
 from .io.reader import OnBadLines, SessionFile, read_session
 from .io.writer import SessionWriter, write_session
+from ._rules import session_name
 from .model import entries as E
 from .model import messages as M
 
@@ -169,8 +170,8 @@ class InMemorySessionStorage:
                 self.labels_by_id[entry.target_id] = entry.label
             else:
                 self.labels_by_id.pop(entry.target_id, None)
-        elif isinstance(entry, E.SessionInfoEntry) and entry.name:
-            self._name = entry.name
+        elif isinstance(entry, E.SessionInfoEntry):  # the latest one names the session (pi 1.6)
+            self._name = session_name(entry.name)
 
     # -- the seed's methods ------------------------------------------------------------------
     def get_metadata(self) -> E.SessionHeader:

@@ -160,8 +160,9 @@ def test_labels_and_names_follow_pi():
     with pytest.raises(EntryNotFoundError):
         s.append_label("missing", "x")
     s.append_session_info("  My session  ")
-    s.append_session_info("")  # pi 0.58.3: an empty name does not clear it
-    assert s.get_session_name() == "My session"
+    assert s.get_session_name() == "My session"  # trimmed
+    s.append_session_info("")  # pi 1.6.0: an empty name clears it (0.58.3 kept "My session")
+    assert s.get_session_name() is None
 
 
 def test_cycle_raises_instead_of_hanging():
