@@ -2,7 +2,8 @@
 
 Run from the repository root:
 
-    python benchmarks/bench_loaders.py                 # generates the corpus in /tmp/sessionlab-bench
+    python benchmarks/bench_loaders.py                 # a pi 1.6 corpus, generated in /tmp/sessionlab-bench-1.6
+    python benchmarks/bench_loaders.py --pi 0.58       # the same sessions as pi 0.58 wrote them
     python benchmarks/bench_loaders.py --corpus DIR    # reuse a folder of sessions
 
 Each method runs in a fresh subprocess (so its peak RSS is its own; for entries_table the peak of
@@ -143,7 +144,9 @@ def machine() -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default=None)
-    ap.add_argument("--out", default="/tmp/sessionlab-bench")
+    ap.add_argument("--out", default=None, help="where to generate the corpus (default /tmp/sessionlab-bench-<pi>)")
+    ap.add_argument("--pi", default="1.6", choices=("1.6", "0.58"),
+                    help="which pi writes the generated corpus (1.6: system messages, usage entries, edits...)")
     ap.add_argument("--rounds", type=int, default=3, help="runs per method (the fastest is kept)")
     ap.add_argument("--run", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -152,10 +155,10 @@ def main() -> None:
     corpus = args.corpus
     if corpus is None:
         from sessionlab.synth import generate_corpus
-        corpus = args.out
+        corpus = args.out or f"/tmp/sessionlab-bench-{args.pi}"
         if not files_of(corpus):
             t = time.perf_counter()
-            generate_corpus(corpus, n_sessions=300, target_bytes=150_000_000, seed=0)
+            generate_corpus(corpus, n_sessions=300, target_bytes=150_000_000, seed=0, pi=args.pi)
             print(f"generated corpus in {time.perf_counter() - t:.0f} s")
     files = files_of(corpus)
     nbytes = sum(os.path.getsize(f) for f in files)

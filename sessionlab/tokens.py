@@ -162,7 +162,7 @@ def estimate_tokens_dict(message: dict, *, rules: Rules = DEFAULT_RULES) -> int:
         if isinstance(sections, dict):
             chars += sum(_s(v) for v in sections.values())
         if message.get("toolsAdded"):
-            chars += _json_len(message.get("toolsAdded"))
+            chars += _tools_len(message.get("toolsAdded"))
     elif role == "assistant":
         chars = 0
         content = message.get("content")
