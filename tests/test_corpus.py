@@ -32,7 +32,7 @@ def test_tables_are_the_table_functions(corpus):
     assert corpus.sessions.equals(sl.sessions_table(PI, on_bad_lines="skip"))
     assert corpus.blocks.equals(sl.blocks_table(PI, on_bad_lines="skip"))
     assert corpus.issues.equals(sl.issues_table(PI))
-    assert corpus.files == [str(p) for p in SAMPLES]
+    assert corpus.files == sl.tables.find_files(PI) and set(map(str, SAMPLES)) < set(corpus.files)  # (+ v4)
     assert corpus.entries_df().shape == (corpus.entries.num_rows, corpus.entries.num_columns)
     assert list(corpus.sessions_df().columns) == corpus.sessions.column_names
 

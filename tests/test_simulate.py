@@ -150,7 +150,7 @@ def reference(session, policies, prices):
                 msgs = [x for x in path if x.type == "message"]
                 if kind == "tokens":
                     prep = prepare_compaction(path, keep_recent_tokens=value)
-                    start = prep.first_kept_branch_index
+                    start = prep.first_kept_branch_index if prep is not None else 0  # (1.6: nothing to do)
                     kept_entries = [x for x in path[start:] if x.type == "message"]
                 elif kind == "turns":
                     users = [x for x in msgs if x.message.role == "user"]

@@ -32,9 +32,9 @@ def test_per_message_estimates_equal_pi(case):
     _, _, leaf = case
     dicts = leaf["context"]["messages"]
     messages = [message_from_dict(d) for d in dicts]
-    want = leaf["compaction"]["perMessageEstimatedTokens"]
-    assert [estimate_tokens(m) for m in messages] == want
-    assert [estimate_tokens_dict(d) for d in dicts] == want  # the dict form, as loaders use it
+    want = leaf["compaction"]["perMessageEstimatedTokens"]  # pi 0.58.3's (test_pi16 checks 1.6.0's)
+    assert [estimate_tokens(m, rules="pi-0.58") for m in messages] == want
+    assert [estimate_tokens_dict(d, rules="pi-0.58") for d in dicts] == want  # the dict form, as loaders use it
 
 
 @pytest.mark.parametrize("case", LEAVES, ids=_ids(LEAVES))
@@ -42,7 +42,7 @@ def test_context_estimate_equals_pi(case):
     _, _, leaf = case
     messages = [message_from_dict(d) for d in leaf["context"]["messages"]]
     want = leaf["compaction"]["contextEstimate"]
-    got = estimate_context_tokens(messages)
+    got = estimate_context_tokens(messages, rules="pi-0.58")
     assert (got.tokens, got.usage_tokens, got.trailing_tokens, got.last_usage_index) == (
         want["tokens"], want["usageTokens"], want["trailingTokens"], want["lastUsageIndex"])
     # precomputed per-message estimates give the same result
@@ -59,7 +59,7 @@ CASES = [
     ({"role": "user", "content": "hello world"}, 11),
     ({"role": "user", "content": ""}, 0),
     ({"role": "user", "content": [TEXT, TEXT]}, 20),
-    ({"role": "user", "content": [TEXT, IMAGE]}, 10),  # images ignored in user messages
+    ({"role": "user", "content": [TEXT, IMAGE]}, 10 + IMAGE_CHARS),  # pi 1.6 counts user images (0.58: 10)
     ({"role": "user", "content": "😀é"}, 3),  # JavaScript length: the emoji is two UTF-16 units
     ({"role": "toolResult", "toolCallId": "c", "toolName": "t", "content": [TEXT, IMAGE], "isError": False},
      10 + IMAGE_CHARS),
@@ -77,6 +77,8 @@ CASES = [
     ({"role": "branchSummary", "summary": "twelve chars", "fromId": "x"}, 12),
     ({"role": "compactionSummary", "summary": "abc", "tokensBefore": 9}, 3),
     ({"role": "somethingNew", "content": "ignored"}, 0),  # an unknown role counts nothing, as in pi
+    ({"role": "system", "content": "abc", "sections": {"<a>": "de", "<b>": None},
+      "toolsAdded": [{"name": "t"}]}, 3 + 2 + len('[{"name":"t"}]')),  # pi 1.6's system message
 ]
 
 
@@ -114,6 +116,15 @@ def test_calculate_context_tokens(usage, total):
 ])
 def test_usage_sources(stop, usage, source):
     assert is_usage_source(message_from_dict(_assistant(usage, stop))) is source
+
+
+def test_the_058_rules_count_no_user_image_no_system_and_zero_usage():
+    user = message_from_dict({"role": "user", "content": [TEXT, IMAGE]})
+    assert (estimate_chars(user), estimate_chars(user, rules="pi-0.58")) == (10 + IMAGE_CHARS, 10)
+    system = message_from_dict({"role": "system", "content": "abcd"})
+    assert (estimate_tokens(system), estimate_tokens(system, rules="pi-0.58")) == (1, 0)
+    zero = message_from_dict(_assistant({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}))
+    assert (is_usage_source(zero), is_usage_source(zero, rules="pi-0.58")) == (False, True)
 
 
 def test_context_estimate_anchors_on_the_last_valid_usage():

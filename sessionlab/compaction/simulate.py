@@ -291,7 +291,9 @@ def simulate_compaction(
             from .cut_points import _arrays16
 
             r = cut_point_rows_16(per_table(_arrays16, table), call_rows, value, prep.compute(call_rows))
-            rows, kept = r["cut"], r["kept"]
+            rows = r["cut"]  # (what it keeps: the message entries from the cut on, as for the other rules)
+            kept = np.where(rows >= 0, cum_msg[call_rows] - (cum_msg - msg_est)[np.maximum(rows, 0)],
+                            cum_msg[call_rows])
         elif kind == "tokens":
             r = cut_point_rows(cut, call_rows, value)
             rows, kept = r["cut"], r["kept"]

@@ -96,7 +96,8 @@ ENTRY_COLUMNS: tuple[Column, ...] = (
            "message."),
     Column("summary_chars", _I64, "Length of the summary of a compaction or branch_summary."),
     Column("retained_tail_messages", _I32, "Number of messages a compaction carries in the seed's "
-           "retained_tail (null without one)."),
+           "retained_tail, or in a v4 file's retainedTail that its harness sends (failed assistants left "
+           "out); null without one."),
     Column("retained_tail_est_tokens", _I64, "Sum of pi's per-message estimates of those messages."),
     Column("retained_tail_context_tokens", _I64, "pi's estimateContextTokens of those messages alone when "
            "one of them is a valid assistant with usage (its usage plus the estimates after it); else null."),
