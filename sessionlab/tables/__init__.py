@@ -4,7 +4,7 @@
 - :func:`sessions_table` / :func:`sessions_df`: one row per session file;
 - :func:`blocks_table` / :func:`blocks_df`: one row per content block;
 - :func:`issues_table` / :func:`issues_df`: the line issues of a load;
-- :func:`to_parquet`: a Parquet dataset of a table or a source.
+- :func:`to_parquet` / :func:`read_parquet`: a Parquet dataset of a table or a source, and back.
 
 Column names, types and meanings live in :mod:`sessionlab.tables._schema`.
 """
@@ -14,11 +14,11 @@ from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA, ISSUE_SCHEMA, SESSION_SCHEMA
 from .blocks import blocks_df, blocks_table
 from .entries import entries_df, entries_table
 from .issues import issues_df, issues_table
-from .parquet import to_parquet
+from .parquet import read_parquet, to_parquet
 from .sessions import sessions_df, sessions_table
 
 __all__ = [
     "entries_table", "entries_df", "sessions_table", "sessions_df", "blocks_table", "blocks_df",
-    "issues_table", "issues_df", "to_parquet", "find_files", "default_sessions_dir",
+    "issues_table", "issues_df", "to_parquet", "read_parquet", "find_files", "default_sessions_dir",
     "ENTRY_SCHEMA", "SESSION_SCHEMA", "BLOCK_SCHEMA", "ISSUE_SCHEMA",
 ]
