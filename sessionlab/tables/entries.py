@@ -9,6 +9,7 @@ if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
 
 import pyarrow as pa
 
+from ._cache import CacheOption
 from ._load import OnBadLines, Source, load_files
 from ._schema import ENTRY_COLUMNS, ENTRY_SCHEMA, columns_doc
 
@@ -16,7 +17,8 @@ __all__ = ["entries_table", "entries_df", "to_pandas"]
 
 
 def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-                  columns: list[str] | None = None, max_workers: int | None = None) -> pa.Table:
+                  columns: list[str] | None = None, max_workers: int | None = None,
+                  cache: CacheOption = None) -> pa.Table:
     """Load sessions into an Arrow table with one row per entry.
 
     Args:
@@ -30,6 +32,11 @@ def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", p
             in a terminal when the load takes more than a second.
         columns: Keep only these columns (in this order).
         max_workers: Processes to use (default: up to 2, one per core).
+        cache: ``None`` (default): keep each file's rows in the cache folder
+            (``$SESSIONLAB_CACHE_DIR``, else ``platformdirs.user_cache_dir("sessionlab")``) and on
+            the next load read unchanged files from it and parse only the new lines of files that
+            grew; a folder path: that folder; ``False``: no cache. The result is always what a
+            fresh load returns. ``sessionlab cache clear`` empties it.
 
     Returns:
         A ``pyarrow.Table`` in file order, then line order, with columns:
@@ -41,7 +48,7 @@ def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", p
         >>> t.num_rows, t.column("type")[0].as_py()
         (138, 'model_change')
     """
-    res = load_files(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers)
+    res = load_files(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers, cache=cache)
     tables = [r.entries for r in res.files if r.entries is not None]
     table = pa.concat_tables(tables) if tables else ENTRY_SCHEMA.empty_table()
     if columns is not None:

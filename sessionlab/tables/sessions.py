@@ -10,6 +10,7 @@ if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._cache import CacheOption
 from ._load import OnBadLines, Source, load_files
 from ._objects import parse_timestamps
 from ._schema import ENTRY_SCHEMA, SESSION_COLUMNS, SESSION_SCHEMA, columns_doc
@@ -51,7 +52,7 @@ def session_totals(entries: pa.Table) -> pa.Table:
 
 
 def sessions_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-                   max_workers: int | None = None) -> pa.Table:
+                   max_workers: int | None = None, cache: CacheOption = None) -> pa.Table:
     """Load sessions into an Arrow table with one row per session file.
 
     Token and cost totals cover every assistant entry of the file (all branches, entries before a
@@ -63,6 +64,7 @@ def sessions_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", 
         on_bad_lines: As for :func:`entries_table`.
         progress: As for :func:`entries_table`.
         max_workers: As for :func:`entries_table`.
+        cache: As for :func:`entries_table`.
 
     Returns:
         A ``pyarrow.Table`` with columns:
@@ -74,7 +76,7 @@ def sessions_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", 
         >>> s.num_rows
         7
     """
-    res = load_files(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers)
+    res = load_files(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers, cache=cache)
     ok = [r for r in res.files if r.session is not None]
     tables = [r.entries for r in ok if r.entries is not None]
     entries = pa.concat_tables(tables) if tables else ENTRY_SCHEMA.empty_table()

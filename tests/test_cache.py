@@ -1,0 +1,279 @@
+"""The loaders' append-aware cache: reloads equal fresh loads, read only what changed, never serve
+stale rows, and survive a process killed mid-write."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import sessionlab as sl
+from sessionlab.cli import main as cli_main
+from sessionlab.synth import generate_session
+from sessionlab.tables import _cache, load_files, refresh
+
+ROOT = Path(__file__).parent.parent
+
+
+def fresh(src):
+    res = load_files(src, on_bad_lines="skip", cache=False)
+    return (sl.entries_table(src, on_bad_lines="skip", cache=False),
+            sl.sessions_table(src, on_bad_lines="skip", cache=False), [i for r in res.files for i in r.issues])
+
+
+def cached(src, cache):
+    res = load_files(src, on_bad_lines="skip", cache=cache)
+    return (sl.entries_table(src, on_bad_lines="skip", cache=cache),
+            sl.sessions_table(src, on_bad_lines="skip", cache=cache), [i for r in res.files for i in r.issues]), res
+
+
+def assert_same(src, cache):
+    (e, s, i), res = cached(src, cache)
+    fe, fs, fi = fresh(src)
+    assert e.equals(fe)
+    assert s.equals(fs)
+    assert i == fi
+    return res
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    src = tmp_path / "sessions"
+    shutil.copytree(ROOT / "data" / "sessions", src)
+    shutil.copytree(ROOT / "tests" / "data" / "pi" / "generated", src / "samples")  # bad lines, v1/v2, seed...
+    return src
+
+
+@pytest.fixture
+def session_lines(tmp_path):
+    """A generated pi session's lines; the tests write a prefix and append the rest."""
+    p = generate_session(tmp_path / "gen", seed=7, turns=12, name_prob=1.0)
+    return p.read_bytes().splitlines(keepends=True)
+
+
+def test_reload_equals_fresh_and_reads_the_cache(corpus, tmp_path):
+    cache = tmp_path / "cache"
+    first = assert_same(corpus, cache)
+    assert first.changes.added and not first.changes.unchanged  # (several loads ran: all added once)
+    assert list((cache / "entries-v1").glob("*.arrow"))
+    again = load_files(corpus, on_bad_lines="skip", cache=cache)
+    assert again.changes.unchanged == [r.path for r in again.files] and not again.changes.changed
+    assert again.files[0].entries.num_rows > 0
+
+
+def test_unchanged_files_are_not_parsed(corpus, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    load_files(corpus, on_bad_lines="skip", cache=cache)
+
+    def boom(*a, **k):
+        raise AssertionError("parsed a file the cache holds")
+
+    monkeypatch.setattr("sessionlab.tables._load._iter_results", boom)
+    assert_same_cached_only = load_files(corpus, on_bad_lines="skip", cache=cache)
+    assert not assert_same_cached_only.changes.changed
+
+
+def test_appended_lines_are_parsed_alone(tmp_path, session_lines, monkeypatch):
+    src = tmp_path / "s"
+    src.mkdir()
+    f = src / "a.jsonl"
+    cut = len(session_lines) // 2
+    f.write_bytes(b"".join(session_lines[:cut]))
+    cache = tmp_path / "cache"
+    assert_same(src, cache)
+    with open(f, "ab") as fh:
+        fh.write(b"".join(session_lines[cut:]))
+    parsed = []
+    real = _cache.load_data
+
+    def spy(path, data, *a):
+        parsed.append(len(data))
+        return real(path, data, *a)
+
+    monkeypatch.setattr(_cache, "load_data", spy)
+    res = assert_same(src, cache)
+    assert res.changes.appended == [str(f)]
+    head = len(session_lines[0])
+    assert parsed[0] == head + len(b"".join(session_lines[cut:]))  # the header and the new lines only
+    # the name and leaf come from the new lines; the leaf count is the whole file's
+    s = sl.sessions_table(src, cache=False).to_pylist()[0]
+    assert s["leaf_id"] == json.loads(session_lines[-1])["id"]
+    assert s["entry_count"] == len(session_lines) - 1
+
+
+@pytest.mark.parametrize("change", ["truncate", "rewrite", "duplicate_id", "bad_line", "torn", "replace"])
+def test_other_changes_rescan_the_file(tmp_path, session_lines, change):
+    src = tmp_path / "s"
+    src.mkdir()
+    f = src / "a.jsonl"
+    cut = len(session_lines) - 3
+    f.write_bytes(b"".join(session_lines[:cut]))
+    cache = tmp_path / "cache"
+    assert_same(src, cache)
+    if change == "truncate":
+        f.write_bytes(b"".join(session_lines[:cut - 2]))
+    elif change == "rewrite":
+        f.write_bytes(b"".join(session_lines[:cut]).replace(b'"role":"user"', b'"role":"User"', 1))
+    elif change == "duplicate_id":
+        with open(f, "ab") as fh:
+            fh.write(session_lines[3])
+    elif change == "bad_line":
+        with open(f, "ab") as fh:
+            fh.write(b"{not json\n" + session_lines[cut])
+    elif change == "torn":
+        with open(f, "ab") as fh:
+            fh.write(session_lines[cut][:20])
+    else:
+        f.unlink()
+        f.write_bytes(b"".join(session_lines[:cut + 1]))
+    res = assert_same(src, cache)
+    assert res.changes.changed
+
+
+def test_torn_last_line_completed_later(tmp_path, session_lines):
+    src = tmp_path / "s"
+    src.mkdir()
+    f = src / "a.jsonl"
+    cut = len(session_lines) - 3
+    f.write_bytes(b"".join(session_lines[:cut]) + session_lines[cut][:25])
+    cache = tmp_path / "cache"
+    assert_same(src, cache)  # with a truncated_last_line issue
+    with open(f, "ab") as fh:
+        fh.write(session_lines[cut][25:] + b"".join(session_lines[cut + 1:]))
+    res = assert_same(src, cache)
+    assert res.changes.appended == [str(f)]
+
+
+def test_same_size_rewrite_within_the_mtime_tick_is_not_served(tmp_path, session_lines):
+    # a rewrite that keeps size, mtime and the first and last KB: only the whole-file hash of a
+    # recently modified ("racy") file tells
+    src = tmp_path / "s"
+    src.mkdir()
+    f = src / "a.jsonl"
+    data = b"".join(session_lines)
+    f.write_bytes(data)
+    st = f.stat()
+    cache = tmp_path / "cache"
+    assert_same(src, cache)
+    mid = data.index(b'"role":"user"', len(data) // 3)
+    f.write_bytes(data[:mid] + b'"role":"User"' + data[mid + 13:])
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert f.stat().st_size == st.st_size
+    res = assert_same(src, cache)
+    assert res.changes.rewritten == [str(f)]
+
+
+def test_new_and_removed_files_and_refresh(corpus, tmp_path, session_lines):
+    cache = tmp_path / "cache"
+    first = load_files(corpus, on_bad_lines="skip", cache=cache)
+    gone = first.files[0].path
+    os.unlink(gone)
+    added = corpus / "zz" / "new.jsonl"
+    added.parent.mkdir()
+    added.write_bytes(b"".join(session_lines[:5]))
+    grown = first.files[-1].path
+    later = refresh(first)
+    assert later.changes.removed == [gone] and later.changes.added == [str(added)]
+    assert later.changes.appended == [] and later.changes.rewritten == []
+    with open(added, "ab") as fh:
+        fh.write(b"".join(session_lines[5:]))
+    latest = refresh(later)
+    assert latest.changes.appended == [str(added)] and len(latest.changes.unchanged) == len(later.files) - 1
+    assert not refresh(latest).changes.changed
+    assert_same(corpus, cache)
+    # without a cache, refresh compares the files' size, mtime and inode
+    a = load_files(corpus, on_bad_lines="skip", cache=False)
+    with open(grown, "ab") as fh:
+        fh.write(b"\n")
+    assert refresh(a).changes.appended == [grown]
+
+
+def test_killed_mid_write_leaves_a_usable_cache(corpus, tmp_path):
+    cache = tmp_path / "cache"
+    assert_same(corpus, cache)
+    pack = next((cache / "entries-v1").glob("*.arrow"))
+    before = pack.read_bytes()
+    f = next(corpus.rglob("*.jsonl"))
+    with open(f, "ab") as fh:
+        fh.write(b"\n")  # a change, so the next load writes the cache again
+    flag = tmp_path / "writing"
+    code = f"""
+import sys, time
+import pyarrow as pa
+from sessionlab.tables import _cache, load_files
+real = _cache._write_ipc
+def slow(path, table, schema):
+    with pa.OSFile(str(path), "wb") as sink:
+        sink.write(b"ARROW1" + b"x" * 1000)  # the start of a file, then stuck
+        sink.flush()
+        open({str(flag)!r}, "w").close()
+        time.sleep(60)
+_cache._write_ipc = slow
+load_files({str(corpus)!r}, on_bad_lines="skip", cache={str(cache)!r})
+"""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
+    try:
+        for _ in range(600):
+            if flag.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert flag.exists(), "the writer never started"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert pack.read_bytes() == before  # the old cache is whole
+    assert list((cache / "entries-v1").glob("*.tmp-*"))  # the torn temporary file was never renamed
+    assert_same(corpus, cache)
+
+
+def test_unreadable_cache_file_is_ignored(corpus, tmp_path):
+    cache = tmp_path / "cache"
+    assert_same(corpus, cache)
+    pack = next((cache / "entries-v1").glob("*.arrow"))
+    pack.write_bytes(pack.read_bytes()[:500])
+    assert_same(corpus, cache)
+
+
+def test_default_folder_and_options(tmp_path, monkeypatch):
+    monkeypatch.setenv("SESSIONLAB_CACHE_DIR", str(tmp_path / "c"))
+    assert _cache.resolve_cache(None) == tmp_path / "c" == _cache.resolve_cache(True)
+    sl.entries_table(ROOT / "data" / "sessions")
+    assert list((tmp_path / "c" / "entries-v1").glob("*.arrow"))
+    assert _cache.cache_size() > 0
+    monkeypatch.setenv("SESSIONLAB_CACHE_DIR", "")
+    assert _cache.resolve_cache(None) is None
+    monkeypatch.delenv("SESSIONLAB_CACHE_DIR")
+    import platformdirs
+
+    assert _cache.resolve_cache(None) == Path(platformdirs.user_cache_dir("sessionlab"))
+    assert _cache.resolve_cache(False) is None
+    with pytest.raises(TypeError, match="cache must be"):
+        sl.entries_table(ROOT / "data" / "sessions", cache=3)
+
+
+def test_blocks_loads_are_not_cached(tmp_path):
+    sl.blocks_table(ROOT / "data" / "sessions")
+    res = load_files(ROOT / "data" / "sessions", want_blocks=True, cache=tmp_path / "c")
+    assert res.changes is None and not (tmp_path / "c").exists()
+
+
+def test_cli_cache_clear(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SESSIONLAB_CACHE_DIR", str(tmp_path / "c"))
+    sl.entries_table(ROOT / "data" / "sessions")
+    sl.entries_table(ROOT / "data" / "pi")
+    assert cli_main(["cache", "clear"]) == 0
+    out = capsys.readouterr().out
+    assert "removed 2 files" in out and str(tmp_path / "c") in out
+    assert not list((tmp_path / "c" / "entries-v1").iterdir())
+    assert cli_main(["cache", "clear"]) == 0
+    assert "removed 0 files" in capsys.readouterr().out
