@@ -51,7 +51,7 @@ __all__ = ["CacheOption", "Changes", "default_cache_dir", "resolve_cache", "clea
 
 CacheOption = Union[bool, str, os.PathLike, None]
 
-_FORMAT = 1
+_FORMAT = 2
 _KB = 1024
 _RACY_NS = 2_000_000_000  # mtime this close to the time of caching: keep a whole-file hash too
 _META = b"sessionlab.cache"
@@ -134,20 +134,27 @@ def probe(path: str, *, hashes: bool = True) -> dict[str, Any] | None:
     """A file's key: device, inode, size, mtime and (with ``hashes``) the hashes of its first and
     last KB; None when it cannot be read."""
     try:
-        st = os.stat(path)
-        key: dict[str, Any] = {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
-        if hashes:
-            with open(path, "rb") as fh:
-                head = fh.read(_KB)
-                if st.st_size > _KB:
-                    fh.seek(st.st_size - _KB)
-                    tail = fh.read(_KB)
-                else:
-                    tail = head
-            key["head"], key["tail"] = _hash(head), _hash(tail)
+        if not hashes:
+            st = os.stat(path)
+            return {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:  # one open, fstat and two positioned reads: the whole cost of an unchanged file
+            st = os.fstat(fd)
+            head = _pread(fd, min(_KB, st.st_size), 0)
+            tail = _pread(fd, _KB, st.st_size - _KB) if st.st_size > _KB else head
+        finally:
+            os.close(fd)
     except OSError:
         return None
-    return key
+    return {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+            "head": _hash(head), "tail": _hash(tail)}
+
+
+def _pread(fd: int, n: int, offset: int) -> bytes:
+    if hasattr(os, "pread"):
+        return os.pread(fd, n, offset)
+    os.lseek(fd, offset, os.SEEK_SET)  # (Windows)
+    return os.read(fd, n)
 
 
 def _full_hash(path: str, size: int) -> str | None:
@@ -246,26 +253,26 @@ class Store:
         spec = [[None, None] if i is None else [os.fspath(i), os.path.abspath(os.fspath(i))] for i in items]
         return cls(root, _hash(json.dumps(spec).encode()))
 
-    def _read(self) -> tuple[pa.Table, dict[str, dict], dict[str, int]] | None:
+    def _read(self) -> tuple[list[pa.RecordBatch], dict[str, dict], dict[str, int]] | None:
         try:
             reader = pa.ipc.open_file(pa.memory_map(str(self.file), "r"))
             meta = json.loads(reader.schema.metadata[_META])
             if meta.get("fingerprint") != _fingerprint():
                 return None
-            table = reader.read_all().replace_schema_metadata(None)
+            batches = [reader.get_batch(i) for i in range(reader.num_record_batches)]
         except (OSError, KeyError, ValueError, TypeError, pa.ArrowException):
             return None  # no cache yet, or one from another version: load as if none
         entries, offsets, start = {}, {}, 0
-        for e in meta["files"]:
+        for e in meta["files"]:  # each file's rows are its own record batches: no slicing to find them
             entries[e["path"]] = e
             offsets[e["path"]] = start
-            start += e["rows"]
-        return table, entries, offsets
+            start += e["batches"]
+        return batches, entries, offsets
 
     def load(self, paths: list[str], load_whole: Callable[[list[str]], Iterator[list[FileResult]]]) -> list[FileResult]:
         """Each path's result, in order; the cache is rewritten when anything changed."""
         old = self._read()
-        table, entries, offsets = old if old is not None else (None, {}, {})
+        table, entries, offsets = old if old is not None else ([], {}, {})
         now_keys = {p: probe(p) for p in paths}
         results: dict[str, FileResult] = {}
         grown, whole = [], []
@@ -303,13 +310,15 @@ class Store:
         return out
 
     @staticmethod
-    def _cached(path: str, e: dict, table: pa.Table, offset: int) -> FileResult:
-        return FileResult(path=path, nbytes=e["nbytes"], entries=table.slice(offset, e["rows"]), session=e["session"],
+    def _cached(path: str, e: dict, batches: list[pa.RecordBatch], offset: int) -> FileResult:
+        table = pa.Table.from_batches(batches[offset:offset + e["batches"]], schema=ENTRY_SCHEMA)
+        return FileResult(path=path, nbytes=e["nbytes"], entries=table, session=e["session"],
                           issues=[_issue(path, row) for row in e["issues"]], fast=e["fast"])
 
     def _write(self, results: list[FileResult], old: dict[str, dict], keys: dict[str, dict | None],
                fresh_meta: dict[str, dict], loaded: set[str]) -> None:
-        files, tables = [], []
+        files: list[dict] = []
+        tables: list[pa.RecordBatch] = []
         now = time.time_ns()
         for r in results:
             if r.session is None or r.entries is None:
@@ -327,11 +336,12 @@ class Store:
                 meta = old[r.path]
                 if meta.get("full") is not None and meta["mtime_ns"] < now - _RACY_NS:
                     meta["full"] = None  # checked against the whole file this load, and now old enough
-            meta.update(path=r.path, rows=r.entries.num_rows, nbytes=r.nbytes, session=r.session, fast=r.fast,
-                        issues=[_issue_row(i) for i in r.issues])
+            batches = r.entries.combine_chunks().to_batches() if r.entries.num_rows else []
+            meta.update(path=r.path, rows=r.entries.num_rows, batches=len(batches), nbytes=r.nbytes,
+                        session=r.session, fast=r.fast, issues=[_issue_row(i) for i in r.issues])
             files.append(meta)
-            tables.append(r.entries)
-        table = pa.concat_tables(tables) if tables else ENTRY_SCHEMA.empty_table()
+            tables.extend(batches)
+        table = pa.Table.from_batches(tables, schema=ENTRY_SCHEMA)
         meta_json = json.dumps({"format": _FORMAT, "fingerprint": _fingerprint(), "files": files})
         schema = ENTRY_SCHEMA.with_metadata({_META: meta_json.encode()})
         try:
@@ -348,7 +358,8 @@ def _key_only(key: dict | None) -> dict | None:
 
 def _write_ipc(path: Path, table: pa.Table, schema: pa.Schema) -> None:
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
-        writer.write_table(table.replace_schema_metadata(schema.metadata))
+        for batch in table.to_batches():  # one or more batches per file, as the manifest counts them
+            writer.write_batch(batch)
 
 
 def _atomic_write(target: Path, table: pa.Table, schema: pa.Schema) -> None:
