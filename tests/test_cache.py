@@ -62,7 +62,7 @@ def test_reload_equals_fresh_and_reads_the_cache(corpus, tmp_path):
     cache = tmp_path / "cache"
     first = assert_same(corpus, cache)
     assert first.changes.added and not first.changes.unchanged  # (several loads ran: all added once)
-    assert list((cache / "entries-v1").glob("*.arrow"))
+    assert len(list((cache / "entries-v1").glob("*.arrow"))) == 1
     again = load_files(corpus, on_bad_lines="skip", cache=cache)
     assert again.changes.unchanged == [r.path for r in again.files] and not again.changes.changed
     assert again.files[0].entries.num_rows > 0
@@ -198,8 +198,8 @@ def test_new_and_removed_files_and_refresh(corpus, tmp_path, session_lines):
 def test_killed_mid_write_leaves_a_usable_cache(corpus, tmp_path):
     cache = tmp_path / "cache"
     assert_same(corpus, cache)
-    pack = next((cache / "entries-v1").glob("*.arrow"))
-    before = pack.read_bytes()
+    manifest = next((cache / "entries-v1").glob("*.json"))
+    before = manifest.read_bytes()
     f = next(corpus.rglob("*.jsonl"))
     with open(f, "ab") as fh:
         fh.write(b"\n")  # a change, so the next load writes the cache again
@@ -209,7 +209,7 @@ import sys, time
 import pyarrow as pa
 from sessionlab.tables import _cache, load_files
 real = _cache._write_ipc
-def slow(path, table, schema):
+def slow(path, batches):
     with pa.OSFile(str(path), "wb") as sink:
         sink.write(b"ARROW1" + b"x" * 1000)  # the start of a file, then stuck
         sink.flush()
@@ -231,16 +231,42 @@ load_files({str(corpus)!r}, on_bad_lines="skip", cache={str(cache)!r})
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert pack.read_bytes() == before  # the old cache is whole
+    assert manifest.read_bytes() == before  # the old cache is in force, whole
     assert list((cache / "entries-v1").glob("*.tmp-*"))  # the torn temporary file was never renamed
+    assert load_files(corpus, on_bad_lines="skip", cache=cache).changes.appended == [str(f)]
     assert_same(corpus, cache)
+
+
+def test_segments_stay_few(tmp_path, session_lines):
+    # a reload with a change writes one small segment with the changed files' rows; a segment no
+    # file uses any more is deleted; past the limit everything is packed into one again
+    src = tmp_path / "s"
+    src.mkdir()
+    k = next(i for i in range(len(session_lines)) if len(b"".join(session_lines[:i])) > 1024)  # (past the first KB)
+    files = [src / f"{i}.jsonl" for i in range(10)]
+    for f in files:
+        f.write_bytes(b"".join(session_lines[:k]))
+    cache = tmp_path / "cache"
+    load_files(src, on_bad_lines="skip", cache=cache)
+    counts = []
+    for f in files:
+        with open(f, "ab") as fh:
+            fh.write(session_lines[k])
+        assert load_files(src, on_bad_lines="skip", cache=cache).changes.appended == [str(f)]
+        counts.append(len(list((cache / "entries-v1").glob("*.arrow"))))
+    assert counts[:3] == [2, 3, 4]
+    assert max(counts) == _cache._MAX_SEGMENTS and 1 in counts
+    assert_same(src, cache)
 
 
 def test_unreadable_cache_file_is_ignored(corpus, tmp_path):
     cache = tmp_path / "cache"
     assert_same(corpus, cache)
-    pack = next((cache / "entries-v1").glob("*.arrow"))
-    pack.write_bytes(pack.read_bytes()[:500])
+    segment = next((cache / "entries-v1").glob("*.arrow"))
+    segment.write_bytes(segment.read_bytes()[:500])
+    assert_same(corpus, cache)
+    manifest = next((cache / "entries-v1").glob("*.json"))
+    manifest.write_text("{not json")
     assert_same(corpus, cache)
 
 
@@ -273,7 +299,7 @@ def test_cli_cache_clear(tmp_path, monkeypatch, capsys):
     sl.entries_table(ROOT / "data" / "pi")
     assert cli_main(["cache", "clear"]) == 0
     out = capsys.readouterr().out
-    assert "removed 2 files" in out and str(tmp_path / "c") in out
+    assert "removed 4 files" in out and str(tmp_path / "c") in out  # a manifest and a segment per source
     assert not list((tmp_path / "c" / "entries-v1").iterdir())
     assert cli_main(["cache", "clear"]) == 0
     assert "removed 0 files" in capsys.readouterr().out

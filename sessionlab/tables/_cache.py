@@ -1,9 +1,9 @@
 """An append-aware cache of loaded session files: reloads read only what changed.
 
 Agents append to their session files, and notebooks reload the same history all day. The cache
-keeps, per source (the folder, file or glob list given to the loader), one Arrow IPC file holding
-the entries of every file of the last load and a manifest: for each file its path, device and
-inode, size, mtime and a hash of its first and last KB, its session row and its line issues. On
+keeps, per source (the folder, file or glob list given to the loader), the entries of every file
+of the last load in Arrow IPC files and a manifest: for each file its path, device and inode,
+size, mtime and a hash of its first and last KB, its session row and its line issues. On
 the next load each file is one of:
 
 - *unchanged* (same key): its rows come from the cache (memory-mapped, no copy);
@@ -51,12 +51,12 @@ __all__ = ["CacheOption", "Changes", "default_cache_dir", "resolve_cache", "clea
 
 CacheOption = Union[bool, str, os.PathLike, None]
 
-_FORMAT = 2
+_FORMAT = 3
 _KB = 1024
 _RACY_NS = 2_000_000_000  # mtime this close to the time of caching: keep a whole-file hash too
-_META = b"sessionlab.cache"
 _SUBDIR = "entries-v1"
 _STALE_TMP_S = 3600
+_MAX_SEGMENTS = 8  # past this many segments for one source, a write packs everything into one
 
 
 def default_cache_dir() -> Path | None:
@@ -236,11 +236,20 @@ def _issue(path: str, row: list) -> LineIssue:
 
 
 class Store:
-    """The cache of one source: ``load`` returns each file's result, from the cache where it can."""
+    """The cache of one source: ``load`` returns each file's result, from the cache where it can.
+
+    On disk: a manifest ``<source key>.json`` (each file's key, session row, issues, and where its
+    rows are) and a few immutable Arrow IPC *segments* ``<source key>-<id>.arrow`` holding each
+    file's rows as its own record batches. A reload that changed some files writes one new segment
+    with just those files' rows and a new manifest; past ``_MAX_SEGMENTS`` segments everything is
+    rewritten into one. Segments and manifests are written to a temporary name and renamed, and
+    the manifest's rename is the commit: a killed process leaves the previous cache in force.
+    """
 
     def __init__(self, root: Path, source_key: str) -> None:
         self.dir = _store_dir(root)
-        self.file = self.dir / f"{source_key}.arrow"
+        self.key = source_key
+        self.manifest = self.dir / f"{source_key}.json"
         self.keys: dict[str, dict] = {}
         self.changes = Changes()
 
@@ -253,26 +262,24 @@ class Store:
         spec = [[None, None] if i is None else [os.fspath(i), os.path.abspath(os.fspath(i))] for i in items]
         return cls(root, _hash(json.dumps(spec).encode()))
 
-    def _read(self) -> tuple[list[pa.RecordBatch], dict[str, dict], dict[str, int]] | None:
+    def _read(self) -> tuple[dict[str, list[pa.RecordBatch]], dict[str, dict]] | None:
         try:
-            reader = pa.ipc.open_file(pa.memory_map(str(self.file), "r"))
-            meta = json.loads(reader.schema.metadata[_META])
-            if meta.get("fingerprint") != _fingerprint():
+            meta = json.loads(self.manifest.read_bytes())
+            if meta.get("format") != _FORMAT or meta.get("fingerprint") != _fingerprint():
                 return None
-            batches = [reader.get_batch(i) for i in range(reader.num_record_batches)]
+            segments = {}
+            for name in meta["segments"]:
+                reader = pa.ipc.open_file(pa.memory_map(str(self.dir / name), "r"))
+                segments[name] = [reader.get_batch(i) for i in range(reader.num_record_batches)]
+            entries = {e["path"]: e for e in meta["files"]}
         except (OSError, KeyError, ValueError, TypeError, pa.ArrowException):
-            return None  # no cache yet, or one from another version: load as if none
-        entries, offsets, start = {}, {}, 0
-        for e in meta["files"]:  # each file's rows are its own record batches: no slicing to find them
-            entries[e["path"]] = e
-            offsets[e["path"]] = start
-            start += e["batches"]
-        return batches, entries, offsets
+            return None  # no cache yet, one from another version, or a segment gone: load as if none
+        return segments, entries
 
     def load(self, paths: list[str], load_whole: Callable[[list[str]], Iterator[list[FileResult]]]) -> list[FileResult]:
-        """Each path's result, in order; the cache is rewritten when anything changed."""
+        """Each path's result, in order; the cache is updated when anything changed."""
         old = self._read()
-        table, entries, offsets = old if old is not None else ([], {}, {})
+        segments, entries = old if old is not None else ({}, {})
         now_keys = {p: probe(p) for p in paths}
         results: dict[str, FileResult] = {}
         grown, whole = [], []
@@ -280,7 +287,7 @@ class Store:
             e = entries.get(p)
             kind = classify(e, now_keys[p], p) if e is not None else "new"
             if kind == "unchanged":
-                results[p] = self._cached(p, e, table, offsets[p])  # type: ignore[arg-type]
+                results[p] = _cached(p, e, segments)  # type: ignore[arg-type]
                 self.changes.unchanged.append(p)
             elif kind == "grown":
                 grown.append(p)
@@ -289,7 +296,7 @@ class Store:
                 (self.changes.added if kind == "new" else self.changes.rewritten).append(p)
         fresh_meta: dict[str, dict] = {}
         for p in grown:
-            got = _extend(p, entries[p], self._cached(p, entries[p], table, offsets[p]))  # type: ignore[arg-type]
+            got = _extend(p, entries[p], _cached(p, entries[p], segments))
             if got is None:
                 whole.append(p)
                 self.changes.rewritten.append(p)
@@ -306,25 +313,21 @@ class Store:
         out = [results[p] for p in paths]
         self.keys = {p: (fresh_meta.get(p) or _key_only(now_keys[p]) or {}) for p in paths}
         if self.changes.changed or old is None:
-            self._write(out, entries, now_keys, fresh_meta, set(whole))
+            try:
+                self._write(out, entries, now_keys, fresh_meta, set(whole))
+            except OSError:
+                pass  # a read-only or full disk only costs the next load its speed
         return out
-
-    @staticmethod
-    def _cached(path: str, e: dict, batches: list[pa.RecordBatch], offset: int) -> FileResult:
-        table = pa.Table.from_batches(batches[offset:offset + e["batches"]], schema=ENTRY_SCHEMA)
-        return FileResult(path=path, nbytes=e["nbytes"], entries=table, session=e["session"],
-                          issues=[_issue(path, row) for row in e["issues"]], fast=e["fast"])
 
     def _write(self, results: list[FileResult], old: dict[str, dict], keys: dict[str, dict | None],
                fresh_meta: dict[str, dict], loaded: set[str]) -> None:
-        files: list[dict] = []
-        tables: list[pa.RecordBatch] = []
         now = time.time_ns()
+        metas: list[tuple[FileResult, dict, bool]] = []  # (result, manifest entry, rows to write)
         for r in results:
             if r.session is None or r.entries is None:
                 continue  # a file that failed: try again next time
             if r.path in fresh_meta:
-                meta = fresh_meta[r.path]
+                metas.append((r, fresh_meta[r.path], True))
             elif r.path in loaded:
                 key = keys.get(r.path)
                 if key is None or key["size"] != r.nbytes:
@@ -332,42 +335,63 @@ class Store:
                 meta = dict(key)
                 if key["mtime_ns"] >= now - _RACY_NS:
                     meta["full"] = _full_hash(r.path, key["size"])
+                metas.append((r, meta, True))
             else:
-                meta = old[r.path]
+                meta = dict(old[r.path])
                 if meta.get("full") is not None and meta["mtime_ns"] < now - _RACY_NS:
                     meta["full"] = None  # checked against the whole file this load, and now old enough
-            batches = r.entries.combine_chunks().to_batches() if r.entries.num_rows else []
-            meta.update(path=r.path, rows=r.entries.num_rows, batches=len(batches), nbytes=r.nbytes,
+                metas.append((r, meta, False))
+        kept = {m["segment"] for _, m, write in metas if not write}
+        rewrite_all = len(kept) + 1 > _MAX_SEGMENTS
+        name = f"{self.key}-{uuid.uuid4().hex[:12]}.arrow"
+        batches: list[pa.RecordBatch] = []
+        files = []
+        for r, meta, write in metas:
+            if write or rewrite_all:
+                assert r.entries is not None
+                own = r.entries.combine_chunks().to_batches() if r.entries.num_rows else []
+                meta.update(segment=name, batch=len(batches), batches=len(own))
+                batches.extend(own)
+            meta.update(path=r.path, rows=r.entries.num_rows, nbytes=r.nbytes,  # type: ignore[union-attr]
                         session=r.session, fast=r.fast, issues=[_issue_row(i) for i in r.issues])
             files.append(meta)
-            tables.extend(batches)
-        table = pa.Table.from_batches(tables, schema=ENTRY_SCHEMA)
-        meta_json = json.dumps({"format": _FORMAT, "fingerprint": _fingerprint(), "files": files})
-        schema = ENTRY_SCHEMA.with_metadata({_META: meta_json.encode()})
-        try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            _cleanup(self.dir)
-            _atomic_write(self.file, table, schema)
-        except OSError:
-            pass  # a read-only or full disk only costs the next load its speed
+        used = sorted({m["segment"] for m in files})
+        self.dir.mkdir(parents=True, exist_ok=True)
+        _cleanup(self.dir)
+        if name in used:
+            _atomic(self.dir / name, lambda tmp: _write_ipc(tmp, batches))
+        body = json.dumps({"format": _FORMAT, "fingerprint": _fingerprint(), "segments": used, "files": files})
+        _atomic(self.manifest, lambda tmp: tmp.write_text(body, encoding="utf-8"))
+        for f in self.dir.glob(f"{self.key}-*.arrow"):  # segments this manifest no longer uses
+            if f.name not in used:
+                try:
+                    f.unlink()
+                except OSError:
+                    pass
+
+
+def _cached(path: str, e: dict, segments: dict[str, list[pa.RecordBatch]]) -> FileResult:
+    own = segments[e["segment"]][e["batch"]:e["batch"] + e["batches"]]
+    return FileResult(path=path, nbytes=e["nbytes"], entries=pa.Table.from_batches(own, schema=ENTRY_SCHEMA),
+                      session=e["session"], issues=[_issue(path, row) for row in e["issues"]], fast=e["fast"])
 
 
 def _key_only(key: dict | None) -> dict | None:
     return None if key is None else dict(key)
 
 
-def _write_ipc(path: Path, table: pa.Table, schema: pa.Schema) -> None:
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
-        for batch in table.to_batches():  # one or more batches per file, as the manifest counts them
+def _write_ipc(path: Path, batches: list[pa.RecordBatch]) -> None:
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, ENTRY_SCHEMA) as writer:
+        for batch in batches:  # one or more batches per file, as the manifest counts them
             writer.write_batch(batch)
 
 
-def _atomic_write(target: Path, table: pa.Table, schema: pa.Schema) -> None:
-    """Write to a temporary file beside ``target``, then rename it over ``target``: a reader sees
+def _atomic(target: Path, write: Callable[[Path], Any]) -> None:
+    """``write`` a temporary file beside ``target``, then rename it to ``target``: a reader sees
     the old file or the new one, and a process killed mid-write leaves only the temporary file."""
     tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
-        _write_ipc(tmp, table, schema)
+        write(tmp)
         os.replace(tmp, target)
     finally:
         if tmp.exists():
