@@ -51,11 +51,12 @@ __all__ = ["CacheOption", "Changes", "default_cache_dir", "resolve_cache", "clea
 
 CacheOption = Union[bool, str, os.PathLike, None]
 
-_FORMAT = 3
+_FORMAT = 4
 _KB = 1024
 _RACY_NS = 2_000_000_000  # mtime this close to the time of caching: keep a whole-file hash too
 _SUBDIR = "entries-v1"
 _STALE_TMP_S = 3600
+_BATCH_BYTES = 16_000_000  # Arrow bytes of files per record batch of a segment
 _MAX_SEGMENTS = 8  # past this many segments for one source, a write packs everything into one
 
 
@@ -169,8 +170,7 @@ def classify(old: dict[str, Any] | None, new: dict[str, Any] | None, path: str) 
     """``"unchanged"``, ``"grown"`` or ``"changed"`` (also for a file new to ``old``)."""
     if not old or not new or (old["dev"], old["ino"]) != (new["dev"], new["ino"]):
         return "changed"
-    same = [k for k in ("size", "mtime_ns", "head", "tail") if k in old and k in new]
-    if all(old[k] == new[k] for k in same):
+    if all(old.get(k) == new.get(k) for k in ("size", "mtime_ns", "head", "tail") if k in old and k in new):
         if old.get("full") is not None and _full_hash(path, old["size"]) != old["full"]:
             return "changed"
         return "unchanged"
@@ -262,7 +262,7 @@ class Store:
         spec = [[None, None] if i is None else [os.fspath(i), os.path.abspath(os.fspath(i))] for i in items]
         return cls(root, _hash(json.dumps(spec).encode()))
 
-    def _read(self) -> tuple[dict[str, list[pa.RecordBatch]], dict[str, dict]] | None:
+    def _read(self) -> tuple[dict[str, list[pa.Table]], dict[str, dict]] | None:
         try:
             meta = json.loads(self.manifest.read_bytes())
             if meta.get("format") != _FORMAT or meta.get("fingerprint") != _fingerprint():
@@ -270,7 +270,8 @@ class Store:
             segments = {}
             for name in meta["segments"]:
                 reader = pa.ipc.open_file(pa.memory_map(str(self.dir / name), "r"))
-                segments[name] = [reader.get_batch(i) for i in range(reader.num_record_batches)]
+                segments[name] = [pa.Table.from_batches([reader.get_batch(i)])
+                                  for i in range(reader.num_record_batches)]
             entries = {e["path"]: e for e in meta["files"]}
         except (OSError, KeyError, ValueError, TypeError, pa.ArrowException):
             return None  # no cache yet, one from another version, or a segment gone: load as if none
@@ -345,16 +346,26 @@ class Store:
         rewrite_all = len(kept) + 1 > _MAX_SEGMENTS
         name = f"{self.key}-{uuid.uuid4().hex[:12]}.arrow"
         batches: list[pa.RecordBatch] = []
+        group: list[pa.Table] = []
+        rows = size = 0
         files = []
         for r, meta, write in metas:
             if write or rewrite_all:
                 assert r.entries is not None
-                own = r.entries.combine_chunks().to_batches() if r.entries.num_rows else []
-                meta.update(segment=name, batch=len(batches), batches=len(own))
-                batches.extend(own)
+                # a file's rows are a slice of one record batch of many files: one batch to decode
+                # per ~16 MB on reading instead of one per file
+                meta.update(segment=name, batch=len(batches), offset=rows)
+                group.append(r.entries)
+                rows += r.entries.num_rows
+                size += r.entries.nbytes
+                if size >= _BATCH_BYTES:
+                    batches.append(_one_batch(group))
+                    group, rows, size = [], 0, 0
             meta.update(path=r.path, rows=r.entries.num_rows, nbytes=r.nbytes,  # type: ignore[union-attr]
                         session=r.session, fast=r.fast, issues=[_issue_row(i) for i in r.issues])
             files.append(meta)
+        if group:
+            batches.append(_one_batch(group))
         used = sorted({m["segment"] for m in files})
         self.dir.mkdir(parents=True, exist_ok=True)
         _cleanup(self.dir)
@@ -370,10 +381,16 @@ class Store:
                     pass
 
 
-def _cached(path: str, e: dict, segments: dict[str, list[pa.RecordBatch]]) -> FileResult:
-    own = segments[e["segment"]][e["batch"]:e["batch"] + e["batches"]]
-    return FileResult(path=path, nbytes=e["nbytes"], entries=pa.Table.from_batches(own, schema=ENTRY_SCHEMA),
-                      session=e["session"], issues=[_issue(path, row) for row in e["issues"]], fast=e["fast"])
+def _one_batch(tables: list[pa.Table]) -> pa.RecordBatch:
+    if not any(t.num_rows for t in tables):
+        return pa.RecordBatch.from_pylist([], schema=ENTRY_SCHEMA)
+    return pa.concat_tables(tables).combine_chunks().to_batches()[0]
+
+
+def _cached(path: str, e: dict, segments: dict[str, list[pa.Table]]) -> FileResult:
+    entries = segments[e["segment"]][e["batch"]].slice(e["offset"], e["rows"])
+    return FileResult(path=path, nbytes=e["nbytes"], entries=entries, session=e["session"],
+                      issues=[_issue(path, row) for row in e["issues"]], fast=e["fast"])
 
 
 def _key_only(key: dict | None) -> dict | None:
