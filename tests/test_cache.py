@@ -108,7 +108,8 @@ def test_appended_lines_are_parsed_alone(tmp_path, session_lines, monkeypatch):
     assert s["entry_count"] == len(session_lines) - 1
 
 
-@pytest.mark.parametrize("change", ["truncate", "rewrite", "duplicate_id", "bad_line", "torn", "replace"])
+@pytest.mark.parametrize("change", ["truncate", "rewrite", "duplicate_id", "bad_line", "torn", "replace",
+                                    "compaction"])
 def test_other_changes_rescan_the_file(tmp_path, session_lines, change):
     src = tmp_path / "s"
     src.mkdir()
@@ -130,11 +131,19 @@ def test_other_changes_rescan_the_file(tmp_path, session_lines, change):
     elif change == "torn":
         with open(f, "ab") as fh:
             fh.write(session_lines[cut][:20])
+    elif change == "compaction":  # a row that may need other lines: the whole file is read again
+        last = json.loads(session_lines[cut - 1])
+        comp = {"type": "compaction", "id": "c0mp0001", "parentId": last["id"], "timestamp": last["timestamp"],
+                "summary": "earlier work", "firstKeptEntryId": last["id"], "tokensBefore": 1000}
+        with open(f, "ab") as fh:
+            fh.write(json.dumps(comp).encode() + b"\n")
     else:
         f.unlink()
         f.write_bytes(b"".join(session_lines[:cut + 1]))
     res = assert_same(src, cache)
     assert res.changes.changed
+    if change != "replace":  # (a replacement may reuse the inode and only add lines: that is an append)
+        assert res.changes.rewritten == [str(f)]
 
 
 def test_torn_last_line_completed_later(tmp_path, session_lines):

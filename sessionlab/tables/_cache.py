@@ -11,8 +11,10 @@ the next load each file is one of:
   only the bytes after its last complete line are parsed, the new rows get their line numbers,
   entry and parent indexes in the whole file, and the file's session facts (name, leaf, leaf
   count) are recomputed from its rows. Only a clean pi v3 file whose first line is its header is
-  extended this way; and only when the new lines are clean apart from parents in the old part
-  (a duplicated id, a torn last line... and the file is rescanned whole);
+  extended this way; and only when the new lines are clean apart from parents in the old part,
+  and are entries whose row needs no other line (messages of the usual roles, model and thinking
+  changes, labels, names, custom entries, branch summaries): a duplicated id, a torn last line, a
+  compaction... and the file is rescanned whole;
 - anything else (new, rewritten, truncated, replaced, migrated): loaded whole.
 
 A file modified within two seconds of being cached could change again within the resolution of
@@ -430,6 +432,12 @@ def _cleanup(d: Path) -> None:
 # a file that grew: parse its new lines only
 
 _APPENDABLE = {("pi", 3)}  # dialect and version whose lines parse on their own (no migration)
+# entries whose row depends on no other line of the file; anything else (a compaction, a system
+# message, an entry type this list does not know) sends the file to a whole rescan
+_LINE_LOCAL_TYPES = pa.array(["message", "model_change", "thinking_level_change", "label", "session_info", "custom",
+                              "custom_message", "branch_summary"])
+_LINE_LOCAL_ROLES = pa.array(["user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary",
+                              "compactionSummary"])
 
 
 def _extend(path: str, meta: dict, old: FileResult) -> tuple[FileResult, dict] | None:
@@ -489,6 +497,10 @@ def _join(kept: pa.Table, new: FileResult, lines: int) -> pa.Table | None:
     if s is None or new.entries is None or (s.get("dialect"), s.get("version")) not in _APPENDABLE:
         return None
     t = new.entries
+    local = pc.and_(pc.is_in(t["type"], value_set=_LINE_LOCAL_TYPES),
+                    pc.or_(pc.not_equal(t["type"], "message"), pc.is_in(t["role"], value_set=_LINE_LOCAL_ROLES)))
+    if t.num_rows and not pc.all(pc.fill_null(local, False)).as_py():
+        return None
     n_old = kept.num_rows
     old_ids = kept["entry_id"].combine_chunks() if n_old else pa.array([], pa.string())
     if t.num_rows and n_old and pc.any(pc.is_in(t["entry_id"], value_set=old_ids)).as_py():
