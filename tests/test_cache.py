@@ -312,3 +312,14 @@ def test_cli_cache_clear(tmp_path, monkeypatch, capsys):
     assert not list((tmp_path / "c" / "entries-v1").iterdir())
     assert cli_main(["cache", "clear"]) == 0
     assert "removed 0 files" in capsys.readouterr().out
+
+
+def test_cached_loads_do_not_import_pandas(tmp_path):
+    # the loader avoids pandas (~0.3 s to import); writing and reading the cache must too
+    code = ("import sys; from sessionlab.tables import entries_table;"
+            f"entries_table({str(ROOT / 'data' / 'sessions')!r}); entries_table({str(ROOT / 'data' / 'sessions')!r});"
+            "assert 'pandas' not in sys.modules, 'pandas imported'")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), SESSIONLAB_CACHE_DIR=str(tmp_path / "c"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert list((tmp_path / "c" / "entries-v1").glob("*.json"))

@@ -434,10 +434,11 @@ def _cleanup(d: Path) -> None:
 _APPENDABLE = {("pi", 3)}  # dialect and version whose lines parse on their own (no migration)
 # entries whose row depends on no other line of the file; anything else (a compaction, a system
 # message, an entry type this list does not know) sends the file to a whole rescan
-_LINE_LOCAL_TYPES = pa.array(["message", "model_change", "thinking_level_change", "label", "session_info", "custom",
-                              "custom_message", "branch_summary"])
-_LINE_LOCAL_ROLES = pa.array(["user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary",
-                              "compactionSummary"])
+# (lists, not arrays: pa.array on Python lists imports pandas, which a plain load must not)
+_LINE_LOCAL_TYPES = ["message", "model_change", "thinking_level_change", "label", "session_info", "custom",
+                     "custom_message", "branch_summary"]
+_LINE_LOCAL_ROLES = ["user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary",
+                     "compactionSummary"]
 
 
 def _extend(path: str, meta: dict, old: FileResult) -> tuple[FileResult, dict] | None:
@@ -497,8 +498,9 @@ def _join(kept: pa.Table, new: FileResult, lines: int) -> pa.Table | None:
     if s is None or new.entries is None or (s.get("dialect"), s.get("version")) not in _APPENDABLE:
         return None
     t = new.entries
-    local = pc.and_(pc.is_in(t["type"], value_set=_LINE_LOCAL_TYPES),
-                    pc.or_(pc.not_equal(t["type"], "message"), pc.is_in(t["role"], value_set=_LINE_LOCAL_ROLES)))
+    local = pc.and_(pc.is_in(t["type"], value_set=pa.array(_LINE_LOCAL_TYPES)),
+                    pc.or_(pc.not_equal(t["type"], "message"),
+                           pc.is_in(t["role"], value_set=pa.array(_LINE_LOCAL_ROLES))))
     if t.num_rows and not pc.all(pc.fill_null(local, False)).as_py():
         return None
     n_old = kept.num_rows
