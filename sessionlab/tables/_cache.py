@@ -8,7 +8,9 @@ the next load each file is one of:
 
 - *unchanged* (same key): its rows come from the cache (memory-mapped, no copy);
 - *grown* (same device/inode and first KB, larger, and the KB that used to end it is still there):
-  only the bytes after its last complete line are parsed, the new rows get their line numbers,
+  only the bytes after its last complete line are parsed (after the header and a one-line
+  stand-in for each old entry they name as parent, so they parse as a clean file, on the path a
+  fresh load takes), the new rows get their line numbers,
   entry and parent indexes in the whole file, and the file's session facts (name, leaf, leaf
   count) are recomputed from its rows. Only a clean pi v3 file whose first line is its header is
   extended this way; and only when the new lines are clean apart from parents in the old part,
@@ -33,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -46,6 +49,7 @@ import pyarrow.compute as pc
 
 from ..io import LineIssue
 from ._file import FileResult, load_data, materialize
+from ._native import NativeBatch, native_available
 from ._schema import ENTRY_SCHEMA
 
 __all__ = ["CacheOption", "Changes", "default_cache_dir", "resolve_cache", "clear_cache", "cache_size", "Store",
@@ -444,8 +448,8 @@ _LINE_LOCAL_ROLES = ["user", "assistant", "toolResult", "bashExecution", "custom
 def _extend(path: str, meta: dict, old: FileResult) -> tuple[FileResult, dict] | None:
     """``old`` extended by the file's new complete-or-not lines; None when it must be rescanned."""
     s = old.session or {}
-    if (s.get("dialect"), s.get("version")) not in _APPENDABLE:
-        return None
+    if (s.get("dialect"), s.get("version")) not in _APPENDABLE or not old.fast:
+        return None  # (a file the fast paths refused is read whole: its new lines would take another path)
     try:
         with open(path, "rb") as fh:
             if meta.get("lines") is None:  # the first append since a whole load: find its last line
@@ -466,9 +470,9 @@ def _extend(path: str, meta: dict, old: FileResult) -> tuple[FileResult, dict] |
     assert old.entries is not None
     line_no = old.entries["line_no"]
     kept = old.entries.filter(pc.less_equal(line_no, lines)) if old.entries.num_rows else old.entries
-    new = load_data(path, header + tail)
-    materialize([new])
-    table = _join(kept, new, lines)
+    stubs = _stubs(kept, tail)
+    new = _load_bytes(path, header + b"".join(stubs.values()) + tail)
+    table = _join(kept, new, lines, list(stubs))
     if table is None:
         return None
     res = FileResult(path=path, nbytes=complete + len(tail), entries=table, fast=old.fast,
@@ -483,6 +487,40 @@ def _extend(path: str, meta: dict, old: FileResult) -> tuple[FileResult, dict] |
     return res, key
 
 
+_PARENT = re.compile(rb'"parentId":"([^"\\]*)"')
+_STUB_TS = "1970-01-01T00:00:00.000Z"
+
+
+def _stubs(kept: pa.Table, tail: bytes) -> dict[str, bytes]:
+    """A one-line stand-in (a ``custom`` entry, no parent) for each old entry the new lines name as
+    parent, so the new lines parse as a clean file, on the path a fresh load of the whole file
+    takes (the C scanner refuses parents it has not seen). Dropped again in :func:`_join`."""
+    named = {m.decode("utf-8", "replace") for m in _PARENT.findall(tail)}
+    if not named or not kept.num_rows:
+        return {}
+    old_ids = set(kept["entry_id"].to_pylist())
+    return {i: json.dumps({"type": "custom", "id": i, "parentId": None, "timestamp": _STUB_TS,
+                           "customType": "sessionlab-cache-stub"}, separators=(",", ":")).encode() + b"\n"
+            for i in sorted(named & old_ids)}
+
+
+def _load_bytes(path: str, data: bytes) -> FileResult:
+    """One file's bytes through the loader's paths, in the order :func:`._file.load_chunk` tries them."""
+    if native_available():
+        batch = NativeBatch(False)
+        res = FileResult(path=path, nbytes=len(data))
+        try:
+            if batch.add(res, data):
+                batch.finish()
+                materialize([res])
+                return res
+        except Exception:  # (as load_chunk: the slower paths decide)
+            pass
+    res = load_data(path, data)
+    materialize([res])
+    return res
+
+
 def _is_header(line: bytes, session_id: str | None) -> bool:
     try:
         obj = json.loads(line)
@@ -491,13 +529,18 @@ def _is_header(line: bytes, session_id: str | None) -> bool:
     return isinstance(obj, dict) and obj.get("type") == "session" and obj.get("id") == session_id
 
 
-def _join(kept: pa.Table, new: FileResult, lines: int) -> pa.Table | None:
-    """The kept rows, then the new rows renumbered into the whole file; None when the new lines
-    are not clean on their own (their only allowed issue: a parent among the kept rows)."""
+def _join(kept: pa.Table, new: FileResult, lines: int, stubs: list[str]) -> pa.Table | None:
+    """The kept rows, then the new rows renumbered into the whole file (the stand-ins for their old
+    parents dropped); None when the new lines are not clean on their own."""
     s = new.session
-    if s is None or new.entries is None or (s.get("dialect"), s.get("version")) not in _APPENDABLE:
+    n_s = len(stubs)
+    if s is None or new.entries is None or (s.get("dialect"), s.get("version")) not in _APPENDABLE or \
+            not new.fast or new.issues:
         return None
     t = new.entries
+    if n_s and t["entry_id"].slice(0, n_s).to_pylist() != stubs:
+        return None
+    t = t.slice(n_s)
     local = pc.and_(pc.is_in(t["type"], value_set=pa.array(_LINE_LOCAL_TYPES)),
                     pc.or_(pc.not_equal(t["type"], "message"),
                            pc.is_in(t["role"], value_set=pa.array(_LINE_LOCAL_ROLES))))
@@ -507,18 +550,13 @@ def _join(kept: pa.Table, new: FileResult, lines: int) -> pa.Table | None:
     old_ids = kept["entry_id"].combine_chunks() if n_old else pa.array([], pa.string())
     if t.num_rows and n_old and pc.any(pc.is_in(t["entry_id"], value_set=old_ids)).as_py():
         return None  # an id used again: the later entry wins lookups in the old rows too
-    outside = pc.and_(pc.is_valid(t["parent_id"]), pc.is_null(t["parent_index"]))
-    n_outside = pc.sum(outside).as_py() or 0
-    if any(i.kind != "dangling_parent" for i in new.issues) or len(new.issues) != n_outside:
-        return None
+    pidx = pc.cast(t["parent_index"], pa.int64())
+    # a parent among the stand-ins is the old row with that id; any other moves past the old rows
     old_parent = pc.index_in(t["parent_id"], value_set=old_ids)
-    if n_outside and pc.any(pc.and_(outside, pc.is_null(old_parent))).as_py():
-        return None  # a parent in neither part
-    parent = pc.if_else(pc.is_valid(t["parent_index"]), pc.add(pc.cast(t["parent_index"], pa.int64()), n_old),
-                        old_parent)
+    parent = pc.if_else(pc.less(pidx, n_s), old_parent, pc.add(pc.subtract(pidx, n_s), n_old))
     cols = {
-        "line_no": pc.add(pc.cast(t["line_no"], pa.int64()), lines - 1),
-        "entry_index": pc.add(pc.cast(t["entry_index"], pa.int64()), n_old),
+        "line_no": pc.add(pc.cast(t["line_no"], pa.int64()), lines - 1 - n_s),
+        "entry_index": pc.add(pc.subtract(pc.cast(t["entry_index"], pa.int64()), n_s), n_old),
         "parent_index": parent,
     }
     arrays = [pc.cast(cols[f.name], f.type) if f.name in cols else t[f.name] for f in ENTRY_SCHEMA]
