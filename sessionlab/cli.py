@@ -254,7 +254,21 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--tz", default="UTC", help="time zone for the usage-by-day view (default: UTC)")
     sp.add_argument("--no-usage", dest="usage", action="store_false", help="leave out the usage views")
     sp.set_defaults(func=_cmd_summary)
+    cp = sub.add_parser("cache", help="the loaders' cache: 'clear' empties it",
+                        description="The loaders keep parsed files in $SESSIONLAB_CACHE_DIR, "
+                                    "else the user's cache folder.")
+    cp.add_argument("action", choices=("clear",))
+    cp.set_defaults(func=_cmd_cache)
     return ap
+
+
+def _cmd_cache(args: argparse.Namespace) -> int:
+    from .tables import clear_cache
+
+    where, n, size = clear_cache()
+    print(f"sessionlab cache: removed {n} files ({size / 1e6:.1f} MB) from {where}" if where else
+          "sessionlab cache: off (SESSIONLAB_CACHE_DIR is empty)")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,6 +9,10 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+# the loaders' cache is on by default: the suite never writes into the user's cache folder, and the
+# tests that do not ask for a cache run without one (tests/test_cache.py passes its own folders)
+os.environ["SESSIONLAB_CACHE_DIR"] = ""
+
 settings.register_profile("ci", deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")

@@ -5,24 +5,28 @@
 - :func:`sessions_table` / :func:`sessions_df`: one row per session file;
 - :func:`blocks_table` / :func:`blocks_df`: one row per content block;
 - :func:`issues_table` / :func:`issues_df`: the line issues of a load;
-- :func:`to_parquet`: a Parquet dataset of a table or a source.
+- :func:`to_parquet` / :func:`read_parquet`: a Parquet dataset of a table or a source, and back;
+- :func:`load_files` / :func:`refresh`: the per-file results of a load (cached, see
+  :mod:`._cache`) and of a reload, with the :class:`Changes` in between; :func:`clear_cache`.
 
 Column names, types and meanings live in :mod:`sessionlab.tables._schema`.
 """
 
-from ._load import default_sessions_dir, find_files
+from ._cache import Changes, clear_cache
+from ._load import LoadResult, default_sessions_dir, find_files, load_files, refresh
 from ._pi16 import table_rules
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA, ISSUE_SCHEMA, SESSION_SCHEMA
 from .blocks import blocks_df, blocks_table
 from .corpus import Corpus, as_entries, load
 from .entries import entries_df, entries_table
 from .issues import issues_df, issues_table
-from .parquet import to_parquet
+from .parquet import read_parquet, to_parquet
 from .sessions import sessions_df, sessions_table
 
 __all__ = [
     "load", "Corpus", "as_entries",
     "entries_table", "entries_df", "sessions_table", "sessions_df", "blocks_table", "blocks_df",
-    "issues_table", "issues_df", "to_parquet", "find_files", "default_sessions_dir", "table_rules",
+    "issues_table", "issues_df", "to_parquet", "read_parquet", "find_files", "default_sessions_dir", "table_rules",
+    "load_files", "refresh", "LoadResult", "Changes", "clear_cache",
     "ENTRY_SCHEMA", "SESSION_SCHEMA", "BLOCK_SCHEMA", "ISSUE_SCHEMA",
 ]

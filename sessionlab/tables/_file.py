@@ -40,6 +40,7 @@ class FileResult:
     issues: list[LineIssue] = field(default_factory=list)
     # which path loaded the file: the C scanner, the msgspec path or the object model (None: unread)
     loader: Loader | None = None
+    nbytes: int = 0  # the file's size as read (the cache keys its files by it)
     # set when the native scanner failed on the file (a bug: the loader warns once per load)
     native_error: str | None = None
     # the file's bytes, kept until :func:`materialize` has resolved the rows that need other lines
@@ -159,6 +160,7 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
         if data is None:
             results.append(res)
             continue
+        res.nbytes = len(data)
         error: str | None = None
         try:
             accepted = batch.add(res, data)
@@ -185,7 +187,7 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
 
 def load_data(path: str, data: bytes, want_blocks: bool = False) -> FileResult:
     """Load one file's bytes on the msgspec fast path, else the tolerant path; never raises."""
-    res = FileResult(path=path, data=data)
+    res = FileResult(path=path, data=data, nbytes=len(data))
     try:
         try:
             out = fast_columns(data, want_blocks=want_blocks)

@@ -21,7 +21,8 @@ import sys
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Union
 
@@ -30,10 +31,11 @@ import pyarrow as pa
 from ..errors import NativeLoaderWarning
 from ..io import LineIssue
 from ..io.reader import OnBadLines, check_on_bad_lines, report_issues
+from . import _cache
 from ._file import FileResult, load_chunk
 from ._native import native_available
 
-__all__ = ["Source", "OnBadLines", "default_sessions_dir", "find_files", "load_files", "LoadResult"]
+__all__ = ["Source", "OnBadLines", "default_sessions_dir", "find_files", "load_files", "refresh", "LoadResult"]
 
 Source = Union[str, os.PathLike, Sequence[str | os.PathLike], None]
 
@@ -174,9 +176,14 @@ def _progress_bar(progress: bool | None, total: int) -> object | None:
 
 @dataclass
 class LoadResult:
-    """The per-file results of a load, in file order."""
+    """The per-file results of a load, in file order; what changed since the cache (or since the
+    ``previous`` load of :func:`refresh`) is in ``changes``."""
 
     files: list[FileResult]
+    source: Source = None
+    options: dict = field(default_factory=dict)
+    keys: dict[str, dict] = field(default_factory=dict, repr=False)
+    changes: _cache.Changes | None = None
 
     @property
     def issues(self) -> list[LineIssue]:
@@ -202,27 +209,55 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None) 
 
 
 def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines: OnBadLines = "warn",
-               progress: bool | None = None, max_workers: int | None = None) -> LoadResult:
+               progress: bool | None = None, max_workers: int | None = None,
+               cache: _cache.CacheOption = None) -> LoadResult:
     """Load every file of ``source``; issues are warned, raised or kept per ``on_bad_lines``.
 
     ``max_workers``: the pool's size (default: up to 2, one per core). The workers are threads when
     the native scanner is built (it releases the GIL), else processes; small loads use none.
+
+    ``cache``: ``None`` (default) or ``True`` keeps the files' tables in the cache folder
+    (``$SESSIONLAB_CACHE_DIR``, else the user's cache folder) and reads unchanged files from it
+    and only the new lines of grown ones; a path uses that folder; ``False`` reads everything.
+    Loads with ``want_blocks`` are not cached. See :mod:`sessionlab.tables._cache`.
     """
     check_on_bad_lines(on_bad_lines)
+    store = None if want_blocks else _cache.Store.for_source(cache, source)
     paths = find_files(source)
     bar = _progress_bar(progress, len(paths))
     results: list[FileResult] = []
-    try:
-        for chunk in _iter_results(paths, want_blocks, max_workers):
-            results.extend(chunk)
+
+    def load_whole(ps: list[str]) -> Iterator[list[FileResult]]:
+        for chunk in _iter_results(ps, want_blocks, max_workers):
+            yield chunk
             if bar is not None:
                 bar.update(len(chunk))  # type: ignore[attr-defined]
+
+    try:
+        results = list(chain.from_iterable(load_whole(paths))) if store is None else store.load(paths, load_whole)
     finally:
         if bar is not None:
             bar.close()  # type: ignore[attr-defined]
     _warn_native_errors(results)
     _report(results, on_bad_lines)
-    return LoadResult(results)
+    options = {"want_blocks": want_blocks, "on_bad_lines": on_bad_lines, "max_workers": max_workers, "cache": cache}
+    keys = store.keys if store is not None else {p: _cache.probe(p, hashes=False) or {} for p in paths}
+    return LoadResult(results, source, options, keys, store.changes if store is not None else None)
+
+
+def refresh(previous: LoadResult, **options) -> LoadResult:
+    """Load ``previous``'s source again (same options unless given); ``changes`` of the result says
+    which files were added, appended to, rewritten, removed or left unchanged since ``previous``.
+
+    Example:
+        >>> first = load_files("tests/data/pi/generated/sessions")  # doctest: +SKIP
+        >>> later = refresh(first)  # doctest: +SKIP
+        >>> later.changes  # doctest: +SKIP
+        Changes(added=0, appended=1, rewritten=0, removed=0, unchanged=6)
+    """
+    new = load_files(previous.source, **{**previous.options, **options})
+    new.changes = _cache.compare(previous.keys, new.keys, [r.path for r in new.files])
+    return new
 
 
 def _warn_native_errors(results: list[FileResult]) -> None:

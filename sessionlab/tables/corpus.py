@@ -23,6 +23,7 @@ from .._rules import DEFAULT_RULES, Rules
 from ..io.reader import OnBadLines
 from ._build import blocks_of, entries_of, issues_of, labels_of, sessions_of
 from ._file import FileResult
+from ._cache import CacheOption
 from ._load import Source, load_files
 from ._pi16 import apply_rules
 from ._schema import ENTRY_SCHEMA
@@ -120,7 +121,7 @@ class Corpus:
 
 
 def load(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-         max_workers: int | None = None, rules: Rules = DEFAULT_RULES) -> Corpus:
+         max_workers: int | None = None, rules: Rules = DEFAULT_RULES, cache: CacheOption = None) -> Corpus:
     """Load session files once; the :class:`Corpus` gives every table of them.
 
     Args:
@@ -138,6 +139,11 @@ def load(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: 
         rules: Whose per-entry estimates: ``"pi-1.6"`` (default) or ``"pi-0.58"`` (no user-image
             tokens, no system role); recorded on the entries table (:func:`~sessionlab.table_rules`),
             whose rules every analysis then follows.
+        cache: ``None`` (default): keep each file's rows in the cache folder
+            (``$SESSIONLAB_CACHE_DIR``, else ``platformdirs.user_cache_dir("sessionlab")``); the next
+            load reads unchanged files from it and parses only the new lines of files that grew; a
+            folder path: that folder; ``False``: no cache. The result is always what a fresh load
+            returns. ``sessionlab cache clear`` empties it.
 
     Returns:
         A :class:`Corpus`.
@@ -150,16 +156,17 @@ def load(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: 
         >>> corpus.sessions.column("loader").to_pylist().count("objects")
         0
     """
-    return _load(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers, rules=rules)
+    return _load(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers, rules=rules,
+                 cache=cache)
 
 
 def _load(source: Source, *, on_bad_lines: OnBadLines, progress: bool | None, max_workers: int | None,
-          want_blocks: bool = False, rules: Rules = DEFAULT_RULES) -> Corpus:
+          want_blocks: bool = False, rules: Rules = DEFAULT_RULES, cache: CacheOption = None) -> Corpus:
     from .._rules import check_rules
 
     check_rules(rules)
     res = load_files(source, want_blocks=want_blocks, on_bad_lines=on_bad_lines, progress=progress,
-                     max_workers=max_workers)
+                     max_workers=max_workers, cache=cache)
     return Corpus(res.files, want_blocks=want_blocks, max_workers=max_workers, rules=rules)
 
 

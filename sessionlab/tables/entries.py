@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from .._rules import DEFAULT_RULES, Rules
 from ..io.reader import OnBadLines
+from ._cache import CacheOption
 from ._conventions import returns
 from ._load import Source
 from ._schema import ENTRY_COLUMNS
@@ -21,7 +22,7 @@ __all__ = ["entries_table", "entries_df", "to_pandas"]
 
 def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
                   columns: list[str] | None = None, max_workers: int | None = None,
-                  rules: Rules = DEFAULT_RULES) -> pa.Table:
+                  rules: Rules = DEFAULT_RULES, cache: CacheOption = None) -> pa.Table:
     """Load sessions into an Arrow table with one row per entry: ``load(source).entries``.
 
     The issues found are on the corpus (:func:`sessionlab.load`); use it to keep both.
@@ -41,6 +42,11 @@ def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", p
         rules: Whose per-entry estimates: ``"pi-1.6"`` (default) or ``"pi-0.58"`` (no user-image
             tokens, no system role). Recorded in the table (:func:`table_rules`); the analysis
             functions follow it.
+        cache: ``None`` (default): keep each file's rows in the cache folder
+            (``$SESSIONLAB_CACHE_DIR``, else ``platformdirs.user_cache_dir("sessionlab")``) and on
+            the next load read unchanged files from it and parse only the new lines of files that
+            grew; a folder path: that folder; ``False``: no cache. The result is always what a
+            fresh load returns. ``sessionlab cache clear`` empties it.
 
     Returns:
         A ``pyarrow.Table`` in file order, then line order, with columns:
@@ -53,7 +59,7 @@ def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", p
         (138, 'model_change')
     """
     table = load(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers,
-                 rules=rules).entries
+                 rules=rules, cache=cache).entries
     if columns is not None:
         table = table.select(columns)
     return table

@@ -21,9 +21,10 @@ import pyarrow.parquet as pq
 
 from ._load import Source
 from .corpus import Corpus
+from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA, ISSUE_SCHEMA, SESSION_SCHEMA
 from .entries import entries_table
 
-__all__ = ["to_parquet"]
+__all__ = ["to_parquet", "read_parquet"]
 
 
 def _boundaries(table: pa.Table, rows_per_file: int) -> list[tuple[int, int]]:
@@ -83,3 +84,34 @@ def to_parquet(table_or_source: pa.Table | Corpus | Source, path: str | os.PathL
         pq.write_table(table.slice(a, b - a), f, compression=compression)
         files.append(f)
     return files
+
+
+def read_parquet(path: str | os.PathLike, *, storage_options: dict | None = None) -> pa.Table:
+    """Read a dataset written by :func:`to_parquet` or :func:`sessionlab.dask.to_parquet` back.
+
+    ``path`` is a dataset folder (every ``*.parquet`` below it, in sorted order: the files of
+    :func:`to_parquet` come back in table order; hive partition folders such as ``agent=pi/date=...``
+    are not turned into columns) or one Parquet file; an fsspec URL with ``storage_options`` works
+    too. A table with the columns of a sessionlab table gets that table's schema back.
+
+    Example:
+        >>> read_parquet("/tmp/entries.parquet").num_rows  # doctest: +SKIP
+        138
+    """
+    root = os.fspath(path)
+    fs = None
+    if "://" in root:
+        from fsspec.core import url_to_fs
+
+        fs, root = url_to_fs(root, **(storage_options or {}))
+        files = [root] if fs.isfile(root) else sorted(f for f in fs.find(root) if f.endswith(".parquet"))
+    else:
+        files = [root] if os.path.isfile(root) else sorted(str(f) for f in Path(root).rglob("*.parquet"))
+    tables = [pq.read_table(f, filesystem=fs) for f in files]
+    if not tables:
+        raise FileNotFoundError(f"no Parquet files in {os.fspath(path)}")
+    table = pa.concat_tables(tables, promote_options="permissive")
+    for schema in (ENTRY_SCHEMA, SESSION_SCHEMA, BLOCK_SCHEMA, ISSUE_SCHEMA):
+        if set(table.column_names) == set(schema.names):
+            return table.select(schema.names).cast(schema)
+    return table

@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from ..io.reader import OnBadLines
 from ._build import session_totals
+from ._cache import CacheOption
 from ._conventions import returns
 from ._load import Source
 from ._schema import SESSION_COLUMNS
@@ -20,7 +21,7 @@ __all__ = ["sessions_table", "sessions_df", "session_totals"]
 
 
 def sessions_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-                   max_workers: int | None = None) -> pa.Table:
+                   max_workers: int | None = None, cache: CacheOption = None) -> pa.Table:
     """Load sessions into an Arrow table with one row per session file: ``load(source).sessions``.
 
     Token and cost totals cover every assistant entry of the file (all branches, entries before a
@@ -32,6 +33,7 @@ def sessions_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", 
         on_bad_lines: As for :func:`entries_table`.
         progress: As for :func:`entries_table`.
         max_workers: As for :func:`entries_table`.
+        cache: As for :func:`entries_table`.
 
     Returns:
         A ``pyarrow.Table`` with columns:
@@ -43,7 +45,7 @@ def sessions_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", 
         >>> s.num_rows
         7
     """
-    return load(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers).sessions
+    return load(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers, cache=cache).sessions
 
 
 def sessions_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,

@@ -1,0 +1,577 @@
+"""An append-aware cache of loaded session files: reloads read only what changed.
+
+Agents append to their session files, and notebooks reload the same history all day. The cache
+keeps, per source (the folder, file or glob list given to the loader), the entries of every file
+of the last load in Arrow IPC files and a manifest: for each file its path, device and inode,
+size, mtime and a hash of its first and last KB, its session row and its line issues. On
+the next load each file is one of:
+
+- *unchanged* (same key): its rows come from the cache (memory-mapped, no copy);
+- *grown* (same device/inode and first KB, larger, and the KB that used to end it is still there):
+  only the bytes after its last complete line are parsed (after the header and a one-line
+  stand-in for each old entry they name as parent, so they parse as a clean file, on the path a
+  fresh load takes), the new rows get their line numbers,
+  entry and parent indexes in the whole file, and the file's session facts (name, leaf, leaf
+  count) are recomputed from its rows. Only a clean pi v3 file whose first line is its header is
+  extended this way; and only when the new lines are clean apart from parents in the old part,
+  and are entries whose row needs no other line (messages of the usual roles, model and thinking
+  changes, labels, names, custom entries, branch summaries): a duplicated id, a torn last line, a
+  compaction... and the file is rescanned whole;
+- anything else (new, rewritten, truncated, replaced, migrated): loaded whole.
+
+A file modified within two seconds of being cached could change again within the resolution of
+its mtime, so its entry also keeps a hash of the whole file, checked on the next load ("racily
+clean", as git calls it). Every write goes to a temporary file renamed over the old one, so a
+killed process leaves the previous cache or none, never a torn one. Results always equal a fresh
+load: the property tests in ``tests/properties/test_cache_properties.py`` append, truncate,
+rewrite and tear files between loads and compare.
+
+Location: ``SESSIONLAB_CACHE_DIR`` if set (empty: no cache by default), else
+``platformdirs.user_cache_dir("sessionlab")``; ``sessionlab cache clear`` empties it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Union
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..io import LineIssue
+from ._file import FileResult, load_data, materialize
+from ._native import NativeBatch, native_available
+from ._schema import ENTRY_SCHEMA
+
+__all__ = ["CacheOption", "Changes", "default_cache_dir", "resolve_cache", "clear_cache", "cache_size", "Store",
+           "probe", "classify"]
+
+CacheOption = Union[bool, str, os.PathLike, None]
+
+_FORMAT = 4
+_KB = 1024
+_RACY_NS = 2_000_000_000  # mtime this close to the time of caching: keep a whole-file hash too
+_SUBDIR = "entries-v1"
+_STALE_TMP_S = 3600
+_BATCH_BYTES = 16_000_000  # Arrow bytes of files per record batch of a segment
+_MAX_SEGMENTS = 8  # past this many segments for one source, a write packs everything into one
+
+
+def default_cache_dir() -> Path | None:
+    """``$SESSIONLAB_CACHE_DIR`` (``~`` expanded; an empty value means no cache), else the user's
+    cache folder from platformdirs (``~/.cache/sessionlab`` on Linux)."""
+    env = os.environ.get("SESSIONLAB_CACHE_DIR")
+    if env is not None:
+        return Path(os.path.expanduser(env)) if env.strip() else None
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("sessionlab"))
+
+
+def resolve_cache(cache: CacheOption) -> Path | None:
+    """The folder ``cache`` names: ``None``/``True`` the default, ``False`` none, else the path."""
+    if cache is False:
+        return None
+    if cache is None or cache is True:
+        return default_cache_dir()
+    if isinstance(cache, (str, os.PathLike)):
+        return Path(os.path.expanduser(os.fspath(cache)))
+    raise TypeError(f"cache must be None, True, False or a folder path, not {type(cache).__name__}")
+
+
+def _store_dir(root: Path) -> Path:
+    return root / _SUBDIR
+
+
+def clear_cache(cache: CacheOption = None) -> tuple[Path | None, int, int]:
+    """Remove every cached file; returns (folder, files removed, bytes freed)."""
+    root = resolve_cache(cache)
+    if root is None:
+        return None, 0, 0
+    d = _store_dir(root)
+    n = size = 0
+    if d.is_dir():
+        for f in d.iterdir():
+            try:
+                s = f.stat().st_size
+                f.unlink()
+            except OSError:
+                continue
+            n += 1
+            size += s
+    return root, n, size
+
+
+def cache_size(cache: CacheOption = None) -> int:
+    """Bytes the cache takes on disk."""
+    root = resolve_cache(cache)
+    d = _store_dir(root) if root is not None else None
+    if d is None or not d.is_dir():
+        return 0
+    return sum(f.stat().st_size for f in d.iterdir() if f.is_file())
+
+
+@lru_cache(maxsize=1)
+def _fingerprint() -> str:
+    """Changes whenever the code that makes the rows may have: the schema and the loader's files."""
+    here = Path(__file__).resolve().parent.parent
+    parts = [str(_FORMAT), str(ENTRY_SCHEMA)]
+    for pattern in ("tables/*.py", "io/*.py", "model/*.py", "*.py", "_scan*"):
+        for f in sorted(here.glob(pattern)):
+            st = f.stat()
+            parts.append(f"{f.name}:{st.st_size}:{st.st_mtime_ns}")
+    parts.append(os.environ.get("SESSIONLAB_NATIVE", ""))
+    return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+
+
+def _hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def probe(path: str, *, hashes: bool = True) -> dict[str, Any] | None:
+    """A file's key: device, inode, size, mtime and (with ``hashes``) the hashes of its first and
+    last KB; None when it cannot be read."""
+    try:
+        if not hashes:
+            st = os.stat(path)
+            return {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:  # one open, fstat and two positioned reads: the whole cost of an unchanged file
+            st = os.fstat(fd)
+            head = _pread(fd, min(_KB, st.st_size), 0)
+            tail = _pread(fd, _KB, st.st_size - _KB) if st.st_size > _KB else head
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    return {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+            "head": _hash(head), "tail": _hash(tail)}
+
+
+def _pread(fd: int, n: int, offset: int) -> bytes:
+    if hasattr(os, "pread"):
+        return os.pread(fd, n, offset)
+    os.lseek(fd, offset, os.SEEK_SET)  # (Windows)
+    return os.read(fd, n)
+
+
+def _full_hash(path: str, size: int) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            return _hash(fh.read(size))
+    except OSError:
+        return None
+
+
+def classify(old: dict[str, Any] | None, new: dict[str, Any] | None, path: str) -> str:
+    """``"unchanged"``, ``"grown"`` or ``"changed"`` (also for a file new to ``old``)."""
+    if not old or not new or (old["dev"], old["ino"]) != (new["dev"], new["ino"]):
+        return "changed"
+    if all(old.get(k) == new.get(k) for k in ("size", "mtime_ns", "head", "tail") if k in old and k in new):
+        if old.get("full") is not None and _full_hash(path, old["size"]) != old["full"]:
+            return "changed"
+        return "unchanged"
+    if new["size"] <= old["size"] or ("head" in old and old.get("head") != new.get("head")):
+        return "changed"
+    if "tail" in old:  # the KB that ended the file is still there
+        start = max(old["size"] - _KB, 0)
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(start)
+                if _hash(fh.read(old["size"] - start)) != old["tail"]:
+                    return "changed"
+        except OSError:
+            return "changed"
+    if old.get("full") is not None and _full_hash(path, old["size"]) != old["full"]:
+        return "changed"
+    return "grown"
+
+
+@dataclass
+class Changes:
+    """What a reload found, per file path (in load order)."""
+
+    added: list[str] = field(default_factory=list)
+    appended: list[str] = field(default_factory=list)
+    rewritten: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything was added, appended to, rewritten or removed."""
+        return bool(self.added or self.appended or self.rewritten or self.removed)
+
+    def __repr__(self) -> str:
+        return (f"Changes(added={len(self.added)}, appended={len(self.appended)}, "
+                f"rewritten={len(self.rewritten)}, removed={len(self.removed)}, unchanged={len(self.unchanged)})")
+
+
+def compare(old_keys: Mapping[str, dict], new_keys: Mapping[str, dict | None], paths: Iterable[str]) -> Changes:
+    """The :class:`Changes` between two loads' file keys."""
+    ch = Changes()
+    for p in paths:
+        if p not in old_keys:
+            ch.added.append(p)
+            continue
+        kind = classify(old_keys[p], new_keys.get(p), p)
+        (ch.unchanged if kind == "unchanged" else ch.appended if kind == "grown" else ch.rewritten).append(p)
+    ch.removed = [p for p in old_keys if p not in new_keys]
+    return ch
+
+
+# ---------------------------------------------------------------------------------------------
+# the store: one IPC file per source
+
+
+def _issue_row(i: LineIssue) -> list:
+    return [i.line, i.kind, i.message, i.excerpt, i.entry_id]
+
+
+def _issue(path: str, row: list) -> LineIssue:
+    return LineIssue(path, row[0], row[1], row[2], row[3], row[4])
+
+
+class Store:
+    """The cache of one source: ``load`` returns each file's result, from the cache where it can.
+
+    On disk: a manifest ``<source key>.json`` (each file's key, session row, issues, and where its
+    rows are) and a few immutable Arrow IPC *segments* ``<source key>-<id>.arrow`` holding each
+    file's rows as its own record batches. A reload that changed some files writes one new segment
+    with just those files' rows and a new manifest; past ``_MAX_SEGMENTS`` segments everything is
+    rewritten into one. Segments and manifests are written to a temporary name and renamed, and
+    the manifest's rename is the commit: a killed process leaves the previous cache in force.
+    """
+
+    def __init__(self, root: Path, source_key: str) -> None:
+        self.dir = _store_dir(root)
+        self.key = source_key
+        self.manifest = self.dir / f"{source_key}.json"
+        self.keys: dict[str, dict] = {}
+        self.changes = Changes()
+
+    @classmethod
+    def for_source(cls, cache: CacheOption, source: Any) -> Store | None:
+        root = resolve_cache(cache)
+        if root is None:
+            return None
+        items = [source] if source is None or isinstance(source, (str, os.PathLike)) else list(source)
+        spec = [[None, None] if i is None else [os.fspath(i), os.path.abspath(os.fspath(i))] for i in items]
+        return cls(root, _hash(json.dumps(spec).encode()))
+
+    def _read(self) -> tuple[dict[str, list[pa.Table]], dict[str, dict]] | None:
+        try:
+            meta = json.loads(self.manifest.read_bytes())
+            if meta.get("format") != _FORMAT or meta.get("fingerprint") != _fingerprint():
+                return None
+            segments = {}
+            for name in meta["segments"]:
+                reader = pa.ipc.open_file(pa.memory_map(str(self.dir / name), "r"))
+                segments[name] = [pa.Table.from_batches([reader.get_batch(i)])
+                                  for i in range(reader.num_record_batches)]
+            entries = {e["path"]: e for e in meta["files"]}
+        except (OSError, KeyError, ValueError, TypeError, pa.ArrowException):
+            return None  # no cache yet, one from another version, or a segment gone: load as if none
+        return segments, entries
+
+    def load(self, paths: list[str], load_whole: Callable[[list[str]], Iterator[list[FileResult]]]) -> list[FileResult]:
+        """Each path's result, in order; the cache is updated when anything changed."""
+        old = self._read()
+        segments, entries = old if old is not None else ({}, {})
+        now_keys = {p: probe(p) for p in paths}
+        results: dict[str, FileResult] = {}
+        grown, whole = [], []
+        for p in paths:
+            e = entries.get(p)
+            kind = classify(e, now_keys[p], p) if e is not None else "new"
+            if kind == "unchanged":
+                results[p] = _cached(p, e, segments)  # type: ignore[arg-type]
+                self.changes.unchanged.append(p)
+            elif kind == "grown":
+                grown.append(p)
+            else:
+                whole.append(p)
+                (self.changes.added if kind == "new" else self.changes.rewritten).append(p)
+        fresh_meta: dict[str, dict] = {}
+        for p in grown:
+            got = _extend(p, entries[p], _cached(p, entries[p], segments))
+            if got is None:
+                whole.append(p)
+                self.changes.rewritten.append(p)
+            else:
+                results[p], fresh_meta[p] = got
+                self.changes.appended.append(p)
+        if whole:
+            order = {p: i for i, p in enumerate(paths)}
+            whole.sort(key=order.__getitem__)
+            for chunk in load_whole(whole):
+                for r in chunk:
+                    results[r.path] = r
+        self.changes.removed = [p for p in entries if p not in now_keys]
+        out = [results[p] for p in paths]
+        self.keys = {p: (fresh_meta.get(p) or _key_only(now_keys[p]) or {}) for p in paths}
+        if self.changes.changed or old is None:
+            try:
+                self._write(out, entries, now_keys, fresh_meta, set(whole))
+            except OSError:
+                pass  # a read-only or full disk only costs the next load its speed
+        return out
+
+    def _write(self, results: list[FileResult], old: dict[str, dict], keys: dict[str, dict | None],
+               fresh_meta: dict[str, dict], loaded: set[str]) -> None:
+        now = time.time_ns()
+        metas: list[tuple[FileResult, dict, bool]] = []  # (result, manifest entry, rows to write)
+        for r in results:
+            if r.session is None or r.entries is None:
+                continue  # a file that failed: try again next time
+            if r.path in fresh_meta:
+                metas.append((r, fresh_meta[r.path], True))
+            elif r.path in loaded:
+                key = keys.get(r.path)
+                if key is None or key["size"] != r.nbytes:
+                    continue  # the file changed while it was read: do not keep that
+                meta = dict(key)
+                if key["mtime_ns"] >= now - _RACY_NS:
+                    meta["full"] = _full_hash(r.path, key["size"])
+                metas.append((r, meta, True))
+            else:
+                meta = dict(old[r.path])
+                if meta.get("full") is not None and meta["mtime_ns"] < now - _RACY_NS:
+                    meta["full"] = None  # checked against the whole file this load, and now old enough
+                metas.append((r, meta, False))
+        kept = {m["segment"] for _, m, write in metas if not write}
+        rewrite_all = len(kept) + 1 > _MAX_SEGMENTS
+        name = f"{self.key}-{uuid.uuid4().hex[:12]}.arrow"
+        batches: list[pa.RecordBatch] = []
+        group: list[pa.Table] = []
+        rows = size = 0
+        files = []
+        for r, meta, write in metas:
+            if write or rewrite_all:
+                assert r.entries is not None
+                # a file's rows are a slice of one record batch of many files: one batch to decode
+                # per ~16 MB on reading instead of one per file
+                meta.update(segment=name, batch=len(batches), offset=rows)
+                group.append(r.entries)
+                rows += r.entries.num_rows
+                size += r.entries.nbytes
+                if size >= _BATCH_BYTES:
+                    batches.append(_one_batch(group))
+                    group, rows, size = [], 0, 0
+            meta.update(path=r.path, rows=r.entries.num_rows, nbytes=r.nbytes,  # type: ignore[union-attr]
+                        session=r.session, loader=r.loader, issues=[_issue_row(i) for i in r.issues])
+            files.append(meta)
+        if group:
+            batches.append(_one_batch(group))
+        used = sorted({m["segment"] for m in files})
+        self.dir.mkdir(parents=True, exist_ok=True)
+        _cleanup(self.dir)
+        if name in used:
+            _atomic(self.dir / name, lambda tmp: _write_ipc(tmp, batches))
+        body = json.dumps({"format": _FORMAT, "fingerprint": _fingerprint(), "segments": used, "files": files})
+        _atomic(self.manifest, lambda tmp: tmp.write_text(body, encoding="utf-8"))
+        for f in self.dir.glob(f"{self.key}-*.arrow"):  # segments this manifest no longer uses
+            if f.name not in used:
+                try:
+                    f.unlink()
+                except OSError:
+                    pass
+
+
+def _one_batch(tables: list[pa.Table]) -> pa.RecordBatch:
+    if not any(t.num_rows for t in tables):
+        return pa.RecordBatch.from_pylist([], schema=ENTRY_SCHEMA)
+    return pa.concat_tables(tables).combine_chunks().to_batches()[0]
+
+
+def _cached(path: str, e: dict, segments: dict[str, list[pa.Table]]) -> FileResult:
+    entries = segments[e["segment"]][e["batch"]].slice(e["offset"], e["rows"])
+    return FileResult(path=path, nbytes=e["nbytes"], entries=entries, session=e["session"],
+                      issues=[_issue(path, row) for row in e["issues"]], loader=e.get("loader"))
+
+
+def _key_only(key: dict | None) -> dict | None:
+    return None if key is None else dict(key)
+
+
+def _write_ipc(path: Path, batches: list[pa.RecordBatch]) -> None:
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, ENTRY_SCHEMA) as writer:
+        for batch in batches:  # one or more batches per file, as the manifest counts them
+            writer.write_batch(batch)
+
+
+def _atomic(target: Path, write: Callable[[Path], Any]) -> None:
+    """``write`` a temporary file beside ``target``, then rename it to ``target``: a reader sees
+    the old file or the new one, and a process killed mid-write leaves only the temporary file."""
+    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _cleanup(d: Path) -> None:
+    """Remove temporary files that killed processes left behind (older than an hour)."""
+    cutoff = time.time() - _STALE_TMP_S
+    for f in d.glob("*.tmp-*"):
+        try:
+            if f.stat().st_mtime < cutoff:
+                f.unlink()
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------------------------------------
+# a file that grew: parse its new lines only
+
+_APPENDABLE = {("pi", 3)}  # dialect and version whose lines parse on their own (no migration)
+# entries whose row depends on no other line of the file; anything else (a compaction, a system
+# message, an entry type this list does not know) sends the file to a whole rescan
+# (lists, not arrays: pa.array on Python lists imports pandas, which a plain load must not)
+_LINE_LOCAL_TYPES = ["message", "model_change", "thinking_level_change", "label", "session_info", "custom",
+                     "custom_message", "branch_summary"]
+_LINE_LOCAL_ROLES = ["user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary",
+                     "compactionSummary"]
+
+
+def _extend(path: str, meta: dict, old: FileResult) -> tuple[FileResult, dict] | None:
+    """``old`` extended by the file's new complete-or-not lines; None when it must be rescanned."""
+    s = old.session or {}
+    if (s.get("dialect"), s.get("version")) not in _APPENDABLE or not old.fast:
+        return None  # (a file the fast paths refused is read whole: its new lines would take another path)
+    try:
+        with open(path, "rb") as fh:
+            if meta.get("lines") is None:  # the first append since a whole load: find its last line
+                prefix = fh.read(meta["size"])
+                complete = prefix.rfind(b"\n") + 1
+                lines = prefix.count(b"\n", 0, complete)
+                header_end = prefix.find(b"\n") + 1
+            else:
+                complete, lines, header_end = meta["complete"], meta["lines"], meta["header_end"]
+            fh.seek(0)
+            header = fh.read(header_end)
+            fh.seek(complete)
+            tail = fh.read()
+    except OSError:
+        return None
+    if header_end == 0 or any(i.line <= lines for i in old.issues) or not _is_header(header, s.get("session_id")):
+        return None
+    assert old.entries is not None
+    line_no = old.entries["line_no"]
+    kept = old.entries.filter(pc.less_equal(line_no, lines)) if old.entries.num_rows else old.entries
+    stubs = _stubs(kept, tail)
+    new = _load_bytes(path, header + b"".join(stubs.values()) + tail)
+    table = _join(kept, new, lines, list(stubs))
+    if table is None:
+        return None
+    res = FileResult(path=path, nbytes=complete + len(tail), entries=table, loader=old.loader,
+                     session={**s, **_facts(table), "issue_count": 0})
+    key = probe(path)
+    if key is None or key["size"] != complete + len(tail):
+        return None  # it grew again while we read: load it whole
+    if key["mtime_ns"] >= time.time_ns() - _RACY_NS:
+        key["full"] = _full_hash(path, key["size"])
+    last_nl = tail.rfind(b"\n") + 1
+    key.update(complete=complete + last_nl, lines=lines + tail.count(b"\n", 0, last_nl), header_end=header_end)
+    return res, key
+
+
+_PARENT = re.compile(rb'"parentId":"([^"\\]*)"')
+_STUB_TS = "1970-01-01T00:00:00.000Z"
+
+
+def _stubs(kept: pa.Table, tail: bytes) -> dict[str, bytes]:
+    """A one-line stand-in (a ``custom`` entry, no parent) for each old entry the new lines name as
+    parent, so the new lines parse as a clean file, on the path a fresh load of the whole file
+    takes (the C scanner refuses parents it has not seen). Dropped again in :func:`_join`."""
+    named = {m.decode("utf-8", "replace") for m in _PARENT.findall(tail)}
+    if not named or not kept.num_rows:
+        return {}
+    old_ids = set(kept["entry_id"].to_pylist())
+    return {i: json.dumps({"type": "custom", "id": i, "parentId": None, "timestamp": _STUB_TS,
+                           "customType": "sessionlab-cache-stub"}, separators=(",", ":")).encode() + b"\n"
+            for i in sorted(named & old_ids)}
+
+
+def _load_bytes(path: str, data: bytes) -> FileResult:
+    """One file's bytes through the loader's paths, in the order :func:`._file.load_chunk` tries them."""
+    if native_available():
+        batch = NativeBatch(False)
+        res = FileResult(path=path, nbytes=len(data))
+        try:
+            if batch.add(res, data):
+                batch.finish()
+                materialize([res])
+                return res
+        except Exception:  # (as load_chunk: the slower paths decide)
+            pass
+    res = load_data(path, data)
+    materialize([res])
+    return res
+
+
+def _is_header(line: bytes, session_id: str | None) -> bool:
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and obj.get("type") == "session" and obj.get("id") == session_id
+
+
+def _join(kept: pa.Table, new: FileResult, lines: int, stubs: list[str]) -> pa.Table | None:
+    """The kept rows, then the new rows renumbered into the whole file (the stand-ins for their old
+    parents dropped); None when the new lines are not clean on their own."""
+    s = new.session
+    n_s = len(stubs)
+    if s is None or new.entries is None or (s.get("dialect"), s.get("version")) not in _APPENDABLE or \
+            not new.fast or new.issues:
+        return None
+    t = new.entries
+    if n_s and t["entry_id"].slice(0, n_s).to_pylist() != stubs:
+        return None
+    t = t.slice(n_s)
+    local = pc.and_(pc.is_in(t["type"], value_set=pa.array(_LINE_LOCAL_TYPES)),
+                    pc.or_(pc.not_equal(t["type"], "message"),
+                           pc.is_in(t["role"], value_set=pa.array(_LINE_LOCAL_ROLES))))
+    if t.num_rows and not pc.all(pc.fill_null(local, False)).as_py():
+        return None
+    n_old = kept.num_rows
+    old_ids = kept["entry_id"].combine_chunks() if n_old else pa.array([], pa.string())
+    if t.num_rows and n_old and pc.any(pc.is_in(t["entry_id"], value_set=old_ids)).as_py():
+        return None  # an id used again: the later entry wins lookups in the old rows too
+    pidx = pc.cast(t["parent_index"], pa.int64())
+    # a parent among the stand-ins is the old row with that id; any other moves past the old rows
+    old_parent = pc.index_in(t["parent_id"], value_set=old_ids)
+    parent = pc.if_else(pc.less(pidx, n_s), old_parent, pc.add(pc.subtract(pidx, n_s), n_old))
+    cols = {
+        "line_no": pc.add(pc.cast(t["line_no"], pa.int64()), lines - 1 - n_s),
+        "entry_index": pc.add(pc.subtract(pc.cast(t["entry_index"], pa.int64()), n_s), n_old),
+        "parent_index": parent,
+    }
+    arrays = [pc.cast(cols[f.name], f.type) if f.name in cols else t[f.name] for f in ENTRY_SCHEMA]
+    return pa.concat_tables([kept, pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA)])
+
+
+def _facts(table: pa.Table) -> dict[str, Any]:
+    """pi's name, leaf and leaf count of one clean pi file, from its rows."""
+    n = table.num_rows
+    if n == 0:
+        return {"name": None, "leaf_id": None, "leaf_count": 0}
+    named = table.filter(pc.and_(pc.equal(table["type"], "session_info"),
+                                 pc.greater(pc.utf8_length(pc.fill_null(table["name"], "")), 0)))
+    name = named["name"][-1].as_py() if named.num_rows else None
+    parents = pc.unique(pc.drop_null(table["parent_id"]))
+    is_parent = pc.is_in(table["entry_id"], value_set=parents.combine_chunks() if isinstance(parents, pa.ChunkedArray)
+                         else parents)
+    return {"name": name, "leaf_id": table["entry_id"][-1].as_py(), "leaf_count": n - (pc.sum(is_parent).as_py() or 0)}
