@@ -392,7 +392,7 @@ static uint64_t hash_bytes(const unsigned char *s, size_t n) {
 typedef struct {
     Ent header;
     int64_t n;
-    int64_t name_entry; /* last session_info with a non-empty name, or -1 */
+    int64_t name_entry; /* the last session_info, if its name is a string; else -1 */
     SVal name;
     int64_t leaf_count;
 } FileFacts;
@@ -439,8 +439,8 @@ static int scan_file(Scanner *sc, FileFacts *ff) {
         int t = entry_type(p, &e.type);
         if (!t) FAIL(p, "entry type");
         if (e.id.kind != V_STR) FAIL(p, "missing id");
-        if (t == T_SESSION_INFO && e.name.kind == V_STR && e.name.len > 0) {
-            ff->name_entry = ff->n;
+        if (t == T_SESSION_INFO) { /* the latest one names the session (pi 1.6; Python trims it) */
+            ff->name_entry = e.name.kind == V_STR ? ff->n : -1;
             ff->name = e.name;
         }
         Link lk = {e.id, e.parent};

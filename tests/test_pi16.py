@@ -52,6 +52,14 @@ def _estimate(e) -> dict:
             "lastUsageIndex": e.last_usage_index}
 
 
+@pytest.mark.parametrize("stem,exp", VALID, ids=[s for s, _ in VALID])
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_session_names_are_pi_16s(stem, exp, native, monkeypatch):
+    assert _session(exp).get_session_name() == exp["sessionName"]
+    monkeypatch.setenv("SESSIONLAB_NATIVE", native)  # the C scanner, then the msgspec path
+    assert sessions_table(PI_DATA / exp["file"], on_bad_lines="skip")["name"].to_pylist() == [exp["sessionName"]]
+
+
 def test_the_data_is_all_there():
     assert len(EXPECTED) == 24 and len(VALID) == 23
     assert len(GENERATED_16) == 8

@@ -107,13 +107,7 @@ def test_sessions_match_pi_expected(exp_path):
     assert row["leaf_id"] == exp["defaultLeafId"]
     assert row["leaf_count"] == len(exp["leafIds"])
     assert row["session_id"] == exp["header"]["id"]
-    # the name keeps pi 0.58.3's rule (the last non-empty name, see its column doc); pi 1.6.0's name is
-    # null when the latest session_info's name is empty
-    names = [r["name"] for r in t.to_pylist() if r["type"] == "session_info"]
-    if names and not names[-1]:
-        assert exp["sessionName"] is None and row["name"] == next((n for n in reversed(names) if n), None)
-    else:
-        assert row["name"] == exp["sessionName"]
+    assert row["name"] == exp["sessionName"]  # pi 1.6.0's rule: the latest session_info, empty clears it
     counts = dict(zip(*[c.to_pylist() for c in t.column("type").value_counts().flatten()]))
     assert counts == exp["entryTypeCounts"]
     # per-message estimates: on every branch without a compaction or a context_edit, the context is the

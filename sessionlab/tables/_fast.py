@@ -35,6 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._jsjson import js_len, js_parse, js_stringify
+from .._rules import session_name
 from ..io import detect_dialect
 from ..tokens import CHARS_PER_TOKEN, IMAGE_CHARS
 
@@ -399,7 +400,8 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
              else (m.customType if r == "custom" and m is not None else None)
              for t, e, m, r in zip(typ, ents, msgs, roles)]
     names = pick("session_info", "name")
-    name = next((x for x in reversed(names) if x), None)
+    infos = by_type.get("session_info", ())
+    name = session_name(ents[infos[-1]].name) if infos else None  # the latest one (pi 1.6)
     columns: dict[str, Any] = {
         "line_no": pa.array(lines[1:], pa.int32()),
         "entry_id": id_arr,

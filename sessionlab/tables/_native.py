@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._rules import session_name
 from ..tokens import CHARS_PER_TOKEN
 from ._fast import _batch_args_lens
 from ._objects import parse_timestamps
@@ -100,7 +101,7 @@ class NativeBatch:
         n, nb, sid, cwd, parent_session, header_ts, name, leaf_id, leaf_count = info
         res.session = {"session_id": sid, "version": 3, "dialect": "pi", "cwd": cwd,
                        "parent_session": parent_session, "header_timestamp": header_ts, "file": res.path,
-                       "name": name, "leaf_id": leaf_id, "leaf_count": leaf_count, "issue_count": 0,
+                       "name": session_name(name), "leaf_id": leaf_id, "leaf_count": leaf_count, "issue_count": 0,
                        "loader": "native"}
         res.loader = "native"
         self._files.append((res, n, nb, sid))

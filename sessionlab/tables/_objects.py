@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._jsjson import js_len
+from .._rules import session_name
 from ..context import iso_to_ms
 from ..io import SessionFile
 from ..model import content as C
@@ -249,11 +250,8 @@ def session_facts(sf: SessionFile) -> dict[str, Any]:
     """
     if sf.version == 4:
         return {"name": sf.name or None, "leaf_id": _str(sf.leaf_id), "leaf_count": len(set(sf.branch_tips.values()))}
-    name = None
-    for e in reversed(sf.entries):
-        if isinstance(e, E.SessionInfoEntry) and isinstance(e.name, str) and e.name:
-            name = e.name
-            break
+    infos = [e for e in sf.entries if isinstance(e, E.SessionInfoEntry)]
+    name = session_name(infos[-1].name) if infos else None  # the latest one (pi 1.6)
     parents = {e.parent_id for e in sf.entries if not isinstance(e, E.LeafEntry) and e.parent_id is not None}
     leaf_count = sum(1 for e in sf.entries if not isinstance(e, E.LeafEntry) and e.id not in parents)
     return {"name": name, "leaf_id": _str(sf.leaf_id), "leaf_count": leaf_count}

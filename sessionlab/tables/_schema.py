@@ -129,8 +129,8 @@ SESSION_COLUMNS: tuple[Column, ...] = (
     Column("cwd", _S, "Working directory from the header."),
     Column("parent_session", _S, "Header parentSession (the parent file's path after a fork)."),
     Column("header_timestamp", TIMESTAMP, "Header timestamp."),
-    Column("name", _S, "pi's session name: the last session_info with a non-empty name (v4: the "
-           "pi.session.name value)."),
+    Column("name", _S, "pi 1.6's session name: the latest session_info's name, trimmed; an empty one "
+           "clears it (v4: the pi.session.name value)."),
     Column("first_timestamp", TIMESTAMP, "Earliest entry timestamp."),
     Column("last_timestamp", TIMESTAMP, "Latest entry timestamp."),
     Column("entry_count", _I64, "Number of entries."),
