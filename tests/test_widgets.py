@@ -37,6 +37,11 @@ def data_table():
     return sl.entries_table(DATA)
 
 
+def bare(html_value: str) -> str:
+    """An HTML value without its inline styles (so cells read ``<td>x</td>``)."""
+    return re.sub(r' style="[^"]*"', "", html_value)
+
+
 def rows_of(html_value: str) -> int:
     """Body rows of the (first) table in an HTML value."""
     body = html_value.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
@@ -183,14 +188,14 @@ def test_explorer_context_is_contexts_row(data_table, session_id):
         assert rows_of(ex.context.value) == want["message_count"] == len(ex.messages)
         assert f"{want['context_tokens']:,} tokens" in ex.summary.value
         assert rows_of(ex.branch.value) == len(sl.current_branch(g, eid))
-        assert f"<td>{eid}</td>" in ex.branch.value
+        assert f"<td>{eid}</td>" in bare(ex.branch.value)
 
 
 def test_explorer_context_rows_follow_context_messages(data_table):
     ex = BranchExplorer(data_table, API_SERVER)  # pi's leaf is after a compaction
     msgs = sl.context_messages(data_table.filter(pc.equal(data_table["session_id"], API_SERVER)),
                                ex.entry.value, session_id=API_SERVER)
-    cells = re.findall(r"<tr><td>(\d+)</td><td>([^<]*)</td><td>([\d,]+)</td>", ex.context.value)
+    cells = re.findall(r"<tr><td>(\d+)</td><td>([^<]*)</td><td>([\d,]+)</td>", bare(ex.context.value))
     assert [(int(i), role, int(tok.replace(",", ""))) for i, role, tok in cells] == [
         (i, sl.message_to_dict(m)["role"], sl.estimate_tokens(m)) for i, m in enumerate(msgs)]
     assert cells[0][1] == "compactionSummary"
@@ -222,7 +227,7 @@ def test_dashboard_table_is_usage_by(data_table, group, key):
     assert dash.usage.equals(want)
     assert rows_of(dash.table.value) == want.num_rows
     for k in want[key].to_pylist():
-        assert f"<td>{html.escape(str(k))}</td>" in dash.table.value
+        assert f"<td>{html.escape(str(k))}</td>" in bare(dash.table.value)
     assert has_png(dash.plot)
 
 
@@ -275,11 +280,11 @@ def test_lab_compacts_more_when_the_window_drops(data_table):
     lab = CompactionLab(data_table, API_SERVER, context_window=200_000)
     wide = lab.result.sessions["compactions"].to_pylist()
     assert wide[0] == 0  # never compact
-    lab.window.value = 30_000
+    lab.window.value = 32_000
     narrow = lab.result.sessions["compactions"].to_pylist()
     assert narrow[0] == 0 and narrow[1] > wide[1] and narrow[2] > wide[2]
-    assert lab.policies[1].context_window == 30_000
-    assert f"<td>{narrow[1]:,}</td>" in lab.summary.value
+    assert lab.policies[1].context_window == 32_000
+    assert f"<td>{narrow[1]:,}</td>" in bare(lab.summary.value)
 
 
 @pytest.mark.parametrize("slider,value,field", [
@@ -288,7 +293,7 @@ def test_lab_compacts_more_when_the_window_drops(data_table):
     ("fraction", 0.5, "trigger_fraction"),
 ])
 def test_lab_sliders_set_policies(data_table, slider, value, field):
-    lab = CompactionLab(data_table, API_SERVER, context_window=30_000)
+    lab = CompactionLab(data_table, API_SERVER, context_window=32_000)
     getattr(lab, slider).value = value
     p = lab.policies[1] if field != "trigger_fraction" else lab.policies[2]
     assert getattr(p, field) == value
@@ -300,3 +305,104 @@ def test_lab_switches_session(data_table):
     lab = CompactionLab(data_table, API_SERVER)
     lab.session.value = RUST_CLI
     assert lab.result.sessions["session_id"].to_pylist() == [RUST_CLI] * 3
+
+
+# -- what a person sees: labels, units, bounds, empty cases, a picture when unrun ------------------
+
+def test_sessions_are_picked_by_name_or_first_prompt_day_and_folder(data_table):
+    from sessionlab._session_labels import session_labels
+
+    labels = session_labels(data_table)
+    assert labels[RUST_CLI].text == "Release prep · 2026-02-02 · rust-cli · b627ef1d"
+    assert labels[API_SERVER].first_prompt.startswith("Why does the build fail? Look at internal/api/")
+    assert labels[API_SERVER].name is None and labels[API_SERVER].folder == "api-server"
+    for widget in (BranchExplorer(data_table, RUST_CLI), CompactionLab(data_table, RUST_CLI)):
+        assert dict((v, k) for k, v in widget.session.options) == {sid: lab.text for sid, lab in labels.items()}
+
+
+def test_labels_keep_hostile_text_as_text(nasty):
+    from sessionlab._session_labels import session_labels
+
+    label = session_labels(nasty["table"])[nasty["session_id"]]
+    assert label.name == "name <script>alert(1)</script> <img src=x onerror=alert(1)> $y$"
+    assert label.folder == IMG  # the last part of the cwd, raw: escaped where shown
+    dash = UsageDashboard(nasty["table"], group="session")
+    assert html.escape(label.text) in dash.table.value.replace("&#36;", "$")
+
+
+def test_numbers_right_aligned_costs_in_dollars(data_table):
+    lab = CompactionLab(data_table, API_SERVER)
+    cells = re.findall(r'<td style="([^"]*)">([^<]*)</td>', lab.summary.value)
+    assert cells
+    money = [text for style, text in cells if text.startswith("&#36;")]
+    assert len(money) == 6 and all(re.fullmatch(r"&#36;[\d,]+\.\d\d", m) for m in money)
+    assert all("text-align:right" in style for style, text in cells if re.fullmatch(r"[\d,]+|&#36;.*", text))
+    assert "cost</th>" in lab.summary.value and "cost_usd" not in lab.summary.value
+
+
+def test_window_slider_stops_and_bounds(data_table):
+    lab = CompactionLab(data_table, API_SERVER, context_window=272_000)
+    assert lab.window.value == 272_000 and (f"{272_000:,}", 272_000) in lab.window.options
+    assert [v for _, v in lab.window.options][:3] == [8_000, 16_000, 32_000]
+    assert lab.reserve.readout_format == ",d"
+    lab.window.value = 8_000
+    assert lab.reserve.max == 3_072 and lab.reserve.value == 3_072
+    assert lab.keep_recent.value == 4_000 and lab.summary_tokens.value == 2_000
+    assert "reserve 16,384 → 3,072" in lab.notes.value
+    assert lab.policies[1].reserve_tokens == 3_072
+    lab.reserve.value = 100_000  # above the bound: held at the bound
+    assert lab.reserve.value == 3_072
+    lab.window.value = 200_000
+    assert lab.reserve.max == 99_328 and lab.notes.value == ""
+
+
+def test_lab_of_a_branch_without_calls_says_why(tmp_path):
+    repo = sl.JsonlSessionRepo(tmp_path / "s")
+    s = repo.create(cwd="/p/quiet")
+    s.append_message(sl.UserMessage(content="hello?", timestamp=1_767_225_600_000))
+    lab = CompactionLab(sl.entries_table(tmp_path / "s"))
+    assert not has_png(lab.plot)
+    assert "has no assistant call" in lab.plot.outputs[0]["data"]["text/plain"]
+    assert "0 calls on the current branch" in lab.summary.value
+
+
+def test_dashboard_empty_cases_say_why(data_table):
+    dash = UsageDashboard(data_table)
+    dash.start.value = dt.date(2030, 1, 1)
+    assert "starts (2030-01-01) after it ends" in dash.status.value and dash.table.value == ""
+    assert dash.plot.outputs == ()
+    dash.end.value = dt.date(2030, 2, 1)
+    assert "No assistant calls from 2030-01-01 to 2030-02-01" in dash.status.value
+
+
+def test_timezone_box_takes_only_listed_zones(data_table):
+    dash = UsageDashboard(data_table)
+    assert isinstance(dash.tz, W.Combobox) and dash.tz.ensure_option
+    before = dash.usage
+    dash.tz.value = "Europe/Vien"  # half-typed
+    assert dash.usage.equals(before) and "(UTC)" in dash.status.value
+    dash.tz.value = "Europe/Vienna"
+    assert "(Europe/Vienna)" in dash.status.value
+
+
+def test_figures_are_sharp_and_full_width(data_table):
+    ex = BranchExplorer(data_table, RUST_CLI)
+    out = ex.tree.outputs[0]
+    import base64
+    import struct
+
+    png = base64.b64decode(out["data"]["image/png"])
+    width = struct.unpack(">I", png[16:20])[0]
+    shown = out["metadata"]["image/png"]["width"]
+    assert shown >= 900 and width >= 1.4 * shown
+
+
+@pytest.mark.parametrize("make", [lambda t: BranchExplorer(t, RUST_CLI), lambda t: CompactionLab(t, API_SERVER),
+                                  lambda t: UsageDashboard(t)])
+def test_mimebundle_carries_a_static_picture(data_table, make):
+    w = make(data_table)
+    bundle = w._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    static = bundle["text/html"]
+    assert static.count("data:image/png;base64,") == 1 and "<table" in static
+    assert "children=" not in static

@@ -65,15 +65,21 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser, request):
-    """A fresh page 1,300 x 900 px; its console errors are in ``page.errors``; screenshot on failure."""
-    ctx = browser.new_context(viewport={"width": 1300, "height": 900})
+def new_page(browser, *, width: int = 1300, height: int = 900):
+    """A page in a fresh context; its console errors collect in ``page.errors``.
+
+    1,300 px with JupyterLab's file browser open leaves a notebook about 1,000 px wide.
+    """
+    ctx = browser.new_context(viewport={"width": width, "height": height})
     pg = ctx.new_page()
     pg.errors = []
     pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
     pg.on("pageerror", lambda e: pg.errors.append(f"page error: {e}"))
-    yield pg
+    return pg
+
+
+def screenshot_if_failed(request, pg) -> None:
+    """A full-page screenshot of ``pg`` in the artifacts folder when the test failed."""
     rep = getattr(request.node, "rep_call", None)
     if rep is not None and rep.failed:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -82,7 +88,24 @@ def page(browser, request):
             pg.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
         except Exception as e:  # the page may be gone; the failure itself is what matters
             print(f"no screenshot: {e}", file=sys.stderr)
-    ctx.close()
+
+
+def doc_screenshot(locator, name: str) -> None:
+    """With ``$SESSIONLAB_DOC_SCREENSHOTS`` set to a folder, save a picture of ``locator`` there
+    (how the README's pictures in docs/ are made: see docs/README.md)."""
+    folder = os.environ.get("SESSIONLAB_DOC_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        locator.screenshot(path=str(Path(folder) / f"{name}.png"))
+
+
+@pytest.fixture
+def page(browser, request):
+    """A fresh page 1,300 x 900 px; screenshot on failure."""
+    pg = new_page(browser)
+    yield pg
+    screenshot_if_failed(request, pg)
+    pg.context.close()
 
 
 def free_port() -> int:
@@ -121,6 +144,9 @@ def _jupyter_env(tmp: Path) -> dict[str, str]:
     settings = tmp / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True, exist_ok=True)  # no "get news?" pop-up over the notebook
     (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    notebook = tmp / "settings" / "@jupyterlab" / "notebook-extension"
+    notebook.mkdir(parents=True, exist_ok=True)  # every cell rendered, on screen or not (text is readable)
+    (notebook / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     env["JUPYTERLAB_SETTINGS_DIR"] = str(tmp / "settings")
     env["JUPYTERLAB_WORKSPACES_DIR"] = str(tmp / "workspaces")
     return env
