@@ -117,6 +117,7 @@ _LAZY = {
     "BranchExplorer": "sessionlab.widgets",
     "UsageDashboard": "sessionlab.widgets",
     "CompactionLab": "sessionlab.widgets",
+    "SessionTree": "sessionlab.widgets",
 }
 
 
@@ -266,4 +267,5 @@ __all__ = [
     "BranchExplorer",
     "UsageDashboard",
     "CompactionLab",
+    "SessionTree",
 ]

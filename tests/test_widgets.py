@@ -406,3 +406,55 @@ def test_mimebundle_carries_a_static_picture(data_table, make):
     static = bundle["text/html"]
     assert static.count("data:image/png;base64,") == 1 and "<table" in static
     assert "children=" not in static
+
+
+# -- SessionTree --------------------------------------------------------------------------------
+
+def test_session_tree_payload_is_the_layout(data_table):
+    from sessionlab.widgets import SessionTree
+
+    tree = SessionTree(data_table, RUST_CLI)
+    p = tree.tree
+    lay = sl.tree_layout(data_table, RUST_CLI)
+    assert p["n"] == len(lay) and p["ids"] == lay["entry_id"].tolist()
+    assert p["x"] == lay["x"].round(3).tolist() and p["y"] == lay["y"].round(3).tolist()
+    assert p["branch"] == lay["on_current_branch"].astype(int).tolist()
+    ids = lay["entry_id"].tolist()
+    assert [ids[i] if i >= 0 else None for i in p["parent"]] == [
+        v if isinstance(v, str) else None for v in lay["parent_id"]]
+    s = sl.open_session(data_table.filter(pc.equal(data_table["session_id"], RUST_CLI))["file"][0].as_py())
+    assert {ids[r]: text for r, text in p["labels"]} == {e: s.get_label(e) for e in ids if s.get_label(e)}
+    kinds = [k for k, _ in p["kinds"]]
+    rows = data_table.filter(pc.equal(data_table["session_id"], RUST_CLI)).to_pylist()
+    by_id = {r["entry_id"]: r for r in rows}
+    for i, eid in enumerate(ids):
+        r = by_id[eid]
+        if r["type"] == "message" and r["role"] == "assistant":
+            assert kinds[p["kind"][i]] == "assistant" and p["tokens"][i] == r["context_tokens"]
+        elif r["type"] == "compaction":
+            assert kinds[p["kind"][i]] == "compaction" and p["compaction"][i] == 1
+    assert tree.title.startswith("Release prep · 2026-02-02 · rust-cli")
+
+
+def test_session_tree_click_shows_the_context_in_the_explorer(data_table):
+    from sessionlab.widgets import SessionTree
+
+    tree = SessionTree()
+    ex = BranchExplorer(data_table, RUST_CLI, session_tree=tree)
+    assert ex.children[4] is tree and tree.session_id == RUST_CLI
+    inner = [e for e in tree.tree["ids"] if e not in [v for _, v in ex.entry.options]][0]
+    tree.selected_id = inner  # what a click does
+    assert ex.entry.value == inner and ex.context_row["at_id"] == inner
+    ex.session.value = ML_PIPELINE
+    assert tree.session_id == ML_PIPELINE and tree.selected_id is None
+
+
+def test_session_tree_text_is_data_not_markup(nasty):
+    from sessionlab.widgets import SessionTree
+
+    tree = SessionTree(nasty["table"], nasty["session_id"])
+    labels = dict((tree.tree["ids"][r], t) for r, t in tree.tree["labels"])
+    assert labels[nasty["a2"]] == f"label {SCRIPT} $x$"  # raw: the browser draws it as canvas text
+    assert f"model-{IMG}" in tree.tree["model"]
+    js = (Path(sl.__file__).parent / "widgets" / "_static" / "session_tree.js").read_text()
+    assert "innerHTML" not in js and "insertAdjacentHTML" not in js and "http" not in js

@@ -30,7 +30,7 @@ _TH = ("position:sticky;top:0;z-index:1;background:var(--jp-layout-color1,#fff);
 # flex items grow to their content's width unless told otherwise: keep HTML views inside the widget
 STYLE = ("<style>.sessionlab-root .widget-html, .sessionlab-root .widget-html-content {min-width:0;max-width:100%}"
          ".sessionlab-root .widget-html-content {white-space:normal;overflow-wrap:anywhere}"
-         ".sessionlab-root .sessionlab-scroll td {overflow-wrap:normal}"
+         ".sessionlab-root .sessionlab-scroll td, .sessionlab-root .sessionlab-scroll th {overflow-wrap:normal}"
          ".sessionlab-root .sessionlab-scroll td.text {min-width:16em;overflow-wrap:anywhere}</style>")
 
 
