@@ -240,7 +240,26 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--tz", default="UTC", help="time zone for the usage-by-day view (default: UTC)")
     sp.add_argument("--no-usage", dest="usage", action="store_false", help="leave out the usage views")
     sp.set_defaults(func=_cmd_summary)
+    rp = sub.add_parser("report", help="one self-contained offline HTML report: usage, sessions, trees, issues",
+                        description="Write a single HTML file about the sessions in SOURCE (see sessionlab.report).")
+    rp.add_argument("source", nargs="+", metavar="SOURCE", help="a session file or a folder")
+    rp.add_argument("-o", "--output", default="report.html", help="the HTML file to write (default: report.html)")
+    rp.add_argument("--tz", default="UTC", help="time zone of the usage days (default: UTC)")
+    rp.set_defaults(func=_cmd_report)
     return ap
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report import write_report
+
+    try:
+        source = args.source[0] if len(args.source) == 1 else args.source
+        out = write_report(source, args.output, tz=args.tz)
+    except Exception as exc:  # a missing folder, an unknown time zone, an unwritable output
+        print(f"sessionlab report: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {out}")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
