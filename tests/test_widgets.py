@@ -458,3 +458,14 @@ def test_session_tree_text_is_data_not_markup(nasty):
     assert f"model-{IMG}" in tree.tree["model"]
     js = (Path(sl.__file__).parent / "widgets" / "_static" / "session_tree.js").read_text()
     assert "innerHTML" not in js and "insertAdjacentHTML" not in js and "http" not in js
+
+
+def test_session_tree_saves_a_picture_for_unrun_notebooks(data_table):
+    from sessionlab.widgets import SessionTree
+
+    tree = SessionTree(data_table, RUST_CLI)
+    data, _meta = tree._repr_mimebundle_()
+    assert data["text/html"].count("data:image/png;base64,") == 1
+    ex = BranchExplorer(data_table, RUST_CLI, session_tree=SessionTree())
+    assert ex._repr_mimebundle_()["text/html"].count("data:image/png;base64,") == 1  # the tree, via the explorer
+    assert SessionTree()._repr_mimebundle_()[0].get("text/html") is None  # nothing drawn yet: no picture

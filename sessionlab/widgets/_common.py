@@ -15,8 +15,8 @@ import pyarrow.compute as pc
 from ..analysis._forest import as_table
 
 __all__ = ["as_table", "esc", "html_table", "arrow_html", "show_figure", "session_options", "session_rows",
-           "session_table", "note", "style_widget", "STYLE", "StaticFallback", "FIGURE_DPI", "FIGURE_WIDTH_PX",
-           "TABLE_HEIGHT"]
+           "session_table", "note", "png_html", "style_widget", "STYLE", "StaticFallback", "FIGURE_DPI",
+           "FIGURE_WIDTH_PX", "TABLE_HEIGHT"]
 
 FIGURE_DPI = 144  # the PNG's pixels per inch: crisp on high-density screens
 FIGURE_WIDTH_PX = 920  # CSS width a full-width figure is shown at (fits a 1,000 px notebook)
@@ -155,6 +155,9 @@ def show_figure(out: W.Output, draw: Callable[[Any], Any], *, figsize: tuple[flo
 
 def _static(widget: Any) -> str:
     """Static HTML of a widget tree's current state: texts, control values, figures."""
+    own = getattr(widget, "static_html", None)
+    if callable(own):
+        return own()
     if isinstance(widget, (W.HTML, W.HTMLMath)):
         return f"<div>{widget.value}</div>"
     if isinstance(widget, W.Output):
@@ -182,6 +185,13 @@ def _static(widget: Any) -> str:
             value = f"{value:,}"
         return f"<div><b>{esc(widget.description or '')}</b> {esc(value)}</div>"
     return ""
+
+
+def png_html(draw: Callable[[Any], Any], *, figsize: tuple[float, float]) -> str:
+    """An ``<img>`` of what ``draw(ax)`` draws (the same figure settings as :func:`show_figure`)."""
+    out = W.Output()
+    show_figure(out, draw, figsize=figsize)
+    return _static(out)
 
 
 class StaticFallback:

@@ -99,6 +99,9 @@ def tree_payload(entries, session_id: str | None) -> dict[str, Any]:
     }
 
 
+STATIC_MAX_NODES = 5_000  # larger trees get a sentence instead of a picture in saved notebooks
+
+
 class SessionTree(anywidget.AnyWidget):
     """A session's tree on a canvas: drag to pan, wheel to zoom, hover for an entry, click to select.
 
@@ -138,6 +141,7 @@ class SessionTree(anywidget.AnyWidget):
     def __init__(self, entries=None, session_id: str | None = None, *, height: int = 420, **kwargs: Any) -> None:
         super().__init__(height=height, **kwargs)
         self.session_id: str | None = None
+        self._rows: pa.Table | None = None
         self.add_class("sessionlab-tree-widget")
         if entries is not None:
             self.set_session(entries, session_id)
@@ -153,6 +157,35 @@ class SessionTree(anywidget.AnyWidget):
         leaves = payload["n"] - len({p for p in payload["parent"] if p >= 0})
         head = label.text if label else sid
         self.session_id = sid
+        self._rows = rows
         self.selected_id = None
         self.title = f"{head} — {payload['n']:,} entries, {leaves:,} {'leaf' if leaves == 1 else 'leaves'}"
         self.tree = payload
+
+    def static_html(self) -> str:
+        """A picture of the tree (``plot_tree``) for notebooks opened without their kernel."""
+        from ._common import esc, png_html
+
+        if self._rows is None or not self.tree.get("n"):
+            return ""
+        if self.tree["n"] > STATIC_MAX_NODES:
+            return f"<p>{esc(self.title)} (interactive tree: run the notebook to see it)</p>"
+
+        def draw(ax: Any) -> None:
+            from ..plotting import plot_tree
+
+            plot_tree(self._rows, self.session_id, ax=ax, title=self.title.split(" — ")[0])
+
+        return png_html(draw, figsize=(9.2, 4))
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, tuple):  # (data, metadata)
+            data = bundle[0]
+        else:
+            data = bundle
+        if isinstance(data, dict):
+            static = self.static_html()
+            if static:
+                data["text/html"] = static
+        return bundle
