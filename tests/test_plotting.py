@@ -272,7 +272,7 @@ def test_context_timeline_with_policies():
     assert len(window) == 1 and set(window[0].get_ydata()) == {200_000}
     # the stacked buckets: one polygon per bucket, covering the 484 calls of the branch
     assert [c.get_label() for c in ax.collections[:4]] == ["cache read", "cache write", "fresh input", "output"]
-    assert ax.get_title().endswith("(484 calls)")
+    assert ax.get_title(loc="left").endswith("(484 calls)")
     # NeverCompact's line is the uncompacted context: it never drops
     never = lines[2].get_ydata()
     assert (np.diff(never) >= 0).sum() > 0.9 * len(never) and len(never) == 484
@@ -294,7 +294,7 @@ def test_context_timeline_of_another_branch(everything):
     ax = plot_context_timeline(everything, BRANCHY, branch=other, policies=[PiThresholdPolicy(30_000)], x="time")
     g = session_tree(everything, BRANCHY)
     calls = [e for e in current_branch(g, other) if g.nodes[e]["role"] == "assistant"]
-    assert ax.get_title().endswith(f"({len(calls)} calls)")
+    assert ax.get_title(loc="left").endswith(f"({len(calls)} calls)")
     line = next(ln for ln in ax.lines if ln.get_gid() == "policy:0")
     assert len(line.get_xdata()) >= len(calls)
     with pytest.raises(KeyError):
@@ -347,7 +347,7 @@ def test_timeline_of_one_call_draws_bars_not_an_empty_strip(tmp_path):
     assert heights == [5, 10, 20, 100]  # output, input, cache write, cache read of the one call
     lo, hi = ax.get_xlim()
     assert hi - lo >= 2  # not a strip from -0.4 to 0.4
-    assert "(1 call)" in ax.get_title()
+    assert "(1 call)" in ax.get_title(loc="left")
 
 
 def test_timeline_without_calls_says_so(tmp_path):
@@ -358,7 +358,7 @@ def test_timeline_without_calls_says_so(tmp_path):
 
 def test_plot_titles_and_session_labels(everything):
     ax = plot_tree(everything, BRANCHY, title="Fix $x$ bug · 2026-01-12")
-    assert ax.get_title().startswith(r"Fix \$x\$ bug · 2026-01-12: ")
+    assert ax.get_title(loc="left").startswith(r"Fix \$x\$ bug · 2026-01-12: ")
     u = usage_by(everything, by="session_id")
     ax = plot_usage(u, by="session", labels={BRANCHY: "Why does the build fail? · webapp"})
     ticks = [x.get_text() for x in ax.get_xticklabels()]

@@ -202,8 +202,8 @@ def plot_context_timeline(
         ax.set_xlim(0, 1)
         ax.set_xticks([])
     where = "current branch" if branch == "current" else f"branch to {branch}"
-    head = shorten(title, 90) if title else plain(f"Context per call: session {sid[:8] if sid else '?'}, {where}")
-    ax.set_title(f"{head} ({k:,} {'call' if k == 1 else 'calls'})", fontsize=11)
+    head = shorten(title, 72) if title else plain(f"Context per call: session {sid[:8] if sid else '?'}, {where}")
+    ax.set_title(f"{head} ({k:,} {'call' if k == 1 else 'calls'})", fontsize=11, loc="left")
     if ax.get_legend_handles_labels()[0]:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     return ax

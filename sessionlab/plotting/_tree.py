@@ -143,8 +143,8 @@ def plot_tree(entries, session_id: str | None, *, ax=None, max_label: int = 24, 
         ax.spines[side].set_visible(False)
     leaves = int((np.bincount(parent[parent >= 0], minlength=n) == 0).sum()) if n else 0
     noun = "leaf" if leaves == 1 else "leaves"
-    head = shorten(title, 90) if title else plain(f"Session {sid[:8] if sid else '?'}")
-    ax.set_title(f"{head}: {n:,} entries, {leaves:,} {noun}", fontsize=11)
+    head = shorten(title, 72) if title else plain(f"Session {sid[:8] if sid else '?'}")
+    ax.set_title(f"{head}: {n:,} entries, {leaves:,} {noun}", fontsize=11, loc="left")
     legend = ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     for handle in legend.legend_handles:  # legend markers at a readable size whatever the node size
         if hasattr(handle, "set_sizes"):

@@ -21,17 +21,18 @@ __all__ = ["as_table", "esc", "html_table", "arrow_html", "show_figure", "sessio
 FIGURE_DPI = 144  # the PNG's pixels per inch: crisp on high-density screens
 FIGURE_WIDTH_PX = 920  # CSS width a full-width figure is shown at (fits a 1,000 px notebook)
 TABLE_HEIGHT = "20em"  # tables taller than this scroll inside their box
-_NUM = "text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums;padding:1px 8px"
-_TXT = "text-align:left;padding:1px 8px"
+_NUM = "text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums;padding:1px 6px"
+_TXT = "text-align:left;padding:1px 6px"
 _TH = ("position:sticky;top:0;z-index:1;background:var(--jp-layout-color1,#fff);vertical-align:bottom;"
-       "border-bottom:1px solid var(--jp-border-color1,#bbb);font-weight:600;padding:2px 8px")
+       "border-bottom:1px solid var(--jp-border-color1,#bbb);font-weight:600;padding:2px 6px")
 
 
 # flex items grow to their content's width unless told otherwise: keep HTML views inside the widget
 STYLE = ("<style>.sessionlab-root .widget-html, .sessionlab-root .widget-html-content {min-width:0;max-width:100%}"
-         ".sessionlab-root .widget-html-content {white-space:normal;overflow-wrap:anywhere}"
+         ".sessionlab-root .widget-html-content {white-space:normal;overflow-wrap:anywhere;line-height:1.45}"
          ".sessionlab-root .sessionlab-scroll td, .sessionlab-root .sessionlab-scroll th {overflow-wrap:normal}"
-         ".sessionlab-root .sessionlab-scroll td.text {min-width:16em;overflow-wrap:anywhere}</style>")
+         ".sessionlab-root .sessionlab-scroll td.text {min-width:12em;overflow-wrap:anywhere}"
+         ".sessionlab-root .sessionlab-scroll th {hyphens:manual}</style>")
 
 
 def style_widget() -> W.HTML:

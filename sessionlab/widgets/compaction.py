@@ -24,8 +24,9 @@ __all__ = ["CompactionLab"]
 
 SUMMARY_COLUMNS = ["policy", "compactions", "recorded_compactions", "peak_context_tokens", "prompt_tokens",
                    "summarized_tokens", "overflow_calls", "cost_usd", "recorded_cost_usd"]
-SUMMARY_HEADERS = ["policy", "compactions", "recorded compactions", "peak context (tokens)", "prompt tokens",
-                   "summarized tokens", "overflow calls", "cost", "recorded cost"]
+# soft hyphens (U+00AD) let long header words break cleanly when the notebook is narrow
+SUMMARY_HEADERS = ["policy", "compac\u00adtions", "recorded compac\u00adtions", "peak context (tokens)",
+                   "prompt tokens", "summa\u00adrized tokens", "overflow calls", "cost", "recorded cost"]
 # context windows of current models, the slider's stops (a custom window is added in order)
 WINDOWS = (8_000, 16_000, 32_000, 64_000, 100_000, 128_000, 160_000, 200_000, 256_000, 400_000, 1_000_000)
 
@@ -172,7 +173,7 @@ class CompactionLab(StaticFallback, W.VBox):
         from .._session_labels import session_labels
 
         lab = session_labels(self._rows).get(self.session.value)
-        title = f"Context per call: {lab.title} · {lab.day}" if lab and lab.day else f"Context per call: {label}"
+        title = f"{lab.title} · {lab.day}" if lab and lab.day else label
         plot_context_timeline(self._rows, self.session.value, branch="current", policies=self.policies, ax=ax,
                               title=title)
         return None

@@ -75,6 +75,9 @@ def new_page(browser, *, width: int = 1300, height: int = 900):
     pg.errors = []
     pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
     pg.on("pageerror", lambda e: pg.errors.append(f"page error: {e}"))
+    pg.remote = []  # requests that left 127.0.0.1 (file: and data: aside)
+    pg.on("request", lambda r: pg.remote.append(r.url) if not r.url.startswith(
+        ("http://127.0.0.1", "file:", "data:", "blob:", "about:")) else None)
     return pg
 
 
@@ -188,6 +191,22 @@ def jupyterlab(browser) -> Iterator[Server]:
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv.append("--allow-root")
     server = _start(argv, tmp, "/api/status", port)
+    yield server
+    _stop(server)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def voila(browser) -> Iterator[Server]:
+    """Voila on 127.0.0.1 (free port, temp dirs) serving the notebooks of its root folder."""
+    pytest.importorskip("voila", reason='Voila tests need voila: pip install "sessionlab[browser]"')
+    tmp = Path(tempfile.mkdtemp(prefix="sessionlab-voila-"))
+    port = free_port()
+    (tmp / "root").mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "voila", "--no-browser", f"--port={port}", "--Voila.ip=127.0.0.1",
+            f"--Voila.root_dir={tmp / 'root'}", "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=",
+            f"--ServerApp.root_dir={tmp / 'root'}"]
+    server = _start(argv, tmp, "/", port)
     yield server
     _stop(server)
     shutil.rmtree(tmp, ignore_errors=True)

@@ -58,6 +58,7 @@ def opened(page, report):
     yield page
     assert page.evaluate("() => window.__xss") is None
     assert page.errors == []  # a CSP violation or a script error would show here
+    assert page.remote == []
 
 
 def test_report_content(opened, report):

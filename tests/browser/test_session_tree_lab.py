@@ -67,6 +67,7 @@ def lab(tree_page, request):
     screenshot_if_failed(request, tree_page)
     assert kernel_errors(tree_page) == []
     assert [e for e in tree_page.errors if "favicon" not in e] == []
+    assert tree_page.remote == []  # nothing is loaded from the network
     assert tree_page.evaluate("() => window.__xss") is None
 
 
@@ -81,6 +82,7 @@ def test_draws_20000_entries_in_under_a_second(lab):
     assert 0 < first < 1000, f"first draw took {first:.0f} ms"
     big.locator(".sessionlab-tree-fit").click()
     assert float(big.get_attribute("data-draw-ms")) < 1000
+    doc_screenshot(big, "session-tree-20k")
     canvas = big.locator("canvas")
     canvas.scroll_into_view_if_needed()
     box = canvas.bounding_box()

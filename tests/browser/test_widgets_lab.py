@@ -51,6 +51,7 @@ def lab(lab_page, request):
     screenshot_if_failed(request, lab_page)
     assert kernel_errors(lab_page) == []
     assert [e for e in lab_page.errors if "favicon" not in e] == []
+    assert lab_page.remote == []  # nothing is loaded from the network
 
 
 def rect(locator) -> dict:
@@ -67,6 +68,8 @@ def wait_changed(page, locator, before: str, timeout: float = 30_000) -> str:
 def test_notebook_is_about_1000px(lab):
     nb = rect(lab.locator(".jp-NotebookPanel-notebook").first)
     assert 900 <= nb["width"] <= 1050
+    for cls in ("compaction-lab", "branch-explorer", "usage-dashboard"):  # pictures for the docs
+        doc_screenshot(lab.locator(f".sessionlab-{cls}"), cls)
 
 
 def fits(page, root) -> None:
@@ -90,7 +93,6 @@ def test_compaction_lab_table_fits_with_costs_visible(lab):
     for header in ("cost", "recorded cost"):
         th = box.locator("th", has_text=re.compile(f"^{header}$"))
         assert rect(th)["right"] <= b["right"] + 1, f"{header} column is outside the visible box"
-    doc_screenshot(root, "compaction-lab")
 
 
 # 5. numbers right-aligned, costs in dollars
@@ -138,7 +140,6 @@ def test_branch_explorer_is_bounded(lab):
     box = root.locator(".sessionlab-context .sessionlab-scroll")
     dims = box.evaluate("e => [e.clientHeight, e.scrollHeight]")
     assert dims[0] <= 320 and dims[1] > dims[0]  # a long context scrolls inside its box
-    doc_screenshot(root, "branch-explorer")
 
 
 # 3. plots were small (72 dpi, 560-720 px): now full width and crisp
