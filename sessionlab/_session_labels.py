@@ -119,7 +119,8 @@ def session_labels(entries) -> dict[str, SessionLabel]:
     for sid, s in first.items():
         lines = _read_lines(s["file"], {1} | ({s["prompt_line"]} if s["prompt_line"] else set())) \
             if s["file"] else {}
-        header = lines.get(1) if isinstance(lines.get(1), dict) else {}
+        first_line = lines.get(1)
+        header: dict[str, Any] = first_line if isinstance(first_line, dict) else {}
         cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
         entry = lines.get(s["prompt_line"]) if s["prompt_line"] else None
         prompt = message_text(entry.get("message")) if isinstance(entry, dict) else ""

@@ -180,10 +180,7 @@ class SessionTree(anywidget.AnyWidget):
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)
-        if isinstance(bundle, tuple):  # (data, metadata)
-            data = bundle[0]
-        else:
-            data = bundle
+        data: Any = bundle[0] if isinstance(bundle, tuple) else bundle  # (data, metadata) or data
         if isinstance(data, dict):
             static = self.static_html()
             if static:
