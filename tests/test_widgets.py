@@ -352,8 +352,13 @@ def test_window_slider_stops_and_bounds(data_table):
     assert lab.policies[1].reserve_tokens == 3_072
     lab.reserve.value = 100_000  # above the bound: held at the bound
     assert lab.reserve.value == 3_072
-    lab.window.value = 200_000
+    lab.window.value = 200_000  # room again: the values asked for come back
     assert lab.reserve.max == 99_328 and lab.notes.value == ""
+    assert (lab.reserve.value, lab.keep_recent.value) == (16_384, 20_000)
+    lab.window.value = 16_000
+    lab.reserve.value = 2_048  # asked for while bounded: that is the new wish
+    lab.window.value = 400_000
+    assert lab.reserve.value == 2_048 and lab.policies[1].reserve_tokens == 2_048
 
 
 def test_lab_of_a_branch_without_calls_says_why(tmp_path):

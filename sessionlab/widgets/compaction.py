@@ -85,6 +85,10 @@ class CompactionLab(StaticFallback, W.VBox):
         self.result: SimulationResult | None = None
         self._rows: pa.Table | None = None
         self._clamped: list[str] = []
+        # what the user asked for on each token slider: a smaller window holds a slider lower, a
+        # larger one gives the asked value back
+        self._wanted = {"reserve": self.reserve.value, "keep_recent": self.keep_recent.value,
+                        "summary_tokens": self.summary_tokens.value}
         if options:
             self.session.value = session_id if session_id is not None else options[0][1]
         self._fit_to_window()
@@ -99,33 +103,47 @@ class CompactionLab(StaticFallback, W.VBox):
                      "notes"):
             getattr(self, name).add_class(f"sessionlab-{name.replace('_', '-')}")  # for styling and tests
         self.window.observe(self._on_window, names="value")
-        for w in (self.session, self.reserve, self.fraction, self.keep_recent, self.summary_tokens):
+        for w in (self.session, self.fraction):
             w.observe(self._refresh, names="value")
+        for w in (self.reserve, self.keep_recent, self.summary_tokens):
+            w.observe(self._on_token_slider, names="value")
         self._refresh()
 
+    _CAPS = (("reserve", 131_072, 2, "reserve"), ("keep_recent", 200_000, 2, "keep recent tokens"),
+             ("summary_tokens", 20_000, 4, "summary tokens"))  # (slider, largest, window share, name)
+
     def _fit_to_window(self) -> None:
-        """The token sliders' maxima follow the window (values above are pulled down; noted)."""
+        """The token sliders' maxima follow the window: at most half of it reserved or kept, a
+        quarter summarized. A value asked for above that is held at the bound (and noted) until a
+        larger window lets it back."""
         window = self.window.value
         self._clamped = []
-        for slider, top, what in ((self.reserve, min(131_072, window // 2), "reserve"),
-                                  (self.keep_recent, min(200_000, window // 2), "keep recent tokens"),
-                                  (self.summary_tokens, min(20_000, window // 4), "summary tokens")):
+        for name, largest, share, what in self._CAPS:
+            slider = getattr(self, name)
+            top = min(largest, window // share)
             top = max(top - top % slider.step, slider.step)
-            before = slider.value
-            if before > top:
-                slider.value = top
-                self._clamped.append(f"{what} {before:,} → {top:,}")
+            wanted = self._wanted[name]
+            slider.max = max(top, slider.value)  # first room for the value, then the bound
+            slider.value = min(wanted, top)
             slider.max = top
+            if wanted > top:
+                self._clamped.append(f"{what} {wanted:,} → {top:,}")
+
+    def _on_token_slider(self, change: Any) -> None:
+        name = next(n for n, *_ in self._CAPS if getattr(self, n) is change["owner"])
+        self._wanted[name] = change["new"]
+        self._clamped = [c for c in self._clamped if not c.startswith(dict((n, w) for n, _, _, w in self._CAPS)[name])]
+        self._refresh()
 
     def _on_window(self, change: Any) -> None:
         sliders = (self.reserve, self.keep_recent, self.summary_tokens)
-        for w in sliders:  # one refresh for the window and whatever it pulls down
-            w.unobserve(self._refresh, names="value")
+        for w in sliders:  # one refresh for the window and whatever it moves
+            w.unobserve(self._on_token_slider, names="value")
         try:
             self._fit_to_window()
         finally:
             for w in sliders:
-                w.observe(self._refresh, names="value")
+                w.observe(self._on_token_slider, names="value")
         self._refresh()
 
     def make_policies(self) -> list[Any]:

@@ -129,6 +129,8 @@ def test_window_slider_steps_and_validation(lab):
     for _ in range(10):
         handle.press("ArrowRight")
     lab.wait_for_function("e => e.innerText === '1,000,000'", arg=readout.element_handle(), timeout=30_000)
+    reserve = root.locator(".sessionlab-reserve .widget-readout")
+    lab.wait_for_function("e => e.innerText === '16,384'", arg=reserve.element_handle(), timeout=30_000)
 
 
 # 2. BranchExplorer was 3,800-4,600 px tall: tables now scroll in a bounded box
