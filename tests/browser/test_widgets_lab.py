@@ -174,6 +174,10 @@ def test_sessions_are_labelled(lab):
     assert "Refactor session loader · 2026-01-20 · ml-pipeline · d7e439fe" in first_col
 
 
+def test_usage_dashboard_fits(lab):
+    fits(lab, lab.locator(".sessionlab-usage-dashboard"))
+
+
 # 4. the time-zone picker was a 599-entry list: now a searchable box
 def test_timezone_is_searchable(lab):
     dash = lab.locator(".sessionlab-usage-dashboard")
