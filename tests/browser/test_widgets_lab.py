@@ -30,6 +30,15 @@ CELLS = [
     f"CompactionLab(t, {API_SERVER!r})",
     "BranchExplorer(t, big)",
     "UsageDashboard(t)",
+    "import tempfile\nquiet = sl.JsonlSessionRepo(tempfile.mkdtemp())\n"
+    "quiet.create(cwd='/p/quiet').append_message(sl.UserMessage(content='hello?', timestamp=1_767_225_600_000))\n"
+    "one_repo = sl.JsonlSessionRepo(tempfile.mkdtemp())\none = one_repo.create(cwd='/p/one')\n"
+    "u = one.append_message(sl.UserMessage(content='hi', timestamp=1_767_225_600_000))\n"
+    "one.append_message(sl.AssistantMessage(content=(sl.TextContent(text='ok'),), provider='p', model='m', "
+    "usage=sl.Usage(input=900, output=40, cache_read=0, cache_write=0, total_tokens=940, cost=sl.Cost(input=0.0, "
+    "output=0.0, cache_read=0.0, cache_write=0.0, total=0.01)), stop_reason='stop', timestamp=1_767_225_601_000))\n"
+    "from ipywidgets import VBox\n"
+    "VBox([CompactionLab(sl.entries_table(quiet.root)), CompactionLab(sl.entries_table(one_repo.root))])",
 ]
 
 
@@ -40,6 +49,7 @@ def lab_page(browser, jupyterlab):
     open_and_run(pg, jupyterlab, "widgets.ipynb")
     for cls in ("compaction-lab", "branch-explorer", "usage-dashboard"):
         pg.wait_for_selector(f".sessionlab-{cls}", timeout=60_000)
+    pg.wait_for_function("document.querySelectorAll('.sessionlab-compaction-lab').length === 3", timeout=60_000)
     pg.wait_for_timeout(500)
     yield pg
     pg.context.close()
@@ -69,7 +79,7 @@ def test_notebook_is_about_1000px(lab):
     nb = rect(lab.locator(".jp-NotebookPanel-notebook").first)
     assert 900 <= nb["width"] <= 1050
     for cls in ("compaction-lab", "branch-explorer", "usage-dashboard"):  # pictures for the docs
-        doc_screenshot(lab.locator(f".sessionlab-{cls}"), cls)
+        doc_screenshot(lab.locator(f".sessionlab-{cls}").first, cls)
 
 
 def fits(page, root) -> None:
@@ -86,7 +96,7 @@ def fits(page, root) -> None:
 
 # 1. CompactionLab's table was cut off (cost columns hidden) with the file browser open
 def test_compaction_lab_table_fits_with_costs_visible(lab):
-    root = lab.locator(".sessionlab-compaction-lab")
+    root = lab.locator(".sessionlab-compaction-lab").first
     fits(lab, root)
     box = root.locator(".sessionlab-summary .sessionlab-scroll")
     b = rect(box)
@@ -97,7 +107,7 @@ def test_compaction_lab_table_fits_with_costs_visible(lab):
 
 # 5. numbers right-aligned, costs in dollars
 def test_numbers_are_right_aligned_and_costs_in_dollars(lab):
-    box = lab.locator(".sessionlab-compaction-lab .sessionlab-summary table")
+    box = lab.locator(".sessionlab-compaction-lab .sessionlab-summary table").first
     cells = box.locator("tbody tr").first.locator("td")
     texts = cells.all_inner_texts()
     aligns = [c.evaluate("e => getComputedStyle(e).textAlign") for c in cells.all()]
@@ -109,7 +119,7 @@ def test_numbers_are_right_aligned_and_costs_in_dollars(lab):
 
 # 5. coarse controls: window stops, thousands separators, reserve bounded by the window
 def test_window_slider_steps_and_validation(lab):
-    root = lab.locator(".sessionlab-compaction-lab")
+    root = lab.locator(".sessionlab-compaction-lab").first
     readout = root.locator(".sessionlab-window .widget-readout")
     assert readout.inner_text() == "200,000"
     summary = root.locator(".sessionlab-summary")
@@ -149,7 +159,7 @@ def test_branch_explorer_is_bounded(lab):
                                         ("usage-dashboard", "plot")])
 def test_figures_are_wide_and_sharp(lab, widget, out):
     img = lab.locator(f".sessionlab-{widget} .sessionlab-{out} img").first
-    area = rect(lab.locator(f".sessionlab-{widget}"))
+    area = rect(lab.locator(f".sessionlab-{widget}").first)
     natural, shown = img.evaluate("e => [e.naturalWidth, e.getBoundingClientRect().width]")
     assert shown >= 0.85 * area["width"], (shown, area["width"])
     assert natural >= 1.3 * shown  # more than one image pixel per screen pixel
@@ -207,3 +217,13 @@ def test_empty_range_says_why(lab):
     assert "starts" in text and "after it ends" in text
     assert dash.locator(".sessionlab-plot img").count() == 0
     doc_screenshot(lab.locator(".sessionlab-usage-dashboard"), "usage-dashboard-empty")
+
+
+# 5. a branch without calls drew an empty plot, a one-call branch a strip from -0.4 to 0.4
+def test_small_branches_say_why_or_draw(lab):
+    quiet, one = lab.locator(".sessionlab-compaction-lab").nth(1), lab.locator(".sessionlab-compaction-lab").nth(2)
+    assert quiet.locator(".sessionlab-plot img").count() == 0
+    assert "has no assistant call" in quiet.locator(".sessionlab-plot").inner_text()
+    assert "0 calls on the current branch" in quiet.locator(".sessionlab-summary").inner_text()
+    assert one.locator(".sessionlab-plot img").count() == 1  # bars (see test_plotting for what they show)
+    assert "1 call on the current branch" in one.locator(".sessionlab-summary").inner_text()
