@@ -141,6 +141,7 @@ _LAZY = {
     "BranchExplorer": "sessionlab.widgets",
     "UsageDashboard": "sessionlab.widgets",
     "CompactionLab": "sessionlab.widgets",
+    "SessionTree": "sessionlab.widgets",
 }
 
 
@@ -308,4 +309,5 @@ __all__ = [
     "BranchExplorer",
     "UsageDashboard",
     "CompactionLab",
+    "SessionTree",
 ]

@@ -259,6 +259,12 @@ def _parser() -> argparse.ArgumentParser:
                                     "else the user's cache folder.")
     cp.add_argument("action", choices=("clear",))
     cp.set_defaults(func=_cmd_cache)
+    rp = sub.add_parser("report", help="one self-contained offline HTML report: usage, sessions, trees, issues",
+                        description="Write a single HTML file about the sessions in SOURCE (see sessionlab.report).")
+    rp.add_argument("source", nargs="+", metavar="SOURCE", help="a session file or a folder")
+    rp.add_argument("-o", "--output", default="report.html", help="the HTML file to write (default: report.html)")
+    rp.add_argument("--tz", default="UTC", help="time zone of the usage days (default: UTC)")
+    rp.set_defaults(func=_cmd_report)
     return ap
 
 
@@ -268,6 +274,19 @@ def _cmd_cache(args: argparse.Namespace) -> int:
     where, n, size = clear_cache()
     print(f"sessionlab cache: removed {n} files ({size / 1e6:.1f} MB) from {where}" if where else
           "sessionlab cache: off (SESSIONLAB_CACHE_DIR is empty)")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report import write_report
+
+    try:
+        source = args.source[0] if len(args.source) == 1 else args.source
+        out = write_report(source, args.output, tz=args.tz)
+    except Exception as exc:  # a missing folder, an unknown time zone, an unwritable output
+        print(f"sessionlab report: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {out}")
     return 0
 
 

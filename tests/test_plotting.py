@@ -272,7 +272,7 @@ def test_context_timeline_with_policies():
     assert len(window) == 1 and set(window[0].get_ydata()) == {200_000}
     # the stacked buckets: one polygon per bucket, covering the 484 calls of the branch
     assert [c.get_label() for c in ax.collections[:4]] == ["cache read", "cache write", "fresh input", "output"]
-    assert ax.get_title().endswith("(484 calls)")
+    assert ax.get_title(loc="left").endswith("(484 calls)")
     # NeverCompact's line is the uncompacted context: it never drops
     never = lines[2].get_ydata()
     assert (np.diff(never) >= 0).sum() > 0.9 * len(never) and len(never) == 484
@@ -294,7 +294,7 @@ def test_context_timeline_of_another_branch(everything):
     ax = plot_context_timeline(everything, session_id=BRANCHY, leaf_id=other, policies=[PiThresholdPolicy(30_000)], x="time")
     g = session_tree(everything, session_id=BRANCHY)
     calls = [e for e in current_branch(g, other) if g.nodes[e]["role"] == "assistant"]
-    assert ax.get_title().endswith(f"({len(calls)} calls)")
+    assert ax.get_title(loc="left").endswith(f"({len(calls)} calls)")
     line = next(ln for ln in ax.lines if ln.get_gid() == "policy:0")
     assert len(line.get_xdata()) >= len(calls)
     with pytest.raises(KeyError):
@@ -307,3 +307,60 @@ def test_plots_draw_on_a_given_axes(everything):
     assert plot_usage(usage_by(everything, by="day"), ax=axes[1]) is axes[1]
     assert plot_context_timeline(everything, session_id=BRANCHY, ax=axes[2]) is axes[2]
     fig.canvas.draw()
+
+
+# --- readability: sizes, margins, one call, no call -------------------------------------------
+
+def _texts(ax):
+    fig = ax.figure
+    return [t for t in fig.findobj(matplotlib.text.Text) if t.get_text() and t.get_visible()]
+
+
+@pytest.mark.parametrize("session_id", [BRANCHY, "a28f5b37-6b04-44f2-b094-90b86b01a1c1"])
+def test_plot_text_is_at_least_9_points(everything, session_id):
+    for ax in (plot_tree(everything, session_id=session_id), plot_context_timeline(everything, session_id=session_id,
+                                                                          policies=[PiThresholdPolicy(200_000)]),
+               plot_usage(usage_by(everything, by=["day", "model"]), by="day")):
+        sizes = {t.get_text(): t.get_fontsize() for t in _texts(ax)}
+        assert min(sizes.values()) >= 9, sizes
+
+
+@pytest.mark.parametrize("session_id", [BRANCHY, "a28f5b37-6b04-44f2-b094-90b86b01a1c1"])
+def test_tree_nodes_keep_clear_of_the_edges(everything, session_id):
+    """The deepest node (and the root) sit at least a marker's size inside the axes."""
+    ax = plot_tree(everything, session_id=session_id)
+    ax.figure.canvas.draw()
+    bottom, top = ax.get_ylim()  # y grows downwards
+    lay = tree_layout_df(everything, session_id=session_id)
+    to_px = ax.transData.transform
+    deepest = to_px((0, lay["y"].max()))[1]
+    low = to_px((0, bottom))[1]
+    root = to_px((0, lay["y"].min()))[1]
+    high = to_px((0, top))[1]
+    assert deepest - low >= 8 and high - root >= 8  # pixels at 100 dpi
+
+
+def test_timeline_of_one_call_draws_bars_not_an_empty_strip(tmp_path):
+    t = entries_table(_write(tmp_path / "one.jsonl", [_user("a", None), _assistant("b", "a")]))
+    ax = plot_context_timeline(t)
+    heights = sorted(p.get_height() for p in ax.patches)
+    assert heights == [5, 10, 20, 100]  # output, input, cache write, cache read of the one call
+    lo, hi = ax.get_xlim()
+    assert hi - lo >= 2  # not a strip from -0.4 to 0.4
+    assert "(1 call)" in ax.get_title(loc="left")
+
+
+def test_timeline_without_calls_says_so(tmp_path):
+    t = entries_table(_write(tmp_path / "none.jsonl", [_user("a", None)]))
+    ax = plot_context_timeline(t)
+    assert [x.get_text() for x in ax.texts] == ["no assistant call on this branch"]
+
+
+def test_plot_titles_and_session_labels(everything):
+    ax = plot_tree(everything, session_id=BRANCHY, title="Fix $x$ bug · 2026-01-12")
+    assert ax.get_title(loc="left").startswith(r"Fix \$x\$ bug · 2026-01-12: ")
+    u = usage_by(everything, by="session_id")
+    ax = plot_usage(u, by="session", labels={BRANCHY: "Why does the build fail? · webapp"})
+    ticks = [x.get_text() for x in ax.get_xticklabels()]
+    assert "Why does the build fail? · webapp" in ticks
+    assert BRANCHY[:8] not in ticks and len(ticks) == u.num_rows

@@ -28,7 +28,7 @@ def test_names_the_issues_ask_for_are_exported():
     contexts context_members context_messages usage_by branch_costs cache_efficiency
     find_cut_points PiThresholdPolicy FractionPolicy KeepLastTurnsPolicy RetainedTailPolicy NeverCompact
     simulate_compaction SimulationResult compact plot_context_timeline plot_usage plot_tree
-    BranchExplorer UsageDashboard CompactionLab""".split()
+    BranchExplorer UsageDashboard CompactionLab SessionTree""".split()
     assert set(wanted) <= set(sessionlab.__all__)
 
 

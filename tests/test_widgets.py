@@ -37,6 +37,11 @@ def data_table():
     return sl.entries_table(DATA)
 
 
+def bare(html_value: str) -> str:
+    """An HTML value without its inline styles (so cells read ``<td>x</td>``)."""
+    return re.sub(r' style="[^"]*"', "", html_value)
+
+
 def rows_of(html_value: str) -> int:
     """Body rows of the (first) table in an HTML value."""
     body = html_value.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
@@ -183,14 +188,14 @@ def test_explorer_context_is_contexts_row(data_table, session_id):
         assert rows_of(ex.context.value) == want["message_count"] == len(ex.messages)
         assert f"{want['context_tokens']:,} tokens" in ex.summary.value
         assert rows_of(ex.branch.value) == len(sl.current_branch(g, eid))
-        assert f"<td>{eid}</td>" in ex.branch.value
+        assert f"<td>{eid}</td>" in bare(ex.branch.value)
 
 
 def test_explorer_context_rows_follow_context_messages(data_table):
     ex = BranchExplorer(data_table, session_id=API_SERVER)  # pi's leaf is after a compaction
     msgs = sl.context_messages(data_table.filter(pc.equal(data_table["session_id"], API_SERVER)),
                                ex.entry.value, session_id=API_SERVER)
-    cells = re.findall(r"<tr><td>(\d+)</td><td>([^<]*)</td><td>([\d,]+)</td>", ex.context.value)
+    cells = re.findall(r"<tr><td>(\d+)</td><td>([^<]*)</td><td>([\d,]+)</td>", bare(ex.context.value))
     assert [(int(i), role, int(tok.replace(",", ""))) for i, role, tok in cells] == [
         (i, sl.message_to_dict(m)["role"], sl.estimate_tokens(m)) for i, m in enumerate(msgs)]
     assert cells[0][1] == "compactionSummary"
@@ -222,7 +227,7 @@ def test_dashboard_table_is_usage_by(data_table, group, key):
     assert dash.usage.equals(want)
     assert rows_of(dash.table.value) == want.num_rows
     for k in want[key].to_pylist():
-        assert f"<td>{html.escape(str(k))}</td>" in dash.table.value
+        assert f"<td>{html.escape(str(k))}</td>" in bare(dash.table.value)
     assert has_png(dash.plot)
 
 
@@ -275,11 +280,11 @@ def test_lab_compacts_more_when_the_window_drops(data_table):
     lab = CompactionLab(data_table, session_id=API_SERVER, context_window=200_000)
     wide = lab.result.sessions["compactions"].to_pylist()
     assert wide[0] == 0  # never compact
-    lab.window.value = 30_000
+    lab.window.value = 32_000
     narrow = lab.result.sessions["compactions"].to_pylist()
     assert narrow[0] == 0 and narrow[1] > wide[1] and narrow[2] > wide[2]
-    assert lab.policies[1].context_window == 30_000
-    assert f"<td>{narrow[1]:,}</td>" in lab.summary.value
+    assert lab.policies[1].context_window == 32_000
+    assert f"<td>{narrow[1]:,}</td>" in bare(lab.summary.value)
 
 
 @pytest.mark.parametrize("slider,value,field", [
@@ -288,7 +293,7 @@ def test_lab_compacts_more_when_the_window_drops(data_table):
     ("fraction", 0.5, "trigger_fraction"),
 ])
 def test_lab_sliders_set_policies(data_table, slider, value, field):
-    lab = CompactionLab(data_table, session_id=API_SERVER, context_window=30_000)
+    lab = CompactionLab(data_table, session_id=API_SERVER, context_window=32_000)
     getattr(lab, slider).value = value
     p = lab.policies[1] if field != "trigger_fraction" else lab.policies[2]
     assert getattr(p, field) == value
@@ -315,3 +320,172 @@ def test_explorer_takes_names_and_labels_from_the_corpus(data_table, monkeypatch
     labels = {r["target_id"]: r["label"] for r in corpus.labels.to_pylist() if r["session_id"] == RUST_CLI}
     assert [eid for text, eid in ex.entry.options if "[" in text] == [eid for _, eid in ex.entry.options
                                                                        if eid in labels]
+
+
+# -- what a person sees: labels, units, bounds, empty cases, a picture when unrun ------------------
+
+def test_sessions_are_picked_by_name_or_first_prompt_day_and_folder(data_table):
+    from sessionlab._session_labels import session_labels
+
+    labels = session_labels(data_table)
+    assert labels[RUST_CLI].text == "Release prep · 2026-02-02 · rust-cli · b627ef1d"
+    assert labels[API_SERVER].first_prompt.startswith("Why does the build fail? Look at internal/api/")
+    assert labels[API_SERVER].name is None and labels[API_SERVER].folder == "api-server"
+    for widget in (BranchExplorer(data_table, session_id=RUST_CLI), CompactionLab(data_table, session_id=RUST_CLI)):
+        assert dict((v, k) for k, v in widget.session.options) == {sid: lab.text for sid, lab in labels.items()}
+
+
+def test_labels_keep_hostile_text_as_text(nasty):
+    from sessionlab._session_labels import session_labels
+
+    label = session_labels(nasty["table"])[nasty["session_id"]]
+    assert label.name == "name <script>alert(1)</script> <img src=x onerror=alert(1)> $y$"
+    assert label.folder == IMG  # the last part of the cwd, raw: escaped where shown
+    dash = UsageDashboard(nasty["table"], group="session")
+    assert html.escape(label.text) in dash.table.value.replace("&#36;", "$")
+
+
+def test_numbers_right_aligned_costs_in_dollars(data_table):
+    lab = CompactionLab(data_table, session_id=API_SERVER)
+    cells = re.findall(r'<td style="([^"]*)">([^<]*)</td>', lab.summary.value)
+    assert cells
+    money = [text for style, text in cells if text.startswith("&#36;")]
+    assert len(money) == 6 and all(re.fullmatch(r"&#36;[\d,]+\.\d\d", m) for m in money)
+    assert all("text-align:right" in style for style, text in cells if re.fullmatch(r"[\d,]+|&#36;.*", text))
+    assert "cost</th>" in lab.summary.value and "cost_usd" not in lab.summary.value
+
+
+def test_window_slider_stops_and_bounds(data_table):
+    lab = CompactionLab(data_table, session_id=API_SERVER, context_window=272_000)
+    assert lab.window.value == 272_000 and (f"{272_000:,}", 272_000) in lab.window.options
+    assert [v for _, v in lab.window.options][:3] == [8_000, 16_000, 32_000]
+    assert lab.reserve.readout_format == ",d"
+    lab.window.value = 8_000
+    assert lab.reserve.max == 3_072 and lab.reserve.value == 3_072
+    assert lab.keep_recent.value == 4_000 and lab.summary_tokens.value == 2_000
+    assert "reserve 16,384 → 3,072" in lab.notes.value
+    assert lab.policies[1].reserve_tokens == 3_072
+    lab.reserve.value = 100_000  # above the bound: held at the bound
+    assert lab.reserve.value == 3_072
+    lab.window.value = 200_000  # room again: the values asked for come back
+    assert lab.reserve.max == 99_328 and lab.notes.value == ""
+    assert (lab.reserve.value, lab.keep_recent.value) == (16_384, 20_000)
+    lab.window.value = 16_000
+    lab.reserve.value = 2_048  # asked for while bounded: that is the new wish
+    lab.window.value = 400_000
+    assert lab.reserve.value == 2_048 and lab.policies[1].reserve_tokens == 2_048
+
+
+def test_lab_of_a_branch_without_calls_says_why(tmp_path):
+    repo = sl.JsonlSessionRepo(tmp_path / "s")
+    s = repo.create(cwd="/p/quiet")
+    s.append_message(sl.UserMessage(content="hello?", timestamp=1_767_225_600_000))
+    lab = CompactionLab(sl.entries_table(tmp_path / "s"))
+    assert not has_png(lab.plot)
+    assert "has no assistant call" in lab.plot.outputs[0]["data"]["text/plain"]
+    assert "0 calls on the current branch" in lab.summary.value
+
+
+def test_dashboard_empty_cases_say_why(data_table):
+    dash = UsageDashboard(data_table)
+    dash.start.value = dt.date(2030, 1, 1)
+    assert "starts (2030-01-01) after it ends" in dash.status.value and dash.table.value == ""
+    assert dash.plot.outputs == ()
+    dash.end.value = dt.date(2030, 2, 1)
+    assert "No assistant calls from 2030-01-01 to 2030-02-01" in dash.status.value
+
+
+def test_timezone_box_takes_only_listed_zones(data_table):
+    dash = UsageDashboard(data_table)
+    assert isinstance(dash.tz, W.Combobox) and dash.tz.ensure_option
+    before = dash.usage
+    dash.tz.value = "Europe/Vien"  # half-typed
+    assert dash.usage.equals(before) and "(UTC)" in dash.status.value
+    dash.tz.value = "Europe/Vienna"
+    assert "(Europe/Vienna)" in dash.status.value
+
+
+def test_figures_are_sharp_and_full_width(data_table):
+    ex = BranchExplorer(data_table, session_id=RUST_CLI)
+    out = ex.tree.outputs[0]
+    import base64
+    import struct
+
+    png = base64.b64decode(out["data"]["image/png"])
+    width = struct.unpack(">I", png[16:20])[0]
+    shown = out["metadata"]["image/png"]["width"]
+    assert shown >= 900 and width >= 1.4 * shown
+
+
+@pytest.mark.parametrize("make", [lambda t: BranchExplorer(t, session_id=RUST_CLI), lambda t: CompactionLab(t, session_id=API_SERVER),
+                                  lambda t: UsageDashboard(t)])
+def test_mimebundle_carries_a_static_picture(data_table, make):
+    w = make(data_table)
+    bundle = w._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    static = bundle["text/html"]
+    assert static.count("data:image/png;base64,") == 1 and "<table" in static
+    assert "children=" not in static
+
+
+# -- SessionTree --------------------------------------------------------------------------------
+
+def test_session_tree_payload_is_the_layout(data_table):
+    from sessionlab.widgets import SessionTree
+
+    tree = SessionTree(data_table, RUST_CLI)
+    p = tree.tree
+    lay = sl.tree_layout_df(data_table, session_id=RUST_CLI)
+    assert p["n"] == len(lay) and p["ids"] == lay["entry_id"].tolist()
+    assert p["x"] == lay["x"].round(3).tolist() and p["y"] == lay["y"].round(3).tolist()
+    assert p["branch"] == lay["on_current_branch"].astype(int).tolist()
+    ids = lay["entry_id"].tolist()
+    assert [ids[i] if i >= 0 else None for i in p["parent"]] == [
+        v if isinstance(v, str) else None for v in lay["parent_id"]]
+    s = sl.open_session(data_table.filter(pc.equal(data_table["session_id"], RUST_CLI))["file"][0].as_py())
+    assert {ids[r]: text for r, text in p["labels"]} == {e: s.get_label(e) for e in ids if s.get_label(e)}
+    kinds = [k for k, _ in p["kinds"]]
+    rows = data_table.filter(pc.equal(data_table["session_id"], RUST_CLI)).to_pylist()
+    by_id = {r["entry_id"]: r for r in rows}
+    for i, eid in enumerate(ids):
+        r = by_id[eid]
+        if r["type"] == "message" and r["role"] == "assistant":
+            assert kinds[p["kind"][i]] == "assistant" and p["tokens"][i] == r["context_tokens"]
+        elif r["type"] == "compaction":
+            assert kinds[p["kind"][i]] == "compaction" and p["compaction"][i] == 1
+    assert tree.title.startswith("Release prep · 2026-02-02 · rust-cli")
+
+
+def test_session_tree_click_shows_the_context_in_the_explorer(data_table):
+    from sessionlab.widgets import SessionTree
+
+    tree = SessionTree()
+    ex = BranchExplorer(data_table, session_id=RUST_CLI, session_tree=tree)
+    assert ex.children[4] is tree and tree.session_id == RUST_CLI
+    inner = [e for e in tree.tree["ids"] if e not in [v for _, v in ex.entry.options]][0]
+    tree.selected_id = inner  # what a click does
+    assert ex.entry.value == inner and ex.context_row["at_id"] == inner
+    ex.session.value = ML_PIPELINE
+    assert tree.session_id == ML_PIPELINE and tree.selected_id is None
+
+
+def test_session_tree_text_is_data_not_markup(nasty):
+    from sessionlab.widgets import SessionTree
+
+    tree = SessionTree(nasty["table"], nasty["session_id"])
+    labels = dict((tree.tree["ids"][r], t) for r, t in tree.tree["labels"])
+    assert labels[nasty["a2"]] == f"label {SCRIPT} $x$"  # raw: the browser draws it as canvas text
+    assert f"model-{IMG}" in tree.tree["model"]
+    js = (Path(sl.__file__).parent / "widgets" / "_static" / "session_tree.js").read_text()
+    assert "innerHTML" not in js and "insertAdjacentHTML" not in js and "http" not in js
+
+
+def test_session_tree_saves_a_picture_for_unrun_notebooks(data_table):
+    from sessionlab.widgets import SessionTree
+
+    tree = SessionTree(data_table, RUST_CLI)
+    data, _meta = tree._repr_mimebundle_()
+    assert data["text/html"].count("data:image/png;base64,") == 1
+    ex = BranchExplorer(data_table, session_id=RUST_CLI, session_tree=SessionTree())
+    assert ex._repr_mimebundle_()["text/html"].count("data:image/png;base64,") == 1  # the tree, via the explorer
+    assert SessionTree()._repr_mimebundle_()[0].get("text/html") is None  # nothing drawn yet: no picture

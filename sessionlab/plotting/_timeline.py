@@ -15,7 +15,7 @@ from ..compaction.policies import CompactionPolicy
 from ..compaction.simulate import fit_prices, simulate_compaction
 from ..errors import EntryNotFoundError
 from ..tables.corpus import SessionIds
-from ._common import new_axes, plain, session_rows, thousands, to_np
+from ._common import new_axes, plain, session_rows, shorten, thousands, to_np
 
 __all__ = ["plot_context_timeline", "BUCKETS"]
 
@@ -47,6 +47,7 @@ def plot_context_timeline(
     policies: Sequence[CompactionPolicy] | None = None,
     ax=None,
     x: Literal["call", "time"] = "call",
+    title: str | None = None,
 ):
     """Context tokens of every call on a branch, with compactions, branch switches and what-ifs.
 
@@ -70,6 +71,8 @@ def plot_context_timeline(
         ax: Axes to draw on; default a new figure.
         x: ``"call"``: the call's position on the branch (the simulation's ``call_index``);
             ``"time"``: its timestamp.
+        title: Title text instead of ``Context per call: session <id prefix>, <branch>`` (the call
+            count is added; drawn literally).
 
     Returns:
         The matplotlib ``Axes``. Artists carry ``gid``s: ``"context_window"`` (the window line),
@@ -104,9 +107,18 @@ def plot_context_timeline(
 
     ax = new_axes(ax, (12, 5))
     stack = [to_np(table[c], 0).astype(np.int64)[calls] for c, _, _ in BUCKETS]
-    if k:
+    if k > 3:
         ax.stackplot(xs, *stack, labels=[name for _, name, _ in BUCKETS], colors=[c for _, _, c in BUCKETS],
                      alpha=0.85, linewidth=0, step="mid")
+    elif k:  # a stack of steps is invisible for one call: stacked bars instead
+        bottom = np.zeros(k)
+        width = 0.6 if x == "call" else None
+        for (_, name, colour), values in zip(BUCKETS, stack):
+            ax.bar(xs, values, bottom=bottom, width=width, color=colour, alpha=0.85, label=name)
+            bottom = bottom + values
+    else:
+        ax.text(0.5, 0.5, "no assistant call on this branch", transform=ax.transAxes, ha="center", va="center",
+                fontsize=11, color="0.4", gid="empty")
 
     # branch switches: the previous call in file order is not the previous call on the branch
     all_calls = np.nonzero(is_call)[0]
@@ -140,7 +152,7 @@ def plot_context_timeline(
                   gid="recorded_compactions")
         ax.scatter(cx, tb, marker="v", color="#d62728", zorder=6, label="_nolegend_")
         for xi, b, a in zip(cx, tb, after):  # one note per compaction (a handful per session)
-            ax.annotate(f"{b:,} → {a:,}", (xi, b), xytext=(4, 4), textcoords="offset points", fontsize=8,
+            ax.annotate(f"{b:,} → {a:,}", (xi, b), xytext=(4, 4), textcoords="offset points", fontsize=9,
                         color="#d62728", usetex=False, zorder=7,
                         bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.8))
 
@@ -186,8 +198,15 @@ def plot_context_timeline(
     thousands(ax.yaxis)
     ax.set_ylim(bottom=0)
     if x == "call" and k:
-        ax.set_xlim(-0.5, k - 0.5)
+        ax.set_xlim(-0.5 if k > 3 else -1.0, k - 0.5 if k > 3 else k)
+        if k <= 10:
+            ax.set_xticks(np.arange(k))
+    elif x == "call":
+        ax.set_xlim(0, 1)
+        ax.set_xticks([])
     where = "current branch" if leaf_id is None else f"branch to {leaf_id}"
-    ax.set_title(plain(f"Context per call: session {sid[:8] if sid else '?'}, {where} ({k:,} calls)"))
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    head = shorten(title, 72) if title else plain(f"Context per call: session {sid[:8] if sid else '?'}, {where}")
+    ax.set_title(f"{head} ({k:,} {'call' if k == 1 else 'calls'})", fontsize=11, loc="left")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     return ax

@@ -54,7 +54,7 @@ def _current_labels(table: pa.Table) -> pd.DataFrame:
     return df[df["label"].notna() & (df["label"].astype(str) != "")]
 
 
-def plot_tree(entries, *, session_id: SessionIds = None, ax=None, max_label: int = 24):
+def plot_tree(entries, *, session_id: SessionIds = None, ax=None, max_label: int = 24, title: str | None = None):
     """Draw a session's tree: parents above children, the current branch highlighted.
 
     Nodes are coloured by kind (user, assistant, toolResult, bashExecution, custom message,
@@ -71,6 +71,7 @@ def plot_tree(entries, *, session_id: SessionIds = None, ax=None, max_label: int
             session.
         ax: Axes to draw on; default a new figure sized to the tree.
         max_label: Longest label text shown (longer ones are cut with an ellipsis).
+        title: Title text instead of ``Session <id prefix>`` (the counts are added; drawn literally).
 
     Returns:
         The matplotlib ``Axes`` (y grows downwards: depth).
@@ -124,26 +125,29 @@ def plot_tree(entries, *, session_id: SessionIds = None, ax=None, max_label: int
     for r, text in zip(at, labels["label"]):  # one note per label in effect (few per session)
         if r >= 0:
             ax.annotate(shorten(text, max_label), (x[r], y[r]), xytext=(7, 0), textcoords="offset points",
-                        fontsize=8, va="center", usetex=False, gid="label",
+                        fontsize=9, va="center", usetex=False, gid="label",
                         bbox=dict(boxstyle="round,pad=0.2", fc="#f7f7b0", ec="#bcbd22", lw=0.6))
     comp = np.nonzero(types == "compaction")[0]
     tb = to_np(nodes["tokens_before"], 0).astype(np.int64)
     for r in comp:  # one note per compaction (a handful per session)
         ax.annotate(f"compaction: {tb[r]:,} tokens before", (x[r], y[r]), xytext=(10, 0),
-                    textcoords="offset points", fontsize=8, va="center", ha="left", color="#d62728",
+                    textcoords="offset points", fontsize=9, va="center", ha="left", color="#d62728",
                     usetex=False, gid="compaction")
 
     if n:
         ax.set_xlim(x.min() - 0.8, x.max() + 0.8 + 0.5 * max(width, 1) ** 0.5)  # room for notes on the right
-        ax.set_ylim(y.max() + max(1.0, 0.01 * depth), y.min() - max(1.0, 0.01 * depth))
+        # a margin of 4% of the depth (at least one level) so no node or star touches an edge
+        pad = max(1.0, 0.04 * depth)
+        ax.set_ylim(y.max() + pad, y.min() - pad)
     ax.set_xticks([])
     ax.set_ylabel("depth")
     for side in ("top", "right", "bottom"):
         ax.spines[side].set_visible(False)
     leaves = int((np.bincount(parent[parent >= 0], minlength=n) == 0).sum()) if n else 0
     noun = "leaf" if leaves == 1 else "leaves"
-    ax.set_title(plain(f"Session {sid[:8] if sid else '?'}: {n:,} entries, {leaves:,} {noun}"))
-    legend = ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    head = shorten(title, 72) if title else plain(f"Session {sid[:8] if sid else '?'}")
+    ax.set_title(f"{head}: {n:,} entries, {leaves:,} {noun}", fontsize=11, loc="left")
+    legend = ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     for handle in legend.legend_handles:  # legend markers at a readable size whatever the node size
         if hasattr(handle, "set_sizes"):
             handle.set_sizes([30])

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ._common import new_axes, plain, thousands
+from ._common import new_axes, plain, shorten, thousands
 
 __all__ = ["plot_usage", "TOKEN_BUCKETS"]
 
@@ -23,12 +24,14 @@ _KEYS = {"day": "day", "model": "model", "session": "session_id"}
 _NONE = "(none)"
 
 
-def _tick_labels(values: pd.Index, by: str) -> list[str]:
+def _tick_labels(values: pd.Index, by: str, labels: Mapping[str, str] | None = None) -> list[str]:
     if by == "day":
         return [_NONE if pd.isna(v) else pd.Timestamp(v).strftime("%Y-%m-%d") for v in values]
     if by == "session":
+        if labels:
+            return [shorten(labels.get(v, v), 40) for v in values]
         return [plain(v if v == _NONE else str(v)[:8]) for v in values]
-    return [plain(v) for v in values]
+    return [shorten(v, 40) for v in values]
 
 
 def plot_usage(
@@ -37,6 +40,7 @@ def plot_usage(
     by: Literal["day", "model", "session"] = "day",
     metric: Literal["cost_usd", "tokens"] = "cost_usd",
     ax=None,
+    labels: Mapping[str, str] | None = None,
 ):
     """Bars of spend per day, model or session from a :func:`~sessionlab.usage_by` table.
 
@@ -51,6 +55,9 @@ def plot_usage(
         by: ``"day"``, ``"model"`` or ``"session"`` (labelled by the first 8 characters of the id).
         metric: ``"cost_usd"`` or ``"tokens"``.
         ax: Axes to draw on; default a new figure.
+        labels: With ``by="session"``, the text shown for each session id (e.g. the
+            ``session_labels`` of the widgets: name or first prompt, day, folder); ids missing
+            from it keep their first 8 characters. Labels are cut at 40 characters.
 
     Returns:
         The matplotlib ``Axes``; one ``BarContainer`` per stacked layer in ``ax.containers``
@@ -94,9 +101,10 @@ def plot_usage(
         values = np.nan_to_num(values)
         ax.bar(pos, values, bottom=bottom, label=name, color=colour, width=0.8)
         bottom += values
-    labels = _tick_labels(wide.index, by)
+    ticks = _tick_labels(wide.index, by, labels if by == "session" else None)
     step = max(1, int(np.ceil(n / 40)))  # at most ~40 labels
-    ax.set_xticks(pos[::step], labels[::step], rotation=40, ha="right", rotation_mode="anchor")
+    ax.set_xticks(pos[::step], ticks[::step], rotation=30 if by == "session" else 40, ha="right",
+                  rotation_mode="anchor", fontsize=9)
     ax.set_xlim(-0.6, n - 0.4)
     # stacked bars make their bottoms sticky: set the top margin explicitly
     ax.set_ylim(0, max(float(bottom.max(initial=0)), 1e-9) * 1.06)
@@ -108,5 +116,5 @@ def plot_usage(
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
     if len(layers) > 1:
-        ax.legend(fontsize=8, title="model" if metric == "cost_usd" else None, title_fontsize=8)
+        ax.legend(fontsize=9, title="model" if metric == "cost_usd" else None, title_fontsize=9)
     return ax

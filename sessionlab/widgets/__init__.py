@@ -12,7 +12,9 @@ setting trait values:
 - :class:`UsageDashboard`: :func:`~sessionlab.usage_by` over a date range, grouped by day, model
   or session, in a time zone;
 - :class:`CompactionLab`: :func:`~sessionlab.simulate_compaction` of one session under policies set
-  with sliders.
+  with sliders;
+- :class:`SessionTree`: a session's tree on a canvas (an ``anywidget``; pan, zoom, hover, click to
+  select an entry), fast enough for 20,000 entries; give it to ``BranchExplorer(session_tree=...)``.
 
 Session text (message text, labels, names, ids, paths) is HTML-escaped before it reaches an HTML
 widget. Needs the ``notebook`` and ``viz`` extras (``pip install "sessionlab[all]"``).
@@ -32,6 +34,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 from .branches import BranchExplorer
 from .compaction import CompactionLab
+from .tree import SessionTree
 from .usage import UsageDashboard
 
-__all__ = ["BranchExplorer", "CompactionLab", "UsageDashboard"]
+__all__ = ["BranchExplorer", "CompactionLab", "SessionTree", "UsageDashboard"]

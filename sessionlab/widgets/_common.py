@@ -15,9 +15,29 @@ import pyarrow.compute as pc
 from ..analysis._forest import as_table
 
 __all__ = ["as_table", "esc", "html_table", "arrow_html", "show_figure", "session_options", "session_rows",
-           "session_table", "first_session", "FIGURE_DPI"]
+           "session_table", "first_session", "note", "png_html", "style_widget", "STYLE", "StaticFallback",
+           "FIGURE_DPI", "FIGURE_WIDTH_PX", "TABLE_HEIGHT"]
 
-FIGURE_DPI = 72
+FIGURE_DPI = 144  # the PNG's pixels per inch: crisp on high-density screens
+FIGURE_WIDTH_PX = 920  # CSS width a full-width figure is shown at (fits a 1,000 px notebook)
+TABLE_HEIGHT = "20em"  # tables taller than this scroll inside their box
+_NUM = "text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums;padding:1px 6px"
+_TXT = "text-align:left;padding:1px 6px"
+_TH = ("position:sticky;top:0;z-index:1;background:var(--jp-layout-color1,#fff);vertical-align:bottom;"
+       "border-bottom:1px solid var(--jp-border-color1,#bbb);font-weight:600;padding:2px 6px")
+
+
+# flex items grow to their content's width unless told otherwise: keep HTML views inside the widget
+STYLE = ("<style>.sessionlab-root .widget-html, .sessionlab-root .widget-html-content {min-width:0;max-width:100%}"
+         ".sessionlab-root .widget-html-content {white-space:normal;overflow-wrap:anywhere;line-height:1.45}"
+         ".sessionlab-root .sessionlab-scroll td, .sessionlab-root .sessionlab-scroll th {overflow-wrap:normal}"
+         ".sessionlab-root .sessionlab-scroll td.text {min-width:12em;overflow-wrap:anywhere}"
+         ".sessionlab-root .sessionlab-scroll th {hyphens:manual}</style>")
+
+
+def style_widget() -> W.HTML:
+    """An invisible HTML widget carrying :data:`STYLE` (put one in each widget's children)."""
+    return W.HTML(STYLE, layout=W.Layout(display="none"))
 
 
 def esc(value: Any) -> str:
@@ -28,52 +48,166 @@ def esc(value: Any) -> str:
     return html.escape(str(value), quote=True).replace("$", "&#36;")
 
 
-def _cell(value: Any) -> str:
+def is_cost(column: str) -> bool:
+    """Whether a column holds US dollars (``cost_usd``, ``recorded_cost_usd``...)."""
+    return column.endswith("_usd") or column == "cost"
+
+
+def fmt_cell(column: str, value: Any) -> tuple[str, bool]:
+    """(escaped text, is a number) of a cell: dollars as ``$1,234.56`` (``<$0.01`` for a positive
+    amount below a cent), integers with thousands separators, other floats with two decimals."""
+    if isinstance(value, bool) or value is None:
+        return esc(value), False
+    if isinstance(value, (int, float)) and is_cost(column):
+        if value != value:  # NaN
+            return "", True
+        if 0 < abs(value) < 0.005:
+            return "&lt;&#36;0.01", True
+        return ("-" if value < 0 else "") + f"&#36;{abs(value):,.2f}", True
+    if isinstance(value, int):
+        return f"{value:,}", True
     if isinstance(value, float):
-        return f"{value:,.4f}"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    return esc(value)
+        return ("" if value != value else f"{value:,.2f}"), True
+    return esc(value), False
 
 
-def html_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, caption: str | None = None) -> str:
-    """An HTML table; every header and cell is escaped (numbers get thousands separators)."""
-    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>" for row in rows)
-    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
-    return (f'<table class="sessionlab-table">{cap}<thead><tr>{head}</tr></thead>'
-            f"<tbody>{body}</tbody></table>")
+def header_text(column: str) -> str:
+    """A column name as a header: ``cost_usd`` -> ``cost (USD)``, ``_tokens`` -> `` tokens``."""
+    if column.endswith("_usd"):
+        column = column[:-4] + " (USD)"
+    return column.replace("_", " ")
 
 
-def arrow_html(table: pa.Table, *, caption: str | None = None) -> str:
+def html_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, caption: str | None = None,
+               headers: Sequence[str] | None = None, max_height: str | None = TABLE_HEIGHT) -> str:
+    """An HTML table in a box that scrolls (both ways) past ``max_height`` and the widget's width.
+
+    Every header and cell is escaped; numbers are right-aligned with thousands separators, and
+    dollar columns (``*_usd``) read ``$1,234.56``. ``headers`` replaces the shown column names.
+    """
+    shown = list(headers) if headers is not None else [header_text(c) for c in columns]
+    body = []
+    aligned = [False] * len(columns)
+    for row in rows:
+        cells = []
+        for i, (c, v) in enumerate(zip(columns, row)):
+            text, num = fmt_cell(c, v)
+            aligned[i] = aligned[i] or num
+            cells.append(f'<td style="{_NUM if num else _TXT}">{text}</td>' if num or len(text) < 40 else
+                         f'<td class="text" style="{_TXT}">{text}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    head = "".join(f'<th style="{_TH};text-align:{"right" if a else "left"}">{esc(h)}</th>'
+                   for h, a in zip(shown, aligned))
+    cap = (f'<caption style="text-align:left;caption-side:top;padding:2px 0">{esc(caption)}</caption>'
+           if caption else "")
+    table = (f'<table class="sessionlab-table" style="border-collapse:collapse;font-size:13px">{cap}'
+             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+    limit = f"max-height:{max_height};" if max_height else ""
+    return f'<div class="sessionlab-scroll" style="{limit}max-width:100%;overflow:auto">{table}</div>'
+
+
+def arrow_html(table: pa.Table, *, caption: str | None = None, headers: Sequence[str] | None = None,
+               max_height: str | None = TABLE_HEIGHT) -> str:
     """:func:`html_table` of every row and column of an Arrow table."""
     cols = table.column_names
     data = table.to_pydict()
-    return html_table(cols, zip(*(data[c] for c in cols)) if cols else [], caption=caption)
+    return html_table(cols, zip(*(data[c] for c in cols)) if cols else [], caption=caption, headers=headers,
+                      max_height=max_height)
 
 
-def show_figure(out: W.Output, draw: Callable[[Any], Any], *, figsize: tuple[float, float] = (9, 4)) -> None:
+def note(text: str, *, kind: str = "info") -> str:
+    """A one-line message (already escaped HTML) for an empty or clamped case."""
+    colour = {"info": "var(--jp-ui-font-color2,#555)", "warn": "#a15c00"}[kind]
+    return f'<div class="sessionlab-note" style="color:{colour};padding:4px 0">{text}</div>'
+
+
+def show_figure(out: W.Output, draw: Callable[[Any], Any], *, figsize: tuple[float, float] = (9.2, 4),
+                width_px: int | None = None) -> None:
     """Draw with ``draw(ax)`` on a fresh figure and show it as a PNG in ``out``.
 
     The figure is a plain ``matplotlib.figure.Figure`` (no pyplot state, no backend needed) and its
-    PNG is set as ``out.outputs`` directly, so this works with or without a running kernel. An
-    error while drawing is shown as text instead of the figure.
+    PNG is set as ``out.outputs`` directly, so this works with or without a running kernel. The
+    PNG has :data:`FIGURE_DPI` pixels per inch and is shown ``width_px`` CSS pixels wide (100 per
+    inch of ``figsize``: 10-point text reads at about 14 px), shrinking to fit narrower notebooks.
+    ``draw`` may return a string instead of drawing: that message is shown instead of a figure (an
+    empty case). An error while drawing is shown as text instead of the figure.
     """
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=figsize, dpi=FIGURE_DPI)
+    fig = Figure(figsize=figsize, dpi=FIGURE_DPI, layout="constrained")
     ax = fig.add_subplot()
     try:
-        draw(ax)
+        message = draw(ax)
+        if isinstance(message, str):
+            out.outputs = ({"output_type": "display_data", "metadata": {},
+                            "data": {"text/html": note(esc(message)), "text/plain": message}},)
+            return
         buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
+        fig.savefig(buf, format="png", dpi=FIGURE_DPI, pad_inches=0.15)
     except Exception as e:  # shown to the user; a widget callback has nowhere else to report
         out.outputs = ({"output_type": "stream", "name": "stderr",
                         "text": f"could not draw: {type(e).__name__}: {e}\n"},)
         return
     png = base64.b64encode(buf.getvalue()).decode("ascii")
-    out.outputs = ({"output_type": "display_data", "metadata": {},
+    width = width_px or round(figsize[0] * 100)
+    out.outputs = ({"output_type": "display_data", "metadata": {"image/png": {"width": width}},
                     "data": {"image/png": png, "text/plain": "<Figure>"}},)
+
+
+def _static(widget: Any) -> str:
+    """Static HTML of a widget tree's current state: texts, control values, figures."""
+    own = getattr(widget, "static_html", None)
+    if callable(own):
+        return own()
+    if isinstance(widget, (W.HTML, W.HTMLMath)):
+        return f"<div>{widget.value}</div>"
+    if isinstance(widget, W.Output):
+        parts = []
+        for o in widget.outputs:
+            data = o.get("data", {})
+            if "image/png" in data:
+                width = o.get("metadata", {}).get("image/png", {}).get("width", FIGURE_WIDTH_PX)
+                parts.append(f'<img style="max-width:100%" width="{int(width)}" '
+                             f'src="data:image/png;base64,{data["image/png"]}">')
+            elif "text/html" in data:
+                parts.append(data["text/html"])
+        return "".join(parts)
+    if isinstance(widget, W.Tab):
+        return "".join(f"<h4>{esc(widget.get_title(i))}</h4>{_static(c)}" for i, c in enumerate(widget.children))
+    if isinstance(widget, W.Box):
+        inner = "".join(_static(c) for c in widget.children)
+        return f'<div style="display:flex;flex-wrap:wrap;gap:4px 16px">{inner}</div>' \
+            if isinstance(widget, W.HBox) else f"<div>{inner}</div>"
+    if isinstance(widget, W.ValueWidget) and getattr(widget, "description", None) is not None:
+        value = widget.value
+        if isinstance(widget, (W.Dropdown, W.SelectionSlider, W.ToggleButtons)):
+            value = widget.label
+        elif isinstance(value, int) and not isinstance(value, bool):
+            value = f"{value:,}"
+        return f"<div><b>{esc(widget.description or '')}</b> {esc(value)}</div>"
+    return ""
+
+
+def png_html(draw: Callable[[Any], Any], *, figsize: tuple[float, float]) -> str:
+    """An ``<img>`` of what ``draw(ax)`` draws (the same figure settings as :func:`show_figure`)."""
+    out = W.Output()
+    show_figure(out, draw, figsize=figsize)
+    return _static(out)
+
+
+class StaticFallback:
+    """Mixin: the widget's mime bundle also carries a static HTML picture of its current state.
+
+    A live notebook shows the widget; a notebook opened without its kernel, a notebook viewer or
+    an exported page shows the picture (text/html) instead of ``Widget(children=...)``.
+    """
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
+        if isinstance(bundle, dict):
+            bundle["text/html"] = (f'<div class="sessionlab-static" style="max-width:{FIGURE_WIDTH_PX + 40}px">'
+                                   f"{_static(self)}</div>")
+        return bundle
 
 
 def session_rows(table: pa.Table) -> list[dict[str, Any]]:
@@ -96,18 +230,16 @@ def session_rows(table: pa.Table) -> list[dict[str, Any]]:
 
 
 def session_options(table: pa.Table, session_id: Any = None) -> list[tuple[str, str]]:
-    """(label, session_id) for a Dropdown: ``name · id`` for a named session, else the id; only
-    the sessions ``session_id`` names when it is a list (one id, or None: every session).
+    """(label, session_id) for a Dropdown, in table order: ``name or first prompt · day · folder ·
+    id prefix`` (see :func:`sessionlab._session_labels.session_labels`); only the sessions
+    ``session_id`` names when it is a list (one id, or None: every session).
 
     Dropdown labels are plain text in the browser (never HTML), so they are not escaped.
     """
+    from .._session_labels import session_labels
+
     only = set(session_id) if session_id is not None and not isinstance(session_id, str) else None
-    out = []
-    for s in session_rows(table):
-        sid = s["session_id"]
-        if only is None or sid in only:
-            out.append((f"{s['name']} · {sid}" if s["name"] else sid, sid))
-    return out
+    return [(label.text, sid) for sid, label in session_labels(table).items() if only is None or sid in only]
 
 
 def first_session(session_id: Any) -> str | None:

@@ -12,14 +12,17 @@ import pyarrow.compute as pc
 
 from ..tables.corpus import Corpus, SessionIds, labels_of
 from ._common import (
+    StaticFallback,
     as_table,
     esc,
     first_session,
     html_table,
+    note,
     session_options,
     session_rows,
     session_table,
     show_figure,
+    style_widget,
 )
 
 __all__ = ["BranchExplorer"]
@@ -59,19 +62,23 @@ def _truncate(text: str, n: int = TEXT_CHARS) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-class BranchExplorer(W.VBox):
+class BranchExplorer(StaticFallback, W.VBox):
     """Pick a session and one of its leaves, fork points or labelled entries; see the tree, the
     branch and the context there.
 
     Attributes (the controls and views, for tests and notebooks):
-        session: Dropdown of sessions (``name · id``), value the session id.
+        session: Dropdown of sessions (name or first prompt · day · folder · id prefix), value the
+            session id.
         entry: Dropdown of the session's leaves, fork points and labelled entries (shown with their
             labels), value the entry id; starts at pi's leaf.
         header: HTML: session name, id, file, counts.
         tree: Output with :func:`sessionlab.plotting.plot_tree`.
         summary: HTML: the :func:`~sessionlab.contexts` row of the picked entry.
-        context: HTML table of the context's messages (role, estimated tokens, truncated text).
-        branch: HTML table of the branch root -> entry (id, type, role, label).
+        context: HTML table of the context's messages (role, estimated tokens, truncated text), in a
+            box that scrolls past 20 lines.
+        branch: HTML table of the branch root -> entry (id, type, role, label), scrolling the same way.
+        session_tree: the :class:`~sessionlab.widgets.SessionTree` given, if any: it draws the
+            session, and a click on one of its entries picks that entry here.
         context_row: the ``contexts`` row (a dict) shown; messages: the context's message dicts.
 
     Session names and labels come from the corpus (or, for an entries table, from its
@@ -83,7 +90,8 @@ class BranchExplorer(W.VBox):
         >>> ex.entry.value = ex.entry.options[0][1]  # doctest: +SKIP
     """
 
-    def __init__(self, entries, *, session_id: SessionIds = None, **kwargs: Any) -> None:
+    def __init__(self, entries, *, session_id: SessionIds = None, session_tree: Any = None,
+                 **kwargs: Any) -> None:
         self.entries: pa.Table = as_table(entries)
         corpus = entries if isinstance(entries, Corpus) else None
         self._labels: pa.Table = corpus.labels if corpus is not None else labels_of(self.entries)
@@ -93,13 +101,15 @@ class BranchExplorer(W.VBox):
             self._names = {s["session_id"]: s["name"] for s in session_rows(self.entries)}
         self._label: dict[str, str] = {}
         options = session_options(self.entries, session_id)
-        self.session = W.Dropdown(options=options, description="Session", layout=W.Layout(width="60%"))
-        self.entry = W.Dropdown(options=[], description="Entry", layout=W.Layout(width="40%"))
-        self.header = W.HTML()
-        self.tree = W.Output()
-        self.summary = W.HTML()
-        self.context = W.HTML()
-        self.branch = W.HTML()
+        wide = W.Layout(width="auto", min_width="0")
+        self.session = W.Dropdown(options=options, description="Session", layout=W.Layout(width="auto"))
+        self.entry = W.Dropdown(options=[], description="Entry", layout=W.Layout(width="auto"))
+        self.header = W.HTML(layout=wide)
+        self.tree = W.Output(layout=W.Layout(width="auto", min_width="0", overflow="hidden"))
+        self.summary = W.HTML(layout=wide)
+        self.context = W.HTML(layout=W.Layout(width="auto", min_width="0"))
+        self.branch = W.HTML(layout=W.Layout(width="auto", min_width="0"))
+        self.session_tree = session_tree
         self.tabs = W.Tab(children=[self.context, self.branch])
         self.tabs.set_title(0, "Context")
         self.tabs.set_title(1, "Branch")
@@ -107,10 +117,21 @@ class BranchExplorer(W.VBox):
         self.messages: list[dict[str, Any]] = []
         self.graph: nx.DiGraph | None = None
         self._rows: pa.Table | None = None
-        super().__init__(children=[W.HBox([self.session, self.entry]), self.header, self.tree, self.summary,
+        self.tabs.layout = W.Layout(width="auto", min_width="0")
+        view = session_tree if session_tree is not None else self.tree
+        kwargs.setdefault("layout", W.Layout(width="auto", max_width="100%", min_width="0"))
+        super().__init__(children=[style_widget(), self.session, self.entry, self.header, view, self.summary,
                                    self.tabs], **kwargs)
+        self.add_class("sessionlab-branch-explorer")
+        self.add_class("sessionlab-root")
+        for name in ("session", "entry", "header", "tree", "summary", "context", "branch"):
+            getattr(self, name).add_class(f"sessionlab-{name}")  # for styling and tests
+        if session_tree is not None:
+            session_tree.observe(self._on_tree_pick, names="selected_id")
         self.session.observe(self._on_session, names="value")
         self.entry.observe(self._on_entry, names="value")
+        if not options:
+            self.header.value = note("No sessions: the entries table is empty.")
         if options:
             wanted = first_session(session_id) or options[0][1]
             if self.session.value == wanted:
@@ -143,8 +164,11 @@ class BranchExplorer(W.VBox):
             opts.append((text, eid))
         self.header.value = (
             f"<b>{esc(name) if name else '(unnamed session)'}</b> · <code>{esc(sid)}</code><br>"
-            f"<small>{esc(path)}</small><br>{len(g)} entries · {len(lv)} leaves · {len(forks)} fork points")
-        show_figure(self.tree, self._draw_tree, figsize=(10, 4))
+            f"<small>{esc(path)}</small><br>{len(g):,} entries · {len(lv):,} leaves · {len(forks):,} fork points")
+        if self.session_tree is not None:
+            self.session_tree.set_session(rows, sid)
+        else:
+            show_figure(self.tree, self._draw_tree, figsize=self._tree_size(rows))
         self.entry.unobserve(self._on_entry, names="value")
         try:  # new options, then pi's leaf: one refresh, not one per step
             self.entry.options = opts
@@ -154,10 +178,32 @@ class BranchExplorer(W.VBox):
             self.entry.observe(self._on_entry, names="value")
         self._on_entry()
 
+    def _tree_size(self, rows: pa.Table) -> tuple[float, float]:
+        """Full width; taller for deeper trees, within a screen's height."""
+        from ..plotting import tree_layout
+
+        depth = float(pc.max(tree_layout(rows, session_id=self.session.value)["y"]).as_py() or 0) if rows.num_rows else 0.0
+        return (9.2, float(min(max(3.2, 2.0 + 0.012 * depth), 6.0)))
+
     def _draw_tree(self, ax: Any) -> None:
+        from .._session_labels import session_labels
         from ..plotting import plot_tree
 
-        plot_tree(self._rows, session_id=self.session.value, ax=ax)
+        label = session_labels(self._rows).get(self.session.value)
+        plot_tree(self._rows, session_id=self.session.value, ax=ax,
+                  title=f"{label.title} · {label.day}" if label and label.day else None)
+
+    def _on_tree_pick(self, change: Any) -> None:
+        """A click in the SessionTree: show that entry's context (added to the picker if new)."""
+        eid = change["new"]
+        if not eid or self.graph is None or eid not in self.graph:
+            return
+        if eid not in [v for _, v in self.entry.options]:
+            node = self.graph.nodes[eid]
+            kind = ", ".join(str(v) for v in (node.get("type"), node.get("role")) if v)
+            text = f"entry {eid} ({kind})"
+            self.entry.options = [*self.entry.options, (text, eid)]
+        self.entry.value = eid
 
     # -- entry -------------------------------------------------------------------------------
     def _on_entry(self, change: Any = None) -> None:
@@ -180,10 +226,15 @@ class BranchExplorer(W.VBox):
             f"{c.get('context_tokens', 0):,} tokens (pi's estimate) · thinking {esc(c.get('thinking_level'))} · "
             f"model {esc(c.get('provider'))}/{esc(c.get('model'))}"
             + (f" · after compaction <code>{esc(c['compaction_id'])}</code>" if c.get("compaction_id") else ""))
-        self.context.value = html_table(
-            ["#", "role", "est. tokens", "text"],
-            ([i, d.get("role"), estimate_tokens(m), _truncate(_message_text(d))]
-             for i, (m, d) in enumerate(zip(msgs, self.messages))))
+        if not msgs:
+            self.context.value = note(f"No messages in the context at <code>{esc(eid)}</code>: the branch up to "
+                                      "it holds no message (a header-only start, or only settings entries).")
+        else:
+            self.context.value = html_table(
+                ["#", "role", "est_tokens", "text"],
+                ([i, d.get("role"), estimate_tokens(m), _truncate(_message_text(d))]
+                 for i, (m, d) in enumerate(zip(msgs, self.messages))),
+                headers=["#", "role", "est. tokens", "text"])
         ids = current_branch(g, eid)
         self.branch.value = html_table(
             ["#", "entry", "type", "role", "label"],

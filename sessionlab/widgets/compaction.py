@@ -9,20 +9,40 @@ import pyarrow as pa
 
 from ..compaction import SimulationResult
 from ..tables.corpus import SessionIds
-from ._common import arrow_html, as_table, esc, first_session, session_options, session_table, show_figure
+from ._common import (
+    StaticFallback,
+    arrow_html,
+    as_table,
+    esc,
+    first_session,
+    note,
+    session_options,
+    session_table,
+    show_figure,
+    style_widget,
+)
 
 __all__ = ["CompactionLab"]
 
 SUMMARY_COLUMNS = ["policy", "compactions", "recorded_compactions", "peak_context_tokens", "prompt_tokens",
                    "summarized_tokens", "overflow_calls", "cost_usd", "recorded_cost_usd"]
+# soft hyphens (U+00AD) let long header words break cleanly when the notebook is narrow
+SUMMARY_HEADERS = ["policy", "compac\u00adtions", "recorded compac\u00adtions", "peak context (tokens)",
+                   "prompt tokens", "summa\u00adrized tokens", "overflow calls", "cost", "recorded cost"]
+# context windows of current models, the slider's stops (a custom window is added in order)
+WINDOWS = (8_000, 16_000, 32_000, 64_000, 100_000, 128_000, 160_000, 200_000, 256_000, 400_000, 1_000_000)
 
 
-def _slider(cls: type, description: str, value: float, lo: float, hi: float, step: float) -> Any:
+def _tokens(n: int) -> str:
+    return f"{n:,}"
+
+
+def _slider(cls: type, description: str, value: float, lo: float, hi: float, step: float, **kw: Any) -> Any:
     return cls(value=value, min=lo, max=hi, step=step, description=description, continuous_update=False,
-               style={"description_width": "initial"}, layout=W.Layout(width="48%"))
+               style={"description_width": "10em"}, layout=W.Layout(width="auto", min_width="0"), **kw)
 
 
-class CompactionLab(W.VBox):
+class CompactionLab(StaticFallback, W.VBox):
     """Replay one session's current branch under three policies and compare them.
 
     The policies, all with the sliders' window, keep-recent tokens and summary size: never compact
@@ -31,10 +51,14 @@ class CompactionLab(W.VBox):
     :func:`sessionlab.plotting.plot_context_timeline`.
 
     Attributes:
-        session: Dropdown of sessions.
-        window, reserve, keep_recent, summary_tokens: IntSliders (tokens).
+        session: Dropdown of sessions (name or first prompt · day · folder · id prefix).
+        window: SelectionSlider of common context windows (tokens; ``context_window`` is added).
+        reserve, keep_recent, summary_tokens: IntSliders (tokens, thousands separators); their
+            maxima follow the window (a reserve or kept tail as large as the window is no policy),
+            so a smaller window pulls them down, and ``notes`` says so.
         fraction: FloatSlider, the trigger fraction of the fraction policy.
-        plot: Output with the timeline; summary: HTML, one row per policy.
+        plot: Output with the timeline; summary: HTML, one row per policy (right-aligned numbers,
+            dollars); notes: HTML, what was clamped or why nothing is shown.
         policies: the policies of the last run; result: its :class:`~sessionlab.SimulationResult`.
 
     Example:
@@ -46,24 +70,82 @@ class CompactionLab(W.VBox):
                  **kwargs: Any) -> None:
         self.entries: pa.Table = as_table(entries)
         options = session_options(self.entries, session_id)
-        self.session = W.Dropdown(options=options, description="Session", layout=W.Layout(width="90%"))
-        self.window = _slider(W.IntSlider, "context window", context_window, 4_000, 1_000_000, 1_000)
-        self.reserve = _slider(W.IntSlider, "reserve (pi)", 16_384, 0, 131_072, 1_024)
-        self.fraction = _slider(W.FloatSlider, "trigger fraction", 0.8, 0.3, 1.0, 0.05)
-        self.keep_recent = _slider(W.IntSlider, "keep recent tokens", 20_000, 0, 200_000, 1_000)
-        self.summary_tokens = _slider(W.IntSlider, "summary tokens", 2_000, 0, 20_000, 500)
-        self.plot = W.Output()
-        self.summary = W.HTML()
+        self.session = W.Dropdown(options=options, description="Session", layout=W.Layout(width="auto"))
+        windows = sorted({*WINDOWS, int(context_window)})
+        self.window = W.SelectionSlider(options=[(_tokens(w), w) for w in windows], value=int(context_window),
+                                        description="context window", continuous_update=False,
+                                        style={"description_width": "10em"},
+                                        layout=W.Layout(width="auto", min_width="0"))
+        self.reserve = _slider(W.IntSlider, "reserve (pi)", 16_384, 0, 131_072, 1_024, readout_format=",d")
+        self.fraction = _slider(W.FloatSlider, "trigger fraction", 0.8, 0.3, 1.0, 0.05, readout_format=".0%")
+        self.keep_recent = _slider(W.IntSlider, "keep recent tokens", 20_000, 0, 200_000, 1_000, readout_format=",d")
+        self.summary_tokens = _slider(W.IntSlider, "summary tokens", 2_000, 0, 20_000, 250, readout_format=",d")
+        self.plot = W.Output(layout=W.Layout(width="auto", min_width="0", overflow="hidden"))
+        self.summary = W.HTML(layout=W.Layout(width="auto", min_width="0"))
+        self.notes = W.HTML(layout=W.Layout(width="auto", min_width="0"))
         self.policies: list[Any] = []
         self.result: SimulationResult | None = None
         self._rows: pa.Table | None = None
+        self._clamped: list[str] = []
+        # what the user asked for on each token slider: a smaller window holds a slider lower, a
+        # larger one gives the asked value back
+        self._wanted = {"reserve": self.reserve.value, "keep_recent": self.keep_recent.value,
+                        "summary_tokens": self.summary_tokens.value}
         if options:
             self.session.value = first_session(session_id) or options[0][1]
-        super().__init__(children=[self.session, W.HBox([self.window, self.reserve]),
-                                   W.HBox([self.fraction, self.keep_recent]), self.summary_tokens,
-                                   self.plot, self.summary], **kwargs)
-        for w in (self.session, self.window, self.reserve, self.fraction, self.keep_recent, self.summary_tokens):
+        self._fit_to_window()
+        grid = W.GridBox([self.window, self.reserve, self.fraction, self.keep_recent, self.summary_tokens],
+                         layout=W.Layout(grid_template_columns="repeat(auto-fit, minmax(380px, 1fr))",
+                                         width="auto", min_width="0"))
+        kwargs.setdefault("layout", W.Layout(width="auto", max_width="100%", min_width="0"))
+        super().__init__(children=[style_widget(), self.session, grid, self.notes, self.plot, self.summary], **kwargs)
+        self.add_class("sessionlab-compaction-lab")
+        self.add_class("sessionlab-root")
+        for name in ("session", "window", "reserve", "fraction", "keep_recent", "summary_tokens", "plot", "summary",
+                     "notes"):
+            getattr(self, name).add_class(f"sessionlab-{name.replace('_', '-')}")  # for styling and tests
+        self.window.observe(self._on_window, names="value")
+        for w in (self.session, self.fraction):
             w.observe(self._refresh, names="value")
+        for w in (self.reserve, self.keep_recent, self.summary_tokens):
+            w.observe(self._on_token_slider, names="value")
+        self._refresh()
+
+    _CAPS = (("reserve", 131_072, 2, "reserve"), ("keep_recent", 200_000, 2, "keep recent tokens"),
+             ("summary_tokens", 20_000, 4, "summary tokens"))  # (slider, largest, window share, name)
+
+    def _fit_to_window(self) -> None:
+        """The token sliders' maxima follow the window: at most half of it reserved or kept, a
+        quarter summarized. A value asked for above that is held at the bound (and noted) until a
+        larger window lets it back."""
+        window = self.window.value
+        self._clamped = []
+        for name, largest, share, what in self._CAPS:
+            slider = getattr(self, name)
+            top = min(largest, window // share)
+            top = max(top - top % slider.step, slider.step)
+            wanted = self._wanted[name]
+            slider.max = max(top, slider.value)  # first room for the value, then the bound
+            slider.value = min(wanted, top)
+            slider.max = top
+            if wanted > top:
+                self._clamped.append(f"{what} {wanted:,} → {top:,}")
+
+    def _on_token_slider(self, change: Any) -> None:
+        name = next(n for n, *_ in self._CAPS if getattr(self, n) is change["owner"])
+        self._wanted[name] = change["new"]
+        self._clamped = [c for c in self._clamped if not c.startswith(dict((n, w) for n, _, _, w in self._CAPS)[name])]
+        self._refresh()
+
+    def _on_window(self, change: Any) -> None:
+        sliders = (self.reserve, self.keep_recent, self.summary_tokens)
+        for w in sliders:  # one refresh for the window and whatever it moves
+            w.unobserve(self._on_token_slider, names="value")
+        try:
+            self._fit_to_window()
+        finally:
+            for w in sliders:
+                w.observe(self._on_token_slider, names="value")
         self._refresh()
 
     def make_policies(self) -> list[Any]:
@@ -84,16 +166,33 @@ class CompactionLab(W.VBox):
         sid = self.session.value
         if sid is None:
             self.summary.value = ""
+            self.notes.value = note("No sessions: the entries table is empty.")
             return
+        window = self.window.value
+        self.notes.value = note(
+            f"In a {window:,}-token window, at most half can be reserved or kept and a quarter summarized: "
+            + "; ".join(esc(c) for c in self._clamped), kind="warn") if self._clamped else ""
         self._rows = rows = session_table(self.entries, sid)
         self.policies = self.make_policies()
         self.result = res = simulate_compaction(rows, self.policies, branch="current")
+        calls = res.sessions["calls"][0].as_py() if res.sessions.num_rows else 0
         shown = res.sessions.select(SUMMARY_COLUMNS)
-        self.summary.value = (f"<b>{esc(sid)}</b>: {res.sessions['calls'][0].as_py() if res.sessions.num_rows else 0}"
-                              f" calls on the current branch" + arrow_html(shown))
-        show_figure(self.plot, self._draw, figsize=(10, 4))
+        label = self.session.label or sid
+        self.summary.value = (f"<b>{esc(label)}</b> <small><code>{esc(sid)}</code></small>: {calls:,} "
+                              f"{'call' if calls == 1 else 'calls'} on the current branch"
+                              + arrow_html(shown, headers=SUMMARY_HEADERS))
+        show_figure(self.plot, self._draw, figsize=(9.2, 4))
 
-    def _draw(self, ax: Any) -> None:
+    def _draw(self, ax: Any) -> str | None:
         from ..plotting import plot_context_timeline
 
-        plot_context_timeline(self._rows, session_id=self.session.value, policies=self.policies, ax=ax)
+        label = self.session.label or self.session.value
+        if self.result is not None and not (self.result.sessions["calls"].to_pylist() or [0])[0]:
+            return (f"Nothing to plot: the current branch of {label} has no assistant call "
+                    "(no recorded usage to replay).")
+        from .._session_labels import session_labels
+
+        lab = session_labels(self._rows).get(self.session.value)
+        title = f"{lab.title} · {lab.day}" if lab and lab.day else label
+        plot_context_timeline(self._rows, session_id=self.session.value, policies=self.policies, ax=ax, title=title)
+        return None

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..tables.corpus import SessionIds, select_sessions
-from ._common import arrow_html, esc, show_figure
+from ._common import StaticFallback, arrow_html, esc, note, show_figure, style_widget
 
 __all__ = ["UsageDashboard"]
 
@@ -19,10 +19,10 @@ GROUPS = {"day": "day", "model": "model", "session": "session_id"}  # picker val
 
 
 def _zones(tz: str) -> list[str]:
-    return list(dict.fromkeys(["UTC", tz, *sorted(available_timezones())]))
+    return list(dict.fromkeys(["UTC", tz, *sorted(z for z in available_timezones() if "/" in z)]))
 
 
-class UsageDashboard(W.VBox):
+class UsageDashboard(StaticFallback, W.VBox):
     """Token usage and cost of the calls in a date range, per day, model or session.
 
     The table is :func:`~sessionlab.usage_by` of the calls whose timestamp falls in the picked days
@@ -32,9 +32,12 @@ class UsageDashboard(W.VBox):
     Attributes:
         start, end: DatePickers, the first and last day (inclusive).
         group: Dropdown ``"day"``, ``"model"`` or ``"session"``.
-        tz: Dropdown of IANA time zones.
+        tz: Combobox of IANA time zones: type to search (``vien`` finds ``Europe/Vienna``); only a
+            listed zone is taken.
         metric: ToggleButtons ``"cost_usd"`` or ``"tokens"`` (what the plot shows).
-        plot: Output with the plot; table: HTML of the usage table; status: HTML (the range shown).
+        plot: Output with the plot; table: HTML of the usage table (scrolls past 20 rows; sessions
+            named by name or first prompt, day and folder); status: HTML (the range shown, or why
+            nothing is).
         usage: the ``usage_by`` table shown; entries: the entries table (of the sessions
             ``session_id`` names, when given: one id or a list).
 
@@ -45,20 +48,32 @@ class UsageDashboard(W.VBox):
 
     def __init__(self, entries, *, session_id: SessionIds = None, tz: str = "UTC", group: str = "day",
                  **kwargs: Any) -> None:
+        from .._session_labels import session_labels
+
         self.entries: pa.Table = select_sessions(entries, session_id)
+        self.labels = session_labels(self.entries)
         self.start = W.DatePicker(description="From")
         self.end = W.DatePicker(description="To")
         self.group = W.Dropdown(options=list(GROUPS), value=group, description="Group by")
-        self.tz = W.Dropdown(options=_zones(tz), value=tz, description="Time zone")
+        self.tz = W.Combobox(options=_zones(tz), value=tz, description="Time zone", ensure_option=True,
+                             placeholder="type to search: Europe/Vienna, America/New_York…")
         self.metric = W.ToggleButtons(options=[("cost", "cost_usd"), ("tokens", "tokens")], value="cost_usd")
-        self.plot = W.Output()
-        self.table = W.HTML()
-        self.status = W.HTML()
+        self.plot = W.Output(layout=W.Layout(width="auto", min_width="0", overflow="hidden"))
+        self.table = W.HTML(layout=W.Layout(width="auto", min_width="0"))
+        self.status = W.HTML(layout=W.Layout(width="auto", min_width="0"))
+        self._tz = tz
         self.usage: pa.Table = pa.table({})
         self._full = self._days(tz)
         self.start.value, self.end.value = self._full
-        super().__init__(children=[W.HBox([self.start, self.end]), W.HBox([self.group, self.tz]), self.metric,
+        row = W.Layout(flex_flow="row wrap", width="auto", min_width="0")
+        kwargs.setdefault("layout", W.Layout(width="auto", max_width="100%", min_width="0"))
+        super().__init__(children=[style_widget(), W.HBox([self.start, self.end], layout=row),
+                                   W.HBox([self.group, self.tz], layout=row), self.metric,
                                    self.status, self.plot, self.table], **kwargs)
+        self.add_class("sessionlab-usage-dashboard")
+        self.add_class("sessionlab-root")
+        for name in ("start", "end", "group", "tz", "metric", "plot", "table", "status"):
+            getattr(self, name).add_class(f"sessionlab-{name}")  # for styling and tests
         for w in (self.start, self.end, self.group, self.metric):
             w.observe(self._refresh, names="value")
         self.tz.observe(self._on_tz, names="value")
@@ -72,6 +87,9 @@ class UsageDashboard(W.VBox):
         return (min(days), max(days)) if days else (None, None)
 
     def _on_tz(self, change: Any) -> None:
+        if self.tz.value not in self.tz.options:  # half-typed text: keep the last zone
+            return
+        self._tz = self.tz.value
         was_full = (self.start.value, self.end.value) == self._full
         self._full = self._days(self.tz.value)
         if was_full:  # the whole range stays the whole range in the new zone
@@ -89,7 +107,7 @@ class UsageDashboard(W.VBox):
         start, end = self.start.value, self.end.value
         if (start, end) == self._full or self.entries.num_rows == 0:
             return self.entries
-        zone = ZoneInfo(self.tz.value)
+        zone = ZoneInfo(self._tz)
         ts = self.entries["timestamp"]
         mask = pa.array([True] * self.entries.num_rows)
         if start is not None:
@@ -102,16 +120,37 @@ class UsageDashboard(W.VBox):
 
     def _refresh(self, change: Any = None) -> None:
         from .. import usage_by
+        from .._session_labels import label_column
 
         key = GROUPS[self.group.value]
-        tz = self.tz.value
+        tz = self._tz
+        start, end = self.start.value, self.end.value
         self.usage = usage = usage_by(self._selected(), by=key, tz=tz)
-        self.status.value = (f"{esc(self.start.value)} to {esc(self.end.value)} ({esc(tz)}) · "
-                             f"{usage.num_rows} rows by {esc(key)}")
-        self.table.value = arrow_html(usage)
-        show_figure(self.plot, self._draw)
+        span = f"{esc(start)} to {esc(end)} ({esc(tz)})"
+        if self.entries.num_rows == 0:
+            why = "No sessions: the entries table is empty."
+        elif start is not None and end is not None and start > end:
+            why = f"Nothing to show: the range starts ({esc(start)}) after it ends ({esc(end)})."
+        elif usage.num_rows == 0 or not sum(usage["calls"].to_pylist()):
+            why = f"No assistant calls from {span}: widen the range (calls span {esc(self._full[0])} to " \
+                  f"{esc(self._full[1])})."
+        else:
+            why = ""
+        if why:
+            self.status.value = note(why, kind="warn")
+            self.table.value = ""
+            self.plot.outputs = ()
+            return
+        calls = sum(usage["calls"].to_pylist())
+        self.status.value = f"{span} · {calls:,} calls · {usage.num_rows:,} rows by {esc(self.group.value)}"
+        shown = usage
+        if key == "session_id":  # people read names, not UUIDs
+            shown = usage.add_column(0, "session", label_column(usage, self.labels))
+        self.table.value = arrow_html(shown)
+        show_figure(self.plot, self._draw, figsize=(9.2, 4.2))
 
     def _draw(self, ax: Any) -> None:
         from ..plotting import plot_usage
 
-        plot_usage(self.usage, by=self.group.value, metric=self.metric.value, ax=ax)
+        labels = {sid: label.text for sid, label in self.labels.items()}
+        plot_usage(self.usage, by=self.group.value, metric=self.metric.value, ax=ax, labels=labels)

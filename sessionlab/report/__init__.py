@@ -1,0 +1,52 @@
+"""A shareable report: one self-contained, offline HTML file about a folder of sessions.
+
+:func:`write_report` (``sessionlab report SOURCE -o report.html`` on the command line) loads the
+sessions once and writes a single page: usage by day and model, the sessions list (names, days,
+costs, branches, compactions, issues; sortable), a section per session with its context per call
+on the current branch and its tree, and the data-quality issues, all linked to each other.
+
+The page needs nothing from the network: its style and script are inline and allowed by a
+Content-Security-Policy through their SHA-256 hashes, which also forbids remote loads, inline
+event handlers and ``eval``. Session text is escaped in the HTML and shown as text by the script.
+Per-session charts are drawn when their section scrolls into view, so a page of 1,000 sessions
+opens quickly (``benchmarks/bench_report.py``).
+
+Example:
+    >>> from sessionlab.report import write_report  # doctest: +SKIP
+    >>> write_report("data/", "report.html")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ._data import collect
+from ._html import render
+
+__all__ = ["build_report", "write_report"]
+
+
+def build_report(source: Any, *, tz: str = "UTC", title: str | None = None) -> str:
+    """The report of ``source`` (a folder, file or list of them, as for ``entries_table``) as HTML.
+
+    Args:
+        source: Session files or folders.
+        tz: IANA time zone of the usage days.
+        title: Page title (default ``sessionlab report``).
+    """
+    from zoneinfo import ZoneInfo
+
+    ZoneInfo(tz)  # an unknown zone fails here, before any work
+    return render(collect(source, tz=tz), title=title or "sessionlab report")
+
+
+def write_report(source: Any, path: str | os.PathLike[str], *, tz: str = "UTC", title: str | None = None) -> Path:
+    """Write :func:`build_report` to ``path`` (UTF-8, written whole then moved into place)."""
+    out = Path(path)
+    text = build_report(source, tz=tz, title=title)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, out)
+    return out
