@@ -220,7 +220,7 @@ def contexts(ddf: dd.DataFrame, at: Any = "calls", *, session_id: str | None = N
     return _per_partition(ddf, _contexts, at=at, session_id=session_id)
 
 
-def find_cut_points(ddf: dd.DataFrame, at: Any = "leaves", keep_recent_tokens: int = 20000, *,
+def find_cut_points(ddf: dd.DataFrame, at: Any = "calls", keep_recent_tokens: int = 20000, *,
                     session_id: str | None = None) -> dd.DataFrame:
     """:func:`sessionlab.find_cut_points` on every partition: a lazy Dask DataFrame of the same rows."""
     return _per_partition(ddf, _find_cut_points, at=at, keep_recent_tokens=keep_recent_tokens,

@@ -80,7 +80,7 @@ def test_labels_and_name_last_entry_wins(storage):
     s = _reopen(storage)
     assert s.get_label("a") == "second"
     assert s.get_label("b") is None  # an empty label clears
-    assert s.get_session_name() == "Named"  # an empty name does not clear (pi 0.58.3)
+    assert s.get_session_name() is None  # an empty name clears it (pi 1.6.0; 0.58.3 kept "Named")
 
 
 def test_set_leaf_id_records_the_move_and_survives_reopening(storage):

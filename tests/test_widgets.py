@@ -433,7 +433,7 @@ def test_mimebundle_carries_a_static_picture(data_table, make):
 def test_session_tree_payload_is_the_layout(data_table):
     from sessionlab.widgets import SessionTree
 
-    tree = SessionTree(data_table, RUST_CLI)
+    tree = SessionTree(data_table, session_id=RUST_CLI)
     p = tree.tree
     lay = sl.tree_layout_df(data_table, session_id=RUST_CLI)
     assert p["n"] == len(lay) and p["ids"] == lay["entry_id"].tolist()
@@ -472,7 +472,7 @@ def test_session_tree_click_shows_the_context_in_the_explorer(data_table):
 def test_session_tree_text_is_data_not_markup(nasty):
     from sessionlab.widgets import SessionTree
 
-    tree = SessionTree(nasty["table"], nasty["session_id"])
+    tree = SessionTree(nasty["table"], session_id=nasty["session_id"])
     labels = dict((tree.tree["ids"][r], t) for r, t in tree.tree["labels"])
     assert labels[nasty["a2"]] == f"label {SCRIPT} $x$"  # raw: the browser draws it as canvas text
     assert f"model-{IMG}" in tree.tree["model"]
@@ -483,7 +483,7 @@ def test_session_tree_text_is_data_not_markup(nasty):
 def test_session_tree_saves_a_picture_for_unrun_notebooks(data_table):
     from sessionlab.widgets import SessionTree
 
-    tree = SessionTree(data_table, RUST_CLI)
+    tree = SessionTree(data_table, session_id=RUST_CLI)
     data, _meta = tree._repr_mimebundle_()
     assert data["text/html"].count("data:image/png;base64,") == 1
     ex = BranchExplorer(data_table, session_id=RUST_CLI, session_tree=SessionTree())

@@ -67,7 +67,7 @@ def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", p
 
 def entries_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
                columns: list[str] | None = None, max_workers: int | None = None,
-               rules: Rules = DEFAULT_RULES) -> pd.DataFrame:
+               rules: Rules = DEFAULT_RULES, cache: CacheOption = None) -> pd.DataFrame:
     """:func:`entries_table` as a pandas DataFrame with Arrow-backed dtypes (same columns).
 
     Example:
@@ -76,7 +76,7 @@ def entries_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", prog
         'int64[pyarrow]'
     """
     return to_pandas(entries_table(source, on_bad_lines=on_bad_lines, progress=progress, columns=columns,
-                                   max_workers=max_workers, rules=rules))
+                                   max_workers=max_workers, rules=rules, cache=cache))
 
 
 entries_table = returns(ENTRY_COLUMNS)(entries_table)

@@ -49,9 +49,10 @@ def sessions_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", 
 
 
 def sessions_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-                max_workers: int | None = None) -> pd.DataFrame:
+                max_workers: int | None = None, cache: CacheOption = None) -> pd.DataFrame:
     """:func:`sessions_table` as a pandas DataFrame with Arrow-backed dtypes."""
-    return to_pandas(sessions_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers))
+    return to_pandas(sessions_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers,
+                                    cache=cache))
 
 
 sessions_table = returns(SESSION_COLUMNS)(sessions_table)

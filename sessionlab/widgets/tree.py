@@ -16,6 +16,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError('SessionTree needs anywidget: pip install "sessionlab[notebook]"') from e
 
 from ..plotting._common import session_rows, to_np
+from ..tables.corpus import SessionIds
 from ..plotting._layout import compute_layout
 from ..plotting._tree import NODE_KINDS, _current_labels, node_kinds
 
@@ -122,7 +123,7 @@ class SessionTree(anywidget.AnyWidget):
         selected_id: Entry id of the last clicked entry (``None`` before any click); settable.
         draw_ms: How long the browser's first full draw took (milliseconds), reported back.
         title: Text above the tree. height: Canvas height in CSS pixels.
-        session_id: The session shown.
+        session_id: The session shown (or a list holding it; ``None`` when the table holds one).
 
     Example:
         >>> from sessionlab import entries_table  # doctest: +SKIP
@@ -138,7 +139,7 @@ class SessionTree(anywidget.AnyWidget):
     draw_ms = T.Float(-1.0).tag(sync=True)
     empty_message = T.Unicode("No entries to draw.").tag(sync=True)
 
-    def __init__(self, entries=None, session_id: str | None = None, *, height: int = 420, **kwargs: Any) -> None:
+    def __init__(self, entries=None, *, session_id: SessionIds = None, height: int = 420, **kwargs: Any) -> None:
         super().__init__(height=height, **kwargs)
         self.session_id: str | None = None
         self._rows: pa.Table | None = None
