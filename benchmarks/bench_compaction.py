@@ -21,6 +21,9 @@ from pathlib import Path
 
 from bench_contexts import machine
 
+# every load here is a cold one: the loaders' cache (on by default) would serve repeated runs
+os.environ["SESSIONLAB_CACHE_DIR"] = ""
+
 
 def grid():
     from sessionlab.compaction.policies import (

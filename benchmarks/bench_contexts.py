@@ -25,6 +25,9 @@ import sys
 import time
 from pathlib import Path
 
+# every load here is a cold one: the loaders' cache (on by default) would serve repeated runs
+os.environ["SESSIONLAB_CACHE_DIR"] = ""
+
 
 def machine() -> str:
     model = ""

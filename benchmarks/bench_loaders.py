@@ -24,6 +24,9 @@ import sys
 import time
 from pathlib import Path
 
+# every load here is a cold one: the loaders' cache (on by default) would serve repeated runs
+os.environ["SESSIONLAB_CACHE_DIR"] = ""
+
 FIELDS = {"type": "VARCHAR", "id": "VARCHAR", "parentId": "VARCHAR", "timestamp": "VARCHAR",
           "message": "STRUCT(role VARCHAR, content JSON, api VARCHAR, provider VARCHAR, model VARCHAR, "
                      "stopReason VARCHAR, errorMessage VARCHAR, toolName VARCHAR, isError BOOLEAN, command VARCHAR, "

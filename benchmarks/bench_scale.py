@@ -31,6 +31,9 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+# every load here is a cold one: the loaders' cache (on by default) would serve repeated runs
+os.environ["SESSIONLAB_CACHE_DIR"] = ""
+
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = {"150MB": 150_000_000, "1.5GB": 1_500_000_000, "5GB": 5_000_000_000}
 _SESSION_BYTES = 500_000

@@ -23,6 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
+# every load here is a cold one: the loaders' cache (on by default) would serve repeated runs
+os.environ["SESSIONLAB_CACHE_DIR"] = ""
+
 NX_CODE = r"""
 import sys, time
 import networkx as nx

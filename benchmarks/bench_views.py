@@ -19,12 +19,17 @@ charts on navigation. Each browser figure is the median of ``--repeat`` fresh pa
 
 from __future__ import annotations
 
+import os
+
 import argparse
 import json
 import statistics
 import sys
 import time
 from pathlib import Path
+
+# every load here is a cold one: the loaders' cache (on by default) would serve repeated runs
+os.environ["SESSIONLAB_CACHE_DIR"] = ""
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
