@@ -489,3 +489,19 @@ def test_session_tree_saves_a_picture_for_unrun_notebooks(data_table):
     ex = BranchExplorer(data_table, session_id=RUST_CLI, session_tree=SessionTree())
     assert ex._repr_mimebundle_()["text/html"].count("data:image/png;base64,") == 1  # the tree, via the explorer
     assert SessionTree()._repr_mimebundle_()[0].get("text/html") is None  # nothing drawn yet: no picture
+
+
+def test_dashboard_refresh_shows_a_session_added_since(tmp_path, monkeypatch):
+    import shutil
+
+    monkeypatch.setenv("SESSIONLAB_CACHE_DIR", str(tmp_path / "cache"))
+    src = DATA / "sessions"
+    shutil.copytree(src / "--home-user-rust-cli--", tmp_path / "s" / "--home-user-rust-cli--")
+    dash = UsageDashboard(sl.load(tmp_path / "s"), group="session")
+    assert dash.usage.num_rows == 1 and not dash.refresh_button.disabled
+    shutil.copytree(src / "--home-user-ml-pipeline--", tmp_path / "s" / "--home-user-ml-pipeline--")
+    before = sum(dash.usage["calls"].to_pylist())
+    dash.refresh_button.click()
+    assert dash.usage.num_rows == 2 and sum(dash.usage["calls"].to_pylist()) > before
+    assert "1 new" in dash.status.value and "1 unchanged" in dash.status.value
+    assert UsageDashboard(sl.entries_table(tmp_path / "s")).refresh_button.disabled  # a table cannot reload

@@ -66,9 +66,11 @@ class Corpus:
     """
 
     def __init__(self, results: list[FileResult], *, want_blocks: bool = False,
-                 max_workers: int | None = None, rules: Rules = DEFAULT_RULES) -> None:
+                 max_workers: int | None = None, rules: Rules = DEFAULT_RULES, loaded: Any = None) -> None:
         self._results = results
         self.rules = rules
+        self._loaded = loaded  # the LoadResult (source, options, cache keys): what refresh() reloads
+        self.changes = getattr(loaded, "changes", None)
         self._has_blocks = want_blocks
         self._max_workers = max_workers
 
@@ -103,6 +105,24 @@ class Corpus:
         res = load_files(self.files, want_blocks=True, on_bad_lines="skip", progress=False,
                          max_workers=self._max_workers)
         return blocks_of(res.files)
+
+    def refresh(self) -> Corpus:
+        """The same source loaded again, through the cache: unchanged files are not read again and
+        files that grew are read from where they ended. ``changes`` of the new corpus says which
+        files were added, appended to, rewritten, removed or left unchanged since this one.
+
+        Example:
+            >>> later = load("tests/data/pi/generated/sessions", cache=False).refresh()
+            >>> len(later.changes.unchanged)
+            7
+        """
+        from ._load import refresh
+
+        if self._loaded is None:
+            raise TypeError("this corpus was not made by load(): nothing to refresh")
+        new = refresh(self._loaded)
+        return Corpus(new.files, want_blocks=self._has_blocks, max_workers=self._max_workers, rules=self.rules,
+                      loaded=new)
 
     def entries_df(self) -> pd.DataFrame:
         return to_pandas(self.entries)
@@ -167,7 +187,7 @@ def _load(source: Source, *, on_bad_lines: OnBadLines, progress: bool | None, ma
     check_rules(rules)
     res = load_files(source, want_blocks=want_blocks, on_bad_lines=on_bad_lines, progress=progress,
                      max_workers=max_workers, cache=cache)
-    return Corpus(res.files, want_blocks=want_blocks, max_workers=max_workers, rules=rules)
+    return Corpus(res.files, want_blocks=want_blocks, max_workers=max_workers, rules=rules, loaded=res)
 
 
 def as_entries(entries: Any) -> pa.Table:

@@ -10,7 +10,7 @@ import ipywidgets as W
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..tables.corpus import SessionIds, select_sessions
+from ..tables.corpus import Corpus, SessionIds, select_sessions
 from ._common import StaticFallback, arrow_html, esc, note, show_figure, style_widget
 
 __all__ = ["UsageDashboard"]
@@ -52,6 +52,11 @@ class UsageDashboard(StaticFallback, W.VBox):
 
         self.entries: pa.Table = select_sessions(entries, session_id)
         self.labels = session_labels(self.entries)
+        self._corpus = entries if isinstance(entries, Corpus) else None
+        self._session_id = session_id
+        self.refresh_button = W.Button(description="Refresh", icon="refresh", disabled=self._corpus is None,
+                                       tooltip="load the sessions again: new sessions and new calls appear"
+                                       if self._corpus is not None else "only a corpus from load() can refresh")
         self.start = W.DatePicker(description="From")
         self.end = W.DatePicker(description="To")
         self.group = W.Dropdown(options=list(GROUPS), value=group, description="Group by")
@@ -68,16 +73,45 @@ class UsageDashboard(StaticFallback, W.VBox):
         row = W.Layout(flex_flow="row wrap", width="auto", min_width="0")
         kwargs.setdefault("layout", W.Layout(width="auto", max_width="100%", min_width="0"))
         super().__init__(children=[style_widget(), W.HBox([self.start, self.end], layout=row),
-                                   W.HBox([self.group, self.tz], layout=row), self.metric,
+                                   W.HBox([self.group, self.tz], layout=row),
+                                   W.HBox([self.metric, self.refresh_button], layout=row),
                                    self.status, self.plot, self.table], **kwargs)
         self.add_class("sessionlab-usage-dashboard")
         self.add_class("sessionlab-root")
-        for name in ("start", "end", "group", "tz", "metric", "plot", "table", "status"):
+        self.refresh_button.on_click(self.reload)
+        for name in ("start", "end", "group", "tz", "metric", "plot", "table", "status", "refresh_button"):
             getattr(self, name).add_class(f"sessionlab-{name}")  # for styling and tests
         for w in (self.start, self.end, self.group, self.metric):
             w.observe(self._refresh, names="value")
         self.tz.observe(self._on_tz, names="value")
         self._refresh()
+
+    def reload(self, _button: Any = None) -> None:
+        """Load the corpus again (:meth:`sessionlab.Corpus.refresh`: through the cache, only what
+        changed is read) and show it; a range that covered every day grows with the new days."""
+        if self._corpus is None:
+            return
+        from .._session_labels import session_labels
+
+        self._corpus = self._corpus.refresh()
+        self.entries = select_sessions(self._corpus, self._session_id)
+        self.labels = session_labels(self.entries)
+        was_full = (self.start.value, self.end.value) == self._full
+        self._full = self._days(self._tz)
+        if was_full:
+            for w in (self.start, self.end):
+                w.unobserve(self._refresh, names="value")
+            try:
+                self.start.value, self.end.value = self._full
+            finally:
+                for w in (self.start, self.end):
+                    w.observe(self._refresh, names="value")
+        self._refresh()
+        c = self._corpus.changes
+        if c is not None:
+            self.status.value += note(f"Reloaded: {len(c.added)} new, {len(c.appended)} grown, "
+                                      f"{len(c.rewritten)} rewritten, {len(c.removed)} removed, "
+                                      f"{len(c.unchanged)} unchanged files.")
 
     def _days(self, tz: str) -> tuple[dt.date | None, dt.date | None]:
         """First and last day with a call, in ``tz``."""
