@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from ..tokens import CHARS_PER_TOKEN
 from ._fast import _batch_args_lens
-from ._objects import parse_timestamps
+from ._objects import parse_timestamps, with_pi_defaults
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
 try:
@@ -100,7 +100,8 @@ class NativeBatch:
         n, nb, sid, cwd, parent_session, header_ts, name, leaf_id, leaf_count = info
         res.session = {"session_id": sid, "version": 3, "dialect": "pi", "cwd": cwd,
                        "parent_session": parent_session, "header_timestamp": header_ts, "file": res.path,
-                       "name": name, "leaf_id": leaf_id, "leaf_count": leaf_count, "issue_count": 0}
+                       "name": name, "leaf_id": leaf_id, "leaf_count": leaf_count, "issue_count": 0,
+                       "agent": "pi"}
         res.fast = True
         self._files.append((res, n, nb, sid))
         return True
@@ -143,7 +144,7 @@ class NativeBatch:
                 arrays.append(_array(specs[name], n, f.type))
             else:  # the seed's retained tail: a native file never has one
                 arrays.append(pa.nulls(n, f.type))
-        table = pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA)
+        table = with_pi_defaults(pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA))
         blocks = None
         if self._want_blocks:
             bspecs = {s[0]: s for s in out["blocks"]}
