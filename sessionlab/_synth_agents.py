@@ -282,6 +282,7 @@ class _Codex:
 
     def token_count(self, out: int, reasoning: int, window: int = 272000) -> None:
         prompt = 9000 + self.context
+        reasoning = min(reasoning, out)  # (part of the output)
         cached = min(self.cached, prompt) // 256 * 256
         last = {"input_tokens": prompt, "cached_input_tokens": cached, "output_tokens": out,
                 "reasoning_output_tokens": reasoning, "total_tokens": prompt + out}
