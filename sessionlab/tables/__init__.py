@@ -9,7 +9,7 @@
 Column names, types and meanings live in :mod:`sessionlab.tables._schema`.
 """
 
-from ._load import default_sessions_dir, find_files
+from ._load import default_roots, default_sessions_dir, find_files
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA, ISSUE_SCHEMA, SESSION_SCHEMA
 from .blocks import blocks_df, blocks_table
 from .entries import entries_df, entries_table
@@ -19,6 +19,6 @@ from .sessions import sessions_df, sessions_table
 
 __all__ = [
     "entries_table", "entries_df", "sessions_table", "sessions_df", "blocks_table", "blocks_df",
-    "issues_table", "issues_df", "to_parquet", "find_files", "default_sessions_dir",
+    "issues_table", "issues_df", "to_parquet", "find_files", "default_sessions_dir", "default_roots",
     "ENTRY_SCHEMA", "SESSION_SCHEMA", "BLOCK_SCHEMA", "ISSUE_SCHEMA",
 ]

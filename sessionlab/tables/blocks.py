@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
@@ -17,7 +18,8 @@ __all__ = ["blocks_table", "blocks_df"]
 
 
 def blocks_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-                 max_workers: int | None = None) -> pa.Table:
+                 max_workers: int | None = None,
+        agents: Sequence[str] | None = None) -> pa.Table:
     """Load the content blocks of message and custom_message entries into an Arrow table.
 
     For every message whose estimate is built from content (user, assistant, toolResult, custom),
@@ -40,15 +42,16 @@ def blocks_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", pr
         ['image', 'text', 'thinking', 'toolCall']
     """
     res = load_files(source, want_blocks=True, on_bad_lines=on_bad_lines, progress=progress,
-                     max_workers=max_workers)
+                     max_workers=max_workers, agents=agents)
     tables = [r.blocks for r in res.files if r.blocks is not None]
     return pa.concat_tables(tables) if tables else BLOCK_SCHEMA.empty_table()
 
 
 def blocks_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-              max_workers: int | None = None) -> pd.DataFrame:
+              max_workers: int | None = None,
+        agents: Sequence[str] | None = None) -> pd.DataFrame:
     """:func:`blocks_table` as a pandas DataFrame with Arrow-backed dtypes."""
-    return to_pandas(blocks_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers))
+    return to_pandas(blocks_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers, agents=agents))
 
 
 blocks_table.__doc__ = blocks_table.__doc__.replace("{columns}", columns_doc(BLOCK_COLUMNS))  # type: ignore[union-attr]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
@@ -16,13 +17,16 @@ __all__ = ["entries_table", "entries_df", "to_pandas"]
 
 
 def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-                  columns: list[str] | None = None, max_workers: int | None = None) -> pa.Table:
+                  columns: list[str] | None = None, max_workers: int | None = None,
+        agents: Sequence[str] | None = None) -> pa.Table:
     """Load sessions into an Arrow table with one row per entry.
 
     Args:
         source: A session file, a folder (searched recursively for ``*.jsonl``), a glob, or a list
-            of these. ``None``: pi's sessions folder (``$PI_CODING_AGENT_DIR/sessions`` or
-            ``~/.pi/agent/sessions``).
+            of these; each file is read as pi, Claude Code or Codex, whichever wrote it. ``None``:
+            every default root that exists (pi's ``$PI_CODING_AGENT_DIR/sessions`` or
+            ``~/.pi/agent/sessions``, Claude Code's ``projects`` folders, Codex's ``sessions`` and
+            ``archived_sessions``; see :func:`sessionlab.tables.default_roots`).
         on_bad_lines: ``"warn"`` (one :class:`~sessionlab.BadLinesWarning` per damaged file),
             ``"raise"`` (:class:`~sessionlab.BadInputError`) or ``"skip"``. Damaged lines never
             stop the load: every valid entry is kept and every problem is in :func:`issues_table`.
@@ -30,6 +34,7 @@ def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", p
             in a terminal when the load takes more than a second.
         columns: Keep only these columns (in this order).
         max_workers: Processes to use (default: up to 2, one per core).
+        agents: Keep only these agents' files (``"pi"``, ``"claude-code"``, ``"codex"``).
 
     Returns:
         A ``pyarrow.Table`` in file order, then line order, with columns:
@@ -41,7 +46,7 @@ def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", p
         >>> t.num_rows, t.column("type")[0].as_py()
         (138, 'model_change')
     """
-    res = load_files(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers)
+    res = load_files(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers, agents=agents)
     tables = [r.entries for r in res.files if r.entries is not None]
     table = pa.concat_tables(tables) if tables else ENTRY_SCHEMA.empty_table()
     if columns is not None:
@@ -57,7 +62,8 @@ def to_pandas(table: pa.Table) -> pd.DataFrame:
 
 
 def entries_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-               columns: list[str] | None = None, max_workers: int | None = None) -> pd.DataFrame:
+               columns: list[str] | None = None, max_workers: int | None = None,
+        agents: Sequence[str] | None = None) -> pd.DataFrame:
     """:func:`entries_table` as a pandas DataFrame with Arrow-backed dtypes (same columns).
 
     Example:
@@ -66,7 +72,7 @@ def entries_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", prog
         'int64[pyarrow]'
     """
     return to_pandas(entries_table(source, on_bad_lines=on_bad_lines, progress=progress, columns=columns,
-                                   max_workers=max_workers))
+                                   max_workers=max_workers, agents=agents))
 
 
 entries_table.__doc__ = entries_table.__doc__.replace("{columns}", columns_doc(ENTRY_COLUMNS))  # type: ignore[union-attr]

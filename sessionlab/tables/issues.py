@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
@@ -16,7 +17,8 @@ from .entries import to_pandas
 __all__ = ["issues_table", "issues_df"]
 
 
-def issues_table(source: Source = None, *, progress: bool | None = None, max_workers: int | None = None) -> pa.Table:
+def issues_table(source: Source = None, *, progress: bool | None = None, max_workers: int | None = None,
+        agents: Sequence[str] | None = None) -> pa.Table:
     """Load sessions and return their line issues (nothing is warned or raised).
 
     Issue kinds are those of :func:`sessionlab.read_session` plus ``read_error`` (line 0) for a
@@ -36,15 +38,16 @@ def issues_table(source: Source = None, *, progress: bool | None = None, max_wor
         >>> issues_table("tests/data/pi/generated/synthetic").column("kind").to_pylist()[:2]
         ['missing_header', 'invalid_json']
     """
-    res = load_files(source, on_bad_lines="skip", progress=progress, max_workers=max_workers)
+    res = load_files(source, on_bad_lines="skip", progress=progress, max_workers=max_workers, agents=agents)
     rows = [{"file": i.path, "line": i.line, "kind": i.kind, "message": i.message, "excerpt": i.excerpt,
              "entry_id": i.entry_id} for i in res.issues]
     return pa.Table.from_pylist(rows, schema=ISSUE_SCHEMA)
 
 
-def issues_df(source: Source = None, *, progress: bool | None = None, max_workers: int | None = None) -> pd.DataFrame:
+def issues_df(source: Source = None, *, progress: bool | None = None, max_workers: int | None = None,
+        agents: Sequence[str] | None = None) -> pd.DataFrame:
     """:func:`issues_table` as a pandas DataFrame with Arrow-backed dtypes."""
-    return to_pandas(issues_table(source, progress=progress, max_workers=max_workers))
+    return to_pandas(issues_table(source, progress=progress, max_workers=max_workers, agents=agents))
 
 
 issues_table.__doc__ = issues_table.__doc__.replace("{columns}", columns_doc(ISSUE_COLUMNS))  # type: ignore[union-attr]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
@@ -51,7 +52,8 @@ def session_totals(entries: pa.Table) -> pa.Table:
 
 
 def sessions_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-                   max_workers: int | None = None) -> pa.Table:
+                   max_workers: int | None = None,
+        agents: Sequence[str] | None = None) -> pa.Table:
     """Load sessions into an Arrow table with one row per session file.
 
     Token and cost totals cover every assistant entry of the file (all branches, entries before a
@@ -74,7 +76,7 @@ def sessions_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", 
         >>> s.num_rows
         7
     """
-    res = load_files(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers)
+    res = load_files(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers, agents=agents)
     ok = [r for r in res.files if r.session is not None]
     tables = [r.entries for r in ok if r.entries is not None]
     entries = pa.concat_tables(tables) if tables else ENTRY_SCHEMA.empty_table()
@@ -94,9 +96,10 @@ def sessions_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", 
 
 
 def sessions_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-                max_workers: int | None = None) -> pd.DataFrame:
+                max_workers: int | None = None,
+        agents: Sequence[str] | None = None) -> pd.DataFrame:
     """:func:`sessions_table` as a pandas DataFrame with Arrow-backed dtypes."""
-    return to_pandas(sessions_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers))
+    return to_pandas(sessions_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers, agents=agents))
 
 
 sessions_table.__doc__ = sessions_table.__doc__.replace("{columns}", columns_doc(SESSION_COLUMNS))  # type: ignore[union-attr]
