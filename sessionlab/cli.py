@@ -96,6 +96,7 @@ def summarize_session(path: str | os.PathLike[str]) -> dict[str, Any]:
     h = sf.header
     return {
         "session_id": h.id if h else None,
+        "agent": "pi",
         "name": name,
         "cwd": h.cwd if h else None,
         "file": str(path),
@@ -112,8 +113,19 @@ def summarize_session(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def summarize_sessions(paths: Iterable[str | os.PathLike[str]]) -> list[dict[str, Any]]:
-    """:func:`summarize_session` for every session file in ``paths`` (files or folders)."""
-    return [summarize_session(p) for p in find_session_files(paths)]
+    """:func:`summarize_session` for every session file in ``paths`` (files or folders); Claude Code
+    and Codex files are summarised together from the tables (their usage is deduplicated and
+    priced across files), in the same row shape."""
+    from ._cli_usage import agent_summary_rows
+    from .io.formats import HEAD_BYTES, detect_agent
+
+    files = find_session_files(paths)
+    agents = {}
+    for p in files:
+        with open(p, "rb") as fh:
+            agents[p] = detect_agent(fh.read(HEAD_BYTES))
+    others = agent_summary_rows([p for p in files if agents[p] != "pi"])
+    return [others[str(p)] if agents[p] != "pi" else summarize_session(p) for p in files]
 
 
 _COLUMNS: tuple[tuple[str, str], ...] = (
@@ -240,6 +252,9 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--tz", default="UTC", help="time zone for the usage-by-day view (default: UTC)")
     sp.add_argument("--no-usage", dest="usage", action="store_false", help="leave out the usage views")
     sp.set_defaults(func=_cmd_summary)
+    from ._cli_usage import add_usage_parser
+
+    add_usage_parser(sub)
     return ap
 
 
