@@ -24,7 +24,8 @@ import msgspec
 
 from .._jsjson import js_len
 from ..tokens import CHARS_PER_TOKEN, IMAGE_CHARS
-from .formats import MAX_LINE, AgentFile, iter_lines
+from . import formats
+from .formats import AgentFile, iter_lines
 from .reader import LineIssue
 
 __all__ = ["read_claude", "dedupe_usage", "CLAUDE_NODE_LESS"]
@@ -204,13 +205,14 @@ def _content(m: _Message, role: str, eid: str, blocks: list[tuple], tool_names: 
     return chars, (calls if m.role == "assistant" else None), role, tool_name, is_error
 
 
-def read_claude(path: str, fh: Any, *, max_line: int = MAX_LINE) -> AgentFile:
+def read_claude(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile:
     """Read one Claude Code transcript from a binary file object ``fh``.
 
     Example:
         >>> with open("tests/data/claude/real/apanloco-random-session.jsonl", "rb") as fh:  # doctest: +SKIP
         ...     af = read_claude("x.jsonl", fh)
     """
+    max_line = formats.MAX_LINE if max_line is None else max_line
     out = AgentFile(path=path, agent="claude-code")
     rows = _Rows()
     blocks: list[tuple] = []
@@ -230,9 +232,12 @@ def read_claude(path: str, fh: Any, *, max_line: int = MAX_LINE) -> AgentFile:
             try:
                 ln = _DECODE(raw)
             except msgspec.ValidationError as exc:
-                ln = _lenient(raw)
-                out.issues.append(LineIssue(path, line_no, "bad_field", f"unexpected field type: {exc}",
+                ln = _lenient(raw)  # one issue per line: the entry keeps its envelope, or is lost with it
+                out.issues.append(LineIssue(path, line_no, "bad_field", f"unexpected field type: {exc}"
+                                            + ("" if ln.uuid is not None else "; the line is not an entry"),
                                             raw[:80].decode("utf-8", "replace"), ln.uuid))
+                if ln.uuid is None:
+                    continue
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             out.issues.append(LineIssue(path, line_no, "invalid_json", str(exc), raw[:80].decode("utf-8", "replace")))
             continue

@@ -26,7 +26,8 @@ import msgspec
 
 from .._jsjson import js_len
 from ..tokens import CHARS_PER_TOKEN
-from .formats import MAX_LINE, AgentFile, iter_lines
+from . import formats
+from .formats import AgentFile, iter_lines
 from .reader import LineIssue
 
 __all__ = ["read_codex", "replayed_rows"]
@@ -196,8 +197,9 @@ class _Reader:
         self.open_call = None
 
 
-def read_codex(path: str, fh: Any, *, max_line: int = MAX_LINE) -> AgentFile:
+def read_codex(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile:
     """Read one Codex rollout from a binary file object ``fh``."""
+    max_line = formats.MAX_LINE if max_line is None else max_line
     r = _Reader(path)
     out = r.out
     sid = version = cwd = parent = spawned = None
@@ -211,7 +213,7 @@ def read_codex(path: str, fh: Any, *, max_line: int = MAX_LINE) -> AgentFile:
         try:
             ln = _DECODE(raw)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            kind = "invalid_json" if isinstance(exc, msgspec.DecodeError) else "bad_field"
+            kind = "bad_field" if isinstance(exc, msgspec.ValidationError) else "invalid_json"
             out.issues.append(LineIssue(path, line_no, kind, str(exc), raw[:80].decode("utf-8", "replace")))
             continue
         p, typ, ts = ln.payload, ln.type, ln.timestamp

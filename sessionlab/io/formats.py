@@ -93,14 +93,17 @@ def detect_agent(head: bytes) -> Agent:
     return "pi"
 
 
-def iter_lines(fh: IO[bytes], *, max_line: int = MAX_LINE) -> Iterator[tuple[int, bytes | None, bytes]]:
+def iter_lines(fh: IO[bytes], *, max_line: int | None = None) -> Iterator[tuple[int, bytes | None, bytes]]:
     """``(line_no, line, start)`` for each line of a binary file, read in 1 MB pieces.
 
     ``line`` is the line without its newline, or ``None`` for a line longer than ``max_line`` bytes,
     which is skipped without being held in memory; ``start`` is then its first 200 bytes (else
-    ``b""``). Blank lines are yielded too (the caller skips them).
+    ``b""``). Blank lines are yielded too (the caller skips them). ``max_line`` defaults to
+    :data:`MAX_LINE`.
     """
-    carry = b""
+    if max_line is None:
+        max_line = MAX_LINE
+    carry = bytearray()
     skipping = False
     start = b""
     line_no = 0
@@ -116,8 +119,8 @@ def iter_lines(fh: IO[bytes], *, max_line: int = MAX_LINE) -> Iterator[tuple[int
                 if skipping:
                     pass
                 elif len(carry) + len(rest) > max_line:
-                    start = (carry + rest[:200])[:200]
-                    carry, skipping = b"", True
+                    start = bytes(carry[:200] + rest[:200])[:200]
+                    carry, skipping = bytearray(), True
                 else:
                     carry += rest
                 break
@@ -127,13 +130,16 @@ def iter_lines(fh: IO[bytes], *, max_line: int = MAX_LINE) -> Iterator[tuple[int
                 skipping, start = False, b""
             else:
                 piece = chunk[pos:nl]
-                yield line_no, (carry + piece if carry else piece), b""
-                carry = b""
+                if len(carry) + len(piece) > max_line:
+                    yield line_no, None, bytes(carry[:200] + piece[:200])[:200]
+                else:
+                    yield line_no, (bytes(carry + piece) if carry else piece), b""
+                carry = bytearray()
             pos = nl + 1
     if skipping:
         yield line_no + 1, None, start
     elif carry:
-        yield line_no + 1, carry, b""
+        yield line_no + 1, bytes(carry), b""
 
 
 @dataclass
