@@ -184,3 +184,36 @@ def test_codex_fork_replay_and_duplicates_are_not_counted(codex_table):
     counted = pc.sum(codex_table["output_tokens"]).as_py()
     assert counted == _expected("codex", "generated", "daily")["totals"]["outputTokens"]
     assert naive > counted
+
+
+def test_long_context_tier_differs_from_ccusage_on_purpose():
+    """A claude-sonnet-4-5 request whose prompt (input + cache read + cache write) exceeds 200k is
+    billed wholly at the long-context rates; ccusage 20 applies them only to the part of each
+    usage field above 200k. Tokens agree; the costs differ exactly by that rule."""
+    from sessionlab.pricing import model_rates
+
+    t = entries_table(DATA / "claude" / "longctx")
+    exp = _expected("claude", "longctx", "daily")
+    (day,) = usage_by(t, by="day").to_pylist()
+    for k, col in _CLAUDE_KEYS.items():
+        assert day[col] == exp["totals"][k]
+    base, tier = model_rates("claude-sonnet-4-5-20250929", 0), model_rates("claude-sonnet-4-5-20250929", 1)
+    calls = t.filter(pc.is_valid(t["input_tokens"])).to_pylist()
+
+    def cost(c, rates):
+        return (c["input_tokens"] * rates[0] + c["output_tokens"] * rates[1] + c["cache_read_tokens"] * rates[2]
+                + c["cache_write_tokens"] * rates[3])
+
+    def ccusage_cost(c):  # each field: base rate up to 200k, tier rate above
+        total = 0.0
+        for col, i in (("input_tokens", 0), ("output_tokens", 1), ("cache_read_tokens", 2), ("cache_write_tokens", 3)):
+            n = c[col]
+            total += min(n, 200_000) * base[i] + max(n - 200_000, 0) * tier[i]
+        return total
+
+    small, big = calls
+    assert small["input_tokens"] + small["cache_read_tokens"] + small["cache_write_tokens"] < 200_000
+    assert big["input_tokens"] + big["cache_read_tokens"] + big["cache_write_tokens"] > 200_000
+    assert small["cost_usd"] == pytest.approx(cost(small, base)) and big["cost_usd"] == pytest.approx(cost(big, tier))
+    assert exp["totals"]["totalCost"] == pytest.approx(ccusage_cost(small) + ccusage_cost(big), rel=1e-9)
+    assert day["cost_usd"] > exp["totals"]["totalCost"] * 1.4

@@ -23,8 +23,8 @@ mkdir -p "$WORK/real/projects/real"
 cp "$ROOT"/tests/data/claude/real/*.jsonl "$WORK/real/projects/real/"
 out="$ROOT/tests/data/claude/expected"
 mkdir -p "$out"
-for name in generated real; do
-  dir="$ROOT/tests/data/claude/generated"
+for name in generated real longctx; do
+  dir="$ROOT/tests/data/claude/$name"
   [ "$name" = real ] && dir="$WORK/real"
   for report in daily monthly session; do
     run CLAUDE_CONFIG_DIR="$dir" "$CCUSAGE" claude "$report" "${OPTS[@]}" --mode calculate \

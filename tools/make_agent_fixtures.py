@@ -19,12 +19,43 @@ from pathlib import Path
 from sessionlab.synth import generate_claude_session, generate_codex_session
 
 
+def long_context(folder: Path) -> Path:
+    """Two claude-sonnet-4-5 calls, one with a prompt over the 200k long-context threshold, where
+    ccusage prices the tier differently (docs/ccusage-differences.md)."""
+    import json
+
+    sid = "0b5c1c55-10a1-4c1e-9f0e-5e7a1f0c2a10"
+    path = folder / "projects" / "-home-dev-big" / f"{sid}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    env = {"isSidechain": False, "userType": "external", "cwd": "/home/dev/big", "sessionId": sid,
+           "version": "2.1.77", "gitBranch": "main"}
+    lines, parent = [], None
+    for k, (read, write, out) in enumerate(((150_000, 2_000, 900), (240_000, 9_997, 1_500))):
+        u = {"parentUuid": parent, **env, "type": "user", "uuid": f"00000000-0000-4000-8000-00000000000{2 * k}",
+             "timestamp": f"2026-02-05T10:0{k}:00.000Z", "message": {"role": "user", "content": "Read the whole repo."}}
+        a = {"parentUuid": u["uuid"], **env, "type": "assistant", "uuid": f"00000000-0000-4000-8000-00000000000{2 * k + 1}",
+             "timestamp": f"2026-02-05T10:0{k}:30.000Z", "requestId": f"req_011CLONG{k}",
+             "message": {"model": "claude-sonnet-4-5-20250929", "id": f"msg_01LONG{k}", "type": "message",
+                         "role": "assistant", "content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn",
+                         "stop_sequence": None,
+                         "usage": {"input_tokens": 3, "cache_creation_input_tokens": write,
+                                   "cache_read_input_tokens": read, "output_tokens": out,
+                                   "cache_creation": {"ephemeral_5m_input_tokens": write, "ephemeral_1h_input_tokens": 0}}}}
+        lines += [json.dumps(u, separators=(",", ":")), json.dumps(a, separators=(",", ":"))]
+        parent = a["uuid"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 def main(out: Path) -> list[Path]:
     claude, codex = out / "claude" / "generated", out / "codex" / "generated"
     for d in (claude, codex):
         if d.exists():
             shutil.rmtree(d)
+    if (out / "claude" / "longctx").exists():
+        shutil.rmtree(out / "claude" / "longctx")
     paths = [
+        long_context(out / "claude" / "longctx"),
         # a subagent with a replayed parent response, a rewind, streaming duplicates; crosses midnight UTC
         generate_claude_session(claude, seed=1, turns=8, start=datetime(2026, 1, 30, 22, 40, tzinfo=UTC)),
         # a compaction (small threshold) on opus; January into February
