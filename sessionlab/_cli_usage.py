@@ -43,7 +43,7 @@ def _load(paths: Sequence[str] | None, agents: Sequence[str] | None):
 
 
 def _totals(r: dict[str, Any]) -> dict[str, Any]:
-    out = {k: int(r[c] or 0) for k, c in _FIELDS}
+    out = {k: int(r.get(c) or 0) for k, c in _FIELDS}
     out["totalTokens"] = out["inputTokens"] + out["outputTokens"] + out["cacheCreationTokens"] + out["cacheReadTokens"]
     out["totalCost"] = round(float(r["cost_usd"] or 0.0), 8)
     return out

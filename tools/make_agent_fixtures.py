@@ -52,10 +52,11 @@ def main(out: Path) -> list[Path]:
     for d in (claude, codex):
         if d.exists():
             shutil.rmtree(d)
+    tests = out.resolve().name == "data" and out.resolve().parent.name == "tests"
     if (out / "claude" / "longctx").exists():
         shutil.rmtree(out / "claude" / "longctx")
     paths = [
-        long_context(out / "claude" / "longctx"),
+        *([long_context(out / "claude" / "longctx")] if tests else []),
         # a subagent with a replayed parent response, a rewind, streaming duplicates; crosses midnight UTC
         generate_claude_session(claude, seed=1, turns=8, start=datetime(2026, 1, 30, 22, 40, tzinfo=UTC)),
         # a compaction (small threshold) on opus; January into February

@@ -50,6 +50,11 @@ CONTEXT_COLUMNS = {
     "provider": "Provider of the model in effect (null if none).",
     "model": "Model id in effect (null if none).",
     "compaction_id": "The compaction in effect (null if none).",
+    "prompt_tokens": "The prompt the call's usage records (input + cache read + cache write; Codex "
+                     "input_tokens): the real count, to set beside the estimates (null for other targets).",
+    "estimated_tokens": "sessionlab's own estimate of the context: every message estimated (pi's "
+                        "ceil(chars / 4)), no recorded usage used; it leaves out the system prompt and "
+                        "tool definitions, which the files do not hold.",
 }
 MEMBER_COLUMNS = {
     "session_id": "Session id.",
@@ -76,6 +81,13 @@ class _Prepared:
 
         is_msg = f.isin("type", ("message",))
         self.is_assistant = is_msg & f.isin("role", ("assistant",))
+        # calls: every assistant message of a pi file; of Claude Code and Codex files, the rows that
+        # carry a response's usage (its other streaming lines and replayed copies carry none)
+        if "agent" in table.column_names:
+            other = b(pc.not_equal(table["agent"], "pi"))
+            self.is_call = self.is_assistant & ~(other & ~b(pc.is_valid(table["input_tokens"])))
+        else:
+            self.is_call = self.is_assistant
         self.is_comp = f.isin("type", ("compaction",))
         summary_nonempty = np.asarray(pc.fill_null(table["summary_chars"], 0).to_numpy(zero_copy_only=False)) > 0
         branch_summary = f.isin("type", ("branch_summary",)) & summary_nonempty
@@ -187,9 +199,11 @@ def _all_targets(prep: _Prepared, at: Any) -> tuple[np.ndarray, np.ndarray]:
     rows = np.arange(n)
     if isinstance(at, str):
         if at == "calls":
-            tgt = rows[prep.is_assistant]
-            # a call whose own parent chain loops has no context (-2: null)
-            base = np.where(f.cyclic[tgt], -2, f.parent[tgt])
+            tgt = rows[prep.is_call]
+            # a call whose own parent chain loops has no context (-2: null); a Claude Code response
+            # written over several lines was sent the context above its first line
+            first = _first_line_of_response(prep, tgt)
+            base = np.where(f.cyclic[tgt], -2, f.parent[first])
             return tgt, base
         if at == "leaves":
             has_child = np.zeros(n, bool)
@@ -205,6 +219,25 @@ def _all_targets(prep: _Prepared, at: Any) -> tuple[np.ndarray, np.ndarray]:
     mask = np.asarray(pc.fill_null(pc.is_in(t["entry_id"], value_set=ids), False).to_numpy(zero_copy_only=False), bool)
     tgt = rows[mask & ~f.is_leaf_record]
     return tgt, tgt
+
+
+def _first_line_of_response(prep: _Prepared, tgt: np.ndarray) -> np.ndarray:
+    """For each call row, the first row of its file with the same ``message_id`` (itself when it
+    has none): the line a streamed Claude Code response starts on."""
+    t = prep.table
+    if "message_id" not in t.column_names or t["message_id"].null_count == t.num_rows or not len(tgt):
+        return tgt
+    mid = t["message_id"]
+    has = np.asarray(pc.is_valid(mid).to_numpy(zero_copy_only=False), bool)
+    rows = np.nonzero(has)[0]
+    key = pc.binary_join_element_wise(pa.array(prep.forest.file_code[rows].astype(str)), mid.take(pa.array(rows)), "\x00")
+    uniq = pc.unique(key)
+    gid = np.asarray(pc.index_in(key, value_set=uniq).to_numpy(zero_copy_only=False), np.int64)
+    first = np.full(len(uniq), np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(first, gid, rows)
+    row_first = np.arange(t.num_rows)
+    row_first[rows] = first[gid]
+    return row_first[tgt]
 
 
 def _take(col, idx: np.ndarray) -> pa.Array:
@@ -234,8 +267,10 @@ def contexts(entries, at: Target = "calls", *, session_id: str | None = None) ->
     Returns:
         One row per target. Columns:
             session_id, file, at_id, context_id, message_count, context_tokens, usage_tokens,
-            trailing_tokens, thinking_level, provider, model, compaction_id (see
-            ``CONTEXT_COLUMNS``). A target on a parent cycle has null counts.
+            trailing_tokens, thinking_level, provider, model, compaction_id, prompt_tokens,
+            estimated_tokens (see ``CONTEXT_COLUMNS``). A target on a parent cycle has null counts.
+            For Claude Code and Codex calls, ``prompt_tokens`` (what the provider counted) sits
+            beside ``estimated_tokens`` (sessionlab's estimate), so the gap is one subtraction.
 
     Example:
         >>> from sessionlab import entries_table  # doctest: +SKIP
@@ -253,6 +288,9 @@ def contexts(entries, at: Target = "calls", *, session_id: str | None = None) ->
 
     thinking = _take(t["thinking_level"], r["think"])
     thinking = pc.if_else(pa.array(null_count), pa.scalar(None, pa.string()), pc.fill_null(thinking, "off"))
+    is_call = prep.is_call[tgt] if isinstance(at, str) and at == "calls" else np.zeros(len(tgt), bool)
+    parts = [_np(t[c], 0, np.int64)[tgt] for c in ("input_tokens", "cache_read_tokens", "cache_write_tokens")]
+    has_usage = np.asarray(pc.is_valid(t["input_tokens"]).to_numpy(zero_copy_only=False), bool)[tgt] & is_call
     return pa.table({
         "session_id": _per_file(prep.forest, "session_id", tgt),
         "file": _per_file(prep.forest, "file", tgt),
@@ -266,6 +304,8 @@ def contexts(entries, at: Target = "calls", *, session_id: str | None = None) ->
         "provider": _take(t["provider"], r["model_src"]),
         "model": _take(t["model"], r["model_src"]),
         "compaction_id": _take(t["entry_id"], r["comp"]),
+        "prompt_tokens": pa.array(parts[0] + parts[1] + parts[2], pa.int64(), mask=~has_usage),
+        "estimated_tokens": ints(r["estimate_only"]),
     })
 
 

@@ -104,8 +104,8 @@ def usage_by(entries, by: str | Sequence[str] = ("session_id",), *, tz: str = "U
     Returns:
         One row per group, sorted by the keys. Columns: the keys, then calls, input_tokens,
         output_tokens, cache_read_tokens, cache_write_tokens, total_tokens (pi's
-        calculateContextTokens summed: the prompt plus the output), cost_usd, reasoning_tokens
-        (part of output_tokens, where the agent reports it).
+        calculateContextTokens summed: the prompt plus the output), cost_usd, and
+        reasoning_tokens (part of output_tokens) when some entry reports them.
 
     Example:
         >>> usage_by(entries_table("data/"), by=["day", "model"], tz="Europe/Vienna")  # doctest: +SKIP
@@ -139,7 +139,9 @@ def usage_by(entries, by: str | Sequence[str] = ("session_id",), *, tz: str = "U
             cols[k] = pa.array(np.where(cur, "current", "abandoned"))
         else:
             cols[k] = table[k]
-    sums = [s for s in _SUMS if s in table.column_names]
+    # (reasoning tokens only when some call reports them: pi files before 1.6 have none)
+    sums = [s for s in _SUMS if s in table.column_names
+            and (s != "reasoning_tokens" or table[s].null_count < table.num_rows)]
     for s in sums:
         cols[s] = pc.fill_null(table[s], 0)
     t = pa.table(cols).filter(pa.array(calls))
