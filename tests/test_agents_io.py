@@ -101,6 +101,10 @@ def test_generated_claude_tree_subagent_compaction_rewind():
     # subagent calls count in their spawning session
     root = dict(zip(t["session_id"].to_pylist(), t["root_session_id"].to_pylist()))
     assert {root[r["session_id"]] for r in subs} == {r["parent_session_id"] for r in subs}
+    b = blocks_table(CLAUDE)
+    task = {(sid, c) for sid, c, n in zip(b["session_id"].to_pylist(), b["tool_call_id"].to_pylist(),
+                                          b["tool_name"].to_pylist()) if n == "Task"}
+    assert {(r["parent_session_id"], r["parent_tool_call_id"]) for r in subs} == task
 
 
 def test_codex_rollout_chain_and_usage():
@@ -213,3 +217,38 @@ def test_all_loader_paths_agree_on_a_mixed_corpus(monkeypatch):
     b = entries_table(srcs, on_bad_lines="skip", max_workers=1)
     assert a.equals(b)
     assert set(a["agent"].to_pylist()) == {"pi", "claude-code", "codex"}
+
+
+@pytest.mark.parametrize("source", [REAL, CLAUDE, CODEX])
+def test_contexts_at_calls_against_a_parent_walk(source):
+    """Each call's context: the messages on the path above the first line of its response (since
+    the last compaction, which stands for its summary), counted by walking parent ids; the recorded
+    prompt sits beside it."""
+    from sessionlab.analysis import contexts
+
+    t = entries_table(source)
+    c = {(r["file"], r["at_id"]): r for r in contexts(t, at="calls").to_pylist()}
+    rows = t.to_pylist()
+    calls = [r for r in rows if r["role"] == "assistant" and r["input_tokens"] is not None]
+    assert len(c) == len(calls) > 0
+    for f in {r["file"] for r in rows}:
+        mine = [r for r in rows if r["file"] == f]
+        by_id = {r["entry_id"]: r for r in mine}
+        first = {}
+        for r in mine:  # (a plain loop: the reference)
+            if r["message_id"] is not None:
+                first.setdefault(r["message_id"], r)
+        for call in (r for r in calls if r["file"] == f):
+            start = first.get(call["message_id"], call) if call["message_id"] else call
+            count, node = 0, by_id.get(start["parent_id"])
+            while node is not None:
+                if node["type"] == "compaction":
+                    count += 1
+                    break
+                count += node["type"] == "message"
+                node = by_id.get(node["parent_id"])
+            got = c[(f, call["entry_id"])]
+            assert got["message_count"] == count, (f, call["entry_id"])
+            assert got["context_id"] == start["parent_id"]
+            assert got["prompt_tokens"] == call["input_tokens"] + call["cache_read_tokens"] + call["cache_write_tokens"]
+            assert 0 <= got["estimated_tokens"]

@@ -108,6 +108,7 @@ class _Line(msgspec.Struct):
     error: Any = None
     isApiErrorMessage: bool | None = None
     forkedFrom: Any = None
+    toolUseResult: msgspec.Raw = msgspec.Raw()
 
 
 _DECODE = msgspec.json.Decoder(_Line).decode
@@ -219,6 +220,7 @@ def read_claude(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile
     tool_names: dict[str, str] = {}
     session_id = agent_id = version = cwd = name = None
     spawn = None  # forkedFrom of a /branch session
+    spawned: dict[str, str] = {}  # subagent id -> the tool call that ran it
     for line_no, raw, start in iter_lines(fh, max_line=max_line):
         if raw is None:
             if b"file-history-snapshot" not in start:
@@ -263,6 +265,12 @@ def read_claude(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile
         if typ in ("user", "assistant") and m is not None:
             role = "assistant" if typ == "assistant" else "user"
             chars, calls, role, tool_name, is_error = _content(m, role, eid, blocks, tool_names)
+            tr = bytes(ln.toolUseResult)
+            if tr and b'"agentId"' in tr and isinstance(m.content, list):  # a Task/Agent call's result
+                res = _DECODE_ANY(tr)
+                call = next((b.tool_use_id for b in m.content if b.type == "tool_result"), None)
+                if isinstance(res, dict) and isinstance(res.get("agentId"), str) and call:
+                    spawned[res["agentId"]] = call
             vals: dict[str, Any] = dict(type="message", role=role, est_tokens=-(-chars // CHARS_PER_TOKEN),
                                         tool_call_count=calls, tool_name=tool_name, is_error=is_error)
             if role == "assistant":
@@ -303,7 +311,8 @@ def read_claude(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile
     elif isinstance(spawn, str) and spawn != session_id:
         parent = spawn
     out.session = {"session_id": sid, "agent": "claude-code", "agent_version": version, "cwd": cwd, "name": name,
-                   "parent_session_id": parent, "root_session_id": session_id if is_sub else sid}
+                   "parent_session_id": parent, "root_session_id": session_id if is_sub else sid,
+                   "agent_id": agent_id if is_sub else None, "spawned": spawned}
     return out
 
 

@@ -103,7 +103,7 @@ def load_agent_file(res: Any, agent: str, fh: Any, want_blocks: bool) -> Any:
         arrays += [pa.array(list(c), f.type) for c, f in zip(cols, list(BLOCK_SCHEMA)[1:])]
         res.blocks = pa.Table.from_arrays(arrays, schema=BLOCK_SCHEMA)
     res.issues = af.issues
-    res.agent_extra = af.codex_totals if agent == "codex" else None
+    res.agent_extra = af.codex_totals if agent == "codex" else (s.get("agent_id"), s.get("spawned") or {})
     return res
 
 
@@ -211,8 +211,22 @@ def _price(results: list) -> None:
         pos += k
 
 
+def _claude_spawns(results: list) -> None:
+    """A subagent session's ``parent_tool_call_id``: the Task/Agent call whose result names it."""
+    claude = [r for r in results if r.session is not None and r.session.get("agent") == "claude-code"]
+    spawned: dict[tuple, str] = {}
+    for r in claude:
+        for agent_id, call in ((r.agent_extra or (None, {}))[1]).items():
+            spawned[(r.session["session_id"], agent_id)] = call
+    for r in claude:
+        agent_id = (r.agent_extra or (None, {}))[0]
+        if agent_id is not None:
+            r.session["parent_tool_call_id"] = spawned.get((r.session.get("parent_session_id"), agent_id))
+
+
 def finish_agents(results: list) -> None:
     """Cross-file work of a load over its Claude Code and Codex files, in load order."""
+    _claude_spawns(results)
     _claude_dedupe(results)
     _codex_replays(results)
     _price(results)
