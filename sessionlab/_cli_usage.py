@@ -43,7 +43,7 @@ def _load(paths: Sequence[str] | None, agents: Sequence[str] | None):
 
 
 def _totals(r: dict[str, Any]) -> dict[str, Any]:
-    out = {k: int(r.get(c) or 0) for k, c in _FIELDS}
+    out: dict[str, Any] = {k: int(r.get(c) or 0) for k, c in _FIELDS}
     out["totalTokens"] = out["inputTokens"] + out["outputTokens"] + out["cacheCreationTokens"] + out["cacheReadTokens"]
     out["totalCost"] = round(float(r["cost_usd"] or 0.0), 8)
     return out
@@ -64,10 +64,9 @@ def usage_report(report: str, paths: Sequence[str] | None = None, *, tz: str = "
         raise ValueError(f"report must be one of {sorted(_REPORTS)}, not {report!r}")
     by, key = _REPORTS[report]
     entries, sessions, res = _load(paths, agents)
-    kw = dict(tz=tz, since=since, until=until)
-    main = usage_by(entries, by=by, **kw).to_pylist()
-    models = usage_by(entries, by=[by, "model"], **kw).to_pylist()
-    agent_rows = usage_by(entries, by=[by, "agent"], **kw).to_pylist()
+    main = usage_by(entries, by=by, tz=tz, since=since, until=until).to_pylist()
+    models = usage_by(entries, by=[by, "model"], tz=tz, since=since, until=until).to_pylist()
+    agent_rows = usage_by(entries, by=[by, "agent"], tz=tz, since=since, until=until).to_pylist()
     rows = []
     for r in main:
         k = r[by]

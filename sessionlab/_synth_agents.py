@@ -111,14 +111,16 @@ class _Claude:
         prompt = _SYSTEM + self.context
         read = min(self.cached, prompt)
         write = max(prompt - read - 3, 0)
-        out = sum(_tok(json.dumps(b.get("input")) if b["type"] == "tool_use" else b.get("text") or b.get("thinking") or "")
-                  for b in blocks) + rng.randint(5, 60)
-        cc = {"ephemeral_5m_input_tokens": 0 if one_hour else write, "ephemeral_1h_input_tokens": write if one_hour else 0}
+        out = sum(_tok(json.dumps(b.get("input")) if b["type"] == "tool_use"
+                       else b.get("text") or b.get("thinking") or "") for b in blocks) + rng.randint(5, 60)
+        cc = {"ephemeral_5m_input_tokens": 0 if one_hour else write,
+              "ephemeral_1h_input_tokens": write if one_hour else 0}
         usage = {"input_tokens": 3, "cache_creation_input_tokens": write, "cache_read_input_tokens": read,
                  "cache_creation": cc, "output_tokens": out, "service_tier": "standard"}
         msg_id = msg_id or "msg_01" + "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789")
                                               for _ in range(22))
-        request_id = request_id or "req_011C" + "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ0123456789") for _ in range(20))
+        request_id = request_id or "req_011C" + "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ0123456789")
+                                                        for _ in range(20))
         grows = rng.random() < 0.5  # some responses repeat the final usage on every line
         for k, b in enumerate(blocks):
             u = dict(usage)
@@ -150,9 +152,10 @@ class _Claude:
         call_id = "toolu_01" + "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijk0123456789") for _ in range(22))
         inp = ({"command": proj.test_cmd} if tool == "Bash" else {"file_path": f"{self.cwd}/{rng.choice(proj.files)}"}
                if tool != "Grep" else {"pattern": rng.choice(proj.symbols)})
-        blocks = [{"type": "thinking", "thinking": prose(rng, "think", rng.randint(1, 4), proj), "signature": "sig"},
-                  {"type": "text", "text": prose(rng, "say", rng.randint(1, 3), proj)},
-                  {"type": "tool_use", "id": call_id, "name": tool, "input": inp}]
+        blocks: list[dict] = [
+            {"type": "thinking", "thinking": prose(rng, "think", rng.randint(1, 4), proj), "signature": "sig"},
+            {"type": "text", "text": prose(rng, "say", rng.randint(1, 3), proj)},
+            {"type": "tool_use", "id": call_id, "name": tool, "input": inp}]
         if rng.random() < 0.3:
             blocks = blocks[1:]
         self.response(model, blocks, one_hour=one_hour)
@@ -365,7 +368,8 @@ def generate_codex_session(root: str | Path, *, seed: int = 0, turns: int = 6, s
             args = json.dumps({"cmd": proj.test_cmd if rng.random() < 0.5 else f"cat {rng.choice(proj.files)}"})
             c.item({"type": "function_call", "name": "exec_command", "arguments": args, "call_id": call_id})
             c.token_count(_tok(think) + _tok(args) + rng.randint(10, 200), rng.randint(0, 300))
-            _, out = (log_pool(proj.lang) if rng.random() < 0.5 else code_pool(proj.lang)).take(rng, rng.randint(5, 300))
+            pool = log_pool(proj.lang) if rng.random() < 0.5 else code_pool(proj.lang)
+            _, out = pool.take(rng, rng.randint(5, 300))
             c.item({"type": "function_call_output", "call_id": call_id, "output": out})
             c.context += _tok(out)
         say = prose(rng, "say", rng.randint(2, 5), proj)
@@ -379,7 +383,7 @@ def generate_codex_session(root: str | Path, *, seed: int = 0, turns: int = 6, s
                 {"type": "message", "role": "user", "content": [{"type": "input_text", "text": summary}]}]})
             c.line("event_msg", {"type": "context_compacted"})
             c.context, c.cached = _tok(summary) + _tok(ask), 0
-    stamp = datetime.fromisoformat(meta["timestamp"].replace("Z", "+00:00"))
+    stamp = datetime.fromisoformat(str(meta["timestamp"]).replace("Z", "+00:00"))
     folder = Path(root) / "sessions" / f"{stamp:%Y}" / f"{stamp:%m}" / f"{stamp:%d}"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"rollout-{stamp:%Y-%m-%dT%H-%M-%S}-{tid}.jsonl"

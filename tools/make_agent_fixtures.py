@@ -33,14 +33,16 @@ def long_context(folder: Path) -> Path:
     for k, (read, write, out) in enumerate(((150_000, 2_000, 900), (240_000, 9_997, 1_500))):
         u = {"parentUuid": parent, **env, "type": "user", "uuid": f"00000000-0000-4000-8000-00000000000{2 * k}",
              "timestamp": f"2026-02-05T10:0{k}:00.000Z", "message": {"role": "user", "content": "Read the whole repo."}}
-        a = {"parentUuid": u["uuid"], **env, "type": "assistant", "uuid": f"00000000-0000-4000-8000-00000000000{2 * k + 1}",
+        a = {"parentUuid": u["uuid"], **env, "type": "assistant",
+             "uuid": f"00000000-0000-4000-8000-00000000000{2 * k + 1}",
              "timestamp": f"2026-02-05T10:0{k}:30.000Z", "requestId": f"req_011CLONG{k}",
              "message": {"model": "claude-sonnet-4-5-20250929", "id": f"msg_01LONG{k}", "type": "message",
                          "role": "assistant", "content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn",
                          "stop_sequence": None,
                          "usage": {"input_tokens": 3, "cache_creation_input_tokens": write,
                                    "cache_read_input_tokens": read, "output_tokens": out,
-                                   "cache_creation": {"ephemeral_5m_input_tokens": write, "ephemeral_1h_input_tokens": 0}}}}
+                                   "cache_creation": {"ephemeral_5m_input_tokens": write,
+                                                      "ephemeral_1h_input_tokens": 0}}}}
         lines += [json.dumps(u, separators=(",", ":")), json.dumps(a, separators=(",", ":"))]
         parent = a["uuid"]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

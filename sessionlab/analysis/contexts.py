@@ -230,7 +230,8 @@ def _first_line_of_response(prep: _Prepared, tgt: np.ndarray) -> np.ndarray:
     mid = t["message_id"]
     has = np.asarray(pc.is_valid(mid).to_numpy(zero_copy_only=False), bool)
     rows = np.nonzero(has)[0]
-    key = pc.binary_join_element_wise(pa.array(prep.forest.file_code[rows].astype(str)), mid.take(pa.array(rows)), "\x00")
+    codes = pa.array(prep.forest.file_code[rows].astype(str))
+    key = pc.binary_join_element_wise(codes, mid.take(pa.array(rows)), "\x00")
     uniq = pc.unique(key)
     gid = np.asarray(pc.index_in(key, value_set=uniq).to_numpy(zero_copy_only=False), np.int64)
     first = np.full(len(uniq), np.iinfo(np.int64).max, np.int64)

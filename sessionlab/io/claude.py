@@ -18,6 +18,7 @@ files by :func:`dedupe_usage`, as ccusage does.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -200,7 +201,7 @@ def _content(m: _Message, role: str, eid: str, blocks: list[tuple], tool_names: 
         elif bt == "image":
             nc, kind = (IMAGE_CHARS if role == "toolResult" else 0), "image"
         else:
-            nc, kind = 0, bt
+            nc, kind = 0, bt or "unknown"
         chars += nc
         blocks.append((eid, role, j, kind, name, call_id, nc))
     return chars, (calls if m.role == "assistant" else None), role, tool_name, is_error
@@ -316,7 +317,7 @@ def read_claude(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile
     return out
 
 
-def dedupe_usage(files: list[tuple[list, list, list, list, list[int]]]) -> list[list[bool]]:
+def dedupe_usage(files: Sequence[tuple[list, list, list, list, Any]]) -> list[list[bool]]:
     """Which usage rows count, across files in load order, as ccusage counts them.
 
     ``files`` holds, per file, the usage rows' ``message_id``, ``request_id``, ``is_sidechain``,

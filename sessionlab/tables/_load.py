@@ -4,7 +4,8 @@ Sources: a file, a folder (searched recursively for ``*.jsonl``), a glob pattern
 these; ``None`` means every default root of the agents that exists (:func:`default_roots`): pi's
 sessions folder, Claude Code's projects folders and Codex's sessions folders. ``agents=`` keeps the
 files of some agents only. After the files are loaded, one pass over the Claude Code and Codex
-files removes repeated usage and prices the calls (:func:`._agents.finish_agents`). Files are loaded in chunks of about 8 MB by a pool of one worker per
+files removes repeated usage and prices the calls (:func:`._agents.finish_agents`). Files are
+loaded in chunks of about 8 MB by a pool of one worker per
 core (at most ``max_workers``); small loads run in the calling thread, where a pool would cost
 more than it saves. Results keep the order of the sorted file list.
 
@@ -29,8 +30,8 @@ from typing import Literal, Union
 import pyarrow as pa
 
 from ..io import LineIssue
-from ..io.reader import report_issues
 from ..io.formats import AGENTS, HEAD_BYTES, detect_agent
+from ..io.reader import report_issues
 from ._agents import finish_agents
 from ._file import FileResult, load_chunk
 from ._native import native_available

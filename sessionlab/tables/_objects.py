@@ -219,7 +219,8 @@ def _const_strings(value: bytes, valid: np.ndarray) -> pa.Array:
     np.cumsum(valid.astype(np.int32) * len(value), out=offsets[1:])
     nulls = n - int(valid.sum())
     bitmap = None if nulls == 0 else pa.py_buffer(np.packbits(valid, bitorder="little"))
-    return pa.Array.from_buffers(pa.string(), n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(value * int(valid.sum()))],
+    data = pa.py_buffer(value * int(valid.sum()))
+    return pa.Array.from_buffers(pa.string(), n, [bitmap, pa.py_buffer(offsets), data],
                                  null_count=nulls)
 
 

@@ -51,7 +51,8 @@ def blocks_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progr
               max_workers: int | None = None,
         agents: Sequence[str] | None = None) -> pd.DataFrame:
     """:func:`blocks_table` as a pandas DataFrame with Arrow-backed dtypes."""
-    return to_pandas(blocks_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers, agents=agents))
+    return to_pandas(blocks_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers,
+                                  agents=agents))
 
 
 blocks_table.__doc__ = blocks_table.__doc__.replace("{columns}", columns_doc(BLOCK_COLUMNS))  # type: ignore[union-attr]

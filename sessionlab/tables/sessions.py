@@ -99,7 +99,8 @@ def sessions_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", pro
                 max_workers: int | None = None,
         agents: Sequence[str] | None = None) -> pd.DataFrame:
     """:func:`sessions_table` as a pandas DataFrame with Arrow-backed dtypes."""
-    return to_pandas(sessions_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers, agents=agents))
+    return to_pandas(sessions_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers,
+                                    agents=agents))
 
 
 sessions_table.__doc__ = sessions_table.__doc__.replace("{columns}", columns_doc(SESSION_COLUMNS))  # type: ignore[union-attr]
