@@ -51,10 +51,10 @@ CONTEXT_COLUMNS = {
     "model": "Model id in effect (null if none).",
     "compaction_id": "The compaction in effect (null if none).",
     "prompt_tokens": "The prompt the call's usage records (input + cache read + cache write; Codex "
-                     "input_tokens): the real count, to set beside the estimates (null for other targets).",
+                     "input_tokens): the real count, to set beside the estimates (at='calls' only).",
     "estimated_tokens": "sessionlab's own estimate of the context: every message estimated (pi's "
                         "ceil(chars / 4)), no recorded usage used; it leaves out the system prompt and "
-                        "tool definitions, which the files do not hold.",
+                        "tool definitions, which the files do not hold (at='calls' only).",
 }
 MEMBER_COLUMNS = {
     "session_id": "Session id.",
@@ -268,9 +268,9 @@ def contexts(entries, at: Target = "calls", *, session_id: str | None = None) ->
     Returns:
         One row per target. Columns:
             session_id, file, at_id, context_id, message_count, context_tokens, usage_tokens,
-            trailing_tokens, thinking_level, provider, model, compaction_id, prompt_tokens,
-            estimated_tokens (see ``CONTEXT_COLUMNS``). A target on a parent cycle has null counts.
-            For Claude Code and Codex calls, ``prompt_tokens`` (what the provider counted) sits
+            trailing_tokens, thinking_level, provider, model, compaction_id, and for
+            ``at="calls"`` prompt_tokens and estimated_tokens (see ``CONTEXT_COLUMNS``). A target
+            on a parent cycle has null counts. ``prompt_tokens`` (what the provider counted) sits
             beside ``estimated_tokens`` (sessionlab's estimate), so the gap is one subtraction.
 
     Example:
@@ -289,10 +289,7 @@ def contexts(entries, at: Target = "calls", *, session_id: str | None = None) ->
 
     thinking = _take(t["thinking_level"], r["think"])
     thinking = pc.if_else(pa.array(null_count), pa.scalar(None, pa.string()), pc.fill_null(thinking, "off"))
-    is_call = prep.is_call[tgt] if isinstance(at, str) and at == "calls" else np.zeros(len(tgt), bool)
-    parts = [_np(t[c], 0, np.int64)[tgt] for c in ("input_tokens", "cache_read_tokens", "cache_write_tokens")]
-    has_usage = np.asarray(pc.is_valid(t["input_tokens"]).to_numpy(zero_copy_only=False), bool)[tgt] & is_call
-    return pa.table({
+    out = {
         "session_id": _per_file(prep.forest, "session_id", tgt),
         "file": _per_file(prep.forest, "file", tgt),
         "at_id": _take(t["entry_id"], tgt),
@@ -305,9 +302,13 @@ def contexts(entries, at: Target = "calls", *, session_id: str | None = None) ->
         "provider": _take(t["provider"], r["model_src"]),
         "model": _take(t["model"], r["model_src"]),
         "compaction_id": _take(t["entry_id"], r["comp"]),
-        "prompt_tokens": pa.array(parts[0] + parts[1] + parts[2], pa.int64(), mask=~has_usage),
-        "estimated_tokens": ints(r["estimate_only"]),
-    })
+    }
+    if isinstance(at, str) and at == "calls":  # the recorded prompt beside the estimate
+        parts = [_np(t[c], 0, np.int64)[tgt] for c in ("input_tokens", "cache_read_tokens", "cache_write_tokens")]
+        has_usage = np.asarray(pc.is_valid(t["input_tokens"]).to_numpy(zero_copy_only=False), bool)[tgt]
+        out["prompt_tokens"] = pa.array(parts[0] + parts[1] + parts[2], pa.int64(), mask=~has_usage)
+        out["estimated_tokens"] = ints(r["estimate_only"])
+    return pa.table(out)
 
 
 def context_members(entries, at: Target = "calls", *, session_id: str | None = None) -> pa.Table:
