@@ -145,16 +145,23 @@ def _lenient(raw: bytes) -> _Line:
 
 
 class _Rows:
-    """Column lists being filled, one row per entry."""
+    """Rows being gathered as dicts of the columns they set; :attr:`cols` turns them into column
+    lists once (one comprehension per column beats a per-row loop over every column)."""
 
     def __init__(self) -> None:
-        self.cols: dict[str, list] = {c: [] for c in _COLS}
-        self.n = 0
+        self._rows: list[dict[str, Any]] = []
 
     def add(self, **values: Any) -> None:
-        for c, col in self.cols.items():
-            col.append(values.get(c))
-        self.n += 1
+        self._rows.append(values)
+
+    @property
+    def n(self) -> int:
+        return len(self._rows)
+
+    @property
+    def cols(self) -> dict[str, list]:
+        rows = self._rows
+        return {c: [r.get(c) for r in rows] for c in _COLS}
 
 
 def _content(m: _Message, role: str, eid: str, blocks: list[tuple], tool_names: dict[str, str]) -> tuple:
