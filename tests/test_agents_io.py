@@ -119,7 +119,12 @@ def test_codex_rollout_chain_and_usage():
     assert set(calls["role"].to_pylist()) == {"assistant"} and set(calls["usage_kind"].to_pylist()) == {"message"}
     assert pc.all(pc.less_equal(calls["reasoning_tokens"], calls["output_tokens"])).as_py()
     assert set(calls["model"].to_pylist()) == {"gpt-5.3-codex", "gpt-5.2-codex"}
-    assert t.filter(pc.equal(t["type"], "compaction")).num_rows >= 1
+    comps = t.filter(pc.equal(t["type"], "compaction")).to_pylist()
+    assert len(comps) >= 1
+    for c in comps:  # estimated as the replacement history that became the context
+        line = _lines(c["file"])[c["line_no"] - 1]
+        chars = sum(len(x["text"]) for it in line["payload"]["replacement_history"] for x in it["content"])
+        assert c["est_tokens"] == -(-chars // 4) and c["tokens_before"] > 0
     s = {r["session_id"]: r for r in sessions_table(CODEX).to_pylist()}
     fork = [r for r in s.values() if r["parent_session_id"]]
     assert len(fork) == 1 and fork[0]["parent_session_id"] in s and fork[0]["agent_version"] == "0.120.0"

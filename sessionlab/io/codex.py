@@ -6,7 +6,8 @@ the entry starts on, stable across loads because rollouts only grow). The items 
 response (reasoning, assistant message, tool calls) form one ``assistant`` message entry, as pi
 stores a response; ``user``/``developer``/``system`` messages are message entries with that role;
 tool outputs are ``toolResult`` entries named after their call; a ``compacted`` line is a
-``compaction`` entry; ``turn_context`` lines are side nodes carrying the model.
+``compaction`` entry (its estimate is that of its ``replacement_history``, the context that
+replaced the old one, else of its summary); ``turn_context`` lines are side nodes carrying the model.
 
 Usage: each ``token_count`` event gives one call's usage from ``last_token_usage`` (or the
 difference of ``total_token_usage`` from the previous event); an event whose cumulative total
@@ -70,6 +71,12 @@ class _Payload(msgspec.Struct):
     source: Any = None
     forked_from_id: str | None = None
     message: str | None = None
+    replacement_history: msgspec.Raw = msgspec.Raw()
+
+
+class _HistoryItem(msgspec.Struct):
+    type: str | None = None
+    content: str | list[_Item] | None = None
 
 
 class _Line(msgspec.Struct):
@@ -79,6 +86,18 @@ class _Line(msgspec.Struct):
 
 
 _DECODE = msgspec.json.Decoder(_Line).decode
+_DECODE_HISTORY = msgspec.json.Decoder(list[_HistoryItem]).decode
+
+
+def _history_chars(raw: bytes) -> int | None:
+    """Characters of the messages of a ``replacement_history`` (None without a readable one)."""
+    if not raw or raw == b"null":
+        return None
+    try:
+        items = _DECODE_HISTORY(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return sum(_items_chars(it.content) for it in items if it.type == "message")
 
 _ASSISTANT_ITEMS = frozenset({"reasoning", "function_call", "custom_tool_call", "local_shell_call",
                               "web_search_call", "tool_search_call", "image_generation_call"})
@@ -250,8 +269,9 @@ def read_codex(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile:
         elif typ == "compacted":
             r.open_call = None
             nc = _len(p.message)
+            hist = _history_chars(bytes(p.replacement_history))  # the context that replaced the old one
             r.add(line_no, ts, type="compaction", tokens_before=r.last_prompt, summary_chars=nc,
-                  est_tokens=-(-nc // CHARS_PER_TOKEN))
+                  est_tokens=-(-(nc if hist is None else hist) // CHARS_PER_TOKEN))
         else:
             out.issues.append(LineIssue(path, line_no, "unknown_type", f"unknown line type {typ!r}",
                                         raw[:80].decode("utf-8", "replace")))
