@@ -257,3 +257,27 @@ def test_contexts_at_calls_against_a_parent_walk(source):
             assert got["context_id"] == start["parent_id"]
             assert got["prompt_tokens"] == call["input_tokens"] + call["cache_read_tokens"] + call["cache_write_tokens"]
             assert 0 <= got["estimated_tokens"]
+
+
+def test_a_branched_claude_session_is_linked_not_double_counted(tmp_path):
+    """/branch copies a session's entries into a new file (new sessionId, forkedFrom): the copy is
+    linked to its source and the copied responses are not counted twice."""
+    src = REAL
+    lines = _lines(src)
+    sid = lines[2]["sessionId"]
+    fork = []
+    for d in lines[:60]:
+        if "sessionId" in d:
+            d = {**d, "sessionId": "f0f0f0f0-0000-4000-8000-000000000000",
+                 "forkedFrom": {"sessionId": sid, "messageUuid": d.get("uuid")}}
+        fork.append(json.dumps(d))
+    folder = tmp_path / "projects" / "p"
+    folder.mkdir(parents=True)
+    shutil.copy(src, folder / f"{sid}.jsonl")
+    (folder / "f0f0f0f0-0000-4000-8000-000000000000.jsonl").write_text("\n".join(fork) + "\n")
+    both = sessions_table(tmp_path).to_pylist()
+    alone = sessions_table(src).to_pylist()[0]
+    linked = [r for r in both if r["parent_session_id"]]
+    assert len(linked) == 1 and linked[0]["parent_session_id"] == sid
+    for col in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
+        assert sum(r[col] for r in both) == alone[col]
