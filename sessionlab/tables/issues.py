@@ -22,7 +22,10 @@ def issues_table(source: Source = None, *, progress: bool | None = None, max_wor
     """Load sessions and return their line issues (nothing is warned or raised).
 
     Issue kinds are those of :func:`sessionlab.read_session` plus ``read_error`` (line 0) for a
-    file that could not be read at all.
+    file that could not be read at all. Claude Code and Codex files add ``bad_field`` (a field of
+    an unexpected JSON type), ``line_too_long`` (a line past the streaming limit, skipped unread;
+    Claude Code's ``file-history-snapshot`` lines are skipped silently), ``missing_payload`` and
+    ``unknown_type`` (Codex); a load adds one ``unknown_model`` per model without a price.
 
     Args:
         source: As for :func:`entries_table`.
