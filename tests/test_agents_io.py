@@ -281,3 +281,27 @@ def test_a_branched_claude_session_is_linked_not_double_counted(tmp_path):
     assert len(linked) == 1 and linked[0]["parent_session_id"] == sid
     for col in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
         assert sum(r[col] for r in both) == alone[col]
+
+
+def test_a_codex_subagent_thread_is_linked_and_its_replay_not_counted(tmp_path):
+    """A spawned sub-agent thread (source.subagent.thread_spawn) that replays its parent's history:
+    linked to the parent thread, grouped under it, the replayed token counts not counted again."""
+    files = sorted(CODEX.rglob("*.jsonl"))
+    fork = next(p for p in files if '"forked_from_id"' in p.read_text())
+    lines = _lines(fork)
+    meta = lines[0]["payload"]
+    parent_id = meta.pop("forked_from_id")
+    meta["source"] = {"subagent": {"thread_spawn": {"parent_thread_id": parent_id, "depth": 1}}}
+    for p in files:
+        if p != fork:
+            shutil.copy(p, tmp_path / p.name)
+    (tmp_path / fork.name).write_text("\n".join(json.dumps(d) for d in lines) + "\n")
+    spawned = {r["session_id"]: r for r in sessions_table(tmp_path).to_pylist()}
+    forked = {r["session_id"]: r for r in sessions_table(CODEX).to_pylist()}
+    child = spawned[meta["id"]]
+    assert child["parent_session_id"] == parent_id
+    for col in ("input_tokens", "output_tokens", "cache_read_tokens"):
+        assert child[col] == forked[meta["id"]][col]  # the same calls counted as for the fork
+    t = entries_table(tmp_path)
+    roots = set(t.filter(pc.equal(t["session_id"], meta["id"]))["root_session_id"].to_pylist())
+    assert roots == {parent_id}
