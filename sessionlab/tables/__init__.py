@@ -10,7 +10,7 @@
 Column names, types and meanings live in :mod:`sessionlab.tables._schema`.
 """
 
-from ._load import default_sessions_dir, find_files
+from ._load import default_roots, default_sessions_dir, find_files
 from ._pi16 import table_rules
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA, ISSUE_SCHEMA, SESSION_SCHEMA
 from .blocks import blocks_df, blocks_table
@@ -24,5 +24,6 @@ __all__ = [
     "load", "Corpus", "as_entries",
     "entries_table", "entries_df", "sessions_table", "sessions_df", "blocks_table", "blocks_df",
     "issues_table", "issues_df", "to_parquet", "find_files", "default_sessions_dir", "table_rules",
+    "default_roots",
     "ENTRY_SCHEMA", "SESSION_SCHEMA", "BLOCK_SCHEMA", "ISSUE_SCHEMA",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
@@ -20,7 +21,7 @@ __all__ = ["sessions_table", "sessions_df", "session_totals"]
 
 
 def sessions_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-                   max_workers: int | None = None) -> pa.Table:
+                   max_workers: int | None = None, agents: Sequence[str] | None = None) -> pa.Table:
     """Load sessions into an Arrow table with one row per session file: ``load(source).sessions``.
 
     Token and cost totals cover every assistant entry of the file (all branches, entries before a
@@ -32,6 +33,7 @@ def sessions_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", 
         on_bad_lines: As for :func:`entries_table`.
         progress: As for :func:`entries_table`.
         max_workers: As for :func:`entries_table`.
+        agents: As for :func:`entries_table`.
 
     Returns:
         A ``pyarrow.Table`` with columns:
@@ -43,13 +45,15 @@ def sessions_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", 
         >>> s.num_rows
         7
     """
-    return load(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers).sessions
+    return load(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers, agents=agents).sessions
 
 
 def sessions_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-                max_workers: int | None = None) -> pd.DataFrame:
+                max_workers: int | None = None,
+                agents: Sequence[str] | None = None) -> pd.DataFrame:
     """:func:`sessions_table` as a pandas DataFrame with Arrow-backed dtypes."""
-    return to_pandas(sessions_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers))
+    return to_pandas(sessions_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers,
+                                    agents=agents))
 
 
 sessions_table = returns(SESSION_COLUMNS)(sessions_table)
