@@ -36,10 +36,11 @@ ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom")
 
 _TOKEN_KEYS = ("input", "output", "cache_read", "cache_write", "total_tokens")
 # summary key -> sessions-table column
-_FROM_SESSIONS = {"session_id": "session_id", "agent": "agent", "name": "name", "cwd": "cwd", "file": "file", "version": "version",
-                  "entries": "entry_count", "compactions": "compaction_count", "input": "input_tokens",
-                  "output": "output_tokens", "cache_read": "cache_read_tokens", "cache_write": "cache_write_tokens",
-                  "total_tokens": "total_tokens", "cost": "cost_usd", "issues": "issue_count"}
+_FROM_SESSIONS = {"session_id": "session_id", "agent": "agent", "name": "name", "cwd": "cwd", "file": "file",
+                  "version": "version", "entries": "entry_count", "compactions": "compaction_count",
+                  "input": "input_tokens", "output": "output_tokens", "cache_read": "cache_read_tokens",
+                  "cache_write": "cache_write_tokens", "total_tokens": "total_tokens", "cost": "cost_usd",
+                  "issues": "issue_count"}
 
 
 def _mask(expr) -> np.ndarray:
