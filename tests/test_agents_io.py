@@ -305,3 +305,26 @@ def test_a_codex_subagent_thread_is_linked_and_its_replay_not_counted(tmp_path):
     t = entries_table(tmp_path)
     roots = set(t.filter(pc.equal(t["session_id"], meta["id"]))["root_session_id"].to_pylist())
     assert roots == {parent_id}
+
+
+def test_load_takes_agents_and_usage_rows_are_counted_once():
+    """``agents=`` reaches :func:`sessionlab.load` and its Corpus; every Claude Code / Codex row
+    that carries a call's usage is a 'message' spend, so usage_by's calls are those rows exactly."""
+    from sessionlab import load, usage_by
+
+    corpus = load([CLAUDE, CODEX, DATA / "pi" / "generated" / "sessions"], agents=["claude-code", "codex"])
+    assert corpus.agents == ["claude-code", "codex"]
+    assert set(corpus.sessions["agent"].to_pylist()) == {"claude-code", "codex"}
+    assert set(corpus.sessions["loader"].to_pylist()) == {"agent"}
+    assert corpus.entries.equals(entries_table([CLAUDE, CODEX], agents=["claude-code", "codex"]))
+    t = corpus.entries
+    has_usage = pc.is_valid(t["input_tokens"])
+    assert t.filter(has_usage)["usage_kind"].to_pylist() == ["message"] * pc.sum(has_usage).as_py()
+    assert pc.all(pc.is_null(t.filter(pc.invert(has_usage))["usage_kind"])).as_py()
+    by = usage_by(corpus, by="agent").to_pylist()
+    for row in by:
+        mine = t.filter(pc.and_(pc.equal(t["agent"], row["agent"]), has_usage))
+        assert row["calls"] == mine.num_rows
+        assert row["input_tokens"] == pc.sum(mine["input_tokens"]).as_py()
+    pi_only = load([CLAUDE, DATA / "pi" / "generated" / "sessions"], agents="pi", on_bad_lines="skip")
+    assert pi_only.agents == ["pi"] and set(pi_only.sessions["agent"].to_pylist()) == {"pi"}
