@@ -36,10 +36,11 @@ ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom")
 
 _TOKEN_KEYS = ("input", "output", "cache_read", "cache_write", "total_tokens")
 # summary key -> sessions-table column
-_FROM_SESSIONS = {"session_id": "session_id", "name": "name", "cwd": "cwd", "file": "file", "version": "version",
-                  "entries": "entry_count", "compactions": "compaction_count", "input": "input_tokens",
-                  "output": "output_tokens", "cache_read": "cache_read_tokens", "cache_write": "cache_write_tokens",
-                  "total_tokens": "total_tokens", "cost": "cost_usd", "issues": "issue_count"}
+_FROM_SESSIONS = {"session_id": "session_id", "agent": "agent", "name": "name", "cwd": "cwd", "file": "file",
+                  "version": "version", "entries": "entry_count", "compactions": "compaction_count",
+                  "input": "input_tokens", "output": "output_tokens", "cache_read": "cache_read_tokens",
+                  "cache_write": "cache_write_tokens", "total_tokens": "total_tokens", "cost": "cost_usd",
+                  "issues": "issue_count"}
 
 
 def _mask(expr) -> np.ndarray:
@@ -66,14 +67,17 @@ def _roles_by_file(entries: pa.Table) -> dict[str, dict[str, int]]:
 
 def _tree_shape_by_file(entries: pa.Table) -> tuple[dict[str, int], dict[str, int]]:
     """file -> leaves (entries that are no entry's parent) and file -> fork points (parent ids with
-    two or more children); seed ``leaf`` records are not nodes."""
-    nodes = entries.select(["file", "entry_id", "parent_id"]).filter(
+    two or more children); seed ``leaf`` records are not nodes, and a side node (Claude Code
+    progress lines, Codex turn contexts) is no child that makes a fork."""
+    nodes = entries.select(["file", "entry_id", "parent_id", "side_node"]).filter(
         pc.invert(pc.fill_null(pc.equal(entries["type"], "leaf"), False)))
     sep = pa.scalar("\x00")
     pkey = pc.binary_join_element_wise(nodes["file"], nodes["parent_id"], sep)  # null without a parent
     kids = pa.table({"file": nodes["file"], "key": pkey}).filter(pc.is_valid(pkey))
+    conv_kids = kids.filter(pc.invert(pc.fill_null(nodes["side_node"].filter(pc.is_valid(pkey)), False)))
     counts = kids.group_by(["file", "key"], use_threads=False).aggregate([([], "count_all")])
-    forks = counts.filter(pc.greater_equal(counts["count_all"], 2))
+    conv_counts = conv_kids.group_by(["file", "key"], use_threads=False).aggregate([([], "count_all")])
+    forks = conv_counts.filter(pc.greater_equal(conv_counts["count_all"], 2))
     fork_n = forks.group_by("file", use_threads=False).aggregate([([], "count_all")])
     ekey = pc.binary_join_element_wise(nodes["file"], nodes["entry_id"], sep)
     is_parent = pc.fill_null(pc.is_in(ekey, value_set=counts["key"]), False)
@@ -83,17 +87,19 @@ def _tree_shape_by_file(entries: pa.Table) -> tuple[dict[str, int], dict[str, in
             dict(zip(fork_n["file"].to_pylist(), fork_n["count_all"].to_pylist())))
 
 
-_ROW_KEYS = ("session_id", "name", "cwd", "file", "version", "entries", "messages", "leaves", "fork_points",
-             "compactions", *_TOKEN_KEYS, "cost", "issues")
+_ROW_KEYS = ("session_id", "agent", "name", "cwd", "file", "version", "entries", "messages", "leaves",
+             "fork_points", "compactions", *_TOKEN_KEYS, "cost", "issues")
 
 
 def summarize_corpus(corpus: Corpus) -> list[dict[str, Any]]:
     """One summary row per session file of a loaded :class:`~sessionlab.Corpus`.
 
-    Keys: ``session_id``, ``name`` (latest non-empty ``session_info`` name), ``cwd``, ``file``,
+    Keys: ``session_id``, ``agent`` (``pi``, ``claude-code`` or ``codex``), ``name`` (latest
+    non-empty ``session_info`` name), ``cwd``, ``file``,
     ``version`` (as written, 1 when absent; ``None`` without a valid header), ``entries``,
     ``messages`` (a dict role -> count),
-    ``leaves`` (entries that are no entry's parent; seed ``leaf`` records are not nodes),
+    ``leaves`` (entries that are no entry's parent; seed ``leaf`` records are not nodes; for
+    other agents the sessions table's ``leaf_count``, side nodes left out),
     ``fork_points`` (entries with two or more children), ``compactions``, the token sums over all
     assistant messages of all branches ``input``, ``output``, ``cache_read``, ``cache_write``,
     ``total_tokens`` (each message's ``totalTokens``, or the sum of its four parts when missing),
@@ -108,7 +114,8 @@ def summarize_corpus(corpus: Corpus) -> list[dict[str, Any]]:
         if row["session_id"] is None:
             row["version"] = None
         row["messages"] = roles.get(f, {})
-        row["leaves"] = leaves.get(f, 0)
+        # (other agents' side nodes are never leaves: their sessions row counts conversation leaves)
+        row["leaves"] = leaves.get(f, 0) if row["agent"] == "pi" else (sessions["leaf_count"][i] or 0)
         row["fork_points"] = forks.get(f, 0)
         for k in _TOKEN_KEYS:  # a file without entries has no sums
             row[k] = row[k] or 0
@@ -265,6 +272,9 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("-o", "--output", default="report.html", help="the HTML file to write (default: report.html)")
     rp.add_argument("--tz", default="UTC", help="time zone of the usage days (default: UTC)")
     rp.set_defaults(func=_cmd_report)
+    from ._cli_usage import add_usage_parser
+
+    add_usage_parser(sub)
     return ap
 
 

@@ -36,10 +36,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
+from ._synth_agents import generate_claude_session, generate_codex_session
 from ._synth_builder import LABELS, MODELS, NAMES, THINKING_LEVELS, THINKING_LEVELS_16, Builder, ModelSpec, iso
 from .model import SessionHeader
 
-__all__ = ["MODELS", "ModelSpec", "encode_cwd", "generate_corpus", "generate_session", "session_file_name"]
+__all__ = ["MODELS", "ModelSpec", "encode_cwd", "generate_corpus", "generate_session", "session_file_name",
+           "generate_claude_session", "generate_codex_session"]
 
 
 def encode_cwd(cwd: str) -> str:

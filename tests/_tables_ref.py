@@ -142,6 +142,9 @@ def object_rows(path):
         if isinstance(e, Mo.SessionInfoEntry):
             r["name"] = e.name
         r["timestamp_ms"] = ts_ms(e.timestamp)
+        # what every pi row has beside other agents' rows
+        r.update(agent="pi", side_node=False, root_session_id=r["session_id"],
+                 cost_source="recorded" if r.get("cost_usd") is not None else None)
         out.append(r)
     return sf, out
 

@@ -25,7 +25,7 @@ def pi_table():
 
 @pytest.fixture(scope="module")
 def data_table():
-    return entries_table(DATA)
+    return entries_table(DATA, agents=["pi"])
 
 
 CASES = leaf_cases()

@@ -28,13 +28,15 @@ DATA = Path(__file__).parent.parent / "data"
 
 @pytest.fixture(scope="module")
 def table():
-    return entries_table(DATA)
+    return entries_table(DATA, agents=["pi"])
 
 
 def independent_totals():
     """Per session: calls, the four buckets and cost, read with json.loads line by line."""
     out = defaultdict(lambda: [0, 0, 0, 0, 0, 0.0])
     for path in DATA.rglob("*.jsonl"):
+        if "claude" in path.parts or "codex" in path.parts:
+            continue  # (pi files only: the other agents are compared with ccusage)
         lines = path.read_text(encoding="utf-8").splitlines()
         sid = json.loads(lines[0])["id"]
         for line in lines[1:]:

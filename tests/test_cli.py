@@ -16,6 +16,7 @@ from sessionlab.tables import find_files
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
+PI_DATA = [DATA / "pi", DATA / "sessions"]  # the pi sessions (data/ also holds Claude Code and Codex ones)
 
 
 def _reference(path: Path) -> dict:
@@ -55,13 +56,30 @@ def _reference(path: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def rows() -> list[dict]:
-    return summarize_sessions([DATA])
+    return summarize_sessions(PI_DATA)
 
 
 def test_finds_every_data_file(rows: list[dict]) -> None:
-    files = sorted(DATA.rglob("*.jsonl"))
+    files = sorted(f for d in PI_DATA for f in d.rglob("*.jsonl"))
     assert len(files) == 7
     assert sorted(Path(r["file"]) for r in rows) == files
+
+
+def test_summary_covers_every_agent_in_data() -> None:
+    """data/ holds pi, Claude Code and Codex sessions: one row each, totals from the tables."""
+    from sessionlab.tables import sessions_table
+
+    rows = summarize_sessions([DATA])
+    assert sorted(Path(r["file"]) for r in rows) == sorted(DATA.rglob("*.jsonl"))
+    assert {r["agent"] for r in rows} == {"pi", "claude-code", "codex"}
+    s = {r["file"]: r for r in sessions_table(DATA / "claude").to_pylist() + sessions_table(DATA / "codex").to_pylist()}
+    others = [r for r in rows if r["agent"] != "pi"]
+    assert len(others) == len(s) >= 7
+    for r in others:
+        t = s[r["file"]]
+        assert (r["input"], r["output"], r["cache_read"], r["cache_write"]) == (
+            t["input_tokens"], t["output_tokens"], t["cache_read_tokens"], t["cache_write_tokens"])
+        assert r["cost"] == pytest.approx(t["cost_usd"]) and r["issues"] == 0
 
 
 def test_rows_match_independent_computation(rows: list[dict]) -> None:
@@ -85,7 +103,7 @@ def test_known_values_of_pi_fixtures(rows: list[dict]) -> None:
 
 
 def test_main_prints_table_and_grand_total(rows: list[dict], capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["summary", str(DATA), "--no-usage"]) == 0
+    assert main(["summary", *map(str, PI_DATA), "--no-usage"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:4] == ["session", "name", "cwd", "file"]
     body = out[2:-2]
@@ -153,7 +171,7 @@ def test_summary_prints_usage_by_model_and_day(capsys):
 
     from sessionlab.cli import main as _main
 
-    assert _main(["summary", "data/", "--format", "json", "--tz", "Asia/Tokyo"]) == 0
+    assert _main(["summary", "data/pi", "data/sessions", "--format", "json", "--tz", "Asia/Tokyo"]) == 0
     out = _json.loads(capsys.readouterr().out)
     by_model, by_day = out["usage"]["model"], out["usage"]["day"]
     total = out["total"]

@@ -64,6 +64,12 @@ CONTEXT_COLUMNS: tuple[Column, ...] = (
     Column("provider", _S, "Provider of the model in effect (null if none)."),
     Column("model", _S, "Model id in effect (null if none)."),
     Column("compaction_id", _S, "The compaction in effect (null if none)."),
+    Column("prompt_tokens", _I64, "The prompt the call's usage records (input + cache read + cache write; Codex "
+           "input_tokens): the real count, to set beside the estimates. at='calls' only (null for other "
+           "targets and for a call without usage)."),
+    Column("estimated_tokens", _I64, "sessionlab's own estimate of the context: every message estimated (pi's "
+           "ceil(chars / 4)), no recorded usage used; it leaves out the system prompt and tool definitions, "
+           "which the files do not hold."),
 )
 MEMBER_COLUMNS: tuple[Column, ...] = (
     Column("session_id", _S, "Session id."),
@@ -91,6 +97,13 @@ class _Prepared:
 
         is_msg = f.isin("type", ("message",))
         self.is_assistant = is_msg & f.isin("role", ("assistant",))
+        # calls: every assistant message of a pi file; of Claude Code and Codex files, the rows that
+        # carry a response's usage (its other streaming lines and replayed copies carry none)
+        if "agent" in table.column_names:
+            other = b(pc.not_equal(table["agent"], "pi"))
+            self.is_call = self.is_assistant & ~(other & ~b(pc.is_valid(table["input_tokens"])))
+        else:
+            self.is_call = self.is_assistant
         self.is_comp = f.isin("type", ("compaction",))
         summary_nonempty = np.asarray(pc.fill_null(table["summary_chars"], 0).to_numpy(zero_copy_only=False)) > 0
         branch_summary = f.isin("type", ("branch_summary",)) & summary_nonempty
@@ -262,9 +275,11 @@ def _all_targets(prep: _Prepared, at: Any) -> tuple[np.ndarray, np.ndarray]:
     rows = np.arange(n)
     if isinstance(at, str):
         if at == "calls":
-            tgt = rows[prep.is_assistant]
-            # a call whose own parent chain loops has no context (-2: null)
-            base = np.where(f.cyclic[tgt], -2, f.parent[tgt])
+            tgt = rows[prep.is_call]
+            # a call whose own parent chain loops has no context (-2: null); a Claude Code response
+            # written over several lines was sent the context above its first line
+            first = _first_line_of_response(prep, tgt)
+            base = np.where(f.cyclic[tgt], -2, f.parent[first])
             return tgt, base
         if at == "leaves":
             has_child = np.zeros(n, bool)
@@ -280,6 +295,26 @@ def _all_targets(prep: _Prepared, at: Any) -> tuple[np.ndarray, np.ndarray]:
     mask = np.asarray(pc.fill_null(pc.is_in(t["entry_id"], value_set=ids), False).to_numpy(zero_copy_only=False), bool)
     tgt = rows[mask & ~f.is_leaf_record]
     return tgt, tgt
+
+
+def _first_line_of_response(prep: _Prepared, tgt: np.ndarray) -> np.ndarray:
+    """For each call row, the first row of its file with the same ``message_id`` (itself when it
+    has none): the line a streamed Claude Code response starts on."""
+    t = prep.table
+    if "message_id" not in t.column_names or t["message_id"].null_count == t.num_rows or not len(tgt):
+        return tgt
+    mid = t["message_id"]
+    has = np.asarray(pc.is_valid(mid).to_numpy(zero_copy_only=False), bool)
+    rows = np.nonzero(has)[0]
+    codes = pa.array(prep.forest.file_code[rows].astype(str))
+    key = pc.binary_join_element_wise(codes, mid.take(pa.array(rows)), "\x00")
+    uniq = pc.unique(key)
+    gid = np.asarray(pc.index_in(key, value_set=uniq).to_numpy(zero_copy_only=False), np.int64)
+    first = np.full(len(uniq), np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(first, gid, rows)
+    row_first = np.arange(t.num_rows)
+    row_first[rows] = first[gid]
+    return row_first[tgt]
 
 
 def _take(col, idx: np.ndarray) -> pa.Array:
@@ -316,6 +351,9 @@ def contexts(entries, *, at: Target = "calls", session_id: SessionIds = None, ru
 
 {columns}
 
+        ``prompt_tokens`` (what the provider counted) sits beside ``estimated_tokens`` (sessionlab's
+        estimate), so the gap is one subtraction.
+
     Example:
         >>> from sessionlab import load  # doctest: +SKIP
         >>> contexts(load("data/"), at="calls").to_pandas().head()  # doctest: +SKIP
@@ -332,7 +370,7 @@ def contexts(entries, *, at: Target = "calls", session_id: SessionIds = None, ru
 
     thinking = _take(t["thinking_level"], r["think"])
     thinking = pc.if_else(pa.array(null_count), pa.scalar(None, pa.string()), pc.fill_null(thinking, "off"))
-    return pa.Table.from_pydict({
+    out = {
         "session_id": _per_file(prep.forest, "session_id", tgt),
         "file": _per_file(prep.forest, "file", tgt),
         "at_id": _take(t["entry_id"], tgt),
@@ -347,7 +385,14 @@ def contexts(entries, *, at: Target = "calls", session_id: SessionIds = None, ru
         "provider": _take(t["provider"], r["model_src"]),
         "model": _take(t["model"], r["model_src"]),
         "compaction_id": _take(t["entry_id"], r["comp"]),
-    }, schema=schema_of(CONTEXT_COLUMNS))
+    }
+    parts = [_np(t[c], 0, np.int64)[tgt] for c in ("input_tokens", "cache_read_tokens", "cache_write_tokens")]
+    has_usage = np.asarray(pc.is_valid(t["input_tokens"]).to_numpy(zero_copy_only=False), bool)[tgt]
+    if not (isinstance(at, str) and at == "calls"):  # the recorded prompt is a call's, sent at its parent
+        has_usage = np.zeros(len(tgt), bool)
+    out["prompt_tokens"] = pa.array(parts[0] + parts[1] + parts[2], pa.int64(), mask=~has_usage)
+    out["estimated_tokens"] = ints(r["estimate_only"])
+    return pa.Table.from_pydict(out, schema=schema_of(CONTEXT_COLUMNS))
 
 
 contexts_df = df_variant(contexts)

@@ -25,7 +25,8 @@ __all__ = ["usage_by", "usage_by_df", "branch_costs", "branch_costs_df", "cache_
            "current_branch_mask", "USAGE_GROUPS", "USAGE_KEY_COLUMNS", "USAGE_COLUMNS", "BRANCH_COST_COLUMNS",
            "CACHE_COLUMNS"]
 
-USAGE_GROUPS = ("session_id", "file", "day", "model", "provider", "api", "branch", "stop_reason", "usage_kind")
+USAGE_GROUPS = ("session_id", "file", "day", "model", "provider", "api", "branch", "stop_reason", "usage_kind",
+                "month", "session", "agent")
 
 _S, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -40,6 +41,10 @@ USAGE_KEY_COLUMNS: tuple[Column, ...] = (
     Column("stop_reason", _S, "stopReason of the call."),
     Column("usage_kind", _S, "What the spend paid for: 'message' for calls; for spend that is no message "
            "(pi 1.6) the usage entry's kind ('title', 'summary'...), 'compaction' or 'branch_summary'."),
+    Column("month", _S, "The call's month in ``tz``, 'YYYY-MM'."),
+    Column("session", _S, "The top session (root_session_id): a Claude Code subagent's calls count in the "
+           "session that spawned it, as in ccusage."),
+    Column("agent", _S, "Agent of the call: 'pi', 'claude-code' or 'codex'."),
 )
 USAGE_COLUMNS: tuple[Column, ...] = (
     Column("calls", _I64, "Number of calls (assistant messages); the token and cost sums also hold the "
@@ -50,6 +55,8 @@ USAGE_COLUMNS: tuple[Column, ...] = (
     Column("cache_write_tokens", _I64, "Sum of cache_write_tokens."),
     Column("total_tokens", _I64, "pi's calculateContextTokens of each call, summed."),
     Column("cost_usd", _F64, "Sum of cost_usd, USD."),
+    Column("reasoning_tokens", _I64, "Sum of reasoning_tokens (part of output_tokens; 0 where no call reports "
+           "them)."),
 )
 BRANCH_COST_COLUMNS: tuple[Column, ...] = (
     Column("session_id", _S, "Session id."),
@@ -78,7 +85,8 @@ CACHE_COLUMNS: tuple[Column, ...] = (
            "that call), 'model_change' (another provider or model than that call), 'branch_switch' (the "
            "previous call in the file is on another branch: the user moved the leaf), or null."),
 )
-_SUMS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "context_tokens", "cost_usd")
+_SUMS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "context_tokens", "cost_usd",
+         "reasoning_tokens")
 
 
 def _bool(a) -> np.ndarray:
@@ -86,7 +94,13 @@ def _bool(a) -> np.ndarray:
 
 
 def _calls_mask(table: pa.Table) -> np.ndarray:
-    return _bool(pc.and_(pc.equal(table["type"], "message"), pc.equal(table["role"], "assistant")))
+    """Assistant messages that are calls: every one in a pi file; in Claude Code and Codex files the
+    ones carrying usage (a response's other streaming lines and replayed copies carry none)."""
+    asst = pc.and_(pc.equal(table["type"], "message"), pc.equal(table["role"], "assistant"))
+    if "agent" not in table.column_names:
+        return _bool(asst)
+    counted = pc.or_kleene(pc.is_valid(table["input_tokens"]), pc.fill_null(pc.equal(table["agent"], "pi"), True))
+    return _bool(pc.and_(asst, counted))
 
 
 def _spend_mask(table: pa.Table) -> np.ndarray:
@@ -123,17 +137,43 @@ def _day(ts, tz: str) -> pa.ChunkedArray:
     return pc.cast(pc.strftime(local, format="%Y-%m-%d"), pa.date32())
 
 
+def _month(ts, tz: str) -> pa.ChunkedArray:
+    return pc.strftime(pc.cast(ts, pa.timestamp("ms", tz=tz)), format="%Y-%m")
+
+
+def _date(value, name: str):
+    import datetime as _dt
+
+    if value is None or isinstance(value, _dt.date) and not isinstance(value, _dt.datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return _dt.date.fromisoformat(value if "-" in value else f"{value[:4]}-{value[4:6]}-{value[6:]}")
+        except ValueError:
+            pass
+    raise ValueError(f"{name} must be a date or 'YYYY-MM-DD' / 'YYYYMMDD', not {value!r}")
+
+
 def usage_by(entries, *, by: str | Sequence[str] = ("session_id",), tz: str = "UTC",
-             session_id: SessionIds = None) -> pa.Table:
+             session_id: SessionIds = None, since=None, until=None) -> pa.Table:
     """Token buckets, cost and call counts per group.
+
+    ``usage_by(t, by="day")``, ``"month"`` and ``"session"`` give the token totals of ccusage's
+    ``daily``, ``monthly`` and ``session`` reports on the same Claude Code and Codex files (each
+    response counted once), and costs within 1% (see ``docs/ccusage-differences.md``).
 
     Args:
         entries: a :class:`~sessionlab.Corpus` or its entries table.
-        by: one or more of ``session_id``, ``file``, ``day`` (the call's date in ``tz``), ``model``,
+        by: one or more of ``session_id``, ``file``, ``day`` (the call's date in ``tz``), ``month``
+            (``"YYYY-MM"`` in ``tz``), ``session`` (the top session: a Claude Code subagent's calls
+            count in the session that spawned it, as in ccusage), ``agent``, ``model``,
             ``provider``, ``api``, ``branch`` (``"current"`` or ``"abandoned"``), ``stop_reason``,
             ``usage_kind`` (``"message"`` for calls; a title, summary, compaction... otherwise).
-        tz: IANA time zone for ``day``.
+        tz: IANA time zone for ``day``, ``month``, ``since`` and ``until``.
         session_id: only the calls of this session (or these sessions).
+        since: Keep spend on or after this date in ``tz`` (a ``date``, ``"YYYY-MM-DD"`` or
+            ``"YYYYMMDD"``).
+        until: Keep spend on or before this date in ``tz``.
 
     Returns:
         One row per group, sorted by the keys. Columns: the keys,
@@ -151,13 +191,30 @@ def usage_by(entries, *, by: str | Sequence[str] = ("session_id",), tz: str = "U
     bad = [k for k in keys if k not in USAGE_GROUPS]
     if bad or not keys:
         raise ValueError(f"by must be among {USAGE_GROUPS}, not {keys!r}")
+    since, until = _date(since, "since"), _date(until, "until")
     table = select_sessions(entries, session_id)
     calls = _calls_mask(table)
     spend = _spend_mask(table)
+    if since is not None or until is not None:
+        day = _day(table["timestamp"], tz)
+        when = np.ones(table.num_rows, bool)
+        if since is not None:
+            when &= _bool(pc.greater_equal(day, pa.scalar(since, pa.date32())))
+        if until is not None:
+            when &= _bool(pc.less_equal(day, pa.scalar(until, pa.date32())))
+        calls &= when
+        spend &= when
     cols: dict[str, pa.ChunkedArray | pa.Array] = {}
     for k in keys:
         if k == "day":
             cols[k] = _day(table["timestamp"], tz)
+        elif k == "month":
+            cols[k] = _month(table["timestamp"], tz)
+        elif k == "session":
+            cols[k] = (pc.coalesce(table["root_session_id"], table["session_id"])
+                       if "root_session_id" in table.column_names else table["session_id"])
+        elif k == "agent" and "agent" not in table.column_names:
+            cols[k] = pa.array(["pi"] * table.num_rows, pa.string())
         elif k == "branch":
             cur = current_branch_mask(table)
             cols[k] = pa.array(np.where(cur, "current", "abandoned"))

@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..analysis._forest import per_table
-from ..analysis.contexts import _prepare
+from ..analysis.contexts import _first_line_of_response, _prepare
 from ..analysis.usage import current_branch_mask
 from .._rules import Rules
 from ..tables._pi16 import table_rules_for
@@ -233,9 +233,9 @@ def simulate_compaction(
     n = table.num_rows
 
     # per-row quantities (whole table, vectorised)
-    calls = prep.is_assistant & ~f.cyclic
+    calls = prep.is_call & ~f.cyclic  # (a streamed Claude Code response is one call)
     call_rows = np.nonzero(calls)[0]
-    base = f.parent[call_rows]
+    base = f.parent[_first_line_of_response(prep, call_rows)]
     ctx = prep.compute(base)
     prompt_rec = np.zeros(n, np.int64)
     prompt_rec[call_rows] = ctx["context_tokens"]
@@ -459,7 +459,7 @@ def _replay(runs, n_pol, prompt_full, total_full, can_trigger, model, out_tok, c
 def _runs(table: pa.Table, f, prep, branch: str) -> list[tuple[int, np.ndarray]]:
     """(leaf row, the calls on its branch in order) for every branch to replay."""
     n = table.num_rows
-    calls = prep.is_assistant & ~f.cyclic
+    calls = prep.is_call & ~f.cyclic
     if branch == "current":
         on = current_branch_mask(table, f)
         codes = f.file_code

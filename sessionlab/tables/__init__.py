@@ -13,7 +13,7 @@ Column names, types and meanings live in :mod:`sessionlab.tables._schema`.
 """
 
 from ._cache import Changes, clear_cache
-from ._load import LoadResult, default_sessions_dir, find_files, load_files, refresh
+from ._load import LoadResult, default_roots, default_sessions_dir, find_files, load_files, refresh
 from ._pi16 import table_rules
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA, ISSUE_SCHEMA, SESSION_SCHEMA
 from .blocks import blocks_df, blocks_table
@@ -28,5 +28,6 @@ __all__ = [
     "entries_table", "entries_df", "sessions_table", "sessions_df", "blocks_table", "blocks_df",
     "issues_table", "issues_df", "to_parquet", "read_parquet", "find_files", "default_sessions_dir", "table_rules",
     "load_files", "refresh", "LoadResult", "Changes", "clear_cache",
+    "default_roots",
     "ENTRY_SCHEMA", "SESSION_SCHEMA", "BLOCK_SCHEMA", "ISSUE_SCHEMA",
 ]

@@ -15,15 +15,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..io import LineIssue, parse_session_bytes
+from ..io.formats import HEAD_BYTES, detect_agent
+from ._agents import load_agent_bytes, load_agent_file
 from ._fast import Refused, fast_columns
 from ._native import NativeBatch, native_available
-from ._objects import _str, block_rows, entry_rows, parse_timestamps, session_facts
+from ._objects import _str, block_rows, entry_rows, parse_timestamps, session_facts, with_pi_defaults
 from ._pi16 import resolve
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
 __all__ = ["FileResult", "Loader", "load_file", "load_data", "load_chunk", "materialize"]
 
-Loader = Literal["native", "msgspec", "objects"]
+Loader = Literal["native", "msgspec", "objects", "agent"]
 
 _ENTRY_NAMES = [f.name for f in ENTRY_SCHEMA]
 _BLOCK_NAMES = [f.name for f in BLOCK_SCHEMA]
@@ -47,6 +49,8 @@ class FileResult:
     data: bytes | None = field(default=None, repr=False)
     # the entry columns until :func:`materialize` turns a batch of files into one table
     pending: tuple[dict[str, Any], int, str | None] | None = field(default=None, repr=False)
+    # what the load's cross-file pass needs of a Codex file (see ._agents.finish_agents)
+    agent_extra: Any = field(default=None, repr=False)
 
     @property
     def fast(self) -> bool:
@@ -88,7 +92,7 @@ def materialize(results: list[FileResult]) -> None:
             else:
                 arrays.append(pa.concat_arrays([
                     p if isinstance(p, pa.Array) and p.type == f.type else pa.array(p, f.type) for p in pieces]))
-    table = pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA)
+    table = with_pi_defaults(pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA))
     start = 0
     for r, n in zip(pend, counts):
         r.entries = table.slice(start, n)
@@ -114,21 +118,29 @@ def _blocks_table(rows: list[tuple], session_id: str | None) -> pa.Table:
 
 def _session_row(head: dict[str, Any], facts: dict[str, Any], path: str, n_issues: int, loader: Loader) -> dict:
     """The header and file-order facts of a session; totals are added over the entries table."""
-    return {**head, "file": path, **facts, "issue_count": n_issues, "loader": loader}
+    return {**head, "file": path, **facts, "issue_count": n_issues, "loader": loader, "agent": "pi"}
 
 
 def load_file(path: str, want_blocks: bool = False) -> FileResult:
     """Load one file; never raises."""
     res = FileResult(path=path)
-    data = _read(res)
+    data = _read(res, want_blocks)
     return res if data is None else load_data(path, data, want_blocks)
 
 
-def _read(res: FileResult) -> bytes | None:
-    """The file's bytes, or None with a ``read_error`` issue in ``res``."""
+def _read(res: FileResult, want_blocks: bool = False) -> bytes | None:
+    """A pi file's bytes; ``None`` when the file was another agent's (then read into ``res`` as it
+    streams) or failed (a ``read_error`` issue in ``res``). The agent is decided from the first
+    64 KB, so a Claude Code file is never read whole."""
     try:
         with open(res.path, "rb") as fh:
-            return fh.read()
+            head = fh.read(HEAD_BYTES)
+            agent = detect_agent(head)
+            if agent == "pi":
+                return head + fh.read()
+            fh.seek(0)
+            load_agent_file(res, agent, fh, want_blocks)
+            return None
     except Exception as exc:  # a file that fails must not stop the others: it becomes an issue
         _failed(res, exc)
         return None
@@ -156,7 +168,7 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
     results = []
     for path in paths:
         res = FileResult(path=path)
-        data = _read(res)
+        data = _read(res, want_blocks)
         if data is None:
             results.append(res)
             continue
@@ -189,6 +201,10 @@ def load_data(path: str, data: bytes, want_blocks: bool = False) -> FileResult:
     """Load one file's bytes on the msgspec fast path, else the tolerant path; never raises."""
     res = FileResult(path=path, data=data, nbytes=len(data))
     try:
+        agent = detect_agent(data[:HEAD_BYTES])
+        if agent != "pi":
+            res.data = None  # (the bytes are only kept for pi's cross-line columns, see resolve_all)
+            return load_agent_bytes(res, agent, data, want_blocks)
         try:
             out = fast_columns(data, want_blocks=want_blocks)
         except Refused:

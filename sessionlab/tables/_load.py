@@ -1,8 +1,11 @@
 """Finding session files and loading many of them in parallel.
 
 Sources: a file, a folder (searched recursively for ``*.jsonl``), a glob pattern, or a list of
-these; ``None`` means pi's sessions folder (``$PI_CODING_AGENT_DIR/sessions``, default
-``~/.pi/agent/sessions``). Files are loaded in chunks of about 8 MB by a pool of one worker per
+these; ``None`` means every default root of the agents that exists (:func:`default_roots`): pi's
+sessions folder, Claude Code's projects folders and Codex's sessions folders. ``agents=`` keeps the
+files of some agents only. After the files are loaded, one pass over the Claude Code and Codex
+files removes repeated usage and prices the calls (:func:`._agents.finish_agents`). Files are
+loaded in chunks of about 8 MB by a pool of one worker per
 core (at most ``max_workers``); small loads run in the calling thread, where a pool would cost
 more than it saves. Results keep the order of the sorted file list.
 
@@ -30,12 +33,15 @@ import pyarrow as pa
 
 from ..errors import NativeLoaderWarning
 from ..io import LineIssue
+from ..io.formats import AGENTS, HEAD_BYTES, detect_agent
 from ..io.reader import OnBadLines, check_on_bad_lines, report_issues
 from . import _cache
+from ._agents import finish_agents
 from ._file import FileResult, load_chunk
 from ._native import native_available
 
-__all__ = ["Source", "OnBadLines", "default_sessions_dir", "find_files", "load_files", "refresh", "LoadResult"]
+__all__ = ["Source", "OnBadLines", "default_sessions_dir", "default_roots", "find_files", "load_files", "refresh",
+           "LoadResult"]
 
 Source = Union[str, os.PathLike, Sequence[str | os.PathLike], None]
 
@@ -51,6 +57,63 @@ def default_sessions_dir() -> Path:
     return agent / "sessions"
 
 
+def _home_path(raw: str) -> Path:
+    return Path(os.path.expanduser(raw.strip()))
+
+
+def default_roots() -> dict[str, list[Path]]:
+    """Each agent's default session folders (existing or not).
+
+    - ``pi``: ``$PI_CODING_AGENT_DIR/sessions``, else ``~/.pi/agent/sessions``;
+    - ``claude-code``: ``<dir>/projects`` for each ``<dir>`` of ``$CLAUDE_CONFIG_DIR``
+      (comma-separated; a ``.../projects`` folder itself is accepted), else
+      ``$XDG_CONFIG_HOME/claude/projects`` (``~/.config/claude/projects``) and ``~/.claude/projects``;
+    - ``codex``: ``sessions`` and ``archived_sessions`` of ``$CODEX_HOME``, else of ``~/.codex``.
+    """
+    claude: list[Path] = []
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    if env:
+        for raw in env.split(","):
+            if raw.strip():
+                p = _home_path(raw)
+                claude.append(p if p.name == "projects" else p / "projects")
+    else:
+        xdg = os.environ.get("XDG_CONFIG_HOME")
+        claude = [(Path(xdg) if xdg else Path.home() / ".config") / "claude" / "projects",
+                  Path.home() / ".claude" / "projects"]
+    home = os.environ.get("CODEX_HOME")
+    codex = _home_path(home) if home else Path.home() / ".codex"
+    return {"pi": [default_sessions_dir()], "claude-code": claude,
+            "codex": [codex / "sessions", codex / "archived_sessions"]}
+
+
+def _check_agents(agents: Sequence[str] | None) -> list[str]:
+    if agents is None:
+        return list(AGENTS)
+    chosen = [agents] if isinstance(agents, str) else list(agents)
+    bad = [a for a in chosen if a not in AGENTS]
+    if bad:
+        raise ValueError(f"agents must be among {AGENTS}, not {bad!r}")
+    return chosen
+
+
+def _agent_of(path: str) -> str:
+    try:
+        with open(path, "rb") as fh:
+            return detect_agent(fh.read(HEAD_BYTES))
+    except OSError:
+        return "pi"  # the load reports the read error
+
+
+def _codex_default_files(sessions: Path, archived: Path) -> list[str]:
+    """Both Codex folders' files; a file of ``archived_sessions`` whose relative path is also in
+    ``sessions`` is left out (the active copy wins)."""
+    active = _expand(sessions) if sessions.is_dir() else []
+    rel = {os.path.relpath(f, sessions) for f in active}
+    old = [f for f in (_expand(archived) if archived.is_dir() else []) if os.path.relpath(f, archived) not in rel]
+    return active + old
+
+
 def _expand(item: str | os.PathLike) -> list[str]:
     p = Path(item)
     if p.is_dir():
@@ -63,24 +126,36 @@ def _expand(item: str | os.PathLike) -> list[str]:
     raise FileNotFoundError(f"no such file, folder or matching glob: {s}")
 
 
-def find_files(source: Source = None) -> list[str]:
+def find_files(source: Source = None, *, agents: Sequence[str] | None = None) -> list[str]:
     """The session files a source names, deduplicated, in order (folders and globs sorted).
+
+    ``source=None`` reads every default root that exists (:func:`default_roots`). ``agents``
+    (``"pi"``, ``"claude-code"``, ``"codex"``) keeps only those agents' files (decided from the
+    first bytes of each file when ``source`` is given).
 
     Example:
         >>> find_files("tests/data/pi/real")  # doctest: +SKIP
         ['tests/data/pi/real/before-compaction.jsonl', 'tests/data/pi/real/large-session.jsonl']
     """
-    if source is None:
-        items: Iterable = [default_sessions_dir()]
-    elif isinstance(source, (str, os.PathLike)):
-        items = [source]
-    else:
-        items = source
+    chosen = _check_agents(agents)
     seen: dict[str, None] = {}
+    if source is None:
+        roots = default_roots()
+        for agent in chosen:
+            if agent == "codex":
+                files = _codex_default_files(*roots["codex"])
+            else:
+                files = [f for root in roots[agent] if root.is_dir() for f in _expand(root)]
+            for f in files:
+                seen.setdefault(f, None)
+        return list(seen)
+    items: Iterable = [source] if isinstance(source, (str, os.PathLike)) else source
     for item in items:
         for f in _expand(item):
             seen.setdefault(f, None)
-    return list(seen)
+    if agents is None:
+        return list(seen)
+    return [f for f in seen if _agent_of(f) in chosen]
 
 
 def _load_chunk(paths: list[str], want_blocks: bool) -> tuple:
@@ -210,7 +285,7 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None) 
 
 def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines: OnBadLines = "warn",
                progress: bool | None = None, max_workers: int | None = None,
-               cache: _cache.CacheOption = None) -> LoadResult:
+               cache: _cache.CacheOption = None, agents: Sequence[str] | None = None) -> LoadResult:
     """Load every file of ``source``; issues are warned, raised or kept per ``on_bad_lines``.
 
     ``max_workers``: the pool's size (default: up to 2, one per core). The workers are threads when
@@ -220,10 +295,12 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
     (``$SESSIONLAB_CACHE_DIR``, else the user's cache folder) and reads unchanged files from it
     and only the new lines of grown ones; a path uses that folder; ``False`` reads everything.
     Loads with ``want_blocks`` are not cached. See :mod:`sessionlab.tables._cache`.
+
+    ``agents``: keep only those agents' files (see :func:`find_files`).
     """
     check_on_bad_lines(on_bad_lines)
     store = None if want_blocks else _cache.Store.for_source(cache, source)
-    paths = find_files(source)
+    paths = find_files(source, agents=agents)
     bar = _progress_bar(progress, len(paths))
     results: list[FileResult] = []
 
@@ -239,8 +316,10 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
         if bar is not None:
             bar.close()  # type: ignore[attr-defined]
     _warn_native_errors(results)
+    finish_agents(results)
     _report(results, on_bad_lines)
-    options = {"want_blocks": want_blocks, "on_bad_lines": on_bad_lines, "max_workers": max_workers, "cache": cache}
+    options = {"want_blocks": want_blocks, "on_bad_lines": on_bad_lines, "max_workers": max_workers, "cache": cache,
+               "agents": agents}
     keys = store.keys if store is not None else {p: _cache.probe(p, hashes=False) or {} for p in paths}
     return LoadResult(results, source, options, keys, store.changes if store is not None else None)
 

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from .._rules import session_name
 from ..tokens import CHARS_PER_TOKEN
 from ._fast import _batch_args_lens
-from ._objects import parse_timestamps
+from ._objects import parse_timestamps, with_pi_defaults
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
 try:
@@ -102,7 +102,7 @@ class NativeBatch:
         res.session = {"session_id": sid, "version": 3, "dialect": "pi", "cwd": cwd,
                        "parent_session": parent_session, "header_timestamp": header_ts, "file": res.path,
                        "name": session_name(name), "leaf_id": leaf_id, "leaf_count": leaf_count, "issue_count": 0,
-                       "loader": "native"}
+                       "loader": "native", "agent": "pi"}
         res.loader = "native"
         self._files.append((res, n, nb, sid))
         return True
@@ -145,7 +145,7 @@ class NativeBatch:
                 arrays.append(_array(specs[name], n, f.type))
             else:  # the seed's retained tail (a native file never has one); pi 1.6's columns ._pi16 fills
                 arrays.append(pa.nulls(n, f.type))
-        table = pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA)
+        table = with_pi_defaults(pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA))
         blocks = None
         if self._want_blocks:
             bspecs = {s[0]: s for s in out["blocks"]}

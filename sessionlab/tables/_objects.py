@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -22,7 +23,7 @@ from ..model import messages as M
 from ..tokens import estimate_chars, estimate_context_tokens, estimate_tokens
 from ._schema import TIMESTAMP
 
-__all__ = ["entry_rows", "block_rows", "parse_timestamps", "session_facts"]
+__all__ = ["entry_rows", "block_rows", "parse_timestamps", "session_facts", "with_pi_defaults"]
 
 
 
@@ -255,3 +256,34 @@ def session_facts(sf: SessionFile) -> dict[str, Any]:
     parents = {e.parent_id for e in sf.entries if not isinstance(e, E.LeafEntry) and e.parent_id is not None}
     leaf_count = sum(1 for e in sf.entries if not isinstance(e, E.LeafEntry) and e.id not in parents)
     return {"name": name, "leaf_id": _str(sf.leaf_id), "leaf_count": leaf_count}
+
+
+def _const_strings(value: bytes, valid: np.ndarray) -> pa.Array:
+    """``value`` where ``valid``, else null, built from buffers (``pa.array`` would import pandas,
+    which the native loader does not pay for)."""
+    n = len(valid)
+    offsets = np.zeros(n + 1, np.int32)
+    np.cumsum(valid.astype(np.int32) * len(value), out=offsets[1:])
+    nulls = n - int(valid.sum())
+    bitmap = None if nulls == 0 else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    data = pa.py_buffer(value * int(valid.sum()))
+    return pa.Array.from_buffers(pa.string(), n, [bitmap, pa.py_buffer(offsets), data],
+                                 null_count=nulls)
+
+
+def with_pi_defaults(table: pa.Table) -> pa.Table:
+    """A pi entries table with the columns other agents fill: ``agent`` 'pi', ``cost_source``
+    'recorded' where the file has a cost, ``side_node`` false, ``root_session_id`` the session
+    (every loader path calls this, so they agree)."""
+    n = table.num_rows
+    values = {
+        "agent": _const_strings(b"pi", np.ones(n, bool)),
+        "cost_source": pc.if_else(pc.is_valid(table.column("cost_usd")), _const_strings(b"recorded", np.ones(n, bool)),
+                                  pa.nulls(n, pa.string())),
+        "side_node": pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(np.packbits(np.zeros(n, bool)))]),
+        "root_session_id": table.column("session_id"),
+    }
+    for name, arr in values.items():
+        i = table.schema.get_field_index(name)
+        table = table.set_column(i, table.schema.field(i), arr)
+    return table

@@ -119,6 +119,22 @@ ENTRY_COLUMNS: tuple[Column, ...] = (
     Column("never_in_context", _B, "True for an entry its agent never sends to the model, on any branch: in "
            "pi's v4 harness files, assistant messages that stopped with error, aborted or deferred. Null "
            "otherwise."),
+    # Claude Code and Codex
+    Column("cost_source", _S, "Where cost_usd comes from: 'recorded' (written in the file: pi, old "
+           "Claude Code costUSD), 'priced' (computed from the tokens with the genai-prices table), "
+           "'unknown' (a call whose model has no price: cost_usd is null, never a silent zero); null "
+           "for rows without usage."),
+    Column("agent", _S, "Agent that wrote the file: 'pi', 'claude-code' or 'codex'."),
+    Column("side_node", _B, "A node kept in the tree that is not part of the conversation (Claude Code "
+           "progress, attachments and system notes, Codex turn contexts): it never counts as a leaf."),
+    Column("is_sidechain", _B, "Claude Code isSidechain (subagent and /btw transcripts)."),
+    Column("message_id", _S, "Claude Code message.id of an assistant line (one id per API response; "
+           "its streaming lines share it)."),
+    Column("request_id", _S, "Claude Code requestId of an assistant line."),
+    Column("tokens_after", _I64, "The agent's own post-compaction token figure of a compaction "
+           "(Claude Code compactMetadata.postTokens)."),
+    Column("root_session_id", _S, "Top session of a spawn tree: the spawning session for a Claude Code "
+           "subagent file, the parent thread for a Codex sub-agent thread, else session_id."),
 )
 
 SESSION_COLUMNS: tuple[Column, ...] = (
@@ -149,7 +165,16 @@ SESSION_COLUMNS: tuple[Column, ...] = (
     Column("cost_usd", _F64, "Sum of cost_usd, USD (pi's footer total)."),
     Column("issue_count", _I64, "Number of line issues found in the file."),
     Column("loader", _S, "Which path loaded the file: 'native' (the C scanner), 'msgspec' (the Python "
-           "fast path) or 'objects' (the tolerant object-model path, for damaged or unusual files)."),
+           "fast path), 'objects' (the tolerant object-model path, for damaged or unusual files) or 'agent' "
+           "(the Claude Code or Codex reader)."),
+    Column("agent", _S, "Agent that wrote the file: 'pi', 'claude-code' or 'codex' (detected per file)."),
+    Column("agent_version", _S, "The agent's version where the file has it (Claude Code version, Codex "
+           "cli_version)."),
+    Column("parent_session_id", _S, "The session this one was spawned or forked from: the spawning "
+           "session of a Claude Code subagent, a Codex parent_thread_id or forked_from_id, a Claude "
+           "Code forkedFrom.sessionId."),
+    Column("parent_tool_call_id", _S, "The tool call that spawned this session (Claude Code Task/Agent "
+           "tool_use id), where known."),
 )
 
 BLOCK_COLUMNS: tuple[Column, ...] = (
@@ -158,7 +183,8 @@ BLOCK_COLUMNS: tuple[Column, ...] = (
     Column("role", _S, "Message role (custom for custom_message entries)."),
     Column("block_index", _I32, "0-based position in the content list (a string content is one "
            "text block at index 0)."),
-    Column("block_type", _S, "text, thinking, image, toolCall, or the unknown type as written."),
+    Column("block_type", _S, "text, thinking, image, toolCall, toolResult (a Claude Code tool_result or "
+           "Codex tool output), or the unknown type as written."),
     Column("tool_name", _S, "name of a toolCall block."),
     Column("tool_call_id", _S, "id of a toolCall block (joins the toolResult's tool call)."),
     Column("chars", _I64, "Characters pi's estimate counts for the block in its message: text, "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
@@ -19,7 +20,7 @@ __all__ = ["blocks_table", "blocks_df"]
 
 
 def blocks_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-                 max_workers: int | None = None) -> pa.Table:
+                 max_workers: int | None = None, agents: Sequence[str] | None = None) -> pa.Table:
     """Load the content blocks of message and custom_message entries into an Arrow table
     (``load(source).blocks``, in one read).
 
@@ -31,6 +32,7 @@ def blocks_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", pr
         on_bad_lines: As for :func:`entries_table`.
         progress: As for :func:`entries_table`.
         max_workers: As for :func:`entries_table`.
+        agents: As for :func:`entries_table`.
 
     Returns:
         A ``pyarrow.Table`` with columns:
@@ -43,13 +45,15 @@ def blocks_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", pr
         ['image', 'text', 'thinking', 'toolCall']
     """
     return _load(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers,
-                 want_blocks=True).blocks
+                 want_blocks=True, agents=agents).blocks
 
 
 def blocks_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-              max_workers: int | None = None) -> pd.DataFrame:
+              max_workers: int | None = None,
+              agents: Sequence[str] | None = None) -> pd.DataFrame:
     """:func:`blocks_table` as a pandas DataFrame with Arrow-backed dtypes."""
-    return to_pandas(blocks_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers))
+    return to_pandas(blocks_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers,
+                                  agents=agents))
 
 
 blocks_table = returns(BLOCK_COLUMNS)(blocks_table)

@@ -58,6 +58,8 @@ class Corpus:
         labels: The labels in effect: session_id, file, target_id, label (pi's ``getLabel`` for
             every labelled entry). Session names are the sessions table's ``name`` column.
         files: The paths loaded, in order.
+        rules: The ``rules=`` of the load.
+        agents: The ``agents=`` of the load (None: every agent).
 
     Example:
         >>> c = load("tests/data/pi/generated/sessions")
@@ -66,11 +68,14 @@ class Corpus:
     """
 
     def __init__(self, results: list[FileResult], *, want_blocks: bool = False,
-                 max_workers: int | None = None, rules: Rules = DEFAULT_RULES, loaded: Any = None) -> None:
+                 max_workers: int | None = None, rules: Rules = DEFAULT_RULES, loaded: Any = None,
+                 agents: Sequence[str] | None = None) -> None:
         self._results = results
         self.rules = rules
         self._loaded = loaded  # the LoadResult (source, options, cache keys): what refresh() reloads
         self.changes = getattr(loaded, "changes", None)
+        # the agents asked for (None: all); the files are already those agents' files
+        self.agents = None if agents is None else ([agents] if isinstance(agents, str) else list(agents))
         self._has_blocks = want_blocks
         self._max_workers = max_workers
 
@@ -141,13 +146,15 @@ class Corpus:
 
 
 def load(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-         max_workers: int | None = None, rules: Rules = DEFAULT_RULES, cache: CacheOption = None) -> Corpus:
+         max_workers: int | None = None, rules: Rules = DEFAULT_RULES, cache: CacheOption = None,
+         agents: Sequence[str] | None = None) -> Corpus:
     """Load session files once; the :class:`Corpus` gives every table of them.
 
     Args:
         source: A session file, a folder (searched recursively for ``*.jsonl``), a glob, or a list
-            of these. ``None``: pi's sessions folder (``$PI_CODING_AGENT_DIR/sessions`` or
-            ``~/.pi/agent/sessions``).
+            of these. ``None``: every agent's default folders that exist
+            (:func:`~sessionlab.tables.default_roots`: pi's ``$PI_CODING_AGENT_DIR/sessions`` or
+            ``~/.pi/agent/sessions``, Claude Code's ``projects``, Codex's ``sessions``).
         on_bad_lines: ``"warn"`` (one :class:`~sessionlab.BadLinesWarning` per damaged file),
             ``"raise"`` (:class:`~sessionlab.BadInputError`) or ``"skip"``. Damaged lines never
             stop the load: every valid entry is kept and every problem is in ``corpus.issues``.
@@ -164,6 +171,8 @@ def load(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: 
             load reads unchanged files from it and parses only the new lines of files that grew; a
             folder path: that folder; ``False``: no cache. The result is always what a fresh load
             returns. ``sessionlab cache clear`` empties it.
+        agents: Keep only these agents' files (``"pi"``, ``"claude-code"``, ``"codex"``; default:
+            all). Each file's agent is detected from its first bytes.
 
     Returns:
         A :class:`Corpus`.
@@ -177,17 +186,19 @@ def load(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: 
         0
     """
     return _load(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers, rules=rules,
-                 cache=cache)
+                 cache=cache, agents=agents)
 
 
 def _load(source: Source, *, on_bad_lines: OnBadLines, progress: bool | None, max_workers: int | None,
-          want_blocks: bool = False, rules: Rules = DEFAULT_RULES, cache: CacheOption = None) -> Corpus:
+          want_blocks: bool = False, rules: Rules = DEFAULT_RULES, cache: CacheOption = None,
+          agents: Sequence[str] | None = None) -> Corpus:
     from .._rules import check_rules
 
     check_rules(rules)
     res = load_files(source, want_blocks=want_blocks, on_bad_lines=on_bad_lines, progress=progress,
-                     max_workers=max_workers, cache=cache)
-    return Corpus(res.files, want_blocks=want_blocks, max_workers=max_workers, rules=rules, loaded=res)
+                     max_workers=max_workers, cache=cache, agents=agents)
+    return Corpus(res.files, want_blocks=want_blocks, max_workers=max_workers, rules=rules, loaded=res,
+                  agents=agents)
 
 
 def as_entries(entries: Any) -> pa.Table:

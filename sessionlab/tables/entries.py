@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
@@ -22,15 +23,18 @@ __all__ = ["entries_table", "entries_df", "to_pandas"]
 
 def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
                   columns: list[str] | None = None, max_workers: int | None = None,
-                  rules: Rules = DEFAULT_RULES, cache: CacheOption = None) -> pa.Table:
+                  rules: Rules = DEFAULT_RULES, cache: CacheOption = None,
+                  agents: Sequence[str] | None = None) -> pa.Table:
     """Load sessions into an Arrow table with one row per entry: ``load(source).entries``.
 
     The issues found are on the corpus (:func:`sessionlab.load`); use it to keep both.
 
     Args:
         source: A session file, a folder (searched recursively for ``*.jsonl``), a glob, or a list
-            of these. ``None``: pi's sessions folder (``$PI_CODING_AGENT_DIR/sessions`` or
-            ``~/.pi/agent/sessions``).
+            of these; each file is read as pi, Claude Code or Codex, whichever wrote it. ``None``:
+            every default root that exists (pi's ``$PI_CODING_AGENT_DIR/sessions`` or
+            ``~/.pi/agent/sessions``, Claude Code's ``projects`` folders, Codex's ``sessions`` and
+            ``archived_sessions``; see :func:`sessionlab.tables.default_roots`).
         on_bad_lines: ``"warn"`` (one :class:`~sessionlab.BadLinesWarning` per damaged file),
             ``"raise"`` (:class:`~sessionlab.BadInputError`) or ``"skip"``. Damaged lines never
             stop the load: every valid entry is kept and every problem is in :func:`issues_table`.
@@ -47,6 +51,7 @@ def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", p
             the next load read unchanged files from it and parse only the new lines of files that
             grew; a folder path: that folder; ``False``: no cache. The result is always what a
             fresh load returns. ``sessionlab cache clear`` empties it.
+        agents: Keep only these agents' files (``"pi"``, ``"claude-code"``, ``"codex"``).
 
     Returns:
         A ``pyarrow.Table`` in file order, then line order, with columns:
@@ -59,7 +64,7 @@ def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", p
         (138, 'model_change')
     """
     table = load(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers,
-                 rules=rules, cache=cache).entries
+                 rules=rules, cache=cache, agents=agents).entries
     if columns is not None:
         table = table.select(columns)
     return table
@@ -67,7 +72,8 @@ def entries_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", p
 
 def entries_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
                columns: list[str] | None = None, max_workers: int | None = None,
-               rules: Rules = DEFAULT_RULES, cache: CacheOption = None) -> pd.DataFrame:
+               rules: Rules = DEFAULT_RULES, cache: CacheOption = None,
+               agents: Sequence[str] | None = None) -> pd.DataFrame:
     """:func:`entries_table` as a pandas DataFrame with Arrow-backed dtypes (same columns).
 
     Example:
@@ -76,7 +82,7 @@ def entries_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", prog
         'int64[pyarrow]'
     """
     return to_pandas(entries_table(source, on_bad_lines=on_bad_lines, progress=progress, columns=columns,
-                                   max_workers=max_workers, rules=rules, cache=cache))
+                                   max_workers=max_workers, rules=rules, cache=cache, agents=agents))
 
 
 entries_table = returns(ENTRY_COLUMNS)(entries_table)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
@@ -21,7 +22,8 @@ __all__ = ["sessions_table", "sessions_df", "session_totals"]
 
 
 def sessions_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-                   max_workers: int | None = None, cache: CacheOption = None) -> pa.Table:
+                   max_workers: int | None = None, cache: CacheOption = None,
+                   agents: Sequence[str] | None = None) -> pa.Table:
     """Load sessions into an Arrow table with one row per session file: ``load(source).sessions``.
 
     Token and cost totals cover every assistant entry of the file (all branches, entries before a
@@ -34,6 +36,7 @@ def sessions_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", 
         progress: As for :func:`entries_table`.
         max_workers: As for :func:`entries_table`.
         cache: As for :func:`entries_table`.
+        agents: As for :func:`entries_table`.
 
     Returns:
         A ``pyarrow.Table`` with columns:
@@ -45,14 +48,16 @@ def sessions_table(source: Source = None, *, on_bad_lines: OnBadLines = "warn", 
         >>> s.num_rows
         7
     """
-    return load(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers, cache=cache).sessions
+    return load(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers, cache=cache,
+                agents=agents).sessions
 
 
 def sessions_df(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,
-                max_workers: int | None = None, cache: CacheOption = None) -> pd.DataFrame:
+                max_workers: int | None = None, cache: CacheOption = None,
+                agents: Sequence[str] | None = None) -> pd.DataFrame:
     """:func:`sessions_table` as a pandas DataFrame with Arrow-backed dtypes."""
     return to_pandas(sessions_table(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers,
-                                    cache=cache))
+                                    cache=cache, agents=agents))
 
 
 sessions_table = returns(SESSION_COLUMNS)(sessions_table)

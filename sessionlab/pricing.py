@@ -1,0 +1,124 @@
+"""Prices for calls whose file records no cost (Claude Code, Codex), from the ``genai-prices`` table.
+
+``genai-prices`` ships a snapshot of the providers' price lists and works offline. Its convention
+is that ``input_tokens`` *include* cached ones (cache reads and writes are sub-counts), so a call's
+prompt total is ``input + cache_read + cache_write`` in sessionlab's additive buckets. Where a
+model has a long-context tier, the tier is chosen per request from that prompt total and applies
+to the whole request, as the providers bill it.
+
+A model is priced through its per-token rates: they are read once per (model, tier) from
+``genai-prices`` (prices are linear within a tier), then every call is priced at once with NumPy.
+
+Example:
+    >>> costs, unknown = price_calls(["claude-sonnet-4-5"], [10], [100], [1000], [0], [0])
+    >>> round(costs[0], 6), unknown
+    (0.00183, {})
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from decimal import Decimal
+
+import numpy as np
+
+__all__ = ["price_calls", "model_rates"]
+
+_PROBE = 1000  # tokens per probe: rates are exact (prices are per token)
+
+
+def _provider(model: str) -> str | None:
+    m = model.lower()
+    if m.startswith("claude") or m.startswith("anthropic"):
+        return "anthropic"
+    if m.startswith(("gpt", "o1", "o3", "o4", "codex")):
+        return "openai"
+    return None
+
+
+@functools.lru_cache(maxsize=512)
+def _lookup(model: str) -> tuple | None:
+    """(tier starts, calc) for a model, or None when genai-prices has no price for it."""
+    from genai_prices import Usage, calc_price  # (imported on first use: it loads its snapshot)
+
+    prov = _provider(model)
+    try:
+        p = calc_price(Usage(input_tokens=_PROBE, output_tokens=0), model_ref=model, provider_id=prov)
+    except LookupError:
+        try:
+            p = calc_price(Usage(input_tokens=_PROBE, output_tokens=0), model_ref=model)
+        except LookupError:
+            return None
+        prov = p.provider.id
+    starts: set[int] = set()
+    mp = p.model_price
+    for name in ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok"):
+        v = getattr(mp, name, None)
+        for t in getattr(v, "tiers", None) or ():
+            starts.add(int(t.start))
+
+    def calc(**kw: int) -> Decimal:
+        return calc_price(Usage(**kw), model_ref=model, provider_id=prov).total_price
+
+    return tuple(sorted(starts)), calc
+
+
+@functools.lru_cache(maxsize=1024)
+def model_rates(model: str, tier: int = 0) -> tuple[float, float, float, float, float] | None:
+    """USD per token for (uncached input, output, cache read, cache write 5m, cache write 1h) of
+    ``model`` in its ``tier`` (0: base; k: above the k-th threshold), or None without a price."""
+    found = _lookup(model)
+    if found is None:
+        return None
+    starts, calc = found
+    total = starts[tier - 1] + _PROBE if tier else _PROBE  # a prompt total inside the tier
+    t = total
+    base = calc(input_tokens=t, output_tokens=0)
+    r_in = base / t
+    r_out = (calc(input_tokens=t, output_tokens=_PROBE) - base) / _PROBE
+    r_cr = calc(input_tokens=t, cache_read_tokens=t, output_tokens=0) / t
+    r_cw = calc(input_tokens=t, cache_write_tokens=t, output_tokens=0) / t
+    try:
+        r_1h = calc(input_tokens=t, cache_write_tokens=t, cache_write_1h_tokens=t, output_tokens=0) / t
+    except (ValueError, KeyError):
+        r_1h = r_cw
+    return float(r_in), float(r_out), float(r_cr), float(r_cw), float(r_1h)
+
+
+def price_calls(models: Sequence[str | None], inp: Sequence[int], out: Sequence[int], cache_read: Sequence[int],
+                cache_write: Sequence[int], cache_write_1h: Sequence[int | None] | None = None,
+                ) -> tuple[list[float | None], dict[str, list[int]]]:
+    """USD cost of each call from its model and additive token buckets.
+
+    Returns the costs (None for a call whose model has no price and whose tokens are not all zero)
+    and ``{model: [positions]}`` of those unpriced calls.
+    """
+    n = len(models)
+    a = {k: np.asarray(v, np.float64) for k, v in (("in", inp), ("out", out), ("cr", cache_read),
+                                                    ("cw", cache_write))}
+    h = np.asarray([0 if x is None else x for x in (cache_write_1h or [0] * n)], np.float64)
+    cost = np.full(n, np.nan)
+    prompt = a["in"] + a["cr"] + a["cw"]
+    unknown: dict[str, list[int]] = {}
+    idx_by_model: dict[str | None, list[int]] = {}
+    for i, m in enumerate(models):  # positions per model (a loop over calls, once, to group them)
+        idx_by_model.setdefault(m, []).append(i)
+    for m, idx_list in idx_by_model.items():
+        idx = np.asarray(idx_list)
+        found = _lookup(m) if m else None
+        if found is None:
+            empty = (a["in"][idx] + a["out"][idx] + a["cr"][idx] + a["cw"][idx]) == 0
+            cost[idx[empty]] = 0.0
+            if (~empty).any():
+                unknown[m or "(none)"] = idx[~empty].tolist()
+            continue
+        starts = np.asarray(found[0], np.float64)
+        tier = np.searchsorted(starts, prompt[idx], side="left") if len(starts) else np.zeros(len(idx), int)
+        for t in np.unique(tier):
+            sel = idx[tier == t]
+            r = model_rates(m, int(t))
+            assert r is not None
+            cost[sel] = (a["in"][sel] * r[0] + a["out"][sel] * r[1] + a["cr"][sel] * r[2]
+                         + (a["cw"][sel] - h[sel]) * r[3] + h[sel] * r[4])
+    return [None if np.isnan(c) else float(c) for c in cost], unknown

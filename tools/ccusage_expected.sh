@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Expected usage reports from the real ccusage, for the tests (tests/test_ccusage.py).
+#
+# Installs ccusage (20.0.24: the newest release with a linux-x64 binary) from npm into a temporary
+# folder, runs it with an empty HOME on the Claude Code and Codex fixtures and writes its JSON
+# outputs to tests/data/{claude,codex}/expected/. Node and npm are needed here only; the tests read
+# the committed outputs. Run from anywhere:
+#
+#   tools/ccusage_expected.sh
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+VERSION="${CCUSAGE_VERSION:-20.0.24}"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+mkdir -p "$WORK/npm" "$WORK/home"
+(cd "$WORK/npm" && npm install --silent --no-audit --no-fund "ccusage@$VERSION" >/dev/null)
+CCUSAGE="$WORK/npm/node_modules/.bin/ccusage"
+run() { env -i PATH="$PATH" HOME="$WORK/home" "$@"; }
+OPTS=(--json --offline --timezone UTC)
+
+# Claude Code: the generated fixtures as they are; the real session under a projects/ folder
+mkdir -p "$WORK/real/projects/real"
+cp "$ROOT"/tests/data/claude/real/*.jsonl "$WORK/real/projects/real/"
+out="$ROOT/tests/data/claude/expected"
+mkdir -p "$out"
+for name in generated real longctx; do
+  dir="$ROOT/tests/data/claude/$name"
+  [ "$name" = real ] && dir="$WORK/real"
+  for report in daily monthly session; do
+    run CLAUDE_CONFIG_DIR="$dir" "$CCUSAGE" claude "$report" "${OPTS[@]}" --mode calculate \
+      > "$out/ccusage-$name-$report.json"
+  done
+done
+
+# Codex
+out="$ROOT/tests/data/codex/expected"
+mkdir -p "$out"
+for report in daily monthly session; do
+  run CODEX_HOME="$ROOT/tests/data/codex/generated" "$CCUSAGE" codex "$report" "${OPTS[@]}" \
+    > "$out/ccusage-generated-$report.json"
+done
+echo "ccusage $VERSION" > "$ROOT/tests/data/claude/expected/VERSION"
+cp "$ROOT/tests/data/claude/expected/VERSION" "$ROOT/tests/data/codex/expected/VERSION"
+ls -l "$ROOT"/tests/data/{claude,codex}/expected
