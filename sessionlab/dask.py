@@ -63,7 +63,7 @@ _EXTRA = "sessionlab.dask needs the [dask] extra: pip install 'sessionlab[dask]'
 _BYTES_PER_PARTITION = 128_000_000
 
 PARTITION_COLUMNS = {
-    "agent": "The agent that wrote the session ('pi').",
+    "agent": "The agent that wrote the session ('pi', 'claude-code' or 'codex').",
     "date": "UTC date (YYYY-MM-DD) of the session's first entry timestamp; 'unknown' without one.",
 }
 
@@ -296,7 +296,7 @@ def _cast_like(t: pa.Table, like: pa.Table) -> pa.Table:
 def _with_partitions(df: pd.DataFrame) -> pd.DataFrame:
     t = as_table(df)
     n = t.num_rows
-    # the agent: 'pi' (the entries table of a pi load); a table that carries its own agent keeps it
+    # the agent: the entries table's own column (pi, claude-code, codex); 'pi' for an older table
     agent = t["agent"] if "agent" in t.column_names else pa.array(["pi"] * n, pa.string())
     # the date of each session's first timestamp, for all of its rows: a session stays in one folder
     first = t.group_by("file", use_threads=False).aggregate([("timestamp", "min")])
@@ -322,8 +322,10 @@ def to_parquet(ddf: dd.DataFrame, path: str | os.PathLike, *, compression: str =
     Example:
         >>> to_parquet(load_dask("data/sessions"), "/tmp/entries-ds")  # doctest: +SKIP
     """
-    meta = to_pandas(ENTRY_SCHEMA.empty_table().append_column("agent", pa.array([], pa.string()))
-                     .append_column("date", pa.array([], pa.string())))
+    base = ENTRY_SCHEMA.empty_table()
+    if "agent" not in base.column_names:
+        base = base.append_column("agent", pa.array([], pa.string()))
+    meta = to_pandas(base.append_column("date", pa.array([], pa.string())))
     with_parts = ddf.map_partitions(_with_partitions, meta=meta, enforce_metadata=False)
     with_parts.to_parquet(os.fspath(path), partition_on=["agent", "date"], write_index=False,
                           compression=compression, storage_options=storage_options, engine="pyarrow")

@@ -219,7 +219,8 @@ def test_edge_case_values(tmp_path):
     assert s["session_id"] == "sess-0001" and s["cwd"] == "/home/u/p"
     f = tmp_path / "names.jsonl"
     f.write_bytes(ACCEPTED["labels_and_names"])
-    assert sessions_table(f, on_bad_lines="skip").column("name").to_pylist() == ["  Second  "]
+    # pi 1.6: the latest session_info names the session; it has none, so the name is cleared
+    assert sessions_table(f, on_bad_lines="skip").column("name").to_pylist() == [None]
     f.write_bytes(ACCEPTED["empty_name_only"])
     assert sessions_table(f, on_bad_lines="skip").column("name").to_pylist() == [None]
 

@@ -33,9 +33,37 @@ __all__ = ["needs_resolve", "resolve"]
 _EDIT = strings(["context_edit"])
 _COMPACTION = strings(["compaction"])
 _SYSTEM = strings(["system"])
+_LEAF = strings(["leaf"])
 
 
-def needs_resolve(table: pa.Table, data: bytes | None = None) -> bool:
+class _Lines:
+    """Where each line of a file starts and ends, found once (a newline scan of the bytes)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
+
+    def get(self, line_nos) -> dict[int, bytes]:
+        """The bytes of each of ``line_nos`` (1-based), newline excluded."""
+        ends, n = self.ends, len(self.ends)
+        out: dict[int, bytes] = {}
+        for ln in set(line_nos):
+            if 1 <= ln <= n + 1:
+                a = int(ends[ln - 2]) + 1 if ln > 1 else 0
+                out[ln] = self.data[a:int(ends[ln - 1]) if ln - 1 < n else len(self.data)]
+        return out
+
+
+def _indices(rows: list[int]) -> pa.Array:
+    return pa.Array.from_buffers(pa.int64(), len(rows), [None, pa.py_buffer(np.asarray(rows, np.int64))])
+
+
+def _rows(mask) -> list[int]:
+    """Rows where ``mask`` is true (null counts as false; ``is_in`` gives no nulls)."""
+    return pc.indices_nonzero(mask).to_pylist()
+
+
+def needs_resolve(table: pa.Table, data: bytes | None = None, lines: _Lines | None = None) -> bool:
     """Whether the file's table has rows this module fills. Given the file's ``data``, compactions
     alone count only when one of their lines may hold a ``systemMessage`` (with escapes, or the seed's
     ``system_message``): those of older files never do, and their lines are all this reads."""
@@ -47,8 +75,8 @@ def needs_resolve(table: pa.Table, data: bytes | None = None) -> bool:
         return False
     if data is None:
         return True
-    lines = _line_bytes(data, pc.filter(table["line_no"], compaction).to_pylist())
-    return any(b"systemMessage" in t or b"system_message" in t or b"\\u" in t for t in lines.values())  # (seed key too)
+    found = (lines or _Lines(data)).get(pc.filter(table["line_no"], compaction).to_pylist())
+    return any(b"systemMessage" in t or b"system_message" in t or b"\\u" in t for t in found.values())  # (seed key too)
 
 
 def _column(values: list, typ: pa.DataType) -> pa.Array:
@@ -62,21 +90,10 @@ def _column(values: list, typ: pa.DataType) -> pa.Array:
     return pa.Array.from_buffers(typ, len(values), [bitmap, pa.py_buffer(data)], null_count=nulls)
 
 
-def _line_bytes(data: bytes, line_nos: list[int]) -> dict[int, bytes]:
-    """The bytes of each of ``line_nos`` (1-based), newline excluded."""
-    ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
-    starts = np.concatenate([[0], ends + 1])
-    out: dict[int, bytes] = {}
-    for ln in set(line_nos):
-        if 1 <= ln <= len(starts):
-            out[ln] = data[int(starts[ln - 1]):int(ends[ln - 1]) if ln - 1 < len(ends) else len(data)]
-    return out
-
-
-def _line_objects(data: bytes, line_nos: list[int]) -> dict[int, list[Any]]:
+def _line_objects(lines: _Lines, line_nos: list[int]) -> dict[int, list[Any]]:
     """The JSON objects on each of ``line_nos`` (1-based; a glued line may hold several)."""
     out: dict[int, list[Any]] = {}
-    for ln, raw in _line_bytes(data, line_nos).items():
+    for ln, raw in lines.get(line_nos).items():
         text = raw.decode("utf-8", errors="replace").strip(" \t\r\n\ufeff")
         try:
             out[ln] = [json.loads(text)]
@@ -116,32 +133,40 @@ def _system(entry: E.SessionEntry | None) -> M.Message | None:
 
 def resolve(table: pa.Table, data: bytes, dialect: str = "pi") -> pa.Table:
     """``table`` (one file's entries) with ``est_tokens``, ``edit_action`` and ``system_est_tokens``
-    filled where they depend on other entries; the other rows are untouched."""
-    if table.num_rows == 0 or not needs_resolve(table, data):
+    filled where they depend on other entries; the other rows are untouched (only the few rows
+    concerned are read and written: a file without them costs one check)."""
+    if table.num_rows == 0:
         return table
-    types = table["type"].to_pylist()
-    roles = table["role"].to_pylist()
-    ids = table["entry_id"].to_pylist()
-    lines = table["line_no"].to_pylist()
-    parent = table["parent_index"].to_pylist()
-    wanted = [i for i, (t, r) in enumerate(zip(types, roles)) if t in ("context_edit", "compaction") or r == "system"]
-    last_row = {eid: i for i, eid in enumerate(ids) if eid is not None and types[i] != "leaf"}
-    targets = {last_row.get(t) for t, ty in zip(table["target_id"].to_pylist(), types) if ty == "context_edit"}
-    targets.discard(None)
-    objs = _line_objects(data, [lines[i] for i in wanted] + [lines[i] for i in targets])  # type: ignore[index]
-    entry = {i: _entry(objs.get(lines[i], []), ids[i], dialect) for i in set(wanted) | targets}  # type: ignore[arg-type]
-
-    est = table["est_tokens"].to_pylist()
-    action: list[str | None] = table["edit_action"].to_pylist()
-    sys_est: list[int | None] = [None] * table.num_rows
+    lines = _Lines(data)
+    if not needs_resolve(table, data, lines):
+        return table
+    edits = _rows(pc.is_in(table["type"], value_set=_EDIT))
+    comps = _rows(pc.is_in(table["type"], value_set=_COMPACTION))
+    systems = _rows(pc.is_in(table["role"], value_set=_SYSTEM))
+    wanted = sorted({*edits, *comps, *systems})
+    marked = set(comps) | set(systems)
+    line_no = table["line_no"]
+    ids = table["entry_id"]
+    last_row: dict[Any, int] = {}
+    targets: set[int] = set()
+    if edits:  # pi's index: the later entry of a repeated id (never a seed leaf record)
+        leaf = set(_rows(pc.is_in(table["type"], value_set=_LEAF)))
+        last_row = {eid: i for i, eid in enumerate(ids.to_pylist()) if eid is not None and i not in leaf}
+        targets = {last_row[t] for t in table["target_id"].take(_indices(edits)).to_pylist() if t in last_row}
+    rows = sorted(set(wanted) | targets)
+    at = dict(zip(rows, line_no.take(_indices(rows)).to_pylist()))
+    row_ids = dict(zip(rows, ids.take(_indices(rows)).to_pylist()))
+    objs = _line_objects(lines, list(at.values()))
+    entry = {i: _entry(objs.get(at[i], []), row_ids[i], dialect) for i in rows}
+    parent = table["parent_index"].to_pylist() if systems else []
     state: dict[int, tuple[M.Message, ...]] = {}
 
     def marked_above(i: int) -> int | None:
         """The nearest system message or compaction row above row ``i``."""
         j, seen = parent[i], 0
-        while j is not None and types[j] != "compaction" and roles[j] != "system" and seen <= len(types):
+        while j is not None and j not in marked and seen <= len(parent):
             j, seen = parent[j], seen + 1  # rows between two system messages: rare in practice
-        return j if j is not None and j in entry else None
+        return j
 
     def replayed(i: int) -> tuple[M.Message, ...]:
         """The system messages in effect at row ``i`` (a system message or compaction row)."""
@@ -149,32 +174,46 @@ def resolve(table: pa.Table, data: bytes, dialect: str = "pi") -> pa.Table:
         k: int | None = i
         while k is not None and k not in state and k not in chain:
             chain.append(k)
-            k = None if types[k] == "compaction" else marked_above(k)
+            k = None if k in comps_set else marked_above(k)
         above = state.get(k, ()) if k is not None else ()
         for j in reversed(chain):
             own = _system(entry.get(j))
-            if types[j] == "compaction":
-                above = (own,) if own is not None else ()
-            else:
-                above = above + ((own,) if own is not None else ())
+            above = ((own,) if own is not None else ()) if j in comps_set else above + ((own,) if own is not None else ())
             state[j] = above
         return state[i]
 
-    for i in wanted:
+    comps_set, sys_rows = set(comps), set(systems)
+    est: dict[int, int | None] = {}
+    action: dict[int, str | None] = {}
+    sys_est: dict[int, int | None] = {}
+    for i in edits:
         e = entry.get(i)
-        if types[i] == "context_edit":
-            action[i], est[i] = _edit(e, entry.get(last_row.get(getattr(e, "target_id", None))))  # type: ignore[arg-type]
-            continue
-        if roles[i] == "system" and _system(e) is not None:
-            est[i] = estimate_tokens(_system(e))  # type: ignore[arg-type]
-        msgs = replayed(i) if _system(e) is not None else ()
-        current = current_system_message(msgs) if msgs else None
+        action[i], est[i] = _edit(e, entry.get(last_row.get(getattr(e, "target_id", None))))  # type: ignore[arg-type]
+    for i in sorted(marked):
+        own = _system(entry.get(i))
+        if i in sys_rows and own is not None:
+            est[i] = estimate_tokens(own)
+        current = current_system_message(replayed(i)) if own is not None else None
         sys_est[i] = estimate_tokens(current) if current is not None else None
     out = table
     for name, values in (("est_tokens", est), ("edit_action", action), ("system_est_tokens", sys_est)):
-        k = out.schema.get_field_index(name)
-        out = out.set_column(k, out.schema.field(k), _column(values, out.schema.field(k).type))
+        if values:
+            out = _patch(out, name, values)
     return out
+
+
+def _patch(table: pa.Table, name: str, values: dict[int, Any]) -> pa.Table:
+    """``table`` with column ``name`` set at the rows of ``values`` (the other rows untouched)."""
+    k = table.schema.get_field_index(name)
+    field = table.schema.field(k)
+    col = table[name].combine_chunks() if isinstance(table[name], pa.ChunkedArray) else table[name]
+    mask = np.zeros(table.num_rows, np.bool_)
+    rows = sorted(values)
+    mask[rows] = True
+    bitmap = pa.py_buffer(np.packbits(mask, bitorder="little"))
+    mask_arr = pa.Array.from_buffers(pa.bool_(), table.num_rows, [None, bitmap])
+    patched = pc.replace_with_mask(col, mask_arr, _column([values[i] for i in rows], field.type))
+    return table.set_column(k, field, patched)
 
 
 def _edit(edit: E.SessionEntry | None, target: E.SessionEntry | None) -> tuple[str | None, int | None]:

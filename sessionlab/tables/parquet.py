@@ -86,6 +86,19 @@ def to_parquet(table_or_source: pa.Table | Corpus | Source, path: str | os.PathL
     return files
 
 
+def _with_hive_agent(table: pa.Table, file: str) -> pa.Table:
+    """A partitioned dataset keeps ``agent`` in its folder names (``agent=pi/...``), not in the
+    files: an entries table gets that column back from them."""
+    if "agent" in table.column_names or "agent" not in ENTRY_SCHEMA.names:
+        return table
+    parts = [p[len("agent="):] for p in file.replace("\\", "/").split("/") if p.startswith("agent=")]
+    if not parts:
+        return table
+    from ._native import strings
+
+    return table.append_column("agent", strings([parts[-1]] * table.num_rows))
+
+
 def read_parquet(path: str | os.PathLike, *, storage_options: dict | None = None) -> pa.Table:
     """Read a dataset written by :func:`to_parquet` or :func:`sessionlab.dask.to_parquet` back.
 
@@ -107,7 +120,7 @@ def read_parquet(path: str | os.PathLike, *, storage_options: dict | None = None
         files = [root] if fs.isfile(root) else sorted(f for f in fs.find(root) if f.endswith(".parquet"))
     else:
         files = [root] if os.path.isfile(root) else sorted(str(f) for f in Path(root).rglob("*.parquet"))
-    tables = [pq.read_table(f, filesystem=fs) for f in files]
+    tables = [_with_hive_agent(pq.read_table(f, filesystem=fs), f) for f in files]
     if not tables:
         raise FileNotFoundError(f"no Parquet files in {os.fspath(path)}")
     table = pa.concat_tables(tables, promote_options="permissive")
