@@ -103,7 +103,7 @@ def node_xy(page, tree, entry_id):
 
 def test_hover_shows_the_entry_and_click_selects_it(lab):
     tree = trees(lab).nth(0)
-    g = sl.session_tree(sl.entries_table(DATA), RUST_CLI)
+    g = sl.session_tree(sl.entries_table(DATA), session_id=RUST_CLI)
     user = next(n for n in sl.current_branch(g, g.graph["leaf_id"])[3:] if g.nodes[n].get("role") == "user")
     x, y = node_xy(lab, tree, user)
     lab.mouse.move(x, y)
@@ -120,7 +120,7 @@ def test_hover_shows_the_entry_and_click_selects_it(lab):
 
 def test_drag_pans(lab):
     tree = trees(lab).nth(0)
-    eid = sl.session_tree(sl.entries_table(DATA), RUST_CLI).graph["leaf_id"]
+    eid = sl.session_tree(sl.entries_table(DATA), session_id=RUST_CLI).graph["leaf_id"]
     before = node_xy(lab, tree, eid)
     box = tree.locator("canvas").bounding_box()  # in view: node_xy scrolled it there
     lab.mouse.move(box["x"] + 50, box["y"] + 50)

@@ -30,7 +30,7 @@ def test_session_tree_in_voila(voila, page):
     trees = page.locator(".sessionlab-session-tree")
     assert int(trees.nth(1).get_attribute("data-nodes")) >= 20_000
     assert float(trees.nth(1).get_attribute("data-first-draw-ms")) < 1000
-    g = sl.session_tree(sl.entries_table(DATA), RUST_CLI)
+    g = sl.session_tree(sl.entries_table(DATA), session_id=RUST_CLI)
     target = sl.current_branch(g, g.graph["leaf_id"])[5]
     canvas = trees.nth(0).locator("canvas")
     canvas.scroll_into_view_if_needed()
