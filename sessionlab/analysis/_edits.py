@@ -94,11 +94,86 @@ def messages(prep, base: int) -> list[tuple[int, int, int | None, bool]]:
 
 
 def edited_contexts(prep, base: np.ndarray, idx: np.ndarray, out: dict[str, np.ndarray]) -> None:
-    """Overwrite ``out``'s aggregates at positions ``idx`` with the exact projection."""
-    f = prep.forest
+    """Overwrite ``out``'s aggregates at positions ``idx`` with the exact projection: corrected from
+    the edits on the path alone when they only touch ordinary messages above them (the common
+    case, a few steps per target), else by walking the whole context."""
     reread: dict[str, object] = {}
-    for q in idx.tolist():
+    full = [q for q in idx.tolist() if not _by_edits(prep, int(base[q]), q, out)]
+    _walked(prep, base, full, out, reread)
+
+
+def _by_edits(prep, b: int, q: int, out: dict[str, np.ndarray]) -> bool:
+    """Correct target ``q`` (built at row ``b``) by the last edit of each target among its context
+    entries; ``False`` (nothing changed) when an edit is one this shortcut does not cover."""
+    f = prep.forest
+    c = int(out["comp"][q])
+    sd = int(out["start_depth"][q])
+    if c >= 0 and prep.has_tail[c]:
+        return False
+    last: dict[int, int] = {}
+    e = int(prep.near_edit[b])
+    while e >= 0 and f.depth[e] >= sd:  # the edits among the context entries, deepest first
+        t = int(prep.edit_target[e])
+        last.setdefault(t, e)
+        p = int(f.parent[e])
+        e = int(prep.near_edit[p]) if p >= 0 else -1
+    dn = de = 0
+    removed: set[int] = set()
+    changed: dict[int, int] = {}  # target -> its estimate change
+    for t, e in last.items():
+        if t < 0:
+            continue  # the target is not in the file: nothing to edit
+        if t == c or prep.is_sys[t] or prep.is_comp[t] or not (f.depth[t] < f.depth[e] and f.is_ancestor(
+                np.array([t]), np.array([e]))[0]):
+            return False  # a compaction, a system message, or a target that is not above its edit
+        if f.depth[t] < sd or not prep.gives[t]:
+            continue  # compacted away, or gives no message: the edit changes nothing
+        if prep.edit_action[e] == "remove":
+            dn -= 1
+            changed[t] = -int(prep.est_msg[t])
+            removed.add(t)
+        elif prep.edit_est_valid[e]:
+            changed[t] = int(prep.est[e]) - int(prep.est_msg[t])
+        de += changed.get(t, 0)
+    u = int(out["usage_row"][q])
+    while u >= 0 and u in removed:  # a removed call is no usage source: the one before it is
+        p = int(f.parent[u])
+        u = int(prep.usage[p]) if p >= 0 else -1
+        if u >= 0 and f.depth[u] < sd:
+            u = -1
+    if u < 0 and out["usage_row"][q] < 0 and out["usage_tokens"][q]:
+        return False  # (a retained tail's usage: walked)
+    total = int(out["estimate_only"][q]) + de
+    if u >= 0:
+        cc = max(c, 0)
+        kept_sys = (int(prep.cum_sys_est[cc] - prep.cum_sys_est[u])
+                    if c >= 0 and out["first_kept"][q] >= 0 and f.depth[u] < f.depth[c] else 0)
+        usage = int(prep.ctx_tok[u])
+        trailing = (int(prep.cum_est[b] - prep.cum_est[u]) - kept_sys
+                    + sum(d for t, d in changed.items() if f.depth[t] > f.depth[u]))
+    else:
+        usage, trailing = 0, total
+    inv = int(prep.invalidator[b])
+    current = u >= 0 and (inv < 0 or f.depth[u] > f.depth[inv])
+    out["message_count"][q] += dn
+    out["usage_tokens"][q] = usage
+    out["trailing_tokens"][q] = trailing
+    out["context_tokens"][q] = usage + trailing
+    out["projected_tokens"][q] = usage + trailing if current else int(out["plain"][q]) + de
+    out["usage_row"][q] = u
+    out["estimate_only"][q] = total
+    return True
+
+
+def _walked(prep, base: np.ndarray, idx: list[int], out: dict[str, np.ndarray], reread: dict) -> None:
+    """The exact projection by walking each target's context (edits the shortcut does not cover)."""
+    f = prep.forest
+    for q in idx:
         b = int(base[q])
+        c = int(prep.comp[b])
+        if c >= 0 and prep.has_tail[c] and c in _edits_of(prep, [c] + context_rows(prep, b)[1]):
+            _reread_all(prep, b, q, out, reread)  # an edit of the messages a tail carries: read them
+            continue
         msgs = messages(prep, b)
         u = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i][2] is not None), None)
         total = sum(m[1] for m in msgs)
@@ -122,13 +197,35 @@ def edited_contexts(prep, base: np.ndarray, idx: np.ndarray, out: dict[str, np.n
         out["estimate_only"][q] = total
 
 
-def _reread_projected(prep, b: int, cache: dict) -> int:
-    """pi 1.6's projected estimate at row ``b`` from the object model (the file read once)."""
-    from ..context import projected_context_estimate
-    from ..io.reader import read_session
+def _reread_all(prep, b: int, q: int, out: dict[str, np.ndarray], cache: dict) -> None:
+    """Target ``q`` from the object model: the file read once, the context built at row ``b``."""
+    from ..context import build_session_context, projected_context_estimate
+    from ..tokens import estimate_context_tokens
     from .contexts import _branch
+
+    path = _branch(_read(prep, b, cache), prep.table["entry_id"][b].as_py())
+    msgs = build_session_context(path, rules="pi-1.6").messages
+    est = estimate_context_tokens(msgs, rules="pi-1.6")
+    out["message_count"][q] = len(msgs)
+    out["usage_tokens"][q] = est.usage_tokens
+    out["trailing_tokens"][q] = est.trailing_tokens
+    out["context_tokens"][q] = est.tokens
+    out["projected_tokens"][q] = projected_context_estimate(path, rules="pi-1.6").tokens
+
+
+def _read(prep, b: int, cache: dict):
+    from ..io.reader import read_session
 
     file = prep.table["file"][b].as_py()
     if file not in cache:
         cache[file] = read_session(file, on_bad_lines="skip")
-    return projected_context_estimate(_branch(cache[file], prep.table["entry_id"][b].as_py()), rules="pi-1.6").tokens
+    return cache[file]
+
+
+def _reread_projected(prep, b: int, cache: dict) -> int:
+    """pi 1.6's projected estimate at row ``b`` from the object model (the file read once)."""
+    from ..context import projected_context_estimate
+    from .contexts import _branch
+
+    path = _branch(_read(prep, b, cache), prep.table["entry_id"][b].as_py())
+    return projected_context_estimate(path, rules="pi-1.6").tokens

@@ -154,6 +154,7 @@ class _Prepared:
         self.edit_est_valid = is_edit & b(pc.is_valid(table["est_tokens"]))
         self.cum_edits = f.path_sum(is_edit.astype(np.int64))
         self.invalidator = f.nearest(is_edit | self.is_comp)
+        self.near_edit = f.nearest(is_edit)
         self.sys_marker = f.nearest(self.is_sys | self.is_comp)
         comp_rows = np.nonzero(self.is_comp & ~self.has_tail)[0]  # a tail replaces first_kept
         self.first_kept = np.full(n, -1, np.int64)
@@ -231,6 +232,8 @@ class _Prepared:
             "model_src": np.where(ok, self.model_src[bb], -1),
             "usage_row": np.where(u_valid, u, -1),
             "estimate_only": np.where(ok, estimate_only, 0),
+            "plain": np.where(ok, plain, 0),
+            "start_depth": start_depth,
         }
         # targets with a context edit in their window: pi's projection, row by row (edits are rare)
         edited = ok & (window(self.cum_edits, self.is_edit.astype(np.int64)) > 0)

@@ -114,7 +114,9 @@ def build(specs):
         elif kind == "edit":  # pi 1.6: replace (string or blocks) or remove any entry's content
             repl = (None if pick % 3 == 0 else {"content": text} if pick % 3 == 1
                     else {"content": [{"type": "text", "text": text * 2}, {"type": "image", "data": "x"}]})
-            e = ContextEditEntry(**base, target_id=other, replacement=repl)
+            # (not the seed's retained-tail compactions: no file has both; see docs/pi-differences.md)
+            tail = specs[pick % max(len(specs), 1)][0] == "compaction_tail"
+            e = ContextEditEntry(**base, target_id="nowhere2" if tail else other, replacement=repl)
         elif kind == "user_image":
             e = MessageEntry(**base, message=UserMessage(content=(TextContent(text=text), ImageContent(data="x")),
                                                           timestamp=1))
