@@ -28,6 +28,14 @@ from .context import (
     merge_context_build_options,
 )
 from .errors import (
+    AmbiguousSessionError,
+    ArgumentTypeError,
+    ArgumentValueError,
+    InvalidEntryError,
+    SessionDeletedError,
+    SessionNotFoundError,
+    StaleSessionError,
+    UnstorableValueError,
     BadInputError,
     BadLinesWarning,
     CycleError,
@@ -145,6 +153,14 @@ def __dir__() -> list[str]:
 
 __all__ = [
     # errors
+    "AmbiguousSessionError",
+    "ArgumentTypeError",
+    "ArgumentValueError",
+    "InvalidEntryError",
+    "SessionDeletedError",
+    "SessionNotFoundError",
+    "StaleSessionError",
+    "UnstorableValueError",
     "BadInputError",
     "BadLinesWarning",
     "CycleError",
