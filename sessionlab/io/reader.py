@@ -36,7 +36,7 @@ from ..model.entries import LeafEntry
 from .dialects import Dialect, detect_dialect, entry_from_dict, header_from_dict
 from .migrate import CURRENT_VERSION, migrate_objects
 
-__all__ = ["LineIssue", "SessionFile", "read_session", "parse_session_bytes", "OnBadLines"]
+__all__ = ["LineIssue", "SessionFile", "read_session", "parse_session_bytes", "OnBadLines", "last_node_id"]
 
 OnBadLines = Literal["raise", "warn", "skip"]
 
@@ -81,11 +81,22 @@ class SessionFile:
 
     @property
     def leaf_id(self) -> str | None:
-        """pi's leaf after loading: the last entry in file order; a seed ``leaf`` entry moves it."""
+        """pi's leaf after loading: the last entry in file order; a seed ``leaf`` entry moves it, unless
+        its target is not an entry of the file (then pi's fallback for an unknown leaf: the last entry)."""
         leaf: str | None = None
         for e in self.entries:
             leaf = e.target_id if isinstance(e, LeafEntry) else e.id
+        if leaf is not None and not any(e.id == leaf and not isinstance(e, LeafEntry) for e in self.entries):
+            return last_node_id(self.entries)
         return leaf
+
+
+def last_node_id(entries: list[SessionEntry]) -> str | None:
+    """The id of the last entry in file order that has an id and is not a seed ``leaf`` record."""
+    for e in reversed(entries):
+        if not isinstance(e, LeafEntry) and isinstance(e.id, str):
+            return e.id
+    return None
 
 
 def read_session(path: str | os.PathLike[str], *, on_bad_lines: OnBadLines = "warn") -> SessionFile:
@@ -255,7 +266,8 @@ def _check_tree(entries: list[SessionEntry], lines: list[int], texts: list[str],
     for i, e in enumerate(entries):
         if isinstance(e, LeafEntry):
             if e.target_id is not None and (not isinstance(e.target_id, str) or e.target_id not in ids):
-                report(lines[i], "dangling_parent", f"leaf target {e.target_id!r} is not in the file", texts[i], e.id)
+                report(lines[i], "dangling_parent", f"leaf target {e.target_id!r} is not in the file; the leaf "
+                       "falls back to the last entry (as pi's for an unknown leaf)", texts[i], e.id)
             continue
         if e.parent_id is not None and (not isinstance(e.parent_id, str) or e.parent_id not in ids):
             report(lines[i], "dangling_parent", f"parent {e.parent_id!r} is not in the file; "
