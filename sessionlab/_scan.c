@@ -12,8 +12,8 @@
  * (with an optional trailing CR), invalid JSON or UTF-8, escapes in keys, surrogate escapes, a
  * known key twice in one object, a known field of the wrong JSON type, integers outside int64, a
  * header that is not {"type":"session","id":str,"version":3}, seed-dialect keys, an entry type
- * outside pi's nine, a missing or repeated id, a parent that is not an earlier entry, a non-null
- * retainedTail, nesting deeper than MAX_DEPTH.
+ * outside pi's nine, a missing or repeated id, a missing or null entry timestamp, a parent that is
+ * not an earlier entry, a non-null retainedTail, nesting deeper than MAX_DEPTH.
  *
  * Tool-call arguments count len(JSON.stringify(arguments)): computed here from the raw value
  * (whitespace dropped, strings re-escaped as JavaScript does) when its numbers are integers of at
@@ -406,6 +406,7 @@ static int scan_file(Scanner *sc, FileFacts *ff) {
         int t = entry_type(p, &e.type);
         if (!t) FAIL(p, "entry type");
         if (e.id.kind != V_STR) FAIL(p, "missing id");
+        if (e.timestamp.kind != V_STR) FAIL(p, "timestamp"); /* a bad_timestamp issue: the slower paths report it */
         if (t == T_SESSION_INFO && e.name.kind == V_STR && e.name.len > 0) {
             ff->name_entry = ff->n;
             ff->name = e.name;

@@ -23,13 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from .io import read_session
-from .model import AssistantMessage, CompactionEntry, LeafEntry, MessageEntry, SessionInfoEntry
+from .model import AssistantMessage, CompactionEntry, CustomMessageEntry, LeafEntry, MessageEntry, SessionInfoEntry
 
 __all__ = ["find_session_files", "format_summary", "format_usage", "main", "summarize_session",
            "summarize_sessions", "usage_views"]
 
 ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom")
 """Message roles with their own column; any other role is counted under ``other``."""
+
+UNKNOWN_DAY = "unknown day"
+"""The day of calls whose entry has no readable timestamp, in the usage-by-day view."""
 
 _TOKEN_KEYS = ("input", "output", "cache_read", "cache_write", "total_tokens")
 
@@ -56,8 +59,10 @@ def summarize_session(path: str | os.PathLike[str]) -> dict[str, Any]:
 
     Keys: ``session_id``, ``name`` (latest non-empty ``session_info`` name), ``cwd``, ``file``,
     ``version`` (as written, 1 when absent; ``None`` without a valid header), ``entries``,
-    ``messages`` (a dict role -> count),
-    ``leaves`` (entries that are no entry's parent; seed ``leaf`` records are not nodes),
+    ``messages`` (a dict role -> count), ``custom_messages`` (``custom_message`` entries: extension
+    messages that enter the context),
+    ``leaves`` (entries that are no entry's parent; seed ``leaf`` records and entries without an id
+    are not nodes),
     ``fork_points`` (entries with two or more children), ``compactions``, the token sums over all
     assistant messages of all branches ``input``, ``output``, ``cache_read``, ``cache_write``,
     ``total_tokens`` (each message's ``totalTokens``, or the sum of its four parts when missing),
@@ -69,14 +74,16 @@ def summarize_session(path: str | os.PathLike[str]) -> dict[str, Any]:
         88
     """
     sf = read_session(path, on_bad_lines="skip")
-    nodes = [e for e in sf.entries if not isinstance(e, LeafEntry)]
+    entries = [e for e in sf.entries if not isinstance(e, LeafEntry)]
+    nodes = [e for e in entries if isinstance(e.id, str)]  # (entries without an id are not tree nodes)
+    custom_messages = sum(1 for e in entries if isinstance(e, CustomMessageEntry))
     children = Counter(e.parent_id for e in nodes if e.parent_id is not None)
     roles: Counter[str] = Counter()
     tokens: dict[str, int | float] = dict.fromkeys(_TOKEN_KEYS, 0)
     cost = 0.0
     name = None
     compactions = 0
-    for e in nodes:  # one pass over the entries of one file
+    for e in entries:  # one pass over the entries of one file
         if isinstance(e, MessageEntry) and e.message is not None:
             m = e.message
             roles[m.role or "unknown"] += 1
@@ -102,7 +109,8 @@ def summarize_session(path: str | os.PathLike[str]) -> dict[str, Any]:
         "version": sf.version if h else None,
         "entries": len(sf.entries),
         "messages": dict(roles),
-        "leaves": sum(1 for e in nodes if e.id is None or children.get(e.id, 0) == 0),
+        "custom_messages": custom_messages,
+        "leaves": sum(1 for e in nodes if children.get(e.id, 0) == 0),
         "fork_points": sum(1 for n in children.values() if n >= 2),
         "compactions": compactions,
         **tokens,
@@ -118,7 +126,7 @@ def summarize_sessions(paths: Iterable[str | os.PathLike[str]]) -> list[dict[str
 
 _COLUMNS: tuple[tuple[str, str], ...] = (
     ("session", "<"), ("name", "<"), ("cwd", "<"), ("file", "<"), ("ver", ">"), ("entries", ">"),
-    *((r, ">") for r in ROLES), ("other", ">"), ("leaves", ">"), ("forks", ">"), ("compactions", ">"),
+    *((r, ">") for r in ROLES), ("other", ">"), ("custom_message", ">"), ("leaves", ">"), ("forks", ">"), ("compactions", ">"),
     ("input", ">"), ("output", ">"), ("cache_read", ">"), ("cache_write", ">"), ("total", ">"),
     ("cost_usd", ">"), ("issues", ">"),
 )
@@ -130,7 +138,7 @@ def _cells(row: dict[str, Any], *, total: bool = False) -> list[str]:
     head = [f"TOTAL ({row['sessions']} sessions)", "", "", "", ""] if total else [
         row["session_id"] or "-", row["name"] or "-", row["cwd"] or "-", row["file"], str(row["version"] or "-")]
     return head + [
-        f"{row['entries']:,}", *(f"{msgs.get(r, 0):,}" for r in ROLES), f"{other:,}",
+        f"{row['entries']:,}", *(f"{msgs.get(r, 0):,}" for r in ROLES), f"{other:,}", f"{row['custom_messages']:,}",
         f"{row['leaves']:,}", f"{row['fork_points']:,}", f"{row['compactions']:,}",
         *(f"{row[k]:,}" for k in _TOKEN_KEYS), f"{row['cost']:.4f}", f"{row['issues']:,}",
     ]
@@ -142,7 +150,7 @@ def total_row(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     for r in rows:
         roles.update(r["messages"])
     out: dict[str, Any] = {"sessions": len(rows), "messages": dict(roles)}
-    for k in ("entries", "leaves", "fork_points", "compactions", *_TOKEN_KEYS, "cost", "issues"):
+    for k in ("entries", "custom_messages", "leaves", "fork_points", "compactions", *_TOKEN_KEYS, "cost", "issues"):
         out[k] = sum(r[k] for r in rows)
     return out
 
@@ -186,8 +194,8 @@ def usage_views(paths: Iterable[str | os.PathLike[str]], *, by: Sequence[str] = 
     for b in by:
         rows = usage_by(table, by=b, tz=tz).to_pylist()
         for r in rows:
-            if b == "day":
-                r["day"] = r["day"].isoformat()
+            if b == "day":  # calls whose entry has no readable timestamp (a bad_timestamp issue)
+                r["day"] = r["day"].isoformat() if r["day"] is not None else UNKNOWN_DAY
         out[b] = rows
     return out
 

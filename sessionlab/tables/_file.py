@@ -71,7 +71,12 @@ def materialize(results: list[FileResult]) -> None:
         elif f.name == "file":
             arrays.append(pc.take(pa.array([r.path for r in pend], pa.string()), owner))
         elif f.name == "timestamp":
-            arrays.append(parse_timestamps(list(chain.from_iterable(r.pending[0]["timestamps"] for r in pend))))  # type: ignore[index]
+            # strings are parsed for the whole batch at once; the msgspec path hands them over parsed
+            ts = [r.pending[0]["timestamps"] for r in pend]  # type: ignore[index]
+            if all(isinstance(t, list) for t in ts):
+                arrays.append(parse_timestamps(list(chain.from_iterable(ts))))
+            else:
+                arrays.append(pa.concat_arrays([t if isinstance(t, pa.Array) else parse_timestamps(t) for t in ts]))
         else:
             pieces = [r.pending[0][f.name] for r in pend]  # type: ignore[index]
             if all(isinstance(p, list) for p in pieces):
@@ -151,6 +156,10 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
     except Exception:  # should not happen; if it does, the batch's files take the other paths
         results = [load_file(r.path, want_blocks) if r.fast and r.entries is None and r.pending is None else r
                    for r in results]
+    # a timestamp string the scanner took that is not a date: a bad_timestamp issue, which the slower
+    # paths report (rare: the file is read again)
+    results = [load_file(r.path, want_blocks) if r.fast and r.entries is not None
+               and r.entries.column("timestamp").null_count else r for r in results]
     materialize(results)
     return results
 

@@ -205,6 +205,8 @@ def session_facts(sf: SessionFile) -> dict[str, Any]:
         if isinstance(e, E.SessionInfoEntry) and isinstance(e.name, str) and e.name:
             name = e.name
             break
-    parents = {e.parent_id for e in sf.entries if not isinstance(e, E.LeafEntry) and e.parent_id is not None}
-    leaf_count = sum(1 for e in sf.entries if not isinstance(e, E.LeafEntry) and e.id not in parents)
+    # (entries without an id are not nodes: a pi --mode json event stream has no leaf)
+    nodes = [e for e in sf.entries if not isinstance(e, E.LeafEntry) and isinstance(e.id, str)]
+    parents = {e.parent_id for e in nodes if e.parent_id is not None}
+    leaf_count = sum(1 for e in nodes if e.id not in parents)
     return {"name": name, "leaf_id": _str(sf.leaf_id), "leaf_count": leaf_count}
