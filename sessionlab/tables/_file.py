@@ -183,7 +183,7 @@ def load_data(path: str, data: bytes, want_blocks: bool = False) -> FileResult:
         sf = parse_session_bytes(data, path=path, on_bad_lines="skip")
         res.issues = list(sf.issues)
         h = sf.header
-        sid = h.id if h is not None and isinstance(h.id, str) else None
+        sid = _str(h.id) if h is not None else None
         rows = entry_rows(sf)
         cols = {name: [r.get(name) for r in rows] for name in _ENTRY_NAMES}
         cols["entry_index"] = list(range(len(rows)))

@@ -7,6 +7,7 @@ over entries in Python; it is the readable reference the fast path (:mod:`._fast
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pyarrow as pa
@@ -25,8 +26,15 @@ __all__ = ["entry_rows", "block_rows", "parse_timestamps", "session_facts"]
 
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _str(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
+    """A string value for an Arrow column: a lone surrogate (valid in pi's JavaScript strings, not
+    in UTF-8) becomes U+FFFD, as Arrow cannot hold it."""
+    if not isinstance(v, str):
+        return None
+    return v if v.isascii() or not _SURROGATE.search(v) else _SURROGATE.sub("\ufffd", v)
 
 
 def _int(v: Any) -> int | None:
