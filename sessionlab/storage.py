@@ -51,6 +51,7 @@ from .errors import (
     InvalidEntryError,
     SessionDeletedError,
     SessionError,
+    StaleSessionError,
 )
 from .io.dialects import Dialect, entry_from_dict, entry_to_dict
 from .io.migrate import CURRENT_VERSION
@@ -409,6 +410,11 @@ class JsonlSessionStorage(InMemorySessionStorage):
                 header=None if self._file_exists else self.metadata,
             )
             if not self._file_exists:
+                if not self._writer.wrote_header:  # someone created the file since we looked
+                    self._writer.close()
+                    self._writer = None
+                    raise StaleSessionError(f"{self.file_path} was created by another handle or process since "
+                                            "this session was opened; nothing was written. Open it again")
                 self._size = self._writer.size
             self._file_exists = True
         return self._writer

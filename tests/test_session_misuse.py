@@ -193,6 +193,15 @@ def test_second_handle_cannot_append_a_stale_child(tmp_path):
     assert texts(open_session(path)) == ["root", "from a", "from c"]
 
 
+def test_two_handles_on_a_new_file(tmp_path):
+    path = tmp_path / "new.jsonl"
+    a, b = Session(JsonlSessionStorage(path)), Session(JsonlSessionStorage(path))
+    a.append_message(user("a"))
+    with pytest.raises(StaleSessionError):
+        b.append_message(user("b"))  # b would write a second root under a's header
+    assert [e.message.content[0].text for e in read_session(path).entries] == ["a"]
+
+
 def test_file_replaced_under_a_handle_is_detected(tmp_path):
     path = tmp_path / "s.jsonl"
     a = Session(JsonlSessionStorage(path, create=True))

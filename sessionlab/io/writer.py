@@ -174,6 +174,7 @@ class SessionWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         self.size = os.fstat(self._fd).st_size  # after this writer's last write
+        self.wrote_header = False  # False with a header: the file had content already
         if header is not None:
             self._append_text(to_line(header, dialect), only_if_empty=True)
 
@@ -205,8 +206,10 @@ class SessionWriter:
             st = os.fstat(fd)
             _check_same_file(self.path, st)
             size = st.st_size
-            if only_if_empty and size > 0:
-                return size
+            if only_if_empty:
+                if size > 0:
+                    return size
+                self.wrote_header = True
             if expect_size is not None and size != expect_size:
                 raise StaleSessionError(
                     f"{self.path} changed since this session last read or wrote it ({expect_size:,} bytes then, "
