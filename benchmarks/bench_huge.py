@@ -41,8 +41,13 @@ def _rss_mb() -> float:
 def step(name: str, path: str) -> dict:
     """One step, in this (fresh) process."""
     from sessionlab.analysis import contexts
-    from sessionlab.compaction import FractionPolicy, KeepLastTurnsPolicy, NeverCompact, PiThresholdPolicy
-    from sessionlab.compaction import simulate_compaction
+    from sessionlab.compaction import (
+        FractionPolicy,
+        KeepLastTurnsPolicy,
+        NeverCompact,
+        PiThresholdPolicy,
+        simulate_compaction,
+    )
     from sessionlab.tables import entries_table
 
     base = _rss_mb()

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .errors import ArgumentTypeError, ArgumentValueError, UnstorableValueError
+from .model import content as C
 from .model import entries as E
 from .model import messages as M
 
@@ -25,12 +26,14 @@ __all__ = [
     "THINKING_LEVELS",
     "MESSAGE_TYPES",
     "ENTRY_CLASSES",
+    "CONTENT_TYPES",
     "check_type",
     "check_str",
     "check_choice",
     "check_int",
     "check_names",
     "check_json",
+    "check_content",
     "check_entries",
 ]
 
@@ -40,6 +43,7 @@ THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "
 # every class of the model's unions: a type added to ``Message`` or ``SessionEntry`` is accepted
 MESSAGE_TYPES: tuple[type, ...] = typing.get_args(M.Message)
 ENTRY_CLASSES: tuple[type, ...] = typing.get_args(E.SessionEntry)
+CONTENT_TYPES: tuple[type, ...] = typing.get_args(C.ContentBlock)
 
 _MAX_SAFE_INT = 2**53 - 1  # beyond this a JavaScript reader (pi) gets another number
 
@@ -95,6 +99,16 @@ def check_names(value: Any, argument: str) -> tuple[str, ...]:
                                           f"({_short(value)})")
     for i, v in enumerate(value):
         check_type(v, str, f"{argument}[{i}]")
+    return tuple(value)
+
+
+def check_content(value: Any, argument: str) -> str | tuple:
+    """Message content: a string, or a list/tuple of content blocks (returned as a tuple)."""
+    check_type(value, (str, list, tuple), argument)
+    if isinstance(value, str):
+        return value
+    for i, b in enumerate(value):
+        check_type(b, CONTENT_TYPES, f"{argument}[{i}]")
     return tuple(value)
 
 

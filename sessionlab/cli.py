@@ -110,7 +110,7 @@ def summarize_session(path: str | os.PathLike[str]) -> dict[str, Any]:
         "entries": len(sf.entries),
         "messages": dict(roles),
         "custom_messages": custom_messages,
-        "leaves": sum(1 for e in nodes if children.get(e.id, 0) == 0),
+        "leaves": sum(1 for e in nodes if children.get(e.id or "", 0) == 0),
         "fork_points": sum(1 for n in children.values() if n >= 2),
         "compactions": compactions,
         **tokens,
@@ -126,7 +126,8 @@ def summarize_sessions(paths: Iterable[str | os.PathLike[str]]) -> list[dict[str
 
 _COLUMNS: tuple[tuple[str, str], ...] = (
     ("session", "<"), ("name", "<"), ("cwd", "<"), ("file", "<"), ("ver", ">"), ("entries", ">"),
-    *((r, ">") for r in ROLES), ("other", ">"), ("custom_message", ">"), ("leaves", ">"), ("forks", ">"), ("compactions", ">"),
+    *((r, ">") for r in ROLES), ("other", ">"), ("custom_message", ">"), ("leaves", ">"), ("forks", ">"),
+    ("compactions", ">"),
     ("input", ">"), ("output", ">"), ("cache_read", ">"), ("cache_write", ">"), ("total", ">"),
     ("cost_usd", ">"), ("issues", ">"),
 )

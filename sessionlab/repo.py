@@ -17,10 +17,11 @@ anything is created, so a failed fork leaves no session behind.
 
 Forking follows the seed's ``getEntriesToFork``: without ``entry_id`` every entry is copied (all
 branches, same ids, as pi's ``forkFrom``) and the fork's leaf is the source's ("from current
-leaf": a ``leaf`` record is added when the source's leaf is not its last entry); with ``position="at"`` the branch up to and including
-the entry; with ``position="before"`` the branch up to the entry's parent, and a ``message`` target
-must be a user message. The branch is taken with ``get_path_to_root_or_compaction``, so after a
-compaction only what the context needs is copied. Two repairs keep the copy self-contained:
+leaf": a ``leaf`` record is added when the source's leaf is not its last entry); with
+``position="at"`` the branch up to and including the entry; with ``position="before"`` the branch
+up to the entry's parent, and a ``message`` target must be a user message. The branch is taken
+with ``get_path_to_root_or_compaction``, so after a compaction only what the context needs is
+copied. Two repairs keep the copy self-contained:
 the first copied entry becomes a root (no dangling parent), and when the copy starts after the
 root, the thinking level, model and active tools in effect there are written first as
 ``thinking_level_change`` / ``model_change`` / ``active_tools_change`` entries, so the fork's
@@ -43,7 +44,6 @@ from .context import derive_session_context_state
 from .errors import (
     AmbiguousSessionError,
     ArgumentValueError,
-    EntryNotFoundError,
     InvalidForkTargetError,
     SessionNotFoundError,
     UnsafePathError,

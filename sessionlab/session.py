@@ -14,20 +14,21 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from ._validate import (
+    MESSAGE_TYPES,
+    THINKING_LEVELS,
+    check_choice,
+    check_content,
+    check_int,
+    check_names,
+    check_str,
+    check_type,
+)
 from .context import (
     SessionContext,
     SessionContextBuildOptions,
     build_session_context,
     merge_context_build_options,
-)
-from ._validate import (
-    MESSAGE_TYPES,
-    THINKING_LEVELS,
-    check_choice,
-    check_int,
-    check_names,
-    check_str,
-    check_type,
 )
 from .errors import ArgumentValueError, SessionNotFoundError
 from .io.reader import OnBadLines
@@ -129,10 +130,8 @@ class Session:
         """An extension message that enters the context with role ``custom`` (``content``: a string or
         a list of content blocks)."""
         check_str(custom_type, "custom_type", nonempty=True)
-        check_type(content, (str, list, tuple), "content")
+        content = check_content(content, "content")
         check_type(display, bool, "display")
-        if not isinstance(content, str):
-            content = tuple(content)
         return self.append_typed_entry(E.CustomMessageEntry(
             **self._base(), custom_type=custom_type, content=content, display=display, details=details))
 

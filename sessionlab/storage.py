@@ -276,7 +276,8 @@ class InMemorySessionStorage:
             leaf_id = self.leaf_id
         if leaf_id is None:
             return []
-        node = self.by_id.get(check_str(leaf_id, "leaf_id"))  # (a leaf record gives pi's view of it)
+        check_str(leaf_id, "leaf_id")
+        node = self.by_id.get(leaf_id)  # (a leaf record gives pi's view of it)
         if node is None:
             raise EntryNotFoundError(f"entry {leaf_id!r} not found")
         path: list[E.SessionEntry] = []

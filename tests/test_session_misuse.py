@@ -32,7 +32,6 @@ from sessionlab import (
     read_session,
 )
 
-from ._pi_expected import PI
 from .test_session import assistant, user
 
 # the seed's "JSONL Storage Format" sample, its elided message filled in; its leaf record points
@@ -271,6 +270,7 @@ def _session():
     (lambda s: s.append_label(s.get_leaf_id(), 5), "label", ArgumentTypeError),
     (lambda s: s.append_session_info(5), "name", ArgumentTypeError),
     (lambda s: s.append_custom(3), "custom_type", ArgumentTypeError),
+    (lambda s: s.append_custom_message("k", [{"type": "text", "text": "x"}]), "content[0]", ArgumentTypeError),
     (lambda s: s.build_context({"entry_transforms": []}), "options", ArgumentTypeError),
     (lambda s: s.get_session_stats("all"), "scope", ArgumentValueError),
     (lambda s: s.move_to(s.get_leaf_id(), {"text": "x"}), "summary", ArgumentValueError),

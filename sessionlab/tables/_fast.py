@@ -31,8 +31,8 @@ import pyarrow.compute as pc
 
 from .._jsjson import js_len, js_parse, js_stringify
 from ..io import detect_dialect
-from ._objects import parse_timestamps
 from ..tokens import CHARS_PER_TOKEN, IMAGE_CHARS
+from ._objects import parse_timestamps
 
 __all__ = ["fast_columns", "PI_TYPES"]
 
