@@ -3,7 +3,8 @@
 It loads the sanitized build of the scanner as ``sessionlab._scan`` before anything imports the
 package's own build, then, until its time is up: takes a seed file (the test data's pi v3 files
 and generated sessions), applies one to three mutations (byte flips, truncations, splices, huge
-numbers, deep nesting, long strings, invalid UTF-8, NUL bytes, CRLF, a BOM, a 10 MB line), writes
+numbers, deep nesting, long strings, invalid UTF-8, NUL bytes, CRLF, a BOM, a 10 MB line, values
+replaced in lines that stay valid JSON), writes
 the input to ``--current`` (so a crash leaves it behind), and checks it:
 
 - the scanner accepts it (a tuple) or refuses it (a reason): nothing else, no crash;
@@ -174,10 +175,54 @@ def m_huge_line(data, rng, corpus):
     return b"\n".join([head, *lines[1:at], big, *lines[at:]])
 
 
+VALUES = [None, True, False, 0, -1, 1.5, 2**53 + 1, 2**63, -(2**63) - 1, 1e300, "", "x", "\u00e9\U0001f600", [], {},
+          [1, "a", None], {"a": 1}, "2026-01-01T00:00:00Z", "assistant", "toolCall", "message", "e1"]
+
+
+def _paths(obj, prefix=()):
+    yield prefix
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _paths(v, prefix + (i,))
+
+
+def m_json(data, rng, corpus):
+    """A line that stays valid JSON: one value replaced, removed or renamed, or a key added."""
+    lines = data.split(b"\n")
+    i = rng.randrange(len(lines))
+    try:
+        obj = json.loads(lines[i])
+    except ValueError:
+        return data
+    paths = [p for p in _paths(obj) if p]
+    if not paths:
+        return data
+    path = rng.choice(paths)
+    parent = obj
+    for k in path[:-1]:
+        parent = parent[k]
+    key, op = path[-1], rng.randrange(4)
+    if op == 0:
+        parent[key] = rng.choice(VALUES)
+    elif op == 1 and isinstance(parent, dict):
+        del parent[key]
+    elif op == 2 and isinstance(parent, dict):
+        parent["zz" + str(key)] = parent.pop(key)
+    elif isinstance(parent, dict):
+        parent[rng.choice(["extra", "id", "parentId", "type", "role", "usage", "arguments"])] = rng.choice(VALUES)
+    else:
+        parent.insert(key, rng.choice(VALUES))
+    lines[i] = json.dumps(obj, separators=(",", ":"), ensure_ascii=rng.random() < 0.3).encode()
+    return b"\n".join(lines)
+
+
 MUTATORS = {f.__name__[2:]: f for f in (
     m_flip, m_byte, m_truncate, m_splice, m_lines, m_number, m_nest, m_long_string, m_utf8, m_escape, m_nul,
-    m_crlf, m_bom, m_token, m_huge_line)}
-WEIGHTS = {"huge_line": 0.05, "long_string": 0.5, "nest": 1.0}  # (big inputs are slow through the slower paths)
+    m_crlf, m_bom, m_token, m_huge_line, m_json)}
+WEIGHTS = {"huge_line": 0.05, "long_string": 0.5, "nest": 1.0, "json": 4.0}  # (big inputs are slow through the slower paths)
 
 
 def seeds(tmp: Path) -> list[bytes]:
