@@ -107,7 +107,7 @@ class Session:
         (pi), or the compaction carries the kept messages in ``retained_tail`` (seed)."""
         check_str(summary, "summary")
         if first_kept_entry_id is not None:
-            require_node(self.storage, first_kept_entry_id, "first_kept_entry_id")  # type: ignore[arg-type]
+            require_node(self.storage, first_kept_entry_id, "first_kept_entry_id")
         check_int(tokens_before, "tokens_before", minimum=0)
         check_type(from_hook, bool, "from_hook")
         check_type(usage, M.Usage, "usage", optional=True)
@@ -137,7 +137,7 @@ class Session:
 
     def append_label(self, target_id: str, label: str | None) -> str:
         """Set (or with ``None``/``""`` clear) the label of ``target_id``."""
-        require_node(self.storage, target_id, "target_id")  # type: ignore[arg-type]
+        require_node(self.storage, target_id, "target_id")
         check_str(label, "label", optional=True)
         return self.append_typed_entry(E.LabelEntry(**self._base(), target_id=target_id, label=label or None))
 
@@ -158,7 +158,7 @@ class Session:
         (``{"summary": str, "details"?: ..., "usage"?: Usage, "from_hook"?: bool}``), append a
         branch summary as a child of the target. Returns the summary's id, or ``None``."""
         if entry_id is not None:
-            require_node(self.storage, entry_id, "entry_id")  # type: ignore[arg-type]
+            require_node(self.storage, entry_id, "entry_id")
         if summary is not None:
             check_type(summary, Mapping, "summary", optional=True)
             if "summary" not in summary:

@@ -441,11 +441,12 @@ class JsonlSessionStorage(InMemorySessionStorage):
             self._writer = None
 
 
-def require_node(storage: InMemorySessionStorage, entry_id: Any, argument: str) -> E.SessionEntry:
-    """The entry ``entry_id`` of ``storage``, which must be a node of the tree: a string id of an
-    entry that is not a seed ``leaf`` record. ``argument`` names the caller's argument."""
+def require_node(storage: SessionStorage, entry_id: Any, argument: str) -> E.SessionEntry:
+    """The entry ``entry_id`` of ``storage`` (any :class:`SessionStorage`), which must be a node of
+    the tree: a string id of an entry that is not a seed ``leaf`` record. ``argument`` names the
+    caller's argument."""
     check_str(entry_id, argument)
-    entry = storage.by_id.get(entry_id)
+    entry = storage.get_entry(entry_id)
     if entry is None:
         raise EntryNotFoundError(f"{argument}: entry {entry_id!r} not found")
     if isinstance(entry, E.LeafEntry):
