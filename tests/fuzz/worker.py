@@ -195,7 +195,7 @@ def m_json(data, rng, corpus):
     i = rng.randrange(len(lines))
     try:
         obj = json.loads(lines[i])
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep for Python's json
         return data
     paths = [p for p in _paths(obj) if p]
     if not paths:
@@ -215,7 +215,11 @@ def m_json(data, rng, corpus):
         parent[rng.choice(["extra", "id", "parentId", "type", "role", "usage", "arguments"])] = rng.choice(VALUES)
     else:
         parent.insert(key, rng.choice(VALUES))
-    lines[i] = json.dumps(obj, separators=(",", ":"), ensure_ascii=rng.random() < 0.3).encode()
+    try:
+        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=rng.random() < 0.3)
+    except RecursionError:
+        return data
+    lines[i] = text.encode("utf-8", "surrogatepass")  # (a lone surrogate escape stays one)
     return b"\n".join(lines)
 
 
