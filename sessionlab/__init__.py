@@ -41,19 +41,27 @@ from .context import (
     merge_context_build_options,
 )
 from .errors import (
+    AmbiguousSessionError,
+    ArgumentTypeError,
+    ArgumentValueError,
     BadInputError,
     BadLinesWarning,
     CycleError,
     EntryNotFoundError,
+    InvalidEntryError,
     InvalidForkTargetError,
     OptionError,
     RulesMismatchError,
     ReadOnlyFormatError,
     NativeLoaderWarning,
+    SessionDeletedError,
     SessionError,
     SessionLabError,
     SessionLabWarning,
+    SessionNotFoundError,
+    StaleSessionError,
     UnsafePathError,
+    UnstorableValueError,
 )
 from .io import (
     LineIssue,
@@ -170,6 +178,14 @@ def __dir__() -> list[str]:
 
 __all__ = [
     # errors
+    "AmbiguousSessionError",
+    "ArgumentTypeError",
+    "ArgumentValueError",
+    "InvalidEntryError",
+    "SessionDeletedError",
+    "SessionNotFoundError",
+    "StaleSessionError",
+    "UnstorableValueError",
     "BadInputError",
     "BadLinesWarning",
     "CycleError",

@@ -12,8 +12,9 @@
  * (with an optional trailing CR), invalid JSON or UTF-8, escapes in keys, surrogate escapes, a
  * known key twice in one object, a known field of the wrong JSON type, integers outside int64, a
  * header that is not {"type":"session","id":str,"version":3}, seed-dialect keys, an entry type
- * outside pi's eleven (1.6 added usage and context_edit), a missing or repeated id, a parent that
- * is not an earlier entry, a non-null retainedTail, nesting deeper than MAX_DEPTH.
+ * outside pi's eleven (1.6 added usage and context_edit), a missing or repeated id, a missing or
+ * null entry timestamp, a parent that is not an earlier entry, a non-null retainedTail, nesting
+ * deeper than MAX_DEPTH.
  *
  * The pi 1.6 values that need other lines (edit_action, system_est_tokens, the est_tokens of
  * context_edit entries and of system messages) are not computed here: sessionlab/tables/_pi16.py
@@ -439,6 +440,7 @@ static int scan_file(Scanner *sc, FileFacts *ff) {
         int t = entry_type(p, &e.type);
         if (!t) FAIL(p, "entry type");
         if (e.id.kind != V_STR) FAIL(p, "missing id");
+        if (e.timestamp.kind != V_STR) FAIL(p, "timestamp"); /* a bad_timestamp issue: the slower paths report it */
         if (t == T_SESSION_INFO) { /* the latest one names the session (pi 1.6; Python trims it) */
             ff->name_entry = e.name.kind == V_STR ? ff->n : -1;
             ff->name = e.name;

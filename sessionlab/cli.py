@@ -34,6 +34,9 @@ __all__ = ["format_summary", "format_usage", "main", "summarize_corpus", "summar
 ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom")
 """Message roles with their own column; any other role is counted under ``other``."""
 
+UNKNOWN_DAY = "unknown day"
+"""The day of calls whose entry has no readable timestamp, in the usage-by-day view."""
+
 _TOKEN_KEYS = ("input", "output", "cache_read", "cache_write", "total_tokens")
 # summary key -> sessions-table column
 _FROM_SESSIONS = {"session_id": "session_id", "agent": "agent", "name": "name", "cwd": "cwd", "file": "file",
@@ -70,7 +73,7 @@ def _tree_shape_by_file(entries: pa.Table) -> tuple[dict[str, int], dict[str, in
     two or more children); seed ``leaf`` records are not nodes, and a side node (Claude Code
     progress lines, Codex turn contexts) is no child that makes a fork."""
     nodes = entries.select(["file", "entry_id", "parent_id", "side_node"]).filter(
-        pc.invert(pc.fill_null(pc.equal(entries["type"], "leaf"), False)))
+        pc.and_(pc.invert(pc.fill_null(pc.equal(entries["type"], "leaf"), False)), pc.is_valid(entries["entry_id"])))
     sep = pa.scalar("\x00")
     pkey = pc.binary_join_element_wise(nodes["file"], nodes["parent_id"], sep)  # null without a parent
     kids = pa.table({"file": nodes["file"], "key": pkey}).filter(pc.is_valid(pkey))
@@ -87,8 +90,15 @@ def _tree_shape_by_file(entries: pa.Table) -> tuple[dict[str, int], dict[str, in
             dict(zip(fork_n["file"].to_pylist(), fork_n["count_all"].to_pylist())))
 
 
-_ROW_KEYS = ("session_id", "agent", "name", "cwd", "file", "version", "entries", "messages", "leaves",
-             "fork_points", "compactions", *_TOKEN_KEYS, "cost", "issues")
+def _count_by_file(entries: pa.Table, entry_type: str) -> dict[str, int]:
+    """file -> number of entries of type ``entry_type``."""
+    t = entries.select(["file"]).filter(pc.fill_null(pc.equal(entries["type"], entry_type), False))
+    g = t.group_by("file", use_threads=False).aggregate([([], "count_all")])
+    return dict(zip(g["file"].to_pylist(), g["count_all"].to_pylist()))
+
+
+_ROW_KEYS = ("session_id", "agent", "name", "cwd", "file", "version", "entries", "messages", "custom_messages",
+             "leaves", "fork_points", "compactions", *_TOKEN_KEYS, "cost", "issues")
 
 
 def summarize_corpus(corpus: Corpus) -> list[dict[str, Any]]:
@@ -97,9 +107,10 @@ def summarize_corpus(corpus: Corpus) -> list[dict[str, Any]]:
     Keys: ``session_id``, ``agent`` (``pi``, ``claude-code`` or ``codex``), ``name`` (latest
     non-empty ``session_info`` name), ``cwd``, ``file``,
     ``version`` (as written, 1 when absent; ``None`` without a valid header), ``entries``,
-    ``messages`` (a dict role -> count),
-    ``leaves`` (entries that are no entry's parent; seed ``leaf`` records are not nodes; for
-    other agents the sessions table's ``leaf_count``, side nodes left out),
+    ``messages`` (a dict role -> count), ``custom_messages`` (``custom_message`` entries: extension
+    messages that enter the context),
+    ``leaves`` (entries that are no entry's parent; seed ``leaf`` records and entries without an id
+    are not nodes; for other agents the sessions table's ``leaf_count``, side nodes left out),
     ``fork_points`` (entries with two or more children), ``compactions``, the token sums over all
     assistant messages of all branches ``input``, ``output``, ``cache_read``, ``cache_write``,
     ``total_tokens`` (each message's ``totalTokens``, or the sum of its four parts when missing),
@@ -108,12 +119,14 @@ def summarize_corpus(corpus: Corpus) -> list[dict[str, Any]]:
     sessions = corpus.sessions.to_pydict()
     roles = _roles_by_file(corpus.entries)
     leaves, forks = _tree_shape_by_file(corpus.entries)
+    customs = _count_by_file(corpus.entries, "custom_message")
     rows = []
     for i, f in enumerate(sessions["file"]):  # one row per session file
         row: dict[str, Any] = {k: sessions[c][i] for k, c in _FROM_SESSIONS.items()}
         if row["session_id"] is None:
             row["version"] = None
         row["messages"] = roles.get(f, {})
+        row["custom_messages"] = customs.get(f, 0)
         # (other agents' side nodes are never leaves: their sessions row counts conversation leaves)
         row["leaves"] = leaves.get(f, 0) if row["agent"] == "pi" else (sessions["leaf_count"][i] or 0)
         row["fork_points"] = forks.get(f, 0)
@@ -142,7 +155,8 @@ def summarize_session(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 _COLUMNS: tuple[tuple[str, str], ...] = (
     ("session", "<"), ("name", "<"), ("cwd", "<"), ("file", "<"), ("ver", ">"), ("entries", ">"),
-    *((r, ">") for r in ROLES), ("other", ">"), ("leaves", ">"), ("forks", ">"), ("compactions", ">"),
+    *((r, ">") for r in ROLES), ("other", ">"), ("custom_message", ">"), ("leaves", ">"), ("forks", ">"),
+    ("compactions", ">"),
     ("input", ">"), ("output", ">"), ("cache_read", ">"), ("cache_write", ">"), ("total", ">"),
     ("cost_usd", ">"), ("issues", ">"),
 )
@@ -154,7 +168,7 @@ def _cells(row: dict[str, Any], *, total: bool = False) -> list[str]:
     head = [f"TOTAL ({row['sessions']} sessions)", "", "", "", ""] if total else [
         row["session_id"] or "-", row["name"] or "-", row["cwd"] or "-", row["file"], str(row["version"] or "-")]
     return head + [
-        f"{row['entries']:,}", *(f"{msgs.get(r, 0):,}" for r in ROLES), f"{other:,}",
+        f"{row['entries']:,}", *(f"{msgs.get(r, 0):,}" for r in ROLES), f"{other:,}", f"{row['custom_messages']:,}",
         f"{row['leaves']:,}", f"{row['fork_points']:,}", f"{row['compactions']:,}",
         *(f"{row[k]:,}" for k in _TOKEN_KEYS), f"{row['cost']:.4f}", f"{row['issues']:,}",
     ]
@@ -166,7 +180,7 @@ def total_row(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     for r in rows:
         roles.update(r["messages"])
     out: dict[str, Any] = {"sessions": len(rows), "messages": dict(roles)}
-    for k in ("entries", "leaves", "fork_points", "compactions", *_TOKEN_KEYS, "cost", "issues"):
+    for k in ("entries", "custom_messages", "leaves", "fork_points", "compactions", *_TOKEN_KEYS, "cost", "issues"):
         out[k] = sum(r[k] for r in rows)
     return out
 
@@ -209,8 +223,8 @@ def usage_views(source: Corpus | Iterable[str | os.PathLike[str]], *, by: Sequen
     for b in by:
         rows = usage_by(corpus, by=b, tz=tz).to_pylist()
         for r in rows:
-            if b == "day":
-                r["day"] = r["day"].isoformat()
+            if b == "day":  # calls whose entry has no readable timestamp (a bad_timestamp issue)
+                r["day"] = r["day"].isoformat() if r["day"] is not None else UNKNOWN_DAY
         out[b] = rows
     return out
 

@@ -37,6 +37,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from ._rules import DEFAULT_RULES, Rules, pi_rules
+from ._validate import ENTRY_CLASSES, MESSAGE_TYPES, check_entries, check_type
+from .errors import ArgumentTypeError
 from .model import entries as E
 from .model import messages as M
 from .model.content import TextContent
@@ -191,7 +193,7 @@ def build_context_entries(
     entries = default_context_entry_transform(path_entries, rules=rules)
     if options is not None and options.entry_transforms:
         for transform in options.entry_transforms:
-            entries = list(transform(entries))
+            entries = _checked(transform(entries), "entry transform", transform, ENTRY_CLASSES, "entries")
     return entries
 
 
@@ -202,6 +204,19 @@ def _with_content(m: M.Message) -> M.Message:
     if isinstance(m, (M.UserMessage, M.AssistantMessage, M.ToolResultMessage)) and m.content is None:
         return replace(m, content=())
     return m
+
+
+def _checked(out: object, role: str, fn: object, types: tuple[type, ...], what: str) -> list:
+    """The list a hook returned, or an error naming the hook when it is not a list of ``types``."""
+    name = getattr(fn, "__qualname__", repr(fn))
+    if isinstance(out, (str, bytes, dict)) or not isinstance(out, (list, tuple)):
+        raise ArgumentTypeError("options", f"the {role} {name} returned {type(out).__name__}; it must return a "
+                                           f"list of {what}")
+    for i, x in enumerate(out):
+        if not isinstance(x, types):
+            raise ArgumentTypeError("options", f"the {role} {name} returned a {type(x).__name__} at [{i}]; it "
+                                               f"must return a list of {what}")
+    return list(out)
 
 
 def session_entry_to_context_messages(
@@ -246,7 +261,8 @@ def session_entry_to_context_messages(
     if isinstance(entry, E.CustomEntry):
         projectors = options.entry_projectors if options is not None else None
         if projectors and entry.custom_type in projectors:
-            return list(projectors[entry.custom_type](entry, index, entries))  # type: ignore[index]
+            fn = projectors[entry.custom_type]  # type: ignore[index]
+            return _checked(fn(entry, index, entries), "entry projector", fn, MESSAGE_TYPES, "messages")
         return []
     return []
 
@@ -313,7 +329,13 @@ def build_session_context(
     path_entries: Sequence[E.SessionEntry], options: SessionContextBuildOptions | None = None, *,
     rules: Rules = DEFAULT_RULES,
 ) -> SessionContext:
-    """The context for a root-to-leaf path of entries (a pure function; see the module doc)."""
+    """The context for a root-to-leaf path of entries (a pure function; see the module doc).
+
+    ``path_entries`` may be any iterable of entries; anything else, or ``options`` that are not a
+    :class:`SessionContextBuildOptions`, raises :class:`~sessionlab.errors.ArgumentTypeError`.
+    """
+    path_entries = check_entries(path_entries, "path_entries")
+    check_type(options, SessionContextBuildOptions, "options", optional=True)
     state = derive_session_context_state(path_entries)
     messages = [m for p in project_context_entries(path_entries, options, rules=rules) for m in p.messages]
     return SessionContext(messages, state.thinking_level, state.model, state.active_tool_names)

@@ -9,10 +9,18 @@ matching builtin, so ``except KeyError`` or ``except ValueError`` keeps working:
     ├── OptionError (ValueError)          an option has a value it does not take (``rules=``...)
     │   └── RulesMismatchError            a table built under one pi release's rules, asked for another's
     ├── ReadOnlyFormatError (ValueError)  a write to a format sessionlab only reads (pi's v4 files)
+    ├── ArgumentTypeError (TypeError)     a public function got an argument of the wrong type
+    ├── ArgumentValueError (ValueError)   ... or a value it does not allow; ``argument`` names it
+    │   └── UnstorableValueError          a value JSON cannot hold as it is (NaN, 10**30, a set...)
     └── SessionError                      a session operation failed; ``code`` says which
         ├── EntryNotFoundError (KeyError)     code "not_found"
         ├── InvalidForkTargetError (ValueError) code "invalid_fork_target"
-        └── CycleError (ValueError)           code "cycle": a parent chain loops
+        ├── CycleError (ValueError)           code "cycle": a parent chain loops
+        ├── InvalidEntryError (ValueError)    code "invalid_entry": an id missing, repeated, a leaf record as target
+        ├── SessionNotFoundError (FileNotFoundError) code "session_not_found": no such session or file
+        ├── AmbiguousSessionError (ValueError) code "ambiguous_session": an id names several sessions
+        ├── SessionDeletedError (FileNotFoundError) code "deleted": the session's file is gone
+        └── StaleSessionError                 code "stale": the file changed under this handle
 
     SessionLabWarning (UserWarning)
     ├── BadLinesWarning                   one per file read with on_bad_lines="warn"
@@ -32,6 +40,14 @@ __all__ = [
     "EntryNotFoundError",
     "InvalidForkTargetError",
     "CycleError",
+    "ArgumentTypeError",
+    "ArgumentValueError",
+    "UnstorableValueError",
+    "InvalidEntryError",
+    "SessionNotFoundError",
+    "AmbiguousSessionError",
+    "SessionDeletedError",
+    "StaleSessionError",
     "SessionLabWarning",
     "BadLinesWarning",
     "NativeLoaderWarning",
@@ -100,6 +116,64 @@ class CycleError(SessionError, ValueError):
 
     def __init__(self, message: str) -> None:
         super().__init__("cycle", message)
+
+
+class ArgumentTypeError(SessionLabError, TypeError):
+    """An argument of a public function has the wrong type; ``argument`` is its name."""
+
+    def __init__(self, argument: str, message: str) -> None:
+        super().__init__(message)
+        self.argument = argument
+
+
+class ArgumentValueError(SessionLabError, ValueError):
+    """An argument of a public function has a value it does not allow; ``argument`` is its name."""
+
+    def __init__(self, argument: str, message: str) -> None:
+        super().__init__(message)
+        self.argument = argument
+
+
+class UnstorableValueError(ArgumentValueError):
+    """A value that JSON cannot hold as it is (NaN, infinity, an integer beyond 2**53, a non-string
+    dict key, an object that is not JSON); ``argument`` is the path of the field."""
+
+
+class InvalidEntryError(SessionError, ValueError):
+    """An entry cannot be stored or used as asked (code ``invalid_entry``): no id, an id already
+    used, or a seed ``leaf`` record given as a target."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("invalid_entry", message)
+
+
+class SessionNotFoundError(SessionError, FileNotFoundError):
+    """No session file at a path, or no session with an id (code ``session_not_found``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("session_not_found", message)
+
+
+class AmbiguousSessionError(SessionError, ValueError):
+    """A session id matches several sessions (code ``ambiguous_session``); the message names them."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("ambiguous_session", message)
+
+
+class SessionDeletedError(SessionError, FileNotFoundError):
+    """The session was deleted (its file is gone): nothing more can be appended (code ``deleted``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("deleted", message)
+
+
+class StaleSessionError(SessionError):
+    """The session file changed under this handle since it was last read or written (code
+    ``stale``): appending would attach the entry to an outdated leaf. Reopen the session."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("stale", message)
 
 
 class SessionLabWarning(UserWarning):

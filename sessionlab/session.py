@@ -15,17 +15,27 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from ._rules import DEFAULT_RULES, Rules
+from ._validate import (
+    MESSAGE_TYPES,
+    THINKING_LEVELS,
+    check_choice,
+    check_content,
+    check_int,
+    check_names,
+    check_str,
+    check_type,
+)
 from .context import (
     SessionContext,
     SessionContextBuildOptions,
     build_session_context,
     merge_context_build_options,
 )
-from .errors import EntryNotFoundError, SessionError
+from .errors import ArgumentValueError, SessionNotFoundError
 from .io.reader import OnBadLines
 from .model import entries as E
 from .model import messages as M
-from .storage import JsonlSessionStorage, SessionStats, SessionStorage, create_timestamp
+from .storage import JsonlSessionStorage, SessionStats, SessionStorage, create_timestamp, require_node
 
 __all__ = ["Session", "open_session"]
 
@@ -35,13 +45,19 @@ class Session:
 
     Every ``append_*`` creates an entry whose parent is the current leaf, stores it and returns
     its id; the leaf moves to it. ``context_build_options`` apply to every :meth:`build_context`.
+
+    Arguments are checked before anything is stored: a wrong type raises
+    :class:`~sessionlab.errors.ArgumentTypeError` (a ``TypeError``), a value that is not allowed
+    :class:`~sessionlab.errors.ArgumentValueError` (a ``ValueError``), each naming the argument.
     """
 
     def __init__(
         self, storage: SessionStorage, context_build_options: SessionContextBuildOptions | None = None
     ) -> None:
-        self.storage = storage
-        self.context_build_options = context_build_options or SessionContextBuildOptions()
+        self.storage = check_type(storage, SessionStorage, "storage")  # type: ignore[arg-type]
+        self.context_build_options = check_type(
+            context_build_options, SessionContextBuildOptions, "context_build_options", optional=True
+        ) or SessionContextBuildOptions()
 
     # -- appending ---------------------------------------------------------------------------
     def _base(self) -> dict[str, Any]:
@@ -49,23 +65,35 @@ class Session:
                 "timestamp": create_timestamp()}
 
     def append_typed_entry(self, entry: E.SessionEntry) -> str:
-        """Store a ready-made entry; returns its id."""
+        """Store a ready-made entry; returns its id.
+
+        The entry needs an id no entry of the session has, and a parent in the session (or none);
+        otherwise :class:`~sessionlab.errors.InvalidEntryError` /
+        :class:`~sessionlab.errors.EntryNotFoundError`, and nothing is stored.
+        """
         self.storage.append_entry(entry)
         return entry.id  # type: ignore[return-value]
 
     def append_message(self, message: M.Message) -> str:
         """Append a user, assistant, tool result or bash execution message."""
+        check_type(message, MESSAGE_TYPES, "message")
         return self.append_typed_entry(E.MessageEntry(**self._base(), message=message))
 
     def append_thinking_level_change(self, thinking_level: str) -> str:
+        """Set the thinking level: one of pi's ``off``, ``minimal``, ``low``, ``medium``, ``high``, ``xhigh``,
+        ``max`` (pi 1.6)."""
+        check_choice(thinking_level, THINKING_LEVELS, "thinking_level")
         return self.append_typed_entry(E.ThinkingLevelChangeEntry(**self._base(), thinking_level=thinking_level))
 
     def append_model_change(self, provider: str, model_id: str) -> str:
+        check_str(provider, "provider", nonempty=True)
+        check_str(model_id, "model_id", nonempty=True)
         return self.append_typed_entry(E.ModelChangeEntry(**self._base(), provider=provider, model_id=model_id))
 
     def append_active_tools_change(self, active_tool_names: list[str] | tuple[str, ...]) -> str:
-        return self.append_typed_entry(
-            E.ActiveToolsChangeEntry(**self._base(), active_tool_names=tuple(active_tool_names)))
+        """Set the active tools (a list of tool names)."""
+        names = check_names(active_tool_names, "active_tool_names")
+        return self.append_typed_entry(E.ActiveToolsChangeEntry(**self._base(), active_tool_names=names))
 
     def append_compaction(
         self,
@@ -79,6 +107,16 @@ class Session:
     ) -> str:
         """Append a compaction: ``summary`` replaces the history before ``first_kept_entry_id``
         (pi), or the compaction carries the kept messages in ``retained_tail`` (seed)."""
+        check_str(summary, "summary")
+        if first_kept_entry_id is not None:
+            require_node(self.storage, first_kept_entry_id, "first_kept_entry_id")
+        check_int(tokens_before, "tokens_before", minimum=0)
+        check_type(from_hook, bool, "from_hook")
+        check_type(usage, M.Usage, "usage", optional=True)
+        if retained_tail is not None:
+            check_type(retained_tail, (list, tuple), "retained_tail")
+            for i, m in enumerate(retained_tail):
+                check_type(m, MESSAGE_TYPES, f"retained_tail[{i}]")
         return self.append_typed_entry(E.CompactionEntry(
             **self._base(), summary=summary, first_kept_entry_id=first_kept_entry_id,
             tokens_before=tokens_before, details=details, from_hook=from_hook, usage=usage,
@@ -87,21 +125,27 @@ class Session:
 
     def append_custom(self, custom_type: str, data: Any = None) -> str:
         """Extension data; not part of the context unless a projector maps it."""
+        check_str(custom_type, "custom_type", nonempty=True)
         return self.append_typed_entry(E.CustomEntry(**self._base(), custom_type=custom_type, data=data))
 
     def append_custom_message(self, custom_type: str, content: Any, display: bool = True, details: Any = None) -> str:
-        """An extension message that enters the context with role ``custom``."""
+        """An extension message that enters the context with role ``custom`` (``content``: a string or
+        a list of content blocks)."""
+        check_str(custom_type, "custom_type", nonempty=True)
+        content = check_content(content, "content")
+        check_type(display, bool, "display")
         return self.append_typed_entry(E.CustomMessageEntry(
             **self._base(), custom_type=custom_type, content=content, display=display, details=details))
 
     def append_label(self, target_id: str, label: str | None) -> str:
         """Set (or with ``None``/``""`` clear) the label of ``target_id``."""
-        if self.storage.get_entry(target_id) is None:
-            raise EntryNotFoundError(f"entry {target_id!r} not found")
+        require_node(self.storage, target_id, "target_id")
+        check_str(label, "label", optional=True)
         return self.append_typed_entry(E.LabelEntry(**self._base(), target_id=target_id, label=label or None))
 
     def append_session_info(self, name: str | None) -> str:
         """Set the session's display name (trimmed, as pi does)."""
+        check_str(name, "name", optional=True)
         return self.append_typed_entry(E.SessionInfoEntry(**self._base(), name=name.strip() if name else None))
 
     # -- navigation --------------------------------------------------------------------------
@@ -115,13 +159,19 @@ class Session:
         """Move the leaf to ``entry_id`` (``None``: before the root) and, with ``summary``
         (``{"summary": str, "details"?: ..., "usage"?: Usage, "from_hook"?: bool}``), append a
         branch summary as a child of the target. Returns the summary's id, or ``None``."""
-        if entry_id is not None and self.storage.get_entry(entry_id) is None:
-            raise EntryNotFoundError(f"entry {entry_id!r} not found")
+        if entry_id is not None:
+            require_node(self.storage, entry_id, "entry_id")
+        if summary is not None:
+            check_type(summary, Mapping, "summary", optional=True)
+            if "summary" not in summary:
+                raise ArgumentValueError("summary", "summary needs a 'summary' key (the text), and may have "
+                                                    f"'details', 'usage' and 'from_hook'; got keys {sorted(summary)}")
+            check_str(summary["summary"], "summary['summary']")
+            check_type(summary.get("usage"), M.Usage, "summary['usage']", optional=True)
+            check_type(summary.get("from_hook", False), bool, "summary['from_hook']")
         self.storage.set_leaf_id(entry_id)
         if summary is None:
             return None
-        if "summary" not in summary:
-            raise SessionError("invalid_summary", "summary needs a 'summary' key")
         return self.append_typed_entry(E.BranchSummaryEntry(
             id=self.storage.create_entry_id(), parent_id=entry_id, timestamp=create_timestamp(),
             from_id=entry_id if entry_id is not None else "root", summary=summary["summary"],
@@ -146,6 +196,7 @@ class Session:
     ) -> SessionContext:
         """The context at the current leaf (or ``leaf_id``): what the model would be sent next,
         under the rules of pi release ``rules`` (see :func:`sessionlab.build_session_context`)."""
+        check_type(options, SessionContextBuildOptions, "options", optional=True)
         sf = getattr(self.storage, "session_file", None)
         if sf is not None and sf.version == 4:  # pi's v4 harness file: the harness's own rules
             from ._v4_context import v4_session_context
@@ -163,9 +214,8 @@ class Session:
         """
         if scope == "tree":
             return self.storage.get_session_stats()
-        if scope == "branch":
-            return SessionStats.of(self.storage.get_branch())
-        raise ValueError(f"scope must be 'tree' or 'branch', not {scope!r}")
+        check_choice(scope, ("tree", "branch"), "scope")
+        return SessionStats.of(self.storage.get_branch())
 
     def get_session_name(self) -> str | None:
         return self.storage.get_session_name()
@@ -177,8 +227,11 @@ class Session:
 def open_session(path: str | os.PathLike[str], *, on_bad_lines: OnBadLines = "warn") -> Session:
     """Open an existing session file (pi v1/v2/v3 or seed dialect) as a :class:`Session`.
 
-    Nothing is written until something is appended.
+    Nothing is written until something is appended. A missing file raises
+    :class:`~sessionlab.errors.SessionNotFoundError` (a ``FileNotFoundError``); a folder, an
+    :class:`~sessionlab.errors.ArgumentValueError`.
     """
+    check_type(path, (str, os.PathLike), "path")
     if not os.path.exists(path):
-        raise EntryNotFoundError(f"no session file at {os.fspath(path)!r}")
+        raise SessionNotFoundError(f"no session file at {os.fspath(path)!r}")
     return Session(JsonlSessionStorage(path, on_bad_lines=on_bad_lines))

@@ -10,7 +10,19 @@ Both answer the seed's queries the same way (a property test checks it):
   ``session_info`` name does not clear the name (pi 0.58.3);
 - a duplicate id: the later entry wins in lookups (as in pi);
 - every walk up the parent chain is guarded: a loop raises :class:`~sessionlab.errors.CycleError`
-  instead of hanging (pi hangs).
+  instead of hanging (pi hangs);
+- a ``leaf`` record whose target is not in the file (the reader reports it) leaves the leaf where pi
+  puts an unknown leaf: on the last entry.
+
+Appending checks the entry first and stores nothing when it fails: it needs a new string id
+(:class:`~sessionlab.errors.InvalidEntryError` otherwise), a parent that is an entry of the session
+(:class:`~sessionlab.errors.EntryNotFoundError`), and values JSON holds as they are
+(:class:`~sessionlab.errors.UnstorableValueError` names the field). The entry kept in memory is
+the one its JSON line reads back as (a tuple in ``details`` is a list, as after a reload), so
+memory and file agree after every append. A deleted session refuses appends
+(:class:`~sessionlab.errors.SessionDeletedError`); a JSONL file changed by someone else since this
+storage last read or wrote it refuses them too (:class:`~sessionlab.errors.StaleSessionError`):
+the new entry's parent would be an outdated leaf.
 
 Persisting ``set_leaf_id`` (used by ``Session.move_to``): a ``leaf`` record whose ``targetId`` (or
 ``target_id``) is the new leaf and whose parent is that same entry. sessionlab reads it as a leaf
@@ -30,12 +42,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from .errors import CycleError, EntryNotFoundError, SessionError
-from .io.dialects import Dialect
-from .io.migrate import CURRENT_VERSION
-from .io.reader import OnBadLines, SessionFile, read_session
-from .io.writer import SessionWriter, write_session
+from ._jsjson import js_parse, js_stringify
 from ._rules import session_name
+from ._validate import ENTRY_CLASSES, check_json, check_str, check_type
+from .errors import (
+    ArgumentValueError,
+    CycleError,
+    EntryNotFoundError,
+    InvalidEntryError,
+    SessionDeletedError,
+    SessionError,
+    StaleSessionError,
+)
+from .io.dialects import Dialect, entry_from_dict, entry_to_dict
+from .io.migrate import CURRENT_VERSION
+from .io.reader import OnBadLines, SessionFile, last_node_id, parse_session_bytes
+from .io.writer import SessionWriter, check_unchanged, write_session
 from .model import entries as E
 from .model import messages as M
 
@@ -46,6 +68,7 @@ __all__ = [
     "JsonlSessionStorage",
     "create_timestamp",
     "new_session_header",
+    "require_node",
 ]
 
 
@@ -144,15 +167,22 @@ class InMemorySessionStorage:
         True
     """
 
+    _dialect: Dialect = "pi"  # how entries are checked to round-trip through JSON
+
     def __init__(self, metadata: E.SessionHeader | None = None, entries: Iterable[E.SessionEntry] = ()) -> None:
-        self.metadata = metadata if metadata is not None else new_session_header()
+        self.metadata = check_type(metadata, E.SessionHeader, "metadata", optional=True) or new_session_header()
         self.entries: list[E.SessionEntry] = []
         self.by_id: dict[str, E.SessionEntry] = {}
         self.labels_by_id: dict[str, str] = {}
         self.leaf_id: str | None = None
         self._name: str | None = None
+        self.deleted = False
         for e in entries:
             self._index(e)
+        if self.leaf_id is not None and (self.by_id.get(self.leaf_id) is None
+                                         or isinstance(self.by_id[self.leaf_id], E.LeafEntry)):
+            # a leaf record pointing at a missing entry: pi's leaf for an unknown id, the last entry
+            self.leaf_id = last_node_id(self.entries)
 
     # -- index -------------------------------------------------------------------------------
     def _index(self, entry: E.SessionEntry) -> None:
@@ -186,10 +216,10 @@ class InMemorySessionStorage:
         Records the move as a seed ``leaf`` entry (see the module doc), so the storages agree and
         a JSONL file reopens on the same leaf. Moving to the current leaf records nothing.
         """
+        if leaf_id is not None:
+            require_node(self, leaf_id, "leaf_id")
         if leaf_id == self.leaf_id:
             return
-        if leaf_id is not None and leaf_id not in self.by_id:
-            raise EntryNotFoundError(f"entry {leaf_id!r} not found")
         record = E.LeafEntry(id=self.create_entry_id(), parent_id=leaf_id, timestamp=create_timestamp(),
                              target_id=leaf_id)
         self.append_entry(record)
@@ -203,6 +233,28 @@ class InMemorySessionStorage:
         return str(uuid.uuid4())
 
     def append_entry(self, entry: E.SessionEntry) -> None:
+        """Store a new entry (checked first, see the module doc); the leaf moves to it."""
+        if self.deleted:
+            raise SessionDeletedError(f"session {self.metadata.id!r} was deleted; nothing can be appended")
+        check_type(entry, ENTRY_CLASSES, "entry")
+        if not isinstance(entry.id, str) or not entry.id:
+            raise InvalidEntryError(f"a {entry.type} entry needs a string id (see create_entry_id()), "
+                                    f"not {entry.id!r}")
+        if entry.id in self.by_id:
+            raise InvalidEntryError(f"id {entry.id!r} is already used by a {self.by_id[entry.id].type} entry")
+        if isinstance(entry, E.LeafEntry):
+            if entry.target_id is not None:
+                require_node(self, entry.target_id, "entry.target_id")
+        elif entry.parent_id is not None:
+            require_node(self, entry.parent_id, "entry.parent_id")
+        d = entry_to_dict(entry, self._dialect)
+        for key, value in d.items():  # (the error names the field: data['x'], message['details']...)
+            check_json(value, key)
+        line = js_stringify(d)
+        self._store(entry_from_dict(js_parse(line), self._dialect), line)
+
+    def _store(self, entry: E.SessionEntry, line: str) -> None:
+        """Keep a checked entry (``line`` is its JSON text)."""
         self._index(entry)
 
     def get_entry(self, entry_id: str) -> E.SessionEntry | None:
@@ -225,7 +277,8 @@ class InMemorySessionStorage:
             leaf_id = self.leaf_id
         if leaf_id is None:
             return []
-        node = self.by_id.get(leaf_id)
+        check_str(leaf_id, "leaf_id")
+        node = self.by_id.get(leaf_id)  # (a leaf record gives pi's view of it)
         if node is None:
             raise EntryNotFoundError(f"entry {leaf_id!r} not found")
         path: list[E.SessionEntry] = []
@@ -302,11 +355,15 @@ class JsonlSessionStorage(InMemorySessionStorage):
         fsync: bool = False,
         create: bool = False,
     ) -> None:
+        check_type(path, (str, os.PathLike), "path")
+        check_type(header, E.SessionHeader, "header", optional=True)
         self.file_path = Path(path)
         self.fsync = fsync
         self.session_file: SessionFile | None = None
-        if self.file_path.exists() and self.file_path.stat().st_size > 0:
-            sf = read_session(self.file_path, on_bad_lines=on_bad_lines)
+        self._size = 0  # the file's size after our last read or write (another writer changes it)
+        data = self._read_existing()
+        if data:
+            sf = parse_session_bytes(data, path=str(self.file_path), on_bad_lines=on_bad_lines)
             if sf.header is None:
                 raise SessionError("invalid_session", f"{self.file_path} has no session header")
             if dialect is not None and dialect != sf.dialect:
@@ -315,6 +372,7 @@ class JsonlSessionStorage(InMemorySessionStorage):
             self.session_file = sf
             if sf.version == 4:  # pi's v4 file: leaf, labels and name are values (sessionlab.io.v4); read-only
                 self.leaf_id, self.labels_by_id, self._name = sf.leaf_id, dict(sf.labels), sf.name or None
+            self._size = len(data)
             self.dialect: Dialect = sf.dialect
             self._needs_upgrade = (sf.version or CURRENT_VERSION) < CURRENT_VERSION
             self._file_exists = True
@@ -327,24 +385,74 @@ class JsonlSessionStorage(InMemorySessionStorage):
         if create and not self._file_exists:
             self._ensure_writer()
 
+    @property
+    def _dialect(self) -> Dialect:  # type: ignore[override]
+        return self.dialect
+
+    def _read_existing(self) -> bytes:
+        """The file's bytes (empty when there is no file yet)."""
+        if self.file_path.is_dir():
+            raise ArgumentValueError("path", f"{self.file_path} is a folder, not a session file "
+                                             "(JsonlSessionRepo(folder) lists the sessions in a folder)")
+        try:
+            return self.file_path.read_bytes()
+        except FileNotFoundError:
+            return b""
+
     def _ensure_writer(self) -> SessionWriter:
         if self._writer is None:
+            if self._file_exists and not self.file_path.exists():
+                raise SessionDeletedError(f"{self.file_path} was deleted; nothing can be appended to this session")
             if self._needs_upgrade and self.session_file is not None:
+                self._check_size()
                 upgraded = replace(self.session_file, header=self.metadata, version=CURRENT_VERSION, _source=[])
                 write_session(upgraded, self.file_path)
+                self._size = self.file_path.stat().st_size
                 self._needs_upgrade = False
             self._writer = SessionWriter(
                 self.file_path, dialect=self.dialect, fsync=self.fsync,
                 header=None if self._file_exists else self.metadata,
             )
+            if not self._file_exists:
+                if not self._writer.wrote_header:  # someone created the file since we looked
+                    self._writer.close()
+                    self._writer = None
+                    raise StaleSessionError(f"{self.file_path} was created by another handle or process since "
+                                            "this session was opened; nothing was written. Open it again")
+                self._size = self._writer.size
             self._file_exists = True
         return self._writer
 
-    def append_entry(self, entry: E.SessionEntry) -> None:
-        self._ensure_writer().append(entry)
-        super().append_entry(entry)
+    def _check_size(self) -> None:
+        check_unchanged(self.file_path, self._size)
+
+    def _store(self, entry: E.SessionEntry, line: str) -> None:
+        self._size = self._ensure_writer().append_line(line, expect_size=self._size)
+        self._index(entry)
+
+    def _store_copies(self, entries: list[E.SessionEntry]) -> None:
+        """Write and keep entries copied from another session as they are (a fork's copy)."""
+        if entries:
+            self._size = self._ensure_writer().append_many(entries, expect_size=self._size)
+            for e in entries:
+                self._index(e)
 
     def close(self) -> None:
+        """Close the file (a later append opens it again)."""
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+
+
+def require_node(storage: SessionStorage, entry_id: Any, argument: str) -> E.SessionEntry:
+    """The entry ``entry_id`` of ``storage`` (any :class:`SessionStorage`), which must be a node of
+    the tree: a string id of an entry that is not a seed ``leaf`` record. ``argument`` names the
+    caller's argument."""
+    check_str(entry_id, argument)
+    entry = storage.get_entry(entry_id)
+    if entry is None:
+        raise EntryNotFoundError(f"{argument}: entry {entry_id!r} not found")
+    if isinstance(entry, E.LeafEntry):
+        raise InvalidEntryError(f"{argument}: {entry_id!r} is a leaf record (a pointer to the current leaf), "
+                                "not an entry of the conversation")
+    return entry

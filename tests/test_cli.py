@@ -49,6 +49,7 @@ def _reference(path: Path) -> dict:
         "session_id": header["id"], "cwd": header["cwd"], "name": names[-1] if names else None,
         "entries": len(entries), "messages": dict(roles), "leaves": leaves, "fork_points": forks,
         "compactions": sum(1 for e in entries if e.get("type") == "compaction"),
+        "custom_messages": sum(1 for e in entries if e.get("type") == "custom_message"),
         **{k: tok[k] for k in ("input", "output", "cache_read", "cache_write", "total_tokens")},
         "cost": cost, "version": header.get("version", 1),
     }
@@ -119,8 +120,8 @@ def test_main_prints_table_and_grand_total(rows: list[dict], capsys: pytest.Capt
     assert math.isclose(tot["cost"], sum(x["cost"] for x in ref), rel_tol=1e-12)
     assert f"{tot['cache_read']:,}" in total and f"{tot['cost']:.4f}" in total
     assert f"{tot['leaves']:,}" in total.split()
-    # 22 columns; the last one is right-aligned, so every line ends at the same place
-    assert len(out[1].split("  ")) == 22
+    # 23 columns; the last one is right-aligned, so every line ends at the same place
+    assert len(out[1].split("  ")) == 23
     assert len({len(line) for line in out}) == 1
 
 

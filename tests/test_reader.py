@@ -85,7 +85,8 @@ DAMAGE = [
     ("two_cycle", lines(HEADER, A1, msg("b1", "b2"), msg("b2", "b1"), A2), 4, [(3, "parent_cycle")]),
     ("three_cycle_and_tail", lines(HEADER, msg("c1", "c3"), msg("c2", "c1"), msg("c3", "c2"), msg("c4", "c3")), 4,
      [(2, "parent_cycle")]),
-    ("unknown_type", lines(HEADER, A1, '{"type":"mystery","id":"m1","parentId":"a1","x":[1]}', msg("a2", "m1")), 3,
+    ("unknown_type", lines(HEADER, A1, '{"type":"mystery","id":"m1","parentId":"a1","timestamp":"2026-01-01T00:00:02Z",'
+                                       '"x":[1]}', msg("a2", "m1")), 3,
      [(3, "unknown_type")]),
     ("leaf_dangling_target", lines(HEADER, A1, '{"type":"leaf","id":null,"parentId":null,"targetId":"nope"}'), 2,
      [(3, "dangling_parent")]),
@@ -96,7 +97,7 @@ DAMAGE = [
     ("no_final_newline", lines(HEADER, A1, A2, end=b""), 2, []),
     ("everything_at_once",
      lines("junk", HEADER, A1, "", "{bad", A2 + A3, "[]", msg("a2", "a1"), msg("x1", "x1"),
-           '{"type":"odd","id":"o1","parentId":"a1"}', msg(None, "zz"), msg("a9", "a1")[:30], end=b""),
+           '{"type":"odd","id":"o1","parentId":"a1","timestamp":"2026-01-01T00:00:02Z"}', msg(None, "zz"), msg("a9", "a1")[:30], end=b""),
      7,
      [(1, "invalid_json"), (5, "invalid_json"), (6, "glued_objects"), (7, "not_an_object"), (8, "duplicate_id"),
       (9, "parent_cycle"), (10, "unknown_type"), (11, "missing_id"), (11, "dangling_parent"),
@@ -163,14 +164,16 @@ def test_leaf_entry_without_id_is_fine():
 
 def test_version_null_or_absent_is_v1():
     for header in ('{"type":"session","id":"s","version":null}', '{"type":"session","id":"s"}'):
-        sf = read(lines(header, '{"type":"message","timestamp":"t","message":{"role":"user","content":"x"}}'))
+        sf = read(lines(header, '{"type":"message","timestamp":"2026-01-01T00:00:01Z","message":{"role":"user",'
+                                '"content":"x"}}'))
         assert sf.version == 1 and sf.issues == []
         assert sf.entries[0].id == "00000001" and sf.header.version == 3
 
 
 def test_v1_with_glued_line_counts_only_lines_pi_parses():
-    e = '{"type":"message","timestamp":"t","message":{"role":"user","content":"%s"}}'
-    comp = '{"type":"compaction","timestamp":"t","summary":"s","firstKeptEntryIndex":3,"tokensBefore":1}'
+    e = '{"type":"message","timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"%s"}}'
+    comp = ('{"type":"compaction","timestamp":"2026-01-01T00:00:02Z","summary":"s","firstKeptEntryIndex":3,'
+            '"tokensBefore":1}')
     sf = read(lines('{"type":"session","id":"s"}', e % "1", (e % "2") + (e % "3"), e % "4", e % "5", comp))
     assert kinds(sf) == [(3, "glued_objects")]
     # pi drops the glued line: "4" is its 2nd entry, "5" its 3rd (index 3 with the header at 0)

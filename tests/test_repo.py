@@ -12,6 +12,7 @@ from sessionlab import (
     InMemorySessionRepo,
     InvalidForkTargetError,
     JsonlSessionRepo,
+    SessionNotFoundError,
     UnsafePathError,
     message_to_dict,
     open_session,
@@ -59,7 +60,7 @@ def test_jsonl_repo_create_open_list_delete(tmp_path):
     assert repo.open(by_id["s-1"]).get_leaf_id() == s.get_leaf_id()
     repo.delete("s-2")
     assert [i.id for i in repo.list()] == ["s-1"]
-    with pytest.raises(EntryNotFoundError):
+    with pytest.raises(SessionNotFoundError):
         repo.open("s-2")
 
 

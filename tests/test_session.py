@@ -166,10 +166,10 @@ def test_labels_and_names_follow_pi():
 
 
 def test_cycle_raises_instead_of_hanging():
-    st = InMemorySessionStorage()
-    st.append_entry(MessageEntry(id="a", parent_id="b", message=user("a")))
-    st.append_entry(MessageEntry(id="b", parent_id="a", message=user("b")))
-    st.append_entry(MessageEntry(id="c", parent_id="c", message=user("c")))
+    # (appending refuses a parent that is not in the session, so a loop can only come from a file)
+    st = InMemorySessionStorage(None, [MessageEntry(id="a", parent_id="b", message=user("a")),
+                                       MessageEntry(id="b", parent_id="a", message=user("b")),
+                                       MessageEntry(id="c", parent_id="c", message=user("c"))])
     for leaf in ("a", "b", "c"):
         with pytest.raises(CycleError) as err:
             Session(st).build_context(leaf_id=leaf)
@@ -223,7 +223,7 @@ def test_open_session_does_not_modify_until_append_and_upgrades_v1(tmp_path):
 
 
 def test_open_missing_file_is_not_found(tmp_path):
-    with pytest.raises(EntryNotFoundError):
+    with pytest.raises(FileNotFoundError):
         open_session(tmp_path / "nope.jsonl")
 
 

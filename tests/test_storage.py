@@ -103,14 +103,21 @@ def test_set_leaf_id_records_the_move_and_survives_reopening(storage):
     assert [e.id for e in _reopen(storage).get_branch()] == ["a", "d"]
 
 
-def test_a_duplicate_id_resolves_to_the_later_entry(storage):
-    for e in (msg("a", None, "one"), msg("a", None, "two")):
-        storage.append_entry(e)
-    assert storage.get_entry("a").message.content == "two"
+def test_a_duplicate_id_is_refused_on_append_and_resolves_to_the_later_entry_when_read(storage, tmp_path):
+    storage.append_entry(msg("a", None, "one"))
+    with pytest.raises(sl.InvalidEntryError, match="already used"):
+        storage.append_entry(msg("a", None, "two"))
+    assert [e.message.content for e in _reopen(storage).get_entries()] == ["one"]  # nothing was stored
+    # entries given (or a file written by another tool) with a repeated id: the later one wins
+    s = InMemorySessionStorage(storage.get_metadata(), [msg("a", None, "one"), msg("a", None, "two")])
+    assert s.get_entry("a").message.content == "two"
     if isinstance(storage, JsonlSessionStorage):  # read back, the repeated id is a line issue
+        from sessionlab.io.writer import to_line
+
+        p = tmp_path / "dup.jsonl"
+        p.write_text("".join(to_line(x, "pi") + "\n" for x in (s.get_metadata(), *s.get_entries())))
         with pytest.warns(sl.BadLinesWarning, match="duplicate_id"):
-            storage = _reopen(storage)
-        assert storage.get_entry("a").message.content == "two"
+            assert JsonlSessionStorage(p).get_entry("a").message.content == "two"
 
 
 def test_a_parent_cycle_raises_instead_of_hanging():

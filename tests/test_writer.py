@@ -147,7 +147,8 @@ _APPENDER = textwrap.dedent(
         sys.stdout.write("ready\\n"); sys.stdout.flush()
         sys.stdin.readline()  # start together
         for i in range(n):
-            w.append(MessageEntry(id=f"{tag}{i:05d}", parent_id=None, message=UserMessage(content=text)))
+            w.append(MessageEntry(id=f"{tag}{i:05d}", parent_id=None, timestamp="2026-01-01T00:00:01.000Z",
+                                  message=UserMessage(content=text)))
     """
 )
 
@@ -189,7 +190,7 @@ _ENDLESS = textwrap.dedent(
         while True:
             eid = f"{i:08x}"
             w.append(MessageEntry(id=eid, parent_id=f"{i - 1:08x}" if i else None,
-                                  message=UserMessage(content="z" * 2000)))
+                                  timestamp="2026-01-01T00:00:01.000Z", message=UserMessage(content="z" * 2000)))
             sys.stdout.write(eid + "\\n")
             sys.stdout.flush()
             i += 1

@@ -275,10 +275,12 @@ def _all_targets(prep: _Prepared, at: Any) -> tuple[np.ndarray, np.ndarray]:
     t = prep.table
     f = prep.forest
     n = t.num_rows
-    rows = np.arange(n)
+    # an entry without an id (a pi --mode json event, say) is not a node: never a target
+    has_id = t["entry_id"].null_count == 0 or np.asarray(pc.is_valid(t["entry_id"]).to_numpy(zero_copy_only=False))
+    rows = np.arange(n) if has_id is True else np.flatnonzero(has_id)
     if isinstance(at, str):
         if at == "calls":
-            tgt = rows[prep.is_call]
+            tgt = rows[prep.is_call[rows]]
             # a call whose own parent chain loops has no context (-2: null); a Claude Code response
             # written over several lines was sent the context above its first line
             first = _first_line_of_response(prep, tgt)
@@ -286,17 +288,18 @@ def _all_targets(prep: _Prepared, at: Any) -> tuple[np.ndarray, np.ndarray]:
             return tgt, base
         if at == "leaves":
             has_child = np.zeros(n, bool)
-            p = f.parent[(f.parent >= 0) & ~f.is_leaf_record]
+            par = f.parent[rows]  # (an entry without an id is no node: it makes no parent)
+            p = par[(par >= 0) & ~f.is_leaf_record[rows]]
             has_child[p] = True
-            tgt = rows[~has_child & ~f.is_leaf_record & ~f.cyclic]
+            tgt = rows[~has_child[rows] & ~f.is_leaf_record[rows] & ~f.cyclic[rows]]
             return tgt, tgt
         if at == "entries":
-            tgt = rows[~f.is_leaf_record]
+            tgt = rows[~f.is_leaf_record[rows]]
             return tgt, tgt
         raise ValueError(f"at must be 'calls', 'leaves', 'entries' or entry ids, not {at!r}")
     ids = pa.array(list(at) if not isinstance(at, (pa.Array, pa.ChunkedArray)) else at, pa.string())
     mask = np.asarray(pc.fill_null(pc.is_in(t["entry_id"], value_set=ids), False).to_numpy(zero_copy_only=False), bool)
-    tgt = rows[mask & ~f.is_leaf_record]
+    tgt = rows[mask[rows] & ~f.is_leaf_record[rows]]
     return tgt, tgt
 
 

@@ -10,7 +10,13 @@ Problems found (``LineIssue.kind``):
 ``invalid_utf8``       bytes that are not UTF-8; the entry loads with U+FFFD in their place
 ``missing_header``     the first object is not ``{"type": "session", "id": <string>}``
 ``unsupported_version`` a header ``version`` newer than 3 or not a number
-``missing_id``         an entry (v2+) without a string id; it loads but nothing can point at it
+``missing_id``         entries (v2+) without a string id: one issue per file, on the first; they load
+                       but are not tree nodes (nothing points at them; no leaf, no context target).
+                       A pi ``--mode json`` event stream (a header, then ``agent_start``,
+                       ``message_update``... events without ids) is named as such in the message
+``bad_timestamp``      an entry (with an id, not a leaf record) whose ``timestamp`` is missing, not a
+                       string, or not an ISO-8601 date
+                       (its time is unknown: null in the tables, an "unknown day" in usage by day)
 ``duplicate_id``       an id seen before; like pi, the later entry wins in id lookups
 ``dangling_parent``    a parent id not in the file; the entry becomes a root (an orphan)
 ``parent_cycle``       a parent chain that loops; walks stop with ``CycleError`` (pi hangs)
@@ -33,13 +39,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._jsjson import raw_decode
+from ..context import iso_to_ms
 from ..errors import BadInputError, BadLinesWarning
 from ..model import SessionEntry, SessionHeader, UnknownEntry
 from ..model.entries import LeafEntry
 from .dialects import Dialect, detect_dialect, entry_from_dict, header_from_dict
 from .migrate import CURRENT_VERSION, migrate_objects
 
-__all__ = ["LineIssue", "SessionFile", "read_session", "parse_session_bytes", "OnBadLines", "check_on_bad_lines"]
+__all__ = ["LineIssue", "SessionFile", "read_session", "parse_session_bytes", "OnBadLines", "check_on_bad_lines",
+           "last_node_id"]
 
 OnBadLines = Literal["raise", "warn", "skip"]
 
@@ -101,7 +109,9 @@ class SessionFile:
 
     @property
     def leaf_id(self) -> str | None:
-        """pi's leaf after loading: the last entry in file order; a seed ``leaf`` entry moves it.
+        """pi's leaf after loading: the last entry in file order (entries without an id are not
+        nodes); a seed ``leaf`` entry moves it, unless its target is not an entry of the file (then
+        pi's fallback for an unknown leaf: the last entry).
 
         A v4 file has no single leaf but named branch tips: the tip of ``main`` if set, else the
         tip set last, else ``None``.
@@ -112,8 +122,21 @@ class SessionFile:
             return next(reversed(self.branch_tips.values()), None)
         leaf: str | None = None
         for e in self.entries:
-            leaf = e.target_id if isinstance(e, LeafEntry) else e.id
+            if isinstance(e, LeafEntry):
+                leaf = e.target_id
+            elif isinstance(e.id, str):
+                leaf = e.id
+        if leaf is not None and not any(e.id == leaf and not isinstance(e, LeafEntry) for e in self.entries):
+            return last_node_id(self.entries)
         return leaf
+
+
+def last_node_id(entries: list[SessionEntry]) -> str | None:
+    """The id of the last entry in file order that has an id and is not a seed ``leaf`` record."""
+    for e in reversed(entries):
+        if not isinstance(e, LeafEntry) and isinstance(e.id, str):
+            return e.id
+    return None
 
 
 def read_session(path: str | os.PathLike[str], *, on_bad_lines: OnBadLines = "warn") -> SessionFile:
@@ -272,23 +295,50 @@ def parse_session_bytes(data: bytes, *, path: str | None = None, on_bad_lines: O
     return sf
 
 
+# the event types of pi's ``--mode json`` output (AgentSessionEvent): a stream, not a session
+JSON_MODE_EVENTS = frozenset({
+    "agent_start", "agent_end", "turn_start", "turn_end", "message_start", "message_update", "message_end",
+    "tool_execution_start", "tool_execution_update", "tool_execution_end", "auto_compaction_start",
+    "auto_compaction_end", "auto_retry_start", "auto_retry_end",
+})
+
+
+def _report_missing_ids(entries: list[SessionEntry], lines: list[int], texts: list[str], report: Any) -> None:
+    """One ``missing_id`` issue for the file (on the first entry without an id)."""
+    no_id = [i for i, e in enumerate(entries) if not isinstance(e.id, str) and not isinstance(e, LeafEntry)]
+    if not no_id:
+        return
+    first = no_id[0]
+    events = sum(1 for i in no_id if entries[i].type in JSON_MODE_EVENTS)
+    if events * 2 > len(no_id):
+        msg = (f"this is a pi --mode json event stream, not a session file: {len(no_id)} lines are events "
+               f"without ids ({events} agent/turn/message/tool events); they are kept but are not tree nodes")
+    else:
+        msg = (f"{len(no_id)} entr{'y has' if len(no_id) == 1 else 'ies have'} no string id (first on this line); "
+               "kept, but nothing can point at them and they are not leaves or context targets")
+    report(lines[first], "missing_id", msg, texts[first])
+
+
 def _check_tree(entries: list[SessionEntry], lines: list[int], texts: list[str], report: Any) -> None:
     ids: dict[str, int] = {}
     for i, e in enumerate(entries):
-        if isinstance(e, UnknownEntry):
+        if isinstance(e, UnknownEntry) and not (e.id is None and e.entry_type in JSON_MODE_EVENTS):
             report(lines[i], "unknown_type", f"unknown entry type {e.entry_type!r}; kept", texts[i], e.id)
+        if iso_to_ms(e.timestamp) is None and isinstance(e.id, str) and not isinstance(e, LeafEntry):
+            report(lines[i], "bad_timestamp", f"timestamp {e.timestamp!r} is not an ISO-8601 date"
+                   if e.timestamp is not None else "the entry has no timestamp", texts[i], _id_or_none(e.id))
         if not isinstance(e.id, str):  # absent, or not a string (a number, a list...)
-            if not isinstance(e, LeafEntry):
-                report(lines[i], "missing_id", "entry has no string id", texts[i])
             continue
         if e.id in ids:
             report(lines[i], "duplicate_id", f"id {e.id!r} already used on line {lines[ids[e.id]]}; "
                    "the later entry wins in id lookups", texts[i], e.id)
         ids[e.id] = i
+    _report_missing_ids(entries, lines, texts, report)
     for i, e in enumerate(entries):
         if isinstance(e, LeafEntry):
             if e.target_id is not None and (not isinstance(e.target_id, str) or e.target_id not in ids):
-                report(lines[i], "dangling_parent", f"leaf target {e.target_id!r} is not in the file", texts[i], e.id)
+                report(lines[i], "dangling_parent", f"leaf target {e.target_id!r} is not in the file; the leaf "
+                       "falls back to the last entry (as pi's for an unknown leaf)", texts[i], e.id)
             continue
         if e.parent_id is not None and (not isinstance(e.parent_id, str) or e.parent_id not in ids):
             report(lines[i], "dangling_parent", f"parent {e.parent_id!r} is not in the file; "
@@ -314,6 +364,10 @@ def _check_tree(entries: list[SessionEntry], lines: list[int], texts: list[str],
                    "the walk stops there (pi hangs)", texts[i], node)
         for n in path:
             state[n] = 2
+
+
+def _id_or_none(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
 
 
 def report_issues(path: str | None, issues: list[LineIssue], on_bad_lines: OnBadLines, *, stacklevel: int = 2) -> None:

@@ -8,7 +8,9 @@
 - :class:`SessionWriter` appends one whole line per entry with a single ``write`` on a file opened
   in append mode, under an exclusive advisory lock (``fcntl.flock``) so two processes never
   interleave; if a crash left a torn last line, the next append first ends it with a newline, so
-  the torn line stays one bad line and the new entry is whole.
+  the torn line stays one bad line and the new entry is whole. Before writing it checks, under the
+  lock, that its path still names the file it opened (else the file was deleted or replaced, and
+  the entry would be lost) and, when told the size it expects, that nobody appended since.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .._jsjson import js_stringify
-from ..errors import ReadOnlyFormatError
+from ..errors import ReadOnlyFormatError, SessionDeletedError, StaleSessionError
 from ..model import SessionEntry, SessionHeader
 from .dialects import Dialect, entry_to_dict, header_to_dict
 from .migrate import CURRENT_VERSION
@@ -49,7 +51,7 @@ except ImportError:  # pragma: no cover - Windows
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
 
 
-__all__ = ["write_session", "SessionWriter", "to_line"]
+__all__ = ["write_session", "SessionWriter", "to_line", "check_unchanged"]
 
 
 def to_line(obj: SessionEntry | SessionHeader | dict, dialect: Dialect = "pi") -> str:
@@ -119,6 +121,29 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+def _check_same_file(path: Path, st: os.stat_result) -> None:
+    """Raise when ``path`` no longer names the open file whose stat is ``st``."""
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        raise SessionDeletedError(f"{path} was deleted; nothing was written") from None
+    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+        raise StaleSessionError(f"{path} was replaced by another file since it was opened; nothing was "
+                                "written. Reopen the session to continue from its current state")
+
+
+def check_unchanged(path: str | os.PathLike[str], size: int) -> None:
+    """Raise :class:`~sessionlab.errors.StaleSessionError` when the file at ``path`` is no longer
+    ``size`` bytes (or :class:`~sessionlab.errors.SessionDeletedError` when it is gone)."""
+    try:
+        now = os.stat(path).st_size
+    except FileNotFoundError:
+        raise SessionDeletedError(f"{path} was deleted; nothing was written") from None
+    if now != size:
+        raise StaleSessionError(f"{path} changed since this session last read or wrote it ({size:,} bytes "
+                                f"then, {now:,} now); nothing was written. Reopen the session")
+
+
 def _mode_for(path: Path) -> int:
     """The replaced file's permissions, or what a new file gets under the umask."""
     try:
@@ -161,28 +186,48 @@ class SessionWriter:
             self.close()
             raise ReadOnlyFormatError(f"{self.path} is a v4 file (pi's experimental harness format), which "
                                       "sessionlab reads but does not write; nothing was appended")
+        self.size = os.fstat(self._fd).st_size  # after this writer's last write
+        self.wrote_header = False  # False with a header: the file had content already
         if header is not None:
             self._append_text(to_line(header, dialect), only_if_empty=True)
 
-    def append(self, entry: SessionEntry | SessionHeader | dict) -> None:
-        """Append one entry as one line."""
-        self._append_text(to_line(entry, self.dialect))
+    def append(self, entry: SessionEntry | SessionHeader | dict, *, expect_size: int | None = None) -> int:
+        """Append one entry as one line; returns the file's new size.
 
-    def append_many(self, entries: list) -> None:
-        """Append several entries under one lock, as one write."""
-        if entries:
-            self._append_text("\n".join(to_line(e, self.dialect) for e in entries))
+        With ``expect_size``, raise :class:`~sessionlab.errors.StaleSessionError` (and write
+        nothing) when the file's size is another: someone else wrote to it.
+        """
+        return self._append_text(to_line(entry, self.dialect), expect_size=expect_size)
 
-    def _append_text(self, text: str, only_if_empty: bool = False) -> None:
+    def append_line(self, line: str, *, expect_size: int | None = None) -> int:
+        """Append one line of JSON text already made (see :meth:`append`)."""
+        return self._append_text(line, expect_size=expect_size)
+
+    def append_many(self, entries: list, *, expect_size: int | None = None) -> int:
+        """Append several entries under one lock, as one write (see :meth:`append`)."""
+        if not entries:
+            return self.size
+        return self._append_text("\n".join(to_line(e, self.dialect) for e in entries), expect_size=expect_size)
+
+    def _append_text(self, text: str, only_if_empty: bool = False, expect_size: int | None = None) -> int:
         if self._fd is None:
             raise ValueError("writer is closed")
         fd = self._fd
         payload = (text + "\n").encode("utf-8", "surrogatepass")
         _lock(fd)
         try:
-            size = os.fstat(fd).st_size
-            if only_if_empty and size > 0:
-                return
+            st = os.fstat(fd)
+            _check_same_file(self.path, st)
+            size = st.st_size
+            if only_if_empty:
+                if size > 0:
+                    return size
+                self.wrote_header = True
+            if expect_size is not None and size != expect_size:
+                raise StaleSessionError(
+                    f"{self.path} changed since this session last read or wrote it ({expect_size:,} bytes then, "
+                    f"{size:,} now): another handle or process appended to it. Nothing was written; reopen "
+                    "the session to continue from its current state")
             if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
                 payload = b"\n" + payload  # end a torn line left by a crash
             view = memoryview(payload)
@@ -191,6 +236,8 @@ class SessionWriter:
                 view = view[n:]
             if self.fsync:
                 os.fsync(fd)
+            self.size = size + len(payload)
+            return self.size
         finally:
             _unlock(fd)
 

@@ -38,6 +38,7 @@ from .._jsjson import js_len, js_parse, js_stringify
 from .._rules import session_name
 from ..io import detect_dialect
 from ..tokens import CHARS_PER_TOKEN, IMAGE_CHARS
+from ._objects import parse_timestamps
 
 __all__ = ["fast_columns", "PI_TYPES"]
 
@@ -292,6 +293,10 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
     has_parent = ~np.isnan(pidx) if pidx.dtype.kind == "f" else np.ones(n, bool)
     if int(has_parent.sum()) != n - par_arr.null_count or (pidx[has_parent] >= np.flatnonzero(has_parent)).any():
         raise Refused("parents")  # a dangling parent, or one not earlier in the file
+    # a missing or unreadable timestamp is a ``bad_timestamp`` issue, which only the tolerant path reports
+    timestamps = parse_timestamps(pa.array([e.timestamp for e in ents], pa.string()))
+    if timestamps.null_count:
+        raise Refused("timestamp")
 
     msgs = [e.message if t == "message" else None for t, e in zip(typ, ents)]
     roles = [m.role if m is not None else None for m in msgs]
@@ -410,7 +415,7 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
         "parent_index": pa.array(np.where(has_parent, np.nan_to_num(pidx, nan=0), 0).astype(np.int32)
                                  if pidx.dtype.kind == "f" else pidx.astype(np.int32), mask=~has_parent),
         "type": typ,
-        "timestamps": [e.timestamp for e in ents],
+        "timestamps": timestamps,
         "role": roles,
         "provider": provider,
         "model": model,

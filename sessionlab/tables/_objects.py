@@ -7,6 +7,7 @@ over entries in Python; it is the readable reference the fast path (:mod:`._fast
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -27,8 +28,15 @@ __all__ = ["entry_rows", "block_rows", "parse_timestamps", "session_facts", "wit
 
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _str(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
+    """A string value for an Arrow column: a lone surrogate (valid in pi's JavaScript strings, not
+    in UTF-8) becomes U+FFFD, as Arrow cannot hold it."""
+    if not isinstance(v, str):
+        return None
+    return v if v.isascii() or not _SURROGATE.search(v) else _SURROGATE.sub("\ufffd", v)
 
 
 def _int(v: Any) -> int | None:
@@ -253,8 +261,10 @@ def session_facts(sf: SessionFile) -> dict[str, Any]:
         return {"name": sf.name or None, "leaf_id": _str(sf.leaf_id), "leaf_count": len(set(sf.branch_tips.values()))}
     infos = [e for e in sf.entries if isinstance(e, E.SessionInfoEntry)]
     name = session_name(infos[-1].name) if infos else None  # the latest one (pi 1.6)
-    parents = {e.parent_id for e in sf.entries if not isinstance(e, E.LeafEntry) and e.parent_id is not None}
-    leaf_count = sum(1 for e in sf.entries if not isinstance(e, E.LeafEntry) and e.id not in parents)
+    # (entries without an id are not nodes: a pi --mode json event stream has no leaf)
+    nodes = [e for e in sf.entries if not isinstance(e, E.LeafEntry) and isinstance(e.id, str)]
+    parents = {e.parent_id for e in nodes if e.parent_id is not None}
+    leaf_count = sum(1 for e in nodes if e.id not in parents)
     return {"name": name, "leaf_id": _str(sf.leaf_id), "leaf_count": leaf_count}
 
 

@@ -1,0 +1,135 @@
+"""Real odd files the tables and the CLI must survive: timestamps that are missing, numbers or not
+dates; pi's ``--mode json`` event streams (entries without ids); ``custom_message`` entries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sessionlab import contexts, entries_table, issues_table, read_session, sessions_table
+from sessionlab.cli import UNKNOWN_DAY, main, summarize_session
+
+from ._native_cases import assert_paths_agree
+
+HEADER = {"type": "session", "version": 3, "id": "odd-1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"}
+USAGE = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
+         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0.5}}
+
+
+def user(eid, parent, ts="2026-01-01T00:00:01.000Z"):
+    return {"type": "message", "id": eid, "parentId": parent, "timestamp": ts,
+            "message": {"role": "user", "content": "q", "timestamp": 1767225601000}}
+
+
+def assistant(eid, parent, **ts):
+    e = {"type": "message", "id": eid, "parentId": parent,
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "a"}], "api": "x", "provider": "p",
+                     "model": "m", "usage": USAGE, "stopReason": "stop", "timestamp": 1767225602000}}
+    e.update(ts)
+    return e
+
+
+def write(path: Path, objs) -> Path:
+    path.write_text("".join(json.dumps(o) + "\n" for o in objs))
+    return path
+
+
+@pytest.fixture
+def odd_times(tmp_path) -> Path:
+    """One good call and three whose entry timestamps pi's writer would never produce."""
+    return write(tmp_path / "odd.jsonl", [
+        HEADER, user("u1", None), assistant("a1", "u1", timestamp="2026-01-01T00:00:02.000Z"),
+        user("u2", "a1"), assistant("a2", "u2"),  # no timestamp
+        user("u3", "a2"), assistant("a3", "u3", timestamp=1767225600000),  # a number
+        user("u4", "a3"), assistant("a4", "u4", timestamp="yesterday"),  # not a date
+    ])
+
+
+def test_bad_timestamps_are_issues(odd_times):
+    sf = read_session(odd_times, on_bad_lines="skip")
+    assert [(i.line, i.kind) for i in sf.issues] == [(5, "bad_timestamp"), (7, "bad_timestamp"), (9, "bad_timestamp")]
+    assert "no timestamp" in sf.issues[0].message and "1767225600000" in sf.issues[1].message
+    issues = issues_table(odd_times)
+    assert issues.column("kind").to_pylist() == ["bad_timestamp"] * 3
+    t = entries_table(odd_times, on_bad_lines="skip")
+    assert t.column("timestamp").null_count == 3
+    assert sessions_table(odd_times, on_bad_lines="skip").column("issue_count").to_pylist() == [3]
+
+
+def test_bad_timestamps_paths_agree(odd_times, monkeypatch):
+    assert_paths_agree(odd_times, monkeypatch)
+
+
+def test_summary_prints_an_unknown_day(odd_times, capsys):
+    assert main(["summary", str(odd_times)]) == 0
+    out = capsys.readouterr().out
+    day_rows = out.split("Usage by day (UTC)")[1].splitlines()
+    unknown = [r for r in day_rows if r.startswith(UNKNOWN_DAY)]
+    known = [r for r in day_rows if r.startswith("2026-01-01")]
+    assert len(unknown) == 1 and unknown[0].split()[2] == "3"  # three calls of unknown day
+    assert len(known) == 1 and known[0].split()[1] == "1"
+    assert main(["summary", "--format", "json", str(odd_times)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {r["day"]: r["calls"] for r in data["usage"]["day"]} == {"2026-01-01": 1, UNKNOWN_DAY: 3}
+    assert data["sessions"][0]["issues"] == 3
+
+
+def json_mode_stream(path: Path, turns: int = 20) -> Path:
+    """What ``pi --mode json`` prints: the session header, then events without ids."""
+    u = {"role": "user", "content": [{"type": "text", "text": "go"}], "timestamp": 1767225601000}
+    a = {"role": "assistant", "content": [{"type": "text", "text": "done"}], "api": "x", "provider": "p",
+         "model": "m", "usage": USAGE, "stopReason": "stop", "timestamp": 1767225602000}
+    events = [HEADER, {"type": "agent_start"}]
+    for _ in range(turns):
+        events += [{"type": "turn_start"}, {"type": "message_start", "message": u}, {"type": "message_end", "message": u},
+                   {"type": "message_start", "message": a}]
+        events += [{"type": "message_update", "message": a,
+                    "assistantMessageEvent": {"type": "text_delta", "delta": "d", "contentIndex": 0}}] * 5
+        events += [{"type": "message_end", "message": a}, {"type": "turn_end", "message": a, "toolResults": []}]
+    events.append({"type": "agent_end", "messages": [u, a]})
+    return write(path, events)
+
+
+def test_json_mode_stream_is_named_once_and_has_no_leaves(tmp_path, capsys):
+    path = json_mode_stream(tmp_path / "stream.jsonl")
+    sf = read_session(path, on_bad_lines="skip")
+    assert len(sf.entries) == 2 + 20 * 11 and sf.leaf_id is None
+    (issue,) = sf.issues  # once per file, not once per event
+    assert issue.kind == "missing_id" and issue.line == 2 and "--mode json" in issue.message
+    sessions = sessions_table(path, on_bad_lines="skip")
+    assert sessions.column("leaf_count").to_pylist() == [0]
+    assert sessions.column("leaf_id").to_pylist() == [None]
+    table = entries_table(path, on_bad_lines="skip")
+    for at in ("leaves", "entries", "calls"):
+        assert contexts(table, at=at).num_rows == 0
+    row = summarize_session(path)
+    assert row["leaves"] == 0 and row["issues"] == 1
+    assert main(["summary", str(path)]) == 0
+
+
+def test_missing_ids_in_a_session_are_one_issue(tmp_path):
+    objs = [HEADER, user("u1", None), assistant("a1", "u1", timestamp="2026-01-01T00:00:02.000Z")]
+    objs += [{k: v for k, v in user(None, "a1").items() if k != "id"} for _ in range(3)]
+    path = write(tmp_path / "s.jsonl", objs)
+    sf = read_session(path, on_bad_lines="skip")
+    assert [(i.line, i.kind) for i in sf.issues] == [(4, "missing_id")]
+    assert "3 entries" in sf.issues[0].message and "--mode json" not in sf.issues[0].message
+    table = entries_table(path, on_bad_lines="skip")
+    # the entries without ids are no nodes: a1 is the leaf
+    assert contexts(table, at="leaves").column("at_id").to_pylist() == ["a1"]
+    assert set(contexts(table, at="entries").column("at_id").to_pylist()) == {"u1", "a1"}
+    assert sessions_table(path, on_bad_lines="skip").column("leaf_count").to_pylist() == [1]
+    assert summarize_session(path)["leaves"] == 1
+
+
+def test_custom_message_column(tmp_path, capsys):
+    cm = {"type": "custom_message", "id": "c1", "parentId": "u1", "timestamp": "2026-01-01T00:00:03.000Z",
+          "customType": "note", "content": "hello", "display": True}
+    path = write(tmp_path / "c.jsonl", [HEADER, user("u1", None), cm, dict(cm, id="c2", parentId="c1")])
+    assert summarize_session(path)["custom_messages"] == 2
+    assert main(["summary", str(path), "--no-usage"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    col = lines[0].split().index("custom_message")
+    assert lines[2].split()[col] == "2" and lines[-1].split()[col - 2] == "2"
