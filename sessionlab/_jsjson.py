@@ -22,7 +22,8 @@ _dumps_str = json.encoder.encode_basestring  # type: ignore[attr-defined]  # ens
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-_JS_SPACE = " \t\n\r\v\f\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_JS_SPACE = (" \t\n\r\v\f\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+             "\u2028\u2029\u202f\u205f\u3000\ufeff")
 
 
 def js_trim(s: str) -> str:

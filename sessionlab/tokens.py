@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import json
 import math
-from functools import lru_cache
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ._jsjson import js_len, js_stringify

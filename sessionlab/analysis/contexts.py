@@ -31,8 +31,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._rules import Rules, pi_rules
-from ..tables._pi16 import table_rules_for
 from ..tables._conventions import df_variant, returns
+from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, schema_of
 from ..tables.corpus import SessionIds, session_mask
 from ._forest import Forest, as_table, per_table
@@ -203,7 +203,8 @@ class _Prepared:
         # a usage inside the retained tail anchors the estimate when none follows the compaction
         tail_anchor = ~u_valid & tail & self.tail_usage[cc]
         # (a usage in the kept range: the kept system messages after it are not in the context)
-        kept_sys_after_u = np.where(has_fk & (f.depth[uu] < f.depth[cc]), self.cum_sys_est[cc] - self.cum_sys_est[uu], 0)
+        kept_sys_after_u = np.where(has_fk & (f.depth[uu] < f.depth[cc]),
+                                    self.cum_sys_est[cc] - self.cum_sys_est[uu], 0)
         trailing = np.where(u_valid, self.cum_est[bb] - self.cum_est[uu] - kept_sys_after_u,
                             np.where(tail_anchor, msg_est, estimate_only))
         usage_tokens = np.where(u_valid, self.ctx_tok[uu], np.where(tail_anchor, self.tail_ctx[cc], 0))

@@ -82,7 +82,6 @@ def cut_point_rows_16(a: CutArrays16, t: np.ndarray, keep_recent_tokens: int,
     has_fk = fk >= 0
     fkk = np.maximum(fk, 0)
     start_depth = np.where(has_c, np.where(has_fk, f.depth[fkk], f.depth[cc] + 1), 0)
-    below_c = has_c  # rows deeper than the compaction are "after" it
     c_depth = np.where(has_c, f.depth[cc], -1)
 
     # segment totals: weights from the segment start down to the target (the compaction skipped)

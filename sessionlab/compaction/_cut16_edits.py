@@ -68,6 +68,11 @@ def _cut(entries, start: int, end: int, keep: int, p, last_edit_replaces: dict) 
     return cut, ts, ts != -1
 
 
+def _summarised(p, entries, lo: int, hi: int) -> int:
+    """Messages summarised from projected entries ``[lo, hi)``: no compaction, no system message."""
+    return sum(x[1] - (1 if p.is_sys[x[0]] and x[1] else 0) for x in entries[lo:hi] if not p.is_comp[x[0]])
+
+
 def edited_cut_points(a, t: np.ndarray, idx: np.ndarray, keep: int, out: dict[str, np.ndarray]) -> None:
     """Overwrite ``out``'s cut points at positions ``idx`` with the exact walk."""
     p = a.prep
@@ -77,10 +82,8 @@ def edited_cut_points(a, t: np.ndarray, idx: np.ndarray, keep: int, out: dict[st
         cut, ts, split = _cut(entries, start, end, keep, p, {})
         hist_end = ts if split else cut
 
-        def summarised(lo: int, hi: int) -> int:
-            return sum(x[1] - (1 if p.is_sys[x[0]] and x[1] else 0) for x in entries[lo:hi] if not p.is_comp[x[0]])
-
-        n_sum, n_pre = summarised(start, hist_end), (summarised(ts, cut) if split else 0)
+        n_sum = _summarised(p, entries, start, hist_end)
+        n_pre = _summarised(p, entries, ts, cut) if split else 0
         ok = cut < end and (n_sum + n_pre) > 0
         out["ok"][q] = ok
         out["cut"][q] = entries[cut][0] if ok else -1

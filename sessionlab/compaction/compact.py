@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from .._rules import DEFAULT_RULES, Rules
 from ..context import session_entry_to_context_messages
 from ..errors import SessionError
 from ..model import entries as E
 from ..model import messages as M
-from .._rules import DEFAULT_RULES, Rules
 from .prepare import prepare_compaction
 
 __all__ = ["compact", "format_file_operations", "SPLIT_TURN_SEPARATOR", "Summarizer"]

@@ -21,11 +21,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._rules import Rules
 from ..analysis._forest import Forest, as_table, per_table
 from ..analysis.contexts import Target, _prepare, _take, _targets
-from .._rules import Rules
-from ..tables._pi16 import table_rules_for
 from ..tables._conventions import df_variant, returns
+from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, schema_of
 from ..tables.corpus import SessionIds
 from .rules import CUT_POINT_ENTRY_TYPES, CUT_POINT_ROLES, TURN_START_ENTRY_TYPES, TURN_START_ROLES

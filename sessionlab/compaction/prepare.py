@@ -218,8 +218,8 @@ def _recovery_suffix(entries: list[ProjectedEntry], cut: int, end: int, rules: R
 def find_projected_cut_point(entries: list[ProjectedEntry], start: int, end: int, keep_recent_tokens: int, *,
                              rules: Rules = DEFAULT_RULES) -> CutPoint:
     """pi 1.6's ``findProjectedCutPoint`` over projected entries ``[start, end)``."""
-    cut_points = [i for i in range(start, end)
-                  if entries[i].entry.type != "compaction" and any(m.role in CUT_POINT_ROLES for m in entries[i].messages)]
+    cut_points = [i for i in range(start, end) if entries[i].entry.type != "compaction"
+                  and any(m.role in CUT_POINT_ROLES for m in entries[i].messages)]
     if not cut_points:
         return CutPoint(start, -1, False)
     cut, exceeded, acc = cut_points[0], False, 0

@@ -36,10 +36,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._rules import Rules
 from ..analysis._forest import per_table
 from ..analysis.contexts import _first_line_of_response, _prepare
 from ..analysis.usage import current_branch_mask
-from .._rules import Rules
 from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, columns_doc, schema_of
 from ..tables.corpus import SessionIds, select_sessions

@@ -26,7 +26,8 @@ greater than the one before; the write still loads). A last line without a newli
 ``truncated_last_line`` and not loaded, even when it parses: the harness writes each transaction
 with its newline, and on open drops such a line as never committed and rewrites the file;
 sessionlab reports it and never modifies the file. Every other valid write loads (where the
-harness refuses a file with one invalid line). The early 0.84 shape (``{"kind": "header", "version": 4}``) gets one ``unsupported_version``
+harness refuses a file with one invalid line). The early 0.84 shape
+(``{"kind": "header", "version": 4}``) gets one ``unsupported_version``
 issue and nothing is loaded. Writing v4 is not supported (:func:`~sessionlab.io.write_session`
 raises :class:`~sessionlab.errors.ReadOnlyFormatError`).
 """

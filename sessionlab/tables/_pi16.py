@@ -178,7 +178,8 @@ def resolve(table: pa.Table, data: bytes, dialect: str = "pi") -> pa.Table:
         above = state.get(k, ()) if k is not None else ()
         for j in reversed(chain):
             own = _system(entry.get(j))
-            above = ((own,) if own is not None else ()) if j in comps_set else above + ((own,) if own is not None else ())
+            mine = (own,) if own is not None else ()
+            above = mine if j in comps_set else above + mine  # a compaction starts the replay again
             state[j] = above
         return state[i]
 

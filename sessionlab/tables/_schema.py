@@ -157,7 +157,8 @@ SESSION_COLUMNS: tuple[Column, ...] = (
            "number of distinct branch tips)."),
     Column("compaction_count", _I64, "Number of compaction entries."),
     Column("branch_summary_count", _I64, "Number of branch_summary entries."),
-    Column("input_tokens", _I64, "Sum of input_tokens over every usage of the file (all branches; calls and other spend, see usage_kind)."),
+    Column("input_tokens", _I64, "Sum of input_tokens over every usage of the file (all branches; calls and "
+           "other spend, see usage_kind)."),
     Column("output_tokens", _I64, "Sum of output_tokens."),
     Column("cache_read_tokens", _I64, "Sum of cache_read_tokens."),
     Column("cache_write_tokens", _I64, "Sum of cache_write_tokens."),

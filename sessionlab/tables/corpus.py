@@ -22,8 +22,8 @@ import pyarrow.compute as pc
 from .._rules import DEFAULT_RULES, Rules
 from ..io.reader import OnBadLines
 from ._build import blocks_of, entries_of, issues_of, labels_of, sessions_of
-from ._file import FileResult
 from ._cache import CacheOption
+from ._file import FileResult
 from ._load import Source, load_files
 from ._pi16 import apply_rules
 from ._schema import ENTRY_SCHEMA

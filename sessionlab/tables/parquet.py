@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ._load import Source
-from .corpus import Corpus
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA, ISSUE_SCHEMA, SESSION_SCHEMA
+from .corpus import Corpus
 from .entries import entries_table
 
 __all__ = ["to_parquet", "read_parquet"]

@@ -182,7 +182,8 @@ class BranchExplorer(StaticFallback, W.VBox):
         """Full width; taller for deeper trees, within a screen's height."""
         from ..plotting import tree_layout
 
-        depth = float(pc.max(tree_layout(rows, session_id=self.session.value)["y"]).as_py() or 0) if rows.num_rows else 0.0
+        y = tree_layout(rows, session_id=self.session.value)["y"]
+        depth = float(pc.max(y).as_py() or 0) if rows.num_rows else 0.0
         return (9.2, float(min(max(3.2, 2.0 + 0.012 * depth), 6.0)))
 
     def _draw_tree(self, ax: Any) -> None:

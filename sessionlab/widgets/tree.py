@@ -16,9 +16,9 @@ except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError('SessionTree needs anywidget: pip install "sessionlab[notebook]"') from e
 
 from ..plotting._common import session_rows, to_np
-from ..tables.corpus import SessionIds
 from ..plotting._layout import compute_layout
 from ..plotting._tree import NODE_KINDS, _current_labels, node_kinds
+from ..tables.corpus import SessionIds
 
 __all__ = ["SessionTree", "tree_payload"]
 
