@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import shutil
 import subprocess
@@ -30,6 +29,8 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
+from bench_contexts import machine  # (the same machine line in every benchmark)
 
 # every load here is a cold one: the loaders' cache (on by default) would serve repeated runs
 os.environ["SESSIONLAB_CACHE_DIR"] = ""
@@ -105,17 +106,6 @@ def run_dask(corpus: Path, partition_mb: int) -> dict:
             "output": u["output_tokens"].to_pylist()}
 
 
-def machine() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{os.cpu_count()} CPUs, {model}, {mem:.0f} GiB RAM, Python {platform.python_version()}"
 
 
 def main() -> None:
