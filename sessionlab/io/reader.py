@@ -156,6 +156,21 @@ def _excerpt(text: str) -> str:
     return text if len(text) <= _EXCERPT else text[: _EXCERPT - 1] + "…"
 
 
+def decoded_lines(raw_lines: list[bytes], report: Any) -> Any:
+    """(index, 1-based line number, text) of each line: a CR before the newline dropped, bytes that
+    are not UTF-8 replaced by U+FFFD and reported (``report(line, kind, message, text)``)."""
+    for idx, raw in enumerate(raw_lines):
+        lineno = idx + 1
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            text = raw.decode("utf-8", errors="replace")
+            report(lineno, "invalid_utf8", f"invalid UTF-8 at byte {exc.start}; replaced with U+FFFD", text)
+        yield idx, lineno, text
+
+
 def parse_session_bytes(data: bytes, *, path: str | None = None, on_bad_lines: OnBadLines = "warn") -> SessionFile:
     """Parse the bytes of a session file; see :func:`read_session`."""
     check_on_bad_lines(on_bad_lines)
@@ -185,15 +200,7 @@ def parse_session_bytes(data: bytes, *, path: str | None = None, on_bad_lines: O
     lines: list[int] = []
     visible: list[bool] = []
     last_idx = len(raw_lines) - 1
-    for idx, raw in enumerate(raw_lines):
-        lineno = idx + 1
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            text = raw.decode("utf-8", errors="replace")
-            report(lineno, "invalid_utf8", f"invalid UTF-8 at byte {exc.start}; replaced with U+FFFD", text)
+    for idx, lineno, text in decoded_lines(raw_lines, report):
         if not text.strip(_WS):
             continue
         start = len(text) - len(text.lstrip(_WS))

@@ -98,21 +98,15 @@ def _excerpt(text: str) -> str:
 
 def _split_values(data: bytes, report: Any) -> tuple[list[tuple[int, Any, str]], bool]:
     """Every JSON value of every line as ``(line, value, text)``; bad lines reported."""
+    from .reader import decoded_lines  # (reader imports this module lazily)
+
     final_newline = data.endswith(b"\n") or not data
     raw_lines = data.split(b"\n")
     if final_newline and raw_lines:
         raw_lines.pop()
     out: list[tuple[int, Any, str]] = []
     last_idx = len(raw_lines) - 1
-    for idx, raw in enumerate(raw_lines):
-        lineno = idx + 1
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            text = raw.decode("utf-8", errors="replace")
-            report(lineno, "invalid_utf8", f"invalid UTF-8 at byte {exc.start}; replaced with U+FFFD", text)
+    for idx, lineno, text in decoded_lines(raw_lines, report):
         if not text.strip(_WS):
             continue
         if idx == last_idx and not final_newline and idx > 0:
