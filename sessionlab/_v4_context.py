@@ -18,7 +18,6 @@ level is ``"off"`` and the model that of the last assistant message on the path.
 from __future__ import annotations
 
 from .context import ModelRef, SessionContext, SessionContextBuildOptions, iso_to_ms
-from .errors import CycleError, EntryNotFoundError
 from .io.reader import SessionFile
 from .model import entries as E
 from .model import messages as M
@@ -35,22 +34,7 @@ def v4_path(session_file: SessionFile, tip_id: str | None) -> list[E.SessionEntr
         EntryNotFoundError: ``tip_id`` is not an entry of the file.
         CycleError: the parent chain loops.
     """
-    if tip_id is None:
-        return []
-    by_id = {e.id: e for e in session_file.entries if isinstance(e.id, str)}  # the later entry wins
-    node = by_id.get(tip_id)
-    if node is None:
-        raise EntryNotFoundError(f"tip {tip_id!r} is not an entry of {session_file.path or 'this session'}")
-    path: list[E.SessionEntry] = []
-    seen: set[str] = set()
-    while node is not None:
-        if node.id in seen:
-            raise CycleError(f"parent chain of {tip_id!r} loops at {node.id!r}")
-        seen.add(node.id)  # type: ignore[arg-type]
-        path.append(node)
-        node = by_id.get(node.parent_id) if isinstance(node.parent_id, str) else None
-    path.reverse()
-    return path
+    return session_file.branch(tip_id) if tip_id is not None else []
 
 
 def _kept(m: M.Message) -> bool:

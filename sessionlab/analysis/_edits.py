@@ -201,9 +201,8 @@ def _reread_all(prep, b: int, q: int, out: dict[str, np.ndarray], cache: dict) -
     """Target ``q`` from the object model: the file read once, the context built at row ``b``."""
     from ..context import build_session_context, projected_context_estimate
     from ..tokens import estimate_context_tokens
-    from .contexts import _branch
 
-    path = _branch(_read(prep, b, cache), prep.table["entry_id"][b].as_py())
+    path = _read(prep, b, cache).branch(prep.table["entry_id"][b].as_py())
     msgs = build_session_context(path, rules="pi-1.6").messages
     est = estimate_context_tokens(msgs, rules="pi-1.6")
     out["message_count"][q] = len(msgs)
@@ -225,7 +224,6 @@ def _read(prep, b: int, cache: dict):
 def _reread_projected(prep, b: int, cache: dict) -> int:
     """pi 1.6's projected estimate at row ``b`` from the object model (the file read once)."""
     from ..context import projected_context_estimate
-    from .contexts import _branch
 
-    path = _branch(_read(prep, b, cache), prep.table["entry_id"][b].as_py())
+    path = _read(prep, b, cache).branch(prep.table["entry_id"][b].as_py())
     return projected_context_estimate(path, rules="pi-1.6").tokens

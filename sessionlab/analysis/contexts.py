@@ -519,15 +519,4 @@ def context_messages(entries, at_id: str, *, session_id: SessionIds = None, rule
         raise ValueError(f"entry id {at_id!r} is in {len(files)} files; pass session_id")
     which = table_rules_for(table, rules)
     sf = read_session(files.pop(), on_bad_lines="skip")
-    return build_session_context(_branch(sf, at_id), rules=which).messages  # type: ignore[arg-type]
-
-
-def _branch(sf, at_id: str) -> list:
-    """Root-to-``at_id`` path of a read file (the last entry with that id, as pi's index)."""
-    by_id = {e.id: e for e in sf.entries if e.type != "leaf"}
-    path, e, seen = [], by_id.get(at_id), set()
-    while e is not None and e.id not in seen:
-        seen.add(e.id)
-        path.append(e)
-        e = by_id.get(e.parent_id) if e.parent_id is not None else None
-    return path[::-1]
+    return build_session_context(sf.branch(at_id), rules=which).messages

@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 from .._jsjson import raw_decode
 from ..context import iso_to_ms
-from ..errors import BadInputError, BadLinesWarning
+from ..errors import BadInputError, BadLinesWarning, CycleError, EntryNotFoundError
 from ..model import SessionEntry, SessionHeader, UnknownEntry
 from ..model.entries import LeafEntry
 from .dialects import Dialect, detect_dialect, entry_from_dict, header_from_dict
@@ -129,6 +129,29 @@ class SessionFile:
         if leaf is not None and not any(e.id == leaf and not isinstance(e, LeafEntry) for e in self.entries):
             return last_node_id(self.entries)
         return leaf
+
+    def branch(self, entry_id: str) -> list[SessionEntry]:
+        """The entries root -> ``entry_id`` (the later entry when an id repeats, as pi's index;
+        never a seed ``leaf`` record); a missing parent ends the walk.
+
+        Raises:
+            EntryNotFoundError: ``entry_id`` is not an entry of the file.
+            CycleError: the parent chain loops.
+        """
+        by_id = {e.id: e for e in self.entries if isinstance(e.id, str) and not isinstance(e, LeafEntry)}
+        node = by_id.get(entry_id)
+        if node is None:
+            raise EntryNotFoundError(f"entry {entry_id!r} is not an entry of {self.path or 'this session'}")
+        path: list[SessionEntry] = []
+        seen: set[str] = set()
+        while node is not None:
+            if node.id in seen:
+                raise CycleError(f"parent chain of {entry_id!r} loops at {node.id!r}")
+            seen.add(node.id)  # type: ignore[arg-type]
+            path.append(node)
+            node = by_id.get(node.parent_id) if isinstance(node.parent_id, str) else None
+        path.reverse()
+        return path
 
 
 def last_node_id(entries: list[SessionEntry]) -> str | None:
