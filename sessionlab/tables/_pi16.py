@@ -41,7 +41,14 @@ class _Lines:
 
     def __init__(self, data: bytes) -> None:
         self.data = data
-        self.ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
+        self._ends: np.ndarray | None = None
+
+    @property
+    def ends(self) -> np.ndarray:
+        """Newline positions, scanned on first use (most files never need them)."""
+        if self._ends is None:
+            self._ends = np.flatnonzero(np.frombuffer(self.data, np.uint8) == 10)
+        return self._ends
 
     def get(self, line_nos) -> dict[int, bytes]:
         """The bytes of each of ``line_nos`` (1-based), newline excluded."""
