@@ -19,10 +19,9 @@ charts on navigation. Each browser figure is the median of ``--repeat`` fresh pa
 
 from __future__ import annotations
 
-import os
-
 import argparse
 import json
+import os
 import statistics
 import sys
 import time

@@ -1,45 +1,14 @@
 """sessionlab: study AI coding-agent sessions (pi JSONL trees) in Jupyter.
 
 The public surface is re-exported here; implementation modules are private to the package.
+
+Every public name but the error classes is imported on first use (``sessionlab.entries_table``
+imports the loader, not the analysis, compaction, plotting or widget modules), so ``import
+sessionlab`` stays cheap. ``from sessionlab import X`` and ``sessionlab.X`` work as usual.
 """
 
-from .analysis import (
-    branch_costs,
-    branch_costs_df,
-    cache_efficiency,
-    cache_efficiency_df,
-    context_members,
-    context_members_df,
-    context_messages,
-    contexts,
-    contexts_df,
-    usage_by,
-    usage_by_df,
-)
-from .compaction import (
-    CompactionPolicy,
-    CompactionPreparation,
-    FractionPolicy,
-    KeepLastTurnsPolicy,
-    NeverCompact,
-    PiThresholdPolicy,
-    RetainedTailPolicy,
-    SimulationResult,
-    SummarySize,
-    compact,
-    find_cut_points,
-    find_cut_points_df,
-    fit_prices,
-    prepare_compaction,
-    simulate_compaction,
-)
-from .context import (
-    ModelRef,
-    SessionContext,
-    SessionContextBuildOptions,
-    build_session_context,
-    merge_context_build_options,
-)
+import importlib
+
 from .errors import (
     AmbiguousSessionError,
     ArgumentTypeError,
@@ -63,105 +32,76 @@ from .errors import (
     UnsafePathError,
     UnstorableValueError,
 )
-from .io import (
-    LineIssue,
-    SessionFile,
-    SessionWriter,
-    entry_from_dict,
-    entry_to_dict,
-    header_from_dict,
-    header_to_dict,
-    message_from_dict,
-    message_to_dict,
-    read_session,
-    write_session,
-)
-from .model import (
-    ActiveToolsChangeEntry,
-    AssistantMessage,
-    BashExecutionMessage,
-    BranchSummaryEntry,
-    BranchSummaryMessage,
-    CompactionEntry,
-    CompactionSummaryMessage,
-    ContextEditEntry,
-    Cost,
-    CustomEntry,
-    CustomMessage,
-    CustomMessageEntry,
-    ImageContent,
-    LabelEntry,
-    LeafEntry,
-    MessageEntry,
-    ModelChangeEntry,
-    SessionHeader,
-    SessionInfoEntry,
-    SystemMessage,
-    TextContent,
-    ThinkingContent,
-    ThinkingLevelChangeEntry,
-    ToolCall,
-    ToolResultMessage,
-    UnknownContent,
-    UnknownEntry,
-    UnknownMessage,
-    Usage,
-    UsageEntry,
-    UserMessage,
-)
-from .repo import InMemorySessionRepo, JsonlSessionRepo, SessionInfo, get_entries_to_fork
-from .session import Session, open_session
-from .storage import (
-    InMemorySessionStorage,
-    JsonlSessionStorage,
-    SessionStats,
-    SessionStorage,
-    new_session_header,
-)
-from .synth import generate_corpus, generate_session
-from .tables import (
-    Corpus,
-    blocks_df,
-    blocks_table,
-    entries_df,
-    entries_table,
-    issues_df,
-    issues_table,
-    load,
-    sessions_df,
-    sessions_table,
-    table_rules,
-    to_parquet,
-)
-from .tokens import ContextEstimate, estimate_context_tokens, estimate_projected_context_tokens, estimate_tokens
-from .tree import children, current_branch, depths, fork_points, leaves, roots, session_tree
 
 __version__ = "0.1.0"
 
-# The notebook face loads on first use: plotting needs the ``viz`` extra (matplotlib, imported
-# when a plot is drawn), the widgets the ``notebook`` extra. ``import sessionlab`` loads neither.
-_LAZY = {
-    "plot_context_timeline": "sessionlab.plotting",
-    "plot_usage": "sessionlab.plotting",
-    "plot_tree": "sessionlab.plotting",
-    "tree_layout": "sessionlab.plotting",
-    "tree_layout_df": "sessionlab.plotting",
-    "BranchExplorer": "sessionlab.widgets",
-    "UsageDashboard": "sessionlab.widgets",
-    "CompactionLab": "sessionlab.widgets",
-    "SessionTree": "sessionlab.widgets",
+_MODULES: dict[str, tuple[str, ...]] = {
+    "sessionlab.analysis": (
+        "branch_costs", "branch_costs_df", "cache_efficiency", "cache_efficiency_df", "context_members",
+        "context_members_df", "context_messages", "contexts", "contexts_df", "usage_by", "usage_by_df",
+    ),
+    "sessionlab.compaction": (
+        "CompactionPolicy", "CompactionPreparation", "FractionPolicy", "KeepLastTurnsPolicy", "NeverCompact",
+        "PiThresholdPolicy", "RetainedTailPolicy", "SimulationResult", "SummarySize", "compact",
+        "find_cut_points", "find_cut_points_df", "fit_prices", "prepare_compaction", "simulate_compaction",
+    ),
+    "sessionlab.context": (
+        "ModelRef", "SessionContext", "SessionContextBuildOptions", "build_session_context",
+        "merge_context_build_options",
+    ),
+    "sessionlab.io": (
+        "LineIssue", "SessionFile", "SessionWriter", "entry_from_dict", "entry_to_dict", "header_from_dict",
+        "header_to_dict", "message_from_dict", "message_to_dict", "read_session", "write_session",
+    ),
+    "sessionlab.model": (
+        "ActiveToolsChangeEntry", "AssistantMessage", "BashExecutionMessage", "BranchSummaryEntry",
+        "BranchSummaryMessage", "CompactionEntry", "CompactionSummaryMessage", "ContextEditEntry", "Cost",
+        "CustomEntry", "CustomMessage", "CustomMessageEntry", "ImageContent", "LabelEntry", "LeafEntry",
+        "MessageEntry", "ModelChangeEntry", "SessionHeader", "SessionInfoEntry", "SystemMessage",
+        "TextContent", "ThinkingContent", "ThinkingLevelChangeEntry", "ToolCall", "ToolResultMessage",
+        "UnknownContent", "UnknownEntry", "UnknownMessage", "Usage", "UsageEntry", "UserMessage",
+    ),
+    "sessionlab.repo": (
+        "InMemorySessionRepo", "JsonlSessionRepo", "SessionInfo", "get_entries_to_fork",
+    ),
+    "sessionlab.session": (
+        "Session", "open_session",
+    ),
+    "sessionlab.storage": (
+        "InMemorySessionStorage", "JsonlSessionStorage", "SessionStats", "SessionStorage",
+        "new_session_header",
+    ),
+    "sessionlab.synth": (
+        "generate_corpus", "generate_session",
+    ),
+    "sessionlab.tables": (
+        "Corpus", "blocks_df", "blocks_table", "entries_df", "entries_table", "issues_df", "issues_table",
+        "load", "sessions_df", "sessions_table", "table_rules", "to_parquet",
+    ),
+    "sessionlab.tokens": (
+        "ContextEstimate", "estimate_context_tokens", "estimate_projected_context_tokens", "estimate_tokens",
+    ),
+    "sessionlab.tree": (
+        "children", "current_branch", "depths", "fork_points", "leaves", "roots", "session_tree",
+    ),
+    # the notebook face: plotting needs the ``viz`` extra (matplotlib, imported when a plot is drawn),
+    # the widgets the ``notebook`` extra
+    "sessionlab.plotting": ("plot_context_timeline", "plot_usage", "plot_tree", "tree_layout", "tree_layout_df"),
+    "sessionlab.widgets": ("BranchExplorer", "UsageDashboard", "CompactionLab", "SessionTree"),
 }
+_LAZY = {name: module for module, names in _MODULES.items() for name in names}
+_EXTRAS = ("sessionlab.plotting", "sessionlab.widgets")
 
 
 def __getattr__(name: str):
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'sessionlab' has no attribute {name!r}")
-    import importlib
-
     try:
         value = getattr(importlib.import_module(module), name)
     except ImportError as exc:  # an extra is missing: fail when used, with the way to fix it
+        if module not in _EXTRAS:
+            raise
         message = str(exc)
 
         def missing(*args, **kwargs):
@@ -175,6 +115,7 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     # errors

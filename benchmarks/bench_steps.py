@@ -1,0 +1,146 @@
+"""Each analysis step on a freshly loaded table, against DuckDB's read of the same files, in one run.
+
+Run from the repository root:
+
+    python benchmarks/bench_steps.py                       # /tmp/sessionlab-bench-0.58 (pi 0.58 files)
+    python benchmarks/bench_steps.py --corpus /tmp/sessionlab-bench-1.6
+    python benchmarks/bench_steps.py --profile contexts    # cProfile of one step (cold), top 25
+
+Every step is timed on a table loaded just before it (load not timed), so nothing is cached from
+an earlier call: the arrays an analysis builds for a table are part of its time unless the load
+built them. Best of ``--repeat`` (3). The reference is DuckDB's ``read_json`` of the same files
+with the columns given (``SELECT *`` with ``bench_loaders.FIELDS`` as the schema, into Arrow), timed
+in the same process, best of ``--repeat``; ratios are step time / DuckDB time (lower is better).
+``import + first table`` is the wall time from before ``import sessionlab`` to the entries table of
+the corpus, in a fresh process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ["SESSIONLAB_CACHE_DIR"] = ""  # every load here is a cold one
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_compaction import grid  # noqa: E402
+from bench_contexts import machine  # noqa: E402
+from bench_loaders import FIELDS, files_of  # noqa: E402
+
+FRESH = """
+import os, sys, time
+os.environ["SESSIONLAB_CACHE_DIR"] = ""
+t0 = time.perf_counter()
+import sessionlab
+t1 = time.perf_counter()
+sessionlab.entries_table(sys.argv[1:], on_bad_lines="skip")
+print(t1 - t0, time.perf_counter() - t0)
+"""
+
+# name, target (ratio to the DuckDB read; None: none set), what is timed
+TARGETS = {"entries_table": 0.8, "load + sessions": 0.8, "contexts(at='calls')": 0.15,
+           "find_cut_points(at='calls')": 0.3, "usage_by(day, model; tz)": 0.1, "branch_costs": 0.1,
+           "cache_efficiency": 0.1, "simulate_compaction, sessions table": 1.0,
+           "simulate_compaction + calls table": 2.0}
+
+
+def duckdb_read(files: list[str]) -> int:
+    """The reference: every field a table needs, typed, straight into Arrow (no projection of nested
+    fields, which costs DuckDB more than the read itself)."""
+    import duckdb
+    con = duckdb.connect()
+    con.execute(f"SET threads={os.cpu_count()}")
+    q = "SELECT * FROM read_json($files, format='newline_delimited', columns=$cols, filename=true)"
+    return con.sql(q, params={"files": files, "cols": FIELDS}).to_arrow_table().num_rows
+
+
+def steps(policies):
+    import sessionlab as sl
+    return {
+        "contexts(at='calls')": lambda t: sl.contexts(t, at="calls"),
+        "find_cut_points(at='calls')": lambda t: sl.find_cut_points(t, at="calls"),
+        "usage_by(day, model; tz)": lambda t: sl.usage_by(t, by=["day", "model"], tz="Europe/Berlin"),
+        "branch_costs": lambda t: sl.branch_costs(t),
+        "cache_efficiency": lambda t: sl.cache_efficiency(t),
+        "simulate_compaction, sessions table": lambda t: sl.simulate_compaction(t, policies).sessions,
+        "simulate_compaction + calls table": lambda t: sl.simulate_compaction(t, policies).calls,
+    }
+
+
+def best(repeat: int, fn, setup=lambda: None) -> tuple[float, object]:
+    t_best, out = float("inf"), None
+    for _ in range(repeat):
+        arg = setup()
+        t0 = time.perf_counter()
+        out = fn(arg) if arg is not None else fn()
+        t_best = min(t_best, time.perf_counter() - t0)
+    return t_best, out
+
+
+def rows(out) -> int:
+    return getattr(out, "num_rows", 0)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", default="/tmp/sessionlab-bench-0.58")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--profile", help="profile this step (a prefix of its name) instead of timing")
+    args = ap.parse_args()
+    corpus = Path(args.corpus)
+    if not corpus.exists():
+        from sessionlab.synth import generate_corpus
+        generate_corpus(corpus, n_sessions=300, target_bytes=150_000_000, seed=0)
+    files = files_of(str(corpus))
+    import pandas  # noqa: F401  (the _df variants' import is not part of any step)
+
+    import sessionlab as sl
+    load = lambda: sl.entries_table(files, on_bad_lines="skip")  # noqa: E731
+    policies = grid()
+    todo = steps(policies)
+    if args.profile:
+        name = next(k for k in todo if k.startswith(args.profile))
+        table = load()
+        prof = cProfile.Profile()
+        prof.runcall(todo[name], table)
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
+        return 0
+
+    duckdb_read(files)  # a first read warms the OS cache and DuckDB's own start-up; not counted
+    duck_s, _ = best(args.repeat, lambda: duckdb_read(files))
+    results = {}
+    results["entries_table"] = best(args.repeat, load)
+    results["load + sessions"] = best(args.repeat, lambda: sl.load(files, on_bad_lines="skip").sessions)
+    for name, fn in todo.items():
+        results[name] = best(args.repeat, fn, setup=load)
+    fresh = [subprocess.run([sys.executable, "-c", FRESH, *files], check=True, capture_output=True,
+                            text=True).stdout.split() for _ in range(args.repeat)]
+    imp, first = min(float(f[0]) for f in fresh), min(float(f[1]) for f in fresh)
+
+    table = load()
+    mb = sum(os.path.getsize(f) for f in files) / 1e6
+    calls = sl.contexts(table, at="calls").num_rows
+    print(f"corpus: {len(files)} files, {mb:.1f} MB, {table.num_rows} entries, {calls} calls ({corpus})")
+    print(f"machine: {machine()}")
+    print(f"policies: {len(policies)}; best of {args.repeat}; each step on a freshly loaded table\n")
+    print("| step | seconds | rows out | ratio to DuckDB read | target | met |\n|---|---:|---:|---:|---:|:-:|")
+    print(f"| DuckDB read_json (columns given) | {duck_s:.3f} | | 1.00x | | |")
+    for name, (s, out) in results.items():
+        target = TARGETS.get(name)
+        met = "" if target is None else ("yes" if s / duck_s <= target else "no")
+        print(f"| {name} | {s:.3f} | {rows(out)} | {s / duck_s:.2f}x | <= {target}x | {met} |")
+    print(f"| fresh process: import sessionlab | {imp:.3f} | | | | |")
+    print(f"| fresh process: import + first table | {first:.3f} | | | <= 0.25 s | "
+          f"{'yes' if first <= 0.25 else 'no'} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
