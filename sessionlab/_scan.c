@@ -50,8 +50,11 @@ static double c_strtod(const char *s) { return strtod_l(s, NULL, c_locale); }
 #include "_scan_json.h"
 #include "_scan_fields.h"
 
-#define IMAGE_CHARS 4800
-#define HEAD_LINES 21 /* detect_dialect looks at the first 21 lines */
+/* pi's rules as the scanner applies them, exported as module attributes (see PyInit__scan) and
+ * checked against sessionlab.tokens, sessionlab.io.dialects and tables/_schema.py by the tests
+ * (tests/test_tokens.py) and at import (tables/_native.py). */
+#define IMAGE_CHARS 4800 /* tokens.IMAGE_CHARS: what an image block counts where it counts */
+#define HEAD_LINES 21    /* dialects.HEAD_LINES: the lines whose parent key decides the dialect */
 
 /* ------------------------------------------------------------------ columns */
 
@@ -176,14 +179,17 @@ static int put_iv(Col *c, const IVal *v) {
 }
 
 enum { T_MESSAGE = 1, T_THINKING, T_MODEL_CHANGE, T_COMPACTION, T_BRANCH_SUMMARY, T_CUSTOM,
-       T_CUSTOM_MESSAGE, T_LABEL, T_SESSION_INFO, T_USAGE, T_CONTEXT_EDIT };
+       T_CUSTOM_MESSAGE, T_LABEL, T_SESSION_INFO, T_USAGE, T_CONTEXT_EDIT, T_NTYPES = T_CONTEXT_EDIT };
+
+/* pi's entry types, T_x - 1 each (exported as ENTRY_TYPES; tables/_fast.py's PI_TYPES must agree) */
+static const char *ENTRY_TYPE_NAMES[T_NTYPES] = {
+    "message", "thinking_level_change", "model_change", "compaction", "branch_summary", "custom",
+    "custom_message", "label", "session_info", "usage", "context_edit",
+};
 
 static int entry_type(const P *p, const SVal *t) {
-    static const char *names[] = {"message", "thinking_level_change", "model_change", "compaction",
-                                  "branch_summary", "custom", "custom_message", "label", "session_info",
-                                  "usage", "context_edit"};
-    for (int i = 0; i < 11; i++)
-        if (sv_eq(p, t, names[i])) return i + 1;
+    for (int i = 0; i < T_NTYPES; i++)
+        if (sv_eq(p, t, ENTRY_TYPE_NAMES[i])) return i + 1;
     return 0;
 }
 
@@ -250,134 +256,185 @@ static int add_slow(Scanner *sc, int64_t row, int64_t block_row, const Blk *bk) 
     return buf_put(&sc->slow, &s, sizeof s);
 }
 
+/* ------------------------------------------------------------------ one entry's row
+ *
+ * A row is written column by column through the r_* helpers, which note each column they fill in
+ * Row.written; row_end then writes a null into every column the entry left out, so no branch has to
+ * balance the columns it does not concern. */
+
+typedef struct {
+    Scanner *sc;
+    const P *p;
+    Col *c;
+    uint64_t written; /* bit i: entry column i has this row's value */
+} Row;
+
+_Static_assert(E_NCOLS <= 64, "Row.written holds one bit per entry column");
+
+#define MARK(r, i) ((r)->written |= (uint64_t)1 << (i))
+
+static int r_sv(Row *r, int i, const SVal *s) { MARK(r, i); return put_sv(&r->c[i], r->p, s); }
+static int r_lit(Row *r, int i, const char *s) { MARK(r, i); return col_str(&r->c[i], s, strlen(s)); }
+static int r_iv(Row *r, int i, const IVal *v) { MARK(r, i); return put_iv(&r->c[i], v); }
+static int r_i64(Row *r, int i, int64_t x) { MARK(r, i); return col_i64(&r->c[i], x); }
+static int r_i32(Row *r, int i, int32_t x) { MARK(r, i); return col_i32(&r->c[i], x); }
+static int r_f64(Row *r, int i, double x) { MARK(r, i); return col_f64(&r->c[i], x); }
+static int r_bool(Row *r, int i, int x) { MARK(r, i); return col_bool(&r->c[i], x); }
+
+/* Nulls in the columns the row left out. */
+static int row_end(Row *r) {
+    for (int i = 0; i < E_NCOLS; i++)
+        if (!(r->written & ((uint64_t)1 << i)) && col_null(&r->c[i])) return -1;
+    r->sc->rows++;
+    return 0;
+}
+
+/* pi's calculateContextTokens: totalTokens when non-zero, else the sum of the four parts. */
+static int64_t context_tokens(const Usage *u) {
+    int64_t ctx = u->total.kind == V_NUM ? u->total.v : 0;
+    if (!ctx) {
+        const IVal *parts[4] = {&u->input, &u->output_t, &u->cache_read, &u->cache_write};
+        for (int i = 0; i < 4; i++)
+            if (parts[i]->kind == V_NUM) ctx += parts[i]->v;
+    }
+    return ctx;
+}
+
+/* The usage columns of a row that has a usage object; kind: its usage_kind unless a usage entry names its own. */
+static int row_usage(Row *r, const Ent *e, int t, const Usage *u, const char *kind) {
+    if (r_iv(r, E_INPUT, &u->input) || r_iv(r, E_OUTPUT, &u->output_t) || r_iv(r, E_CACHE_READ, &u->cache_read) ||
+        r_iv(r, E_CACHE_WRITE, &u->cache_write) || r_iv(r, E_TOTAL, &u->total) ||
+        r_i64(r, E_CONTEXT, context_tokens(u)) || r_iv(r, E_REASONING, &u->reasoning) ||
+        r_iv(r, E_CACHE_WRITE_1H, &u->cache_write_1h))
+        return -1;
+    if (u->cost_kind == V_OBJ && u->cost.kind == V_NUM && r_f64(r, E_COST, u->cost.v)) return -1;
+    /* a usage entry's own kind, "usage" when it has none (or an empty one) */
+    return t == T_USAGE && e->kind.kind == V_STR && e->kind.len ? r_sv(r, E_USAGE_KIND, &e->kind)
+                                                                : r_lit(r, E_USAGE_KIND, kind);
+}
+
+/* An assistant message's characters (text, thinking, tool-call names and arguments), tool calls
+ * and image count, with one block row per block. */
+static int row_assistant(Row *r, const Ent *e, const Msg *m, const SVal *role, int64_t *chars) {
+    Scanner *sc = r->sc;
+    const P *p = r->p;
+    int32_t calls = 0;
+    if (m->content.kind == V_LIST) { /* (a string as assistant content is no content: null images) */
+        if (r_i32(r, E_IMAGE_COUNT, (int32_t)content_images(p, &m->content))) return -1;
+        const Blk *blocks = (const Blk *)p->blocks.p + m->content.first;
+        for (size_t j = 0; j < m->content.count; j++) {
+            const Blk *bk = &blocks[j];
+            int64_t n = 0;
+            if (sv_eq(p, &bk->type, "text")) n = bk->text_u16;
+            else if (sv_eq(p, &bk->type, "thinking")) n = bk->thinking_u16;
+            else if (sv_eq(p, &bk->type, "toolCall")) {
+                calls++;
+                n = bk->name.kind == V_STR ? bk->name.u16 : 0;
+                if (bk->args_kind == V_OBJ) {
+                    if (!bk->args_slow) n += bk->args_len;
+                    else if (add_slow(sc, sc->rows, sc->want_blocks ? sc->block_rows : -1, bk)) return -1;
+                }
+            }
+            *chars += n;
+            if (sc->want_blocks && block_row(sc, &e->id, role, NULL, (int32_t)j, bk, n)) return -1;
+        }
+    }
+    return r_i32(r, E_TOOL_CALL_COUNT, calls);
+}
+
+/* est_chars (pi's characters: tokens = ceil(chars / 4), in Python after slow arguments), the tool
+ * call count and the image count, by pi's per-role rule (ROLE_CHARS in the module). */
+static int row_chars(Row *r, const Ent *e, int t, const Msg *m, const SVal *role) {
+    Scanner *sc = r->sc;
+    const P *p = r->p;
+    int64_t chars = 0;
+    const Content *images = NULL; /* the content whose image blocks image_count counts */
+    if (t == T_MESSAGE && m) {
+        if (!role) {
+        } else if (sv_eq(p, role, "assistant")) {
+            if (row_assistant(r, e, m, role, &chars)) return -1;
+        } else if (sv_eq(p, role, "toolResult") || sv_eq(p, role, "user") || sv_eq(p, role, "custom")) {
+            if (emit_content(sc, &m->content, 1, role, NULL, &e->id, &chars)) return -1;
+            images = &m->content;
+        } else if (sv_eq(p, role, "system")) {
+            images = &m->content; /* (its estimate: see the module doc) */
+        } else if (sv_eq(p, role, "bashExecution")) {
+            chars = (m->command.kind == V_STR ? m->command.u16 : 0) + (m->output.kind == V_STR ? m->output.u16 : 0);
+        } else if (sv_eq(p, role, "branchSummary") || sv_eq(p, role, "compactionSummary")) {
+            chars = m->summary.kind == V_STR ? m->summary.u16 : 0;
+        }
+    } else if (t == T_CUSTOM_MESSAGE) {
+        if (emit_content(sc, &e->content, 1, NULL, "custom", &e->id, &chars)) return -1;
+        images = &e->content;
+    } else if (t == T_COMPACTION || t == T_BRANCH_SUMMARY) {
+        chars = e->summary.kind == V_STR ? e->summary.u16 : 0;
+    } else {
+        return 0; /* no estimate */
+    }
+    if (images) {
+        int64_t k = content_images(p, images);
+        if (k >= 0 && r_i32(r, E_IMAGE_COUNT, (int32_t)k)) return -1;
+    }
+    return r_i64(r, E_EST_CHARS, chars);
+}
+
+/* The columns one entry type fills from the entry itself (not its message). */
+static int row_entry_fields(Row *r, const Ent *e, int t) {
+    switch (t) {
+    case T_MODEL_CHANGE: return r_sv(r, E_PROVIDER, &e->provider) || r_sv(r, E_MODEL, &e->model_id);
+    case T_USAGE: return r_sv(r, E_PROVIDER, &e->provider) || r_sv(r, E_MODEL, &e->model);
+    case T_THINKING: return r_sv(r, E_THINKING_LEVEL, &e->thinking);
+    case T_COMPACTION:
+    case T_BRANCH_SUMMARY:
+        if (r_i64(r, E_SUMMARY_CHARS, e->summary.kind == V_STR ? e->summary.u16 : 0)) return -1;
+        return t == T_COMPACTION ? r_sv(r, E_FIRST_KEPT, &e->first_kept) || r_iv(r, E_TOKENS_BEFORE, &e->tokens_before)
+                                 : r_sv(r, E_FROM_ID, &e->from_id);
+    case T_LABEL: return r_sv(r, E_TARGET_ID, &e->target_id) || r_sv(r, E_LABEL, &e->label);
+    case T_CONTEXT_EDIT: return r_sv(r, E_TARGET_ID, &e->target_id);
+    case T_CUSTOM:
+    case T_CUSTOM_MESSAGE: return r_sv(r, E_CUSTOM_TYPE, &e->custom_type);
+    case T_SESSION_INFO: return r_sv(r, E_NAME, &e->name);
+    default: return 0;
+    }
+}
+
+/* The columns a message fills by its role (its characters aside). */
+static int row_message_fields(Row *r, const Msg *m, const SVal *role) {
+    const P *p = r->p;
+    if (sv_eq(p, role, "assistant"))
+        return r_sv(r, E_PROVIDER, &m->provider) || r_sv(r, E_MODEL, &m->model) || r_sv(r, E_API, &m->api) ||
+               r_sv(r, E_STOP_REASON, &m->stop_reason) || r_sv(r, E_ERROR_MESSAGE, &m->error_message) ||
+               r_sv(r, E_RESPONSE_MODEL, &m->response_model);
+    if (sv_eq(p, role, "toolResult")) {
+        if (r_sv(r, E_TOOL_NAME, &m->tool_name)) return -1;
+        return (m->seen & SEEN_BIT(MK_IS_ERROR)) && m->is_error >= 0 ? r_bool(r, E_IS_ERROR, m->is_error) : 0;
+    }
+    if (sv_eq(p, role, "custom")) return r_sv(r, E_CUSTOM_TYPE, &m->custom_type);
+    return 0;
+}
+
 /* Append the row of one parsed entry. */
 static int emit_entry(Scanner *sc, const Ent *e, int t, int32_t line, int32_t index) {
-    P *p = &sc->p;
-    Col *c = sc->ecol;
-    const Msg *m = e->msg_kind == V_OBJ ? &e->m : NULL;
-    int is_msg = t == T_MESSAGE;
-    const SVal *role = is_msg && m && m->role.kind == V_STR ? &m->role : NULL;
-    int asst = role && sv_eq(p, role, "assistant");
-    int tres = role && sv_eq(p, role, "toolResult");
-    int64_t row = sc->rows;
+    Row r = {sc, &sc->p, sc->ecol, 0};
+    const Msg *m = t == T_MESSAGE && e->msg_kind == V_OBJ ? &e->m : NULL;
+    const SVal *role = m && m->role.kind == V_STR ? &m->role : NULL;
+    int asst = role && sv_eq(r.p, role, "assistant");
     /* the row's usage: an assistant's call, or the spend a compaction, branch_summary or usage entry records */
     const Usage *u = asst ? &m->usage : t == T_COMPACTION || t == T_BRANCH_SUMMARY || t == T_USAGE ? &e->usage : NULL;
     if (u && u->kind != V_OBJ) u = NULL;
 
-    if (col_i32(&c[E_LINE_NO], line) || put_sv(&c[E_ENTRY_ID], p, &e->id) || put_sv(&c[E_PARENT_ID], p, &e->parent) ||
-        col_i32(&c[E_ENTRY_INDEX], index) || col_null(&c[E_PARENT_INDEX]) || put_sv(&c[E_TYPE], p, &e->type) ||
-        put_sv(&c[E_TIMESTAMP], p, &e->timestamp))
+    /* (parent_index stays null here: scan_file fills it once the file's ids are known) */
+    if (r_i32(&r, E_LINE_NO, line) || r_sv(&r, E_ENTRY_ID, &e->id) || r_sv(&r, E_PARENT_ID, &e->parent) ||
+        r_i32(&r, E_ENTRY_INDEX, index) || r_sv(&r, E_TYPE, &e->type) || r_sv(&r, E_TIMESTAMP, &e->timestamp))
         return -1;
-    if (role ? put_sv(&c[E_ROLE], p, role) : col_null(&c[E_ROLE])) return -1;
-    if (asst) {
-        if (put_sv(&c[E_PROVIDER], p, &m->provider) || put_sv(&c[E_MODEL], p, &m->model)) return -1;
-    } else if (t == T_MODEL_CHANGE || t == T_USAGE) {
-        if (put_sv(&c[E_PROVIDER], p, &e->provider) || put_sv(&c[E_MODEL], p, t == T_USAGE ? &e->model : &e->model_id)) return -1;
-    } else if (col_null(&c[E_PROVIDER]) || col_null(&c[E_MODEL])) return -1;
-    if (asst) {
-        if (put_sv(&c[E_API], p, &m->api) || put_sv(&c[E_STOP_REASON], p, &m->stop_reason) ||
-            put_sv(&c[E_ERROR_MESSAGE], p, &m->error_message))
-            return -1;
-    } else if (col_null(&c[E_API]) || col_null(&c[E_STOP_REASON]) || col_null(&c[E_ERROR_MESSAGE])) return -1;
-    if (u) {
-        if (put_iv(&c[E_INPUT], &u->input) || put_iv(&c[E_OUTPUT], &u->output_t) || put_iv(&c[E_CACHE_READ], &u->cache_read) ||
-            put_iv(&c[E_CACHE_WRITE], &u->cache_write) || put_iv(&c[E_TOTAL], &u->total))
-            return -1;
-        int64_t ctx = u->total.kind == V_NUM ? u->total.v : 0;
-        if (!ctx) {
-            const IVal *parts[4] = {&u->input, &u->output_t, &u->cache_read, &u->cache_write};
-            for (int i = 0; i < 4; i++)
-                if (parts[i]->kind == V_NUM) ctx += parts[i]->v;
-        }
-        if (col_i64(&c[E_CONTEXT], ctx)) return -1;
-        if (u->cost_kind == V_OBJ && u->cost.kind == V_NUM ? col_f64(&c[E_COST], u->cost.v) : col_null(&c[E_COST])) return -1;
-    } else if (col_null(&c[E_INPUT]) || col_null(&c[E_OUTPUT]) || col_null(&c[E_CACHE_READ]) || col_null(&c[E_CACHE_WRITE]) ||
-               col_null(&c[E_TOTAL]) || col_null(&c[E_CONTEXT]) || col_null(&c[E_COST]))
-        return -1;
-
-    /* characters for pi's estimate (tokens = ceil(chars / 4), in Python after slow arguments) */
-    int has_est = 0, has_calls = 0;
-    int64_t chars = 0, calls = 0, images = -1; /* image blocks; -1: null */
-    if (is_msg && m) {
-        has_est = 1;
-        if (asst) {
-            has_calls = 1;
-            if (m->content.kind == V_LIST) { /* (a string as assistant content is no content) */
-                images = content_images(p, &m->content);
-                const Blk *blocks = (const Blk *)p->blocks.p + m->content.first;
-                for (size_t j = 0; j < m->content.count; j++) {
-                    const Blk *bk = &blocks[j];
-                    int64_t n = 0;
-                    if (sv_eq(p, &bk->type, "text")) n = bk->text_u16;
-                    else if (sv_eq(p, &bk->type, "thinking")) n = bk->thinking_u16;
-                    else if (sv_eq(p, &bk->type, "toolCall")) {
-                        calls++;
-                        n = bk->name.kind == V_STR ? bk->name.u16 : 0;
-                        if (bk->args_kind == V_OBJ) {
-                            if (bk->args_slow) {
-                                if (add_slow(sc, row, sc->want_blocks ? sc->block_rows : -1, bk)) return -1;
-                            } else {
-                                n += bk->args_len;
-                            }
-                        }
-                    }
-                    chars += n;
-                    if (sc->want_blocks && block_row(sc, &e->id, role, NULL, (int32_t)j, bk, n)) return -1;
-                }
-            }
-        } else if (role && (tres || sv_eq(p, role, "user") || sv_eq(p, role, "custom"))) {
-            if (emit_content(sc, &m->content, 1, role, NULL, &e->id, &chars)) return -1;
-            images = content_images(p, &m->content);
-        } else if (role && sv_eq(p, role, "system")) {
-            images = content_images(p, &m->content); /* (its estimate: see the module doc) */
-        } else if (role && sv_eq(p, role, "bashExecution")) {
-            chars = (m->command.kind == V_STR ? m->command.u16 : 0) + (m->output.kind == V_STR ? m->output.u16 : 0);
-        } else if (role && (sv_eq(p, role, "branchSummary") || sv_eq(p, role, "compactionSummary"))) {
-            chars = m->summary.kind == V_STR ? m->summary.u16 : 0;
-        }
-    } else if (t == T_CUSTOM_MESSAGE) {
-        has_est = 1;
-        if (emit_content(sc, &e->content, 1, NULL, "custom", &e->id, &chars)) return -1;
-        images = content_images(p, &e->content);
-    } else if (t == T_COMPACTION || t == T_BRANCH_SUMMARY) {
-        has_est = 1;
-        chars = e->summary.kind == V_STR ? e->summary.u16 : 0;
-    }
-    if (has_est ? col_i64(&c[E_EST_CHARS], chars) : col_null(&c[E_EST_CHARS])) return -1;
-    if (tres) {
-        if (put_sv(&c[E_TOOL_NAME], p, &m->tool_name)) return -1;
-    } else if (col_null(&c[E_TOOL_NAME])) return -1;
-    if (has_calls ? col_i32(&c[E_TOOL_CALL_COUNT], (int32_t)calls) : col_null(&c[E_TOOL_CALL_COUNT])) return -1;
-    if (tres && (m->seen & (1u << 9)) && m->is_error >= 0 ? col_bool(&c[E_IS_ERROR], m->is_error) : col_null(&c[E_IS_ERROR])) return -1;
-    if (t == T_THINKING ? put_sv(&c[E_THINKING_LEVEL], p, &e->thinking) : col_null(&c[E_THINKING_LEVEL])) return -1;
-    if (t == T_COMPACTION) {
-        if (put_sv(&c[E_FIRST_KEPT], p, &e->first_kept) || put_iv(&c[E_TOKENS_BEFORE], &e->tokens_before)) return -1;
-    } else if (col_null(&c[E_FIRST_KEPT]) || col_null(&c[E_TOKENS_BEFORE])) return -1;
-    if (t == T_BRANCH_SUMMARY ? put_sv(&c[E_FROM_ID], p, &e->from_id) : col_null(&c[E_FROM_ID])) return -1;
-    if (t == T_LABEL || t == T_CONTEXT_EDIT ? put_sv(&c[E_TARGET_ID], p, &e->target_id) : col_null(&c[E_TARGET_ID])) return -1;
-    if (t == T_LABEL ? put_sv(&c[E_LABEL], p, &e->label) : col_null(&c[E_LABEL])) return -1;
-    if (t == T_CUSTOM || t == T_CUSTOM_MESSAGE) {
-        if (put_sv(&c[E_CUSTOM_TYPE], p, &e->custom_type)) return -1;
-    } else if (role && sv_eq(p, role, "custom")) {
-        if (put_sv(&c[E_CUSTOM_TYPE], p, &m->custom_type)) return -1;
-    } else if (col_null(&c[E_CUSTOM_TYPE])) return -1;
-    if (t == T_COMPACTION || t == T_BRANCH_SUMMARY ? col_i64(&c[E_SUMMARY_CHARS], e->summary.kind == V_STR ? e->summary.u16 : 0)
-                                                   : col_null(&c[E_SUMMARY_CHARS]))
-        return -1;
-    if (t == T_SESSION_INFO ? put_sv(&c[E_NAME], p, &e->name) : col_null(&c[E_NAME])) return -1;
-    if (asst ? put_sv(&c[E_RESPONSE_MODEL], p, &m->response_model) : col_null(&c[E_RESPONSE_MODEL])) return -1;
+    if (role && (r_sv(&r, E_ROLE, role) || row_message_fields(&r, m, role))) return -1;
+    if (row_entry_fields(&r, e, t)) return -1;
     if (u) {
         static const char *kinds[] = {"message", "compaction", "branch_summary", "usage"};
-        const char *kind = kinds[asst ? 0 : t == T_COMPACTION ? 1 : t == T_BRANCH_SUMMARY ? 2 : 3];
-        if (put_iv(&c[E_REASONING], &u->reasoning) || put_iv(&c[E_CACHE_WRITE_1H], &u->cache_write_1h)) return -1;
-        /* a usage entry's own kind, "usage" when it has none (or an empty one) */
-        if (t == T_USAGE && e->kind.kind == V_STR && e->kind.len ? put_sv(&c[E_USAGE_KIND], p, &e->kind)
-                                                                 : col_str(&c[E_USAGE_KIND], kind, strlen(kind)))
-            return -1;
-    } else if (col_null(&c[E_REASONING]) || col_null(&c[E_CACHE_WRITE_1H]) || col_null(&c[E_USAGE_KIND])) return -1;
-    if (images >= 0 ? col_i32(&c[E_IMAGE_COUNT], (int32_t)images) : col_null(&c[E_IMAGE_COUNT])) return -1;
-    sc->rows++;
-    return 0;
+        if (row_usage(&r, e, t, u, kinds[asst ? 0 : t == T_COMPACTION ? 1 : t == T_BRANCH_SUMMARY ? 2 : 3])) return -1;
+    }
+    if (row_chars(&r, e, t, m, role)) return -1;
+    return row_end(&r);
 }
 
 static uint64_t hash_bytes(const unsigned char *s, size_t n) {
@@ -670,6 +727,62 @@ static PyTypeObject ScannerType = {
     .tp_methods = Scanner_methods,
 };
 
+/* What pi's estimate counts per message role, as the scanner counts it (tokens.ROLE_CHARS is the
+ * rule; "system" is left to tables/_pi16.py, which needs the system messages before it). */
+static const struct { const char *role, *parts; } ROLE_CHARS[] = {
+    {"user", "content images"}, {"toolResult", "content images"}, {"custom", "content images"},
+    {"assistant", "text thinking toolCall"}, {"bashExecution", "command output"},
+    {"branchSummary", "summary"}, {"compactionSummary", "summary"}, {"system", "deferred"},
+};
+
+static PyObject *columns_tuple(const char *const *names, const int *kinds, int n) {
+    static const char *kind_names[] = {"string", "int64", "int32", "float64", "bool"};
+    PyObject *t = PyTuple_New(n);
+    for (int i = 0; t && i < n; i++) {
+        PyObject *pair = Py_BuildValue("(ss)", names[i], kind_names[kinds[i]]);
+        if (!pair) { Py_CLEAR(t); break; }
+        PyTuple_SET_ITEM(t, i, pair);
+    }
+    return t;
+}
+
+/* The rule constants and column lists as module attributes: IMAGE_CHARS, HEAD_LINES, ENTRY_TYPES,
+ * ROLE_CHARS ({role: "part part"}), ENTRY_COLUMNS and BLOCK_COLUMNS ((name, kind) in buffer order). */
+static int add_rules(PyObject *m) {
+    const char *en[E_NCOLS], *bn[B_NCOLS];
+    int ek[E_NCOLS], bk[B_NCOLS];
+    for (int i = 0; i < E_NCOLS; i++) { en[i] = ECOLS[i].name; ek[i] = ECOLS[i].kind; }
+    for (int i = 0; i < B_NCOLS; i++) { bn[i] = BCOLS[i].name; bk[i] = BCOLS[i].kind; }
+    PyObject *types = PyTuple_New(T_NTYPES), *roles = PyDict_New();
+    if (!types || !roles) goto fail;
+    for (int i = 0; i < T_NTYPES; i++) {
+        PyObject *s = PyUnicode_FromString(ENTRY_TYPE_NAMES[i]);
+        if (!s) goto fail;
+        PyTuple_SET_ITEM(types, i, s);
+    }
+    for (size_t i = 0; i < sizeof ROLE_CHARS / sizeof ROLE_CHARS[0]; i++) {
+        PyObject *s = PyUnicode_FromString(ROLE_CHARS[i].parts);
+        if (!s || PyDict_SetItemString(roles, ROLE_CHARS[i].role, s) < 0) { Py_XDECREF(s); goto fail; }
+        Py_DECREF(s);
+    }
+    if (PyModule_AddIntConstant(m, "IMAGE_CHARS", IMAGE_CHARS) < 0 ||
+        PyModule_AddIntConstant(m, "HEAD_LINES", HEAD_LINES) < 0 ||
+        PyModule_AddObject(m, "ENTRY_TYPES", types) < 0)
+        goto fail;
+    types = NULL;
+    if (PyModule_AddObject(m, "ROLE_CHARS", roles) < 0) goto fail;
+    roles = NULL;
+    PyObject *ec = columns_tuple(en, ek, E_NCOLS);
+    if (!ec || PyModule_AddObject(m, "ENTRY_COLUMNS", ec) < 0) { Py_XDECREF(ec); return -1; }
+    PyObject *bc = columns_tuple(bn, bk, B_NCOLS);
+    if (!bc || PyModule_AddObject(m, "BLOCK_COLUMNS", bc) < 0) { Py_XDECREF(bc); return -1; }
+    return 0;
+fail:
+    Py_XDECREF(types);
+    Py_XDECREF(roles);
+    return -1;
+}
+
 static struct PyModuleDef scan_module = {
     PyModuleDef_HEAD_INIT, "_scan",
     "Native scanner of clean pi v3 session files (the loader's fast path).", -1, NULL, NULL, NULL, NULL, NULL,
@@ -689,7 +802,7 @@ PyMODINIT_FUNC PyInit__scan(void) {
         Py_DECREF(m);
         return NULL;
     }
-    if (PyModule_AddIntConstant(m, "IMAGE_CHARS", IMAGE_CHARS) < 0) {
+    if (add_rules(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }
