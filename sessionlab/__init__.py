@@ -118,7 +118,7 @@ from .storage import (
     SessionStorage,
     new_session_header,
 )
-from .synth import generate_corpus, generate_session
+from .synth import SynthConfig, generate_corpus, generate_session
 from .tables import (
     Corpus,
     blocks_df,
@@ -316,6 +316,7 @@ __all__ = [
     # synthetic data
     "generate_corpus",
     "generate_session",
+    "SynthConfig",
     # notebook face (loaded on first use)
     "plot_context_timeline",
     "plot_usage",

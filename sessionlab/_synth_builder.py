@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._synth_text import Project, b64, code_pool, grep_pool, log_pool, project_for, prose
+from .compaction.compact import format_file_operations
 from .io import to_line
 from .model import (
     AssistantMessage,
@@ -570,7 +571,7 @@ class Builder:
             goal = prose(rng, "ask", 1, self.proj)
             text = (_BRANCH_PREAMBLE + f"## Goal\n{goal}\n\n## Progress\n"
                     f"{prose(rng, 'done', rng.randint(1, 4), self.proj)}"
-                    + _file_blocks(reads, mods))
+                    + format_file_operations(reads, mods))
             est = math.ceil(len(text) / 4)
             s = self.state[new_leaf]  # type: ignore[index]
             st = _State(s.ctx + est, s.usage_total, s.trailing + est, s.cached, s.cache_model, s.compaction)
@@ -643,7 +644,7 @@ class Builder:
                 f"\n\n### In Progress\n- [ ] {prose(rng, 'ask', 1, self.proj)}\n\n## Key Decisions\n"
                 f"- **{rng.choice(self.proj.symbols)}**: {prose(rng, 'say', 2, self.proj)}\n\n## Next Steps\n"
                 f"1. {prose(rng, 'ask', 1, self.proj)}\n\n## Critical Context\n{prose(rng, 'think', 3, self.proj)}"
-                + _file_blocks(reads, mods))
+                + format_file_operations(reads, mods))
         est = math.ceil(len(text) / 4)
         before = self.state[self.parent[first_kept]].ctx if self.parent[first_kept] else 0  # type: ignore[index]
         kept = s.ctx - before
@@ -670,12 +671,3 @@ class Builder:
 def _with_ts(m: ToolResultMessage, ts: int) -> ToolResultMessage:
     return ToolResultMessage(tool_call_id=m.tool_call_id, tool_name=m.tool_name, content=m.content,
                              details=m.details, is_error=m.is_error, timestamp=ts)
-
-
-def _file_blocks(reads: list[str], mods: list[str]) -> str:
-    out = ""
-    if reads:
-        out += "\n\n<read-files>\n" + "\n".join(reads) + "\n</read-files>"
-    if mods:
-        out += "\n\n<modified-files>\n" + "\n".join(mods) + "\n</modified-files>"
-    return out
