@@ -36,7 +36,7 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from .._jsjson import raw_decode
 from ..context import iso_to_ms
@@ -54,7 +54,7 @@ OnBadLines = Literal["raise", "warn", "skip"]
 
 def check_on_bad_lines(on_bad_lines: object) -> None:
     """Raise ``ValueError`` unless ``on_bad_lines`` is one of :data:`OnBadLines`' values."""
-    if on_bad_lines not in ("raise", "warn", "skip"):
+    if on_bad_lines not in get_args(OnBadLines):
         raise ValueError(f"on_bad_lines must be 'raise', 'warn' or 'skip', not {on_bad_lines!r}")
 
 _EXCERPT = 80
