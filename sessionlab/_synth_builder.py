@@ -131,6 +131,18 @@ class _State:
     compaction: str | None  # id of the last compaction on the path
 
 
+@dataclass
+class _ToolRun:
+    """What one generated tool call did: its arguments, result text and the file it read or changed."""
+
+    args: dict[str, Any]
+    text: str
+    details: Any = None
+    is_error: bool = False
+    read: str | None = None
+    mod: str | None = None
+
+
 class Builder:
     """Appends entries like pi's SessionManager, keeping per-entry state for usage and compaction."""
 
@@ -384,84 +396,86 @@ class Builder:
 
     def _tool(self) -> tuple[ToolCall, ToolResultMessage, str | None, str | None]:
         """A tool call and its result; also the (read, modified) path it touches."""
-        rng, proj = self.rng, self.proj
+        rng = self.rng
         cid = self._tool_call_id()
         name = rng.choices(("read", "bash", "edit", "write", "grep", "ls"), (34, 24, 20, 5, 12, 5))[0]
-        f = rng.choice(proj.files)
+        f = rng.choice(self.proj.files)
         path = f if rng.random() < 0.6 else f"{self.cwd}/{f}"
-        code = code_pool(proj.lang)
-        details: Any = None
-        is_error = False
-        read = mod = None
-        scale = self.scale
-        if name == "read":
-            args: dict[str, Any] = {"path": path}
-            if rng.random() < 0.15:
-                args["offset"] = rng.randint(1, 400)
-                args["limit"] = rng.choice((50, 100, 200))
-            if rng.random() < 0.04:
-                is_error = True
-                text = f"ENOENT: no such file or directory, access '{self.cwd}/{f}'"
-            else:
-                n = int(args.get("limit") or rng.choice((20, 60, 120, 250, 400, 900))) * scale
-                _, text = code.take(rng, int(n) + 1)
-            read = path
-        elif name == "bash":
-            cmd = rng.choice((proj.test_cmd, proj.build_cmd, f"rg -n {rng.choice(proj.symbols)} src",
-                              "git diff", f"wc -l {f}", "git status --short"))
-            args = {"command": cmd}
-            if rng.random() < 0.2:
-                args["timeout"] = rng.choice((60, 120, 300))
-            n = int(rng.choice((2, 10, 40, 150)) * scale) + 1
-            _, text = log_pool(proj.lang).take(rng, n)
-            if rng.random() < 0.15:
-                is_error = True
-                text += f"\n\nCommand exited with code {rng.choice((1, 1, 2, 101))}"
-            details = {}
-        elif name == "edit":
+        run = getattr(self, f"_tool_{name}")(f, path)
+        call = ToolCall(id=cid, name=name, arguments=run.args)
+        result = ToolResultMessage(tool_call_id=cid, tool_name=name, content=(TextContent(text=run.text),),
+                                   details=run.details, is_error=run.is_error, timestamp=0)
+        return call, result, run.read, run.mod
+
+    def _tool_read(self, f: str, path: str) -> _ToolRun:
+        rng = self.rng
+        args: dict[str, Any] = {"path": path}
+        if rng.random() < 0.15:
+            args["offset"] = rng.randint(1, 400)
+            args["limit"] = rng.choice((50, 100, 200))
+        if rng.random() < 0.04:
+            return _ToolRun(args, f"ENOENT: no such file or directory, access '{self.cwd}/{f}'", is_error=True,
+                            read=path)
+        n = int(args.get("limit") or rng.choice((20, 60, 120, 250, 400, 900))) * self.scale
+        _, text = code_pool(self.proj.lang).take(rng, int(n) + 1)
+        return _ToolRun(args, text, read=path)
+
+    def _tool_bash(self, f: str, path: str) -> _ToolRun:
+        rng, proj = self.rng, self.proj
+        cmd = rng.choice((proj.test_cmd, proj.build_cmd, f"rg -n {rng.choice(proj.symbols)} src",
+                          "git diff", f"wc -l {f}", "git status --short"))
+        args: dict[str, Any] = {"command": cmd}
+        if rng.random() < 0.2:
+            args["timeout"] = rng.choice((60, 120, 300))
+        n = int(rng.choice((2, 10, 40, 150)) * self.scale) + 1
+        _, text = log_pool(proj.lang).take(rng, n)
+        is_error = rng.random() < 0.15
+        if is_error:
+            text += f"\n\nCommand exited with code {rng.choice((1, 1, 2, 101))}"
+        return _ToolRun(args, text, details={}, is_error=is_error)
+
+    def _tool_edit(self, f: str, path: str) -> _ToolRun:
+        rng = self.rng
+        code = code_pool(self.proj.lang)
+        first, old = code.take(rng, rng.randint(1, 12))
+        # pi's edit tool needs text to find (the 0.58 mode keeps its old bytes, which data/ pins)
+        while self.pi16 and not old.strip():
             first, old = code.take(rng, rng.randint(1, 12))
-            # pi's edit tool needs text to find (the 0.58 mode keeps its old bytes, which data/ pins)
-            while self.pi16 and not old.strip():
-                first, old = code.take(rng, rng.randint(1, 12))
-            _, new = code.take(rng, rng.randint(1, 14))
-            args = {"path": path, "oldText": old, "newText": new}
-            if rng.random() < 0.08:
-                is_error = True
-                text = (f"Could not find the exact text in {self.cwd}/{f}. The old text must match exactly "
-                        "including all whitespace and newlines.")
-                details = {}
-            else:
-                text = f"Successfully replaced text in {path}."
-                line = first % 700 + 1
-                diff = ["      ..."]
-                diff += [f"-{line + k:>4} {ln}" for k, ln in enumerate(old.split("\n"))]
-                diff += [f"+{line + k:>4} {ln}" for k, ln in enumerate(new.split("\n"))]
-                details = {"diff": "\n".join(diff), "firstChangedLine": line}
-                mod = path
-        elif name == "write":
-            _, content = code.take(rng, int(rng.randint(10, 200) * scale) + 1)
-            args = {"path": path, "content": content}
-            text = f"Successfully wrote {len(content.encode())} bytes to {path}"
-            mod = path
-        elif name == "grep":
-            args = {"pattern": rng.choice(proj.symbols)}
-            if rng.random() < 0.5:
-                args["path"] = "src"
-            if rng.random() < 0.3:
-                args["glob"] = "*." + f.rsplit(".", 1)[-1]
-            if rng.random() < 0.2:
-                args["ignoreCase"] = True
-            if rng.random() < 0.1:
-                text = "No matches found"
-            else:
-                _, text = grep_pool(self.cwd).take(rng, int(rng.choice((3, 10, 40, 100)) * scale) + 1)
-        else:
-            args = {"path": rng.choice((".", "src", "tests"))}
-            text = "\n".join(sorted({p.split("/")[-1] for p in rng.sample(proj.files, min(8, len(proj.files)))}))
-        call = ToolCall(id=cid, name=name, arguments=args)
-        result = ToolResultMessage(tool_call_id=cid, tool_name=name, content=(TextContent(text=text),),
-                                   details=details, is_error=is_error, timestamp=0)
-        return call, result, read, mod
+        _, new = code.take(rng, rng.randint(1, 14))
+        args = {"path": path, "oldText": old, "newText": new}
+        if rng.random() < 0.08:
+            return _ToolRun(args, f"Could not find the exact text in {self.cwd}/{f}. The old text must match exactly "
+                            "including all whitespace and newlines.", details={}, is_error=True)
+        line = first % 700 + 1
+        diff = ["      ..."]
+        diff += [f"-{line + k:>4} {ln}" for k, ln in enumerate(old.split("\n"))]
+        diff += [f"+{line + k:>4} {ln}" for k, ln in enumerate(new.split("\n"))]
+        return _ToolRun(args, f"Successfully replaced text in {path}.",
+                        details={"diff": "\n".join(diff), "firstChangedLine": line}, mod=path)
+
+    def _tool_write(self, f: str, path: str) -> _ToolRun:
+        _, content = code_pool(self.proj.lang).take(self.rng, int(self.rng.randint(10, 200) * self.scale) + 1)
+        return _ToolRun({"path": path, "content": content},
+                        f"Successfully wrote {len(content.encode())} bytes to {path}", mod=path)
+
+    def _tool_grep(self, f: str, path: str) -> _ToolRun:
+        rng = self.rng
+        args: dict[str, Any] = {"pattern": rng.choice(self.proj.symbols)}
+        if rng.random() < 0.5:
+            args["path"] = "src"
+        if rng.random() < 0.3:
+            args["glob"] = "*." + f.rsplit(".", 1)[-1]
+        if rng.random() < 0.2:
+            args["ignoreCase"] = True
+        if rng.random() < 0.1:
+            return _ToolRun(args, "No matches found")
+        _, text = grep_pool(self.cwd).take(rng, int(rng.choice((3, 10, 40, 100)) * self.scale) + 1)
+        return _ToolRun(args, text)
+
+    def _tool_ls(self, f: str, path: str) -> _ToolRun:
+        rng, files = self.rng, self.proj.files
+        args = {"path": rng.choice((".", "src", "tests"))}
+        return _ToolRun(args, "\n".join(sorted({p.split("/")[-1] for p in rng.sample(files, min(8, len(files)))})))
 
     def assistant(self, blocks: tuple, stop: str, *, out_extra: int = 0) -> str:
         """Append an assistant message with usage derived from the context at the leaf."""
