@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._synth_text import Project, b64, code_pool, grep_pool, log_pool, project_for, prose
+from ._synth_text import Project, b64, log_pool, project_for, prose
+from ._synth_tools import TOOLS
 from .compaction.compact import format_file_operations
 from .io import to_line
 from .model import (
@@ -129,18 +130,6 @@ class _State:
     cached: int  # prompt prefix cached by the last call
     cache_model: str | None
     compaction: str | None  # id of the last compaction on the path
-
-
-@dataclass
-class _ToolRun:
-    """What one generated tool call did: its arguments, result text and the file it read or changed."""
-
-    args: dict[str, Any]
-    text: str
-    details: Any = None
-    is_error: bool = False
-    read: str | None = None
-    mod: str | None = None
 
 
 class Builder:
@@ -401,81 +390,11 @@ class Builder:
         name = rng.choices(("read", "bash", "edit", "write", "grep", "ls"), (34, 24, 20, 5, 12, 5))[0]
         f = rng.choice(self.proj.files)
         path = f if rng.random() < 0.6 else f"{self.cwd}/{f}"
-        run = getattr(self, f"_tool_{name}")(f, path)
+        run = TOOLS[name](self, f, path)
         call = ToolCall(id=cid, name=name, arguments=run.args)
         result = ToolResultMessage(tool_call_id=cid, tool_name=name, content=(TextContent(text=run.text),),
                                    details=run.details, is_error=run.is_error, timestamp=0)
         return call, result, run.read, run.mod
-
-    def _tool_read(self, f: str, path: str) -> _ToolRun:
-        rng = self.rng
-        args: dict[str, Any] = {"path": path}
-        if rng.random() < 0.15:
-            args["offset"] = rng.randint(1, 400)
-            args["limit"] = rng.choice((50, 100, 200))
-        if rng.random() < 0.04:
-            return _ToolRun(args, f"ENOENT: no such file or directory, access '{self.cwd}/{f}'", is_error=True,
-                            read=path)
-        n = int(args.get("limit") or rng.choice((20, 60, 120, 250, 400, 900))) * self.scale
-        _, text = code_pool(self.proj.lang).take(rng, int(n) + 1)
-        return _ToolRun(args, text, read=path)
-
-    def _tool_bash(self, f: str, path: str) -> _ToolRun:
-        rng, proj = self.rng, self.proj
-        cmd = rng.choice((proj.test_cmd, proj.build_cmd, f"rg -n {rng.choice(proj.symbols)} src",
-                          "git diff", f"wc -l {f}", "git status --short"))
-        args: dict[str, Any] = {"command": cmd}
-        if rng.random() < 0.2:
-            args["timeout"] = rng.choice((60, 120, 300))
-        n = int(rng.choice((2, 10, 40, 150)) * self.scale) + 1
-        _, text = log_pool(proj.lang).take(rng, n)
-        is_error = rng.random() < 0.15
-        if is_error:
-            text += f"\n\nCommand exited with code {rng.choice((1, 1, 2, 101))}"
-        return _ToolRun(args, text, details={}, is_error=is_error)
-
-    def _tool_edit(self, f: str, path: str) -> _ToolRun:
-        rng = self.rng
-        code = code_pool(self.proj.lang)
-        first, old = code.take(rng, rng.randint(1, 12))
-        # pi's edit tool needs text to find (the 0.58 mode keeps its old bytes, which data/ pins)
-        while self.pi16 and not old.strip():
-            first, old = code.take(rng, rng.randint(1, 12))
-        _, new = code.take(rng, rng.randint(1, 14))
-        args = {"path": path, "oldText": old, "newText": new}
-        if rng.random() < 0.08:
-            return _ToolRun(args, f"Could not find the exact text in {self.cwd}/{f}. The old text must match exactly "
-                            "including all whitespace and newlines.", details={}, is_error=True)
-        line = first % 700 + 1
-        diff = ["      ..."]
-        diff += [f"-{line + k:>4} {ln}" for k, ln in enumerate(old.split("\n"))]
-        diff += [f"+{line + k:>4} {ln}" for k, ln in enumerate(new.split("\n"))]
-        return _ToolRun(args, f"Successfully replaced text in {path}.",
-                        details={"diff": "\n".join(diff), "firstChangedLine": line}, mod=path)
-
-    def _tool_write(self, f: str, path: str) -> _ToolRun:
-        _, content = code_pool(self.proj.lang).take(self.rng, int(self.rng.randint(10, 200) * self.scale) + 1)
-        return _ToolRun({"path": path, "content": content},
-                        f"Successfully wrote {len(content.encode())} bytes to {path}", mod=path)
-
-    def _tool_grep(self, f: str, path: str) -> _ToolRun:
-        rng = self.rng
-        args: dict[str, Any] = {"pattern": rng.choice(self.proj.symbols)}
-        if rng.random() < 0.5:
-            args["path"] = "src"
-        if rng.random() < 0.3:
-            args["glob"] = "*." + f.rsplit(".", 1)[-1]
-        if rng.random() < 0.2:
-            args["ignoreCase"] = True
-        if rng.random() < 0.1:
-            return _ToolRun(args, "No matches found")
-        _, text = grep_pool(self.cwd).take(rng, int(rng.choice((3, 10, 40, 100)) * self.scale) + 1)
-        return _ToolRun(args, text)
-
-    def _tool_ls(self, f: str, path: str) -> _ToolRun:
-        rng, files = self.rng, self.proj.files
-        args = {"path": rng.choice((".", "src", "tests"))}
-        return _ToolRun(args, "\n".join(sorted({p.split("/")[-1] for p in rng.sample(files, min(8, len(files)))})))
 
     def assistant(self, blocks: tuple, stop: str, *, out_extra: int = 0) -> str:
         """Append an assistant message with usage derived from the context at the leaf."""
