@@ -258,7 +258,11 @@ class _Reader:
         self.rows = _Rows()
         self.blocks: list[tuple] = []
         self.tool_names: dict[str, str] = {}
-        self.session_id = self.agent_id = self.version = self.cwd = self.name = None
+        self.session_id: str | None = None
+        self.agent_id: str | None = None
+        self.version: str | None = None
+        self.cwd: str | None = None
+        self.name: str | None = None
         self.spawn: Any = None  # forkedFrom of a /branch session
         self.spawned: dict[str, str] = {}  # subagent id -> the tool call that ran it
 

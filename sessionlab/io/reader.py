@@ -312,7 +312,7 @@ def parse_session_bytes(data: bytes, *, path: str | None = None, on_bad_lines: O
     dialect = detect_dialect(([head[0]] if head else []) + objs[:HEAD_LINES - 1])
     version = None if head is None else _header_version(*head, report)
     mig_header, mig_objs = head[0] if head else None, objs
-    if head is not None and dialect == "pi" and version < CURRENT_VERSION:  # type: ignore[operator]
+    if head is not None and version is not None and dialect == "pi" and version < CURRENT_VERSION:
         mig_header, mig_objs = migrate_objects(head[0], objs, version, found.visible)
 
     header = header_from_dict(mig_header, dialect) if mig_header is not None else None

@@ -378,7 +378,8 @@ def _message_chars(rows: _Rows, i: int, blocks: list | None, raws: list[tuple[in
         return chars
     if r == "system":  # (its estimate needs the system messages before it: see ._pi16)
         c_ = m.content  # type: ignore[union-attr]
-        rows.images[i] = None if c_ is None else 0 if c_.__class__ is str else sum(b.type == "image" for b in c_)
+        rows.images[i] = (None if c_ is None else 0 if c_.__class__ is str
+                          else sum(b.type == "image" for b in c_))  # type: ignore[union-attr]
         return 0
     if r in _FIELD_ROLES:
         return sum(_js_len(getattr(m, f)) for f in _FIELD_ROLES[r])
