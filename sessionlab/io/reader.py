@@ -194,13 +194,13 @@ def decoded_lines(raw_lines: list[bytes], report: Any) -> Any:
         yield idx, lineno, text
 
 
-def _line_objects(text: str) -> tuple[list[tuple[Any, str]], str | None]:
-    """The JSON values on one line, with their text, and the decoding error that stopped the line
-    (``None`` when the whole line was read); nothing is kept of a line with an error and no object."""
+def line_values(text: str) -> tuple[list[tuple[Any, str]], str | None]:
+    """The JSON values on one (non-blank) line, with their text, and the decoding error that
+    stopped the line (``None`` when the whole line was read). The v3 and v4 readers share it."""
     found: list[tuple[Any, str]] = []
     pos = len(text) - len(text.lstrip(_WS))
     error: str | None = None
-    while True:
+    while pos < len(text):
         try:
             obj, end = raw_decode(text, pos)
         except (ValueError, RecursionError) as exc:  # (a line nested too deep is one bad line)
@@ -210,10 +210,6 @@ def _line_objects(text: str) -> tuple[list[tuple[Any, str]], str | None]:
         pos = end
         while pos < len(text) and text[pos] in _WS:
             pos += 1
-        if pos >= len(text):
-            break
-    if error is not None and not any(isinstance(o, dict) for o, _ in found):
-        found = []  # e.g. "nullify" or "123 abc": nothing to recover, one bad line
     return found, error
 
 
@@ -232,7 +228,9 @@ class _Objects:
         for idx, lineno, text in decoded_lines(raw_lines, report):
             if not text.strip(_WS):
                 continue
-            found, error = _line_objects(text)
+            found, error = line_values(text)
+            if error is not None and not any(isinstance(o, dict) for o, _ in found):
+                found = []  # e.g. "nullify" or "123 abc": nothing to recover, one bad line
             if error is not None and not found:
                 if idx == last_idx and not final_newline:
                     report(lineno, "truncated_last_line", "the last line is incomplete (no newline, not valid JSON): "
