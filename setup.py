@@ -11,7 +11,7 @@ args = [] if sys.platform == "win32" else ["-O3", "-std=c11"]
 scan = Extension(
     "sessionlab._scan",
     ["sessionlab/_scan.c"],
-    depends=["sessionlab/_scan_json.h", "sessionlab/_scan_fields.h"],
+    depends=["sessionlab/_scan_json.h", "sessionlab/_scan_fields.h", "sessionlab/_scan_rows.h"],
     optional=True,
     extra_compile_args=args,
 )

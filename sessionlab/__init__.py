@@ -72,7 +72,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "new_session_header",
     ),
     "sessionlab.synth": (
-        "generate_corpus", "generate_session",
+        "SynthConfig", "generate_corpus", "generate_session",
     ),
     "sessionlab.tables": (
         "Corpus", "blocks_df", "blocks_table", "entries_df", "entries_table", "issues_df", "issues_table",
@@ -255,6 +255,7 @@ __all__ = [
     "usage_by",
     "usage_by_df",
     # synthetic data
+    "SynthConfig",
     "generate_corpus",
     "generate_session",
     # notebook face (loaded on first use)

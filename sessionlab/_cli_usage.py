@@ -183,12 +183,9 @@ def to_csv(report: str, data: dict[str, Any]) -> str:
 
 
 def _cmd_usage(args: argparse.Namespace) -> int:
-    try:
-        data = usage_report(args.report, args.paths or None, tz=args.tz, since=args.since, until=args.until,
-                            agents=args.agent)
-    except Exception as exc:  # a missing path, a bad date or time zone: one line, exit code 2
-        print(f"sessionlab usage: {exc}", file=sys.stderr)
-        return 2
+    # (an error, e.g. a missing path or a bad date or time zone, is one line and exit code 2: cli.main)
+    data = usage_report(args.report, args.paths or None, tz=args.tz, since=args.since, until=args.until,
+                        agents=args.agent)
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     elif args.csv:

@@ -50,335 +50,13 @@ static double c_strtod(const char *s) { return strtod_l(s, NULL, c_locale); }
 #include "_scan_json.h"
 #include "_scan_fields.h"
 
-#define IMAGE_CHARS 4800
-#define HEAD_LINES 21 /* detect_dialect looks at the first 21 lines */
+/* pi's rules as the scanner applies them, exported as module attributes (see PyInit__scan) and
+ * checked against sessionlab.tokens, sessionlab.io.dialects and tables/_schema.py by the tests
+ * (tests/test_tokens.py) and at import (tables/_native.py). */
+#define IMAGE_CHARS 4800 /* tokens.IMAGE_CHARS: what an image block counts where it counts */
+#define HEAD_LINES 21    /* dialects.HEAD_LINES: the lines whose parent key decides the dialect */
 
-/* ------------------------------------------------------------------ columns */
-
-enum { K_STR, K_I64, K_I32, K_F64, K_BOOL };
-
-typedef struct {
-    const char *name;
-    int kind;
-    Buf vals;  /* K_STR: int32 end offsets (one per row); else the values */
-    Buf data;  /* K_STR: the bytes */
-    Buf valid; /* one byte per row */
-} Col;
-
-/* entry columns */
-enum {
-    E_LINE_NO, E_ENTRY_ID, E_PARENT_ID, E_ENTRY_INDEX, E_PARENT_INDEX, E_TYPE, E_TIMESTAMP, E_ROLE,
-    E_PROVIDER, E_MODEL, E_API, E_STOP_REASON, E_INPUT, E_OUTPUT, E_CACHE_READ, E_CACHE_WRITE,
-    E_TOTAL, E_CONTEXT, E_COST, E_EST_CHARS, E_TOOL_NAME, E_TOOL_CALL_COUNT, E_IS_ERROR,
-    E_ERROR_MESSAGE, E_THINKING_LEVEL, E_FIRST_KEPT, E_TOKENS_BEFORE, E_FROM_ID, E_TARGET_ID,
-    E_LABEL, E_CUSTOM_TYPE, E_SUMMARY_CHARS, E_NAME, E_RESPONSE_MODEL, E_REASONING, E_CACHE_WRITE_1H,
-    E_USAGE_KIND, E_IMAGE_COUNT, E_NCOLS
-};
-static const struct { const char *name; int kind; } ECOLS[E_NCOLS] = {
-    {"line_no", K_I32}, {"entry_id", K_STR}, {"parent_id", K_STR}, {"entry_index", K_I32},
-    {"parent_index", K_I32}, {"type", K_STR}, {"timestamp", K_STR}, {"role", K_STR},
-    {"provider", K_STR}, {"model", K_STR}, {"api", K_STR}, {"stop_reason", K_STR},
-    {"input_tokens", K_I64}, {"output_tokens", K_I64}, {"cache_read_tokens", K_I64},
-    {"cache_write_tokens", K_I64}, {"total_tokens", K_I64}, {"context_tokens", K_I64},
-    {"cost_usd", K_F64}, {"est_chars", K_I64}, {"tool_name", K_STR}, {"tool_call_count", K_I32},
-    {"is_error", K_BOOL}, {"error_message", K_STR}, {"thinking_level", K_STR},
-    {"first_kept_entry_id", K_STR}, {"tokens_before", K_I64}, {"from_id", K_STR},
-    {"target_id", K_STR}, {"label", K_STR}, {"custom_type", K_STR}, {"summary_chars", K_I64},
-    {"name", K_STR}, {"response_model", K_STR}, {"reasoning_tokens", K_I64},
-    {"cache_write_1h_tokens", K_I64}, {"usage_kind", K_STR}, {"image_count", K_I32},
-};
-
-/* block columns */
-enum { B_ENTRY_ID, B_ROLE, B_INDEX, B_TYPE, B_TOOL_NAME, B_TOOL_CALL_ID, B_CHARS, B_NCOLS };
-static const struct { const char *name; int kind; } BCOLS[B_NCOLS] = {
-    {"entry_id", K_STR}, {"role", K_STR}, {"block_index", K_I32}, {"block_type", K_STR},
-    {"tool_name", K_STR}, {"tool_call_id", K_STR}, {"chars", K_I64},
-};
-
-static int col_null(Col *c) {
-    static const char zero[8] = {0};
-    char v = 0;
-    if (buf_put(&c->valid, &v, 1)) return -1;
-    if (c->kind == K_STR) {
-        int32_t end = (int32_t)c->data.len;
-        return buf_put(&c->vals, &end, 4);
-    }
-    size_t w = c->kind == K_I32 ? 4 : c->kind == K_BOOL ? 1 : 8;
-    return buf_put(&c->vals, zero, w);
-}
-
-static int col_str(Col *c, const char *s, size_t n) {
-    char v = 1;
-    if (c->data.len + n > (size_t)INT32_MAX) return -1;
-    if (buf_put(&c->data, s, n) || buf_put(&c->valid, &v, 1)) return -1;
-    int32_t end = (int32_t)c->data.len;
-    return buf_put(&c->vals, &end, 4);
-}
-
-static int col_i64(Col *c, int64_t x) {
-    char v = 1;
-    return buf_put(&c->valid, &v, 1) || buf_put(&c->vals, &x, 8);
-}
-
-static int col_i32(Col *c, int32_t x) {
-    char v = 1;
-    return buf_put(&c->valid, &v, 1) || buf_put(&c->vals, &x, 4);
-}
-
-static int col_f64(Col *c, double x) {
-    char v = 1;
-    return buf_put(&c->valid, &v, 1) || buf_put(&c->vals, &x, 8);
-}
-
-static int col_bool(Col *c, int x) {
-    char v = 1, b = (char)(x != 0);
-    return buf_put(&c->valid, &v, 1) || buf_put(&c->vals, &b, 1);
-}
-
-typedef struct {
-    size_t vals, data, valid;
-} ColMark;
-
-/* ------------------------------------------------------------------ the scanner object */
-
-typedef struct {
-    PyObject_HEAD
-    int want_blocks;
-    int busy;
-    int64_t rows, block_rows;
-    Col ecol[E_NCOLS];
-    Col bcol[B_NCOLS];
-    Buf slow;       /* Slow records */
-    Buf slow_bytes; /* their raw text */
-    /* per-file scratch, kept between files to avoid reallocation */
-    P p;
-    Buf links; /* Link per entry */
-    Buf table; /* hash table of int32 entry positions */
-    Buf has_child;
-} Scanner;
-
-static const unsigned char *sv_ptr(const P *p, const SVal *s) {
-    return s->in_arena ? (const unsigned char *)p->arena.p + s->off : p->base + s->off;
-}
-
-static int sv_eq(const P *p, const SVal *s, const char *lit) {
-    size_t n = strlen(lit);
-    return s->kind == V_STR && s->len == n && !memcmp(sv_ptr(p, s), lit, n);
-}
-
-static int put_sv(Col *c, const P *p, const SVal *s) {
-    if (s->kind != V_STR) return col_null(c);
-    return col_str(c, (const char *)sv_ptr(p, s), s->len);
-}
-
-static int put_iv(Col *c, const IVal *v) {
-    return v->kind == V_NUM ? col_i64(c, v->v) : col_null(c);
-}
-
-enum { T_MESSAGE = 1, T_THINKING, T_MODEL_CHANGE, T_COMPACTION, T_BRANCH_SUMMARY, T_CUSTOM,
-       T_CUSTOM_MESSAGE, T_LABEL, T_SESSION_INFO, T_USAGE, T_CONTEXT_EDIT };
-
-static int entry_type(const P *p, const SVal *t) {
-    static const char *names[] = {"message", "thinking_level_change", "model_change", "compaction",
-                                  "branch_summary", "custom", "custom_message", "label", "session_info",
-                                  "usage", "context_edit"};
-    for (int i = 0; i < 11; i++)
-        if (sv_eq(p, t, names[i])) return i + 1;
-    return 0;
-}
-
-/* The tool name and call id of a block row: a toolCall block's (its name "" when missing, as the
- * object model's default), null for other blocks. */
-static int put_tool(Col *b, const P *p, const Blk *bk, int call) {
-    if (!call) return col_null(&b[B_TOOL_NAME]) || col_null(&b[B_TOOL_CALL_ID]);
-    if (bk->name.kind == V_STR ? put_sv(&b[B_TOOL_NAME], p, &bk->name) : col_str(&b[B_TOOL_NAME], "", 0)) return -1;
-    return put_sv(&b[B_TOOL_CALL_ID], p, &bk->id);
-}
-
-/* Append one block row: the entry's id, the role (a parsed one, else the literal), the block's
- * index, its type (a string content is one "text" block: bk NULL) and tool, and its characters. */
-static int block_row(Scanner *sc, const SVal *eid, const SVal *role_sv, const char *role_lit, int32_t j,
-                     const Blk *bk, int64_t chars) {
-    const P *p = &sc->p;
-    Col *b = sc->bcol;
-    if (put_sv(&b[B_ENTRY_ID], p, eid)) return -1;
-    if (role_sv ? put_sv(&b[B_ROLE], p, role_sv) : col_str(&b[B_ROLE], role_lit, strlen(role_lit))) return -1;
-    if (col_i32(&b[B_INDEX], j)) return -1;
-    if (bk ? put_sv(&b[B_TYPE], p, &bk->type) || put_tool(b, p, bk, sv_eq(p, &bk->type, "toolCall"))
-           : col_str(&b[B_TYPE], "text", 4) || put_tool(b, p, NULL, 0))
-        return -1;
-    if (col_i64(&b[B_CHARS], chars)) return -1;
-    sc->block_rows++;
-    return 0;
-}
-
-/* One content value's characters (pi's rule) and, with blocks, one block row per block. */
-static int emit_content(Scanner *sc, const Content *c, int images, const SVal *role_sv, const char *role_lit,
-                        const SVal *eid, int64_t *chars) {
-    P *p = &sc->p;
-    *chars = 0;
-    if (c->kind == V_STR) {
-        *chars = c->u16;
-        return sc->want_blocks ? block_row(sc, eid, role_sv, role_lit, 0, NULL, c->u16) : 0;
-    }
-    if (c->kind != V_LIST) return 0;
-    const Blk *blocks = (const Blk *)p->blocks.p + c->first;
-    for (size_t j = 0; j < c->count; j++) {
-        const Blk *bk = &blocks[j];
-        int64_t n = 0;
-        if (sv_eq(p, &bk->type, "text")) n = bk->text_u16;
-        else if (images && sv_eq(p, &bk->type, "image")) n = IMAGE_CHARS;
-        *chars += n;
-        if (sc->want_blocks && block_row(sc, eid, role_sv, role_lit, (int32_t)j, bk, n)) return -1;
-    }
-    return 0;
-}
-
-/* Image blocks of a content value: 0 for a string, -1 (null) without content. */
-static int64_t content_images(const P *p, const Content *c) {
-    if (c->kind == V_STR) return 0;
-    if (c->kind != V_LIST) return -1;
-    const Blk *blocks = (const Blk *)p->blocks.p + c->first;
-    int64_t k = 0;
-    for (size_t j = 0; j < c->count; j++) k += sv_eq(p, &blocks[j].type, "image");
-    return k;
-}
-
-static int add_slow(Scanner *sc, int64_t row, int64_t block_row, const Blk *bk) {
-    Slow s = {row, block_row, (int64_t)sc->slow_bytes.len, (int64_t)bk->args_raw_len};
-    if (buf_put(&sc->slow_bytes, sc->p.base + bk->args_off, bk->args_raw_len)) return -1;
-    return buf_put(&sc->slow, &s, sizeof s);
-}
-
-/* Append the row of one parsed entry. */
-static int emit_entry(Scanner *sc, const Ent *e, int t, int32_t line, int32_t index) {
-    P *p = &sc->p;
-    Col *c = sc->ecol;
-    const Msg *m = e->msg_kind == V_OBJ ? &e->m : NULL;
-    int is_msg = t == T_MESSAGE;
-    const SVal *role = is_msg && m && m->role.kind == V_STR ? &m->role : NULL;
-    int asst = role && sv_eq(p, role, "assistant");
-    int tres = role && sv_eq(p, role, "toolResult");
-    int64_t row = sc->rows;
-    /* the row's usage: an assistant's call, or the spend a compaction, branch_summary or usage entry records */
-    const Usage *u = asst ? &m->usage : t == T_COMPACTION || t == T_BRANCH_SUMMARY || t == T_USAGE ? &e->usage : NULL;
-    if (u && u->kind != V_OBJ) u = NULL;
-
-    if (col_i32(&c[E_LINE_NO], line) || put_sv(&c[E_ENTRY_ID], p, &e->id) || put_sv(&c[E_PARENT_ID], p, &e->parent) ||
-        col_i32(&c[E_ENTRY_INDEX], index) || col_null(&c[E_PARENT_INDEX]) || put_sv(&c[E_TYPE], p, &e->type) ||
-        put_sv(&c[E_TIMESTAMP], p, &e->timestamp))
-        return -1;
-    if (role ? put_sv(&c[E_ROLE], p, role) : col_null(&c[E_ROLE])) return -1;
-    if (asst) {
-        if (put_sv(&c[E_PROVIDER], p, &m->provider) || put_sv(&c[E_MODEL], p, &m->model)) return -1;
-    } else if (t == T_MODEL_CHANGE || t == T_USAGE) {
-        if (put_sv(&c[E_PROVIDER], p, &e->provider) || put_sv(&c[E_MODEL], p, t == T_USAGE ? &e->model : &e->model_id)) return -1;
-    } else if (col_null(&c[E_PROVIDER]) || col_null(&c[E_MODEL])) return -1;
-    if (asst) {
-        if (put_sv(&c[E_API], p, &m->api) || put_sv(&c[E_STOP_REASON], p, &m->stop_reason) ||
-            put_sv(&c[E_ERROR_MESSAGE], p, &m->error_message))
-            return -1;
-    } else if (col_null(&c[E_API]) || col_null(&c[E_STOP_REASON]) || col_null(&c[E_ERROR_MESSAGE])) return -1;
-    if (u) {
-        if (put_iv(&c[E_INPUT], &u->input) || put_iv(&c[E_OUTPUT], &u->output_t) || put_iv(&c[E_CACHE_READ], &u->cache_read) ||
-            put_iv(&c[E_CACHE_WRITE], &u->cache_write) || put_iv(&c[E_TOTAL], &u->total))
-            return -1;
-        int64_t ctx = u->total.kind == V_NUM ? u->total.v : 0;
-        if (!ctx) {
-            const IVal *parts[4] = {&u->input, &u->output_t, &u->cache_read, &u->cache_write};
-            for (int i = 0; i < 4; i++)
-                if (parts[i]->kind == V_NUM) ctx += parts[i]->v;
-        }
-        if (col_i64(&c[E_CONTEXT], ctx)) return -1;
-        if (u->cost_kind == V_OBJ && u->cost.kind == V_NUM ? col_f64(&c[E_COST], u->cost.v) : col_null(&c[E_COST])) return -1;
-    } else if (col_null(&c[E_INPUT]) || col_null(&c[E_OUTPUT]) || col_null(&c[E_CACHE_READ]) || col_null(&c[E_CACHE_WRITE]) ||
-               col_null(&c[E_TOTAL]) || col_null(&c[E_CONTEXT]) || col_null(&c[E_COST]))
-        return -1;
-
-    /* characters for pi's estimate (tokens = ceil(chars / 4), in Python after slow arguments) */
-    int has_est = 0, has_calls = 0;
-    int64_t chars = 0, calls = 0, images = -1; /* image blocks; -1: null */
-    if (is_msg && m) {
-        has_est = 1;
-        if (asst) {
-            has_calls = 1;
-            if (m->content.kind == V_LIST) { /* (a string as assistant content is no content) */
-                images = content_images(p, &m->content);
-                const Blk *blocks = (const Blk *)p->blocks.p + m->content.first;
-                for (size_t j = 0; j < m->content.count; j++) {
-                    const Blk *bk = &blocks[j];
-                    int64_t n = 0;
-                    if (sv_eq(p, &bk->type, "text")) n = bk->text_u16;
-                    else if (sv_eq(p, &bk->type, "thinking")) n = bk->thinking_u16;
-                    else if (sv_eq(p, &bk->type, "toolCall")) {
-                        calls++;
-                        n = bk->name.kind == V_STR ? bk->name.u16 : 0;
-                        if (bk->args_kind == V_OBJ) {
-                            if (bk->args_slow) {
-                                if (add_slow(sc, row, sc->want_blocks ? sc->block_rows : -1, bk)) return -1;
-                            } else {
-                                n += bk->args_len;
-                            }
-                        }
-                    }
-                    chars += n;
-                    if (sc->want_blocks && block_row(sc, &e->id, role, NULL, (int32_t)j, bk, n)) return -1;
-                }
-            }
-        } else if (role && (tres || sv_eq(p, role, "user") || sv_eq(p, role, "custom"))) {
-            if (emit_content(sc, &m->content, 1, role, NULL, &e->id, &chars)) return -1;
-            images = content_images(p, &m->content);
-        } else if (role && sv_eq(p, role, "system")) {
-            images = content_images(p, &m->content); /* (its estimate: see the module doc) */
-        } else if (role && sv_eq(p, role, "bashExecution")) {
-            chars = (m->command.kind == V_STR ? m->command.u16 : 0) + (m->output.kind == V_STR ? m->output.u16 : 0);
-        } else if (role && (sv_eq(p, role, "branchSummary") || sv_eq(p, role, "compactionSummary"))) {
-            chars = m->summary.kind == V_STR ? m->summary.u16 : 0;
-        }
-    } else if (t == T_CUSTOM_MESSAGE) {
-        has_est = 1;
-        if (emit_content(sc, &e->content, 1, NULL, "custom", &e->id, &chars)) return -1;
-        images = content_images(p, &e->content);
-    } else if (t == T_COMPACTION || t == T_BRANCH_SUMMARY) {
-        has_est = 1;
-        chars = e->summary.kind == V_STR ? e->summary.u16 : 0;
-    }
-    if (has_est ? col_i64(&c[E_EST_CHARS], chars) : col_null(&c[E_EST_CHARS])) return -1;
-    if (tres) {
-        if (put_sv(&c[E_TOOL_NAME], p, &m->tool_name)) return -1;
-    } else if (col_null(&c[E_TOOL_NAME])) return -1;
-    if (has_calls ? col_i32(&c[E_TOOL_CALL_COUNT], (int32_t)calls) : col_null(&c[E_TOOL_CALL_COUNT])) return -1;
-    if (tres && (m->seen & (1u << 9)) && m->is_error >= 0 ? col_bool(&c[E_IS_ERROR], m->is_error) : col_null(&c[E_IS_ERROR])) return -1;
-    if (t == T_THINKING ? put_sv(&c[E_THINKING_LEVEL], p, &e->thinking) : col_null(&c[E_THINKING_LEVEL])) return -1;
-    if (t == T_COMPACTION) {
-        if (put_sv(&c[E_FIRST_KEPT], p, &e->first_kept) || put_iv(&c[E_TOKENS_BEFORE], &e->tokens_before)) return -1;
-    } else if (col_null(&c[E_FIRST_KEPT]) || col_null(&c[E_TOKENS_BEFORE])) return -1;
-    if (t == T_BRANCH_SUMMARY ? put_sv(&c[E_FROM_ID], p, &e->from_id) : col_null(&c[E_FROM_ID])) return -1;
-    if (t == T_LABEL || t == T_CONTEXT_EDIT ? put_sv(&c[E_TARGET_ID], p, &e->target_id) : col_null(&c[E_TARGET_ID])) return -1;
-    if (t == T_LABEL ? put_sv(&c[E_LABEL], p, &e->label) : col_null(&c[E_LABEL])) return -1;
-    if (t == T_CUSTOM || t == T_CUSTOM_MESSAGE) {
-        if (put_sv(&c[E_CUSTOM_TYPE], p, &e->custom_type)) return -1;
-    } else if (role && sv_eq(p, role, "custom")) {
-        if (put_sv(&c[E_CUSTOM_TYPE], p, &m->custom_type)) return -1;
-    } else if (col_null(&c[E_CUSTOM_TYPE])) return -1;
-    if (t == T_COMPACTION || t == T_BRANCH_SUMMARY ? col_i64(&c[E_SUMMARY_CHARS], e->summary.kind == V_STR ? e->summary.u16 : 0)
-                                                   : col_null(&c[E_SUMMARY_CHARS]))
-        return -1;
-    if (t == T_SESSION_INFO ? put_sv(&c[E_NAME], p, &e->name) : col_null(&c[E_NAME])) return -1;
-    if (asst ? put_sv(&c[E_RESPONSE_MODEL], p, &m->response_model) : col_null(&c[E_RESPONSE_MODEL])) return -1;
-    if (u) {
-        static const char *kinds[] = {"message", "compaction", "branch_summary", "usage"};
-        const char *kind = kinds[asst ? 0 : t == T_COMPACTION ? 1 : t == T_BRANCH_SUMMARY ? 2 : 3];
-        if (put_iv(&c[E_REASONING], &u->reasoning) || put_iv(&c[E_CACHE_WRITE_1H], &u->cache_write_1h)) return -1;
-        /* a usage entry's own kind, "usage" when it has none (or an empty one) */
-        if (t == T_USAGE && e->kind.kind == V_STR && e->kind.len ? put_sv(&c[E_USAGE_KIND], p, &e->kind)
-                                                                 : col_str(&c[E_USAGE_KIND], kind, strlen(kind)))
-            return -1;
-    } else if (col_null(&c[E_REASONING]) || col_null(&c[E_CACHE_WRITE_1H]) || col_null(&c[E_USAGE_KIND])) return -1;
-    if (images >= 0 ? col_i32(&c[E_IMAGE_COUNT], (int32_t)images) : col_null(&c[E_IMAGE_COUNT])) return -1;
-    sc->rows++;
-    return 0;
-}
+#include "_scan_rows.h"
 
 static uint64_t hash_bytes(const unsigned char *s, size_t n) {
     uint64_t h = 1469598103934665603ULL; /* FNV-1a */
@@ -670,6 +348,62 @@ static PyTypeObject ScannerType = {
     .tp_methods = Scanner_methods,
 };
 
+/* What pi's estimate counts per message role, as the scanner counts it (tokens.ROLE_CHARS is the
+ * rule; "system" is left to tables/_pi16.py, which needs the system messages before it). */
+static const struct { const char *role, *parts; } ROLE_CHARS[] = {
+    {"user", "content images"}, {"toolResult", "content images"}, {"custom", "content images"},
+    {"assistant", "text thinking toolCall"}, {"bashExecution", "command output"},
+    {"branchSummary", "summary"}, {"compactionSummary", "summary"}, {"system", "deferred"},
+};
+
+static PyObject *columns_tuple(const char *const *names, const int *kinds, int n) {
+    static const char *kind_names[] = {"string", "int64", "int32", "float64", "bool"};
+    PyObject *t = PyTuple_New(n);
+    for (int i = 0; t && i < n; i++) {
+        PyObject *pair = Py_BuildValue("(ss)", names[i], kind_names[kinds[i]]);
+        if (!pair) { Py_CLEAR(t); break; }
+        PyTuple_SET_ITEM(t, i, pair);
+    }
+    return t;
+}
+
+/* The rule constants and column lists as module attributes: IMAGE_CHARS, HEAD_LINES, ENTRY_TYPES,
+ * ROLE_CHARS ({role: "part part"}), ENTRY_COLUMNS and BLOCK_COLUMNS ((name, kind) in buffer order). */
+static int add_rules(PyObject *m) {
+    const char *en[E_NCOLS], *bn[B_NCOLS];
+    int ek[E_NCOLS], bk[B_NCOLS];
+    for (int i = 0; i < E_NCOLS; i++) { en[i] = ECOLS[i].name; ek[i] = ECOLS[i].kind; }
+    for (int i = 0; i < B_NCOLS; i++) { bn[i] = BCOLS[i].name; bk[i] = BCOLS[i].kind; }
+    PyObject *types = PyTuple_New(T_NTYPES), *roles = PyDict_New();
+    if (!types || !roles) goto fail;
+    for (int i = 0; i < T_NTYPES; i++) {
+        PyObject *s = PyUnicode_FromString(ENTRY_TYPE_NAMES[i]);
+        if (!s) goto fail;
+        PyTuple_SET_ITEM(types, i, s);
+    }
+    for (size_t i = 0; i < sizeof ROLE_CHARS / sizeof ROLE_CHARS[0]; i++) {
+        PyObject *s = PyUnicode_FromString(ROLE_CHARS[i].parts);
+        if (!s || PyDict_SetItemString(roles, ROLE_CHARS[i].role, s) < 0) { Py_XDECREF(s); goto fail; }
+        Py_DECREF(s);
+    }
+    if (PyModule_AddIntConstant(m, "IMAGE_CHARS", IMAGE_CHARS) < 0 ||
+        PyModule_AddIntConstant(m, "HEAD_LINES", HEAD_LINES) < 0 ||
+        PyModule_AddObject(m, "ENTRY_TYPES", types) < 0)
+        goto fail;
+    types = NULL;
+    if (PyModule_AddObject(m, "ROLE_CHARS", roles) < 0) goto fail;
+    roles = NULL;
+    PyObject *ec = columns_tuple(en, ek, E_NCOLS);
+    if (!ec || PyModule_AddObject(m, "ENTRY_COLUMNS", ec) < 0) { Py_XDECREF(ec); return -1; }
+    PyObject *bc = columns_tuple(bn, bk, B_NCOLS);
+    if (!bc || PyModule_AddObject(m, "BLOCK_COLUMNS", bc) < 0) { Py_XDECREF(bc); return -1; }
+    return 0;
+fail:
+    Py_XDECREF(types);
+    Py_XDECREF(roles);
+    return -1;
+}
+
 static struct PyModuleDef scan_module = {
     PyModuleDef_HEAD_INIT, "_scan",
     "Native scanner of clean pi v3 session files (the loader's fast path).", -1, NULL, NULL, NULL, NULL, NULL,
@@ -689,7 +423,7 @@ PyMODINIT_FUNC PyInit__scan(void) {
         Py_DECREF(m);
         return NULL;
     }
-    if (PyModule_AddIntConstant(m, "IMAGE_CHARS", IMAGE_CHARS) < 0) {
+    if (add_rules(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

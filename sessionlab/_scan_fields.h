@@ -45,6 +45,14 @@ typedef struct {
     uint32_t seen, seen_cost;
 } Usage;
 
+/* A message's known keys: bit MK_x of Msg.seen is set once key x was read (a second time refuses
+ * the file); emit_entry reads MK_IS_ERROR to tell an absent isError from false. */
+enum {
+    MK_ROLE, MK_CONTENT, MK_API, MK_PROVIDER, MK_MODEL, MK_USAGE, MK_STOP_REASON, MK_ERROR_MESSAGE, MK_TOOL_NAME,
+    MK_IS_ERROR, MK_CUSTOM_TYPE, MK_COMMAND, MK_OUTPUT, MK_SUMMARY, MK_RESPONSE_MODEL
+};
+#define SEEN_BIT(k) ((uint32_t)1 << (k))
+
 typedef struct {
     SVal role, api, provider, model, stop_reason, error_message, tool_name, custom_type;
     SVal command, output, summary, response_model;
@@ -275,21 +283,21 @@ static int read_usage(P *p, Usage *u, int depth) {
 
 static int read_message(P *p, Msg *m) {
     FOR_MEMBERS(p, {
-        if (KEY("role")) { ONCE(m->seen, 0); if (read_str(p, &m->role, 1)) return -1; }
-        else if (KEY("content")) { ONCE(m->seen, 1); if (read_content(p, &m->content)) return -1; }
-        else if (KEY("api")) { ONCE(m->seen, 2); if (read_str(p, &m->api, 1)) return -1; }
-        else if (KEY("provider")) { ONCE(m->seen, 3); if (read_str(p, &m->provider, 1)) return -1; }
-        else if (KEY("model")) { ONCE(m->seen, 4); if (read_str(p, &m->model, 1)) return -1; }
-        else if (KEY("usage")) { ONCE(m->seen, 5); if (read_usage(p, &m->usage, 2)) return -1; }
-        else if (KEY("stopReason")) { ONCE(m->seen, 6); if (read_str(p, &m->stop_reason, 1)) return -1; }
-        else if (KEY("errorMessage")) { ONCE(m->seen, 7); if (read_str(p, &m->error_message, 1)) return -1; }
-        else if (KEY("toolName")) { ONCE(m->seen, 8); if (read_str(p, &m->tool_name, 1)) return -1; }
-        else if (KEY("isError")) { ONCE(m->seen, 9); if (read_bool(p, &m->is_error)) return -1; }
-        else if (KEY("customType")) { ONCE(m->seen, 10); if (read_str(p, &m->custom_type, 1)) return -1; }
-        else if (KEY("command")) { ONCE(m->seen, 11); if (read_str(p, &m->command, 0)) return -1; }
-        else if (KEY("output")) { ONCE(m->seen, 12); if (read_str(p, &m->output, 0)) return -1; }
-        else if (KEY("summary")) { ONCE(m->seen, 13); if (read_str(p, &m->summary, 0)) return -1; }
-        else if (KEY("responseModel")) { ONCE(m->seen, 14); if (read_str(p, &m->response_model, 1)) return -1; }
+        if (KEY("role")) { ONCE(m->seen, MK_ROLE); if (read_str(p, &m->role, 1)) return -1; }
+        else if (KEY("content")) { ONCE(m->seen, MK_CONTENT); if (read_content(p, &m->content)) return -1; }
+        else if (KEY("api")) { ONCE(m->seen, MK_API); if (read_str(p, &m->api, 1)) return -1; }
+        else if (KEY("provider")) { ONCE(m->seen, MK_PROVIDER); if (read_str(p, &m->provider, 1)) return -1; }
+        else if (KEY("model")) { ONCE(m->seen, MK_MODEL); if (read_str(p, &m->model, 1)) return -1; }
+        else if (KEY("usage")) { ONCE(m->seen, MK_USAGE); if (read_usage(p, &m->usage, 2)) return -1; }
+        else if (KEY("stopReason")) { ONCE(m->seen, MK_STOP_REASON); if (read_str(p, &m->stop_reason, 1)) return -1; }
+        else if (KEY("errorMessage")) { ONCE(m->seen, MK_ERROR_MESSAGE); if (read_str(p, &m->error_message, 1)) return -1; }
+        else if (KEY("toolName")) { ONCE(m->seen, MK_TOOL_NAME); if (read_str(p, &m->tool_name, 1)) return -1; }
+        else if (KEY("isError")) { ONCE(m->seen, MK_IS_ERROR); if (read_bool(p, &m->is_error)) return -1; }
+        else if (KEY("customType")) { ONCE(m->seen, MK_CUSTOM_TYPE); if (read_str(p, &m->custom_type, 1)) return -1; }
+        else if (KEY("command")) { ONCE(m->seen, MK_COMMAND); if (read_str(p, &m->command, 0)) return -1; }
+        else if (KEY("output")) { ONCE(m->seen, MK_OUTPUT); if (read_str(p, &m->output, 0)) return -1; }
+        else if (KEY("summary")) { ONCE(m->seen, MK_SUMMARY); if (read_str(p, &m->summary, 0)) return -1; }
+        else if (KEY("responseModel")) { ONCE(m->seen, MK_RESPONSE_MODEL); if (read_str(p, &m->response_model, 1)) return -1; }
         else if (skip_value(p, 1)) return -1;
     });
     return 0;

@@ -30,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ._synth_text import code_pool, log_pool, project_for, prose
+from ._synth_text import Project, code_pool, log_pool, project_for, prose
 
 __all__ = ["generate_claude_session", "generate_codex_session", "CLAUDE_MODELS", "CODEX_MODELS"]
 
@@ -214,23 +214,32 @@ def generate_claude_session(root: str | Path, *, seed: int = 0, turns: int = 8, 
             _turn(c, model, 1)
             c.context = keep
         if _SYSTEM + c.context > compact_at:
-            pre = _SYSTEM + c.context
-            summary = "This session is being continued from a previous conversation that ran out of context. " \
-                      + prose(rng, "done", 5, c.proj)
-            b = c.env("system", None, subtype="compact_boundary", content="Conversation compacted", level="info",
-                      isMeta=False, logicalParentUuid=c.last,
-                      compactMetadata={"trigger": "auto", "preTokens": pre, "postTokens": _tok(summary) + 2000})
-            c.write(b)
-            c.context, c.cached = 0, 0
-            c.user(summary, isCompactSummary=True, isVisibleInTranscriptOnly=True)
-    root = Path(root)
-    folder = root / "projects" / _encode_cwd(cwd)
+            _claude_compaction(c)
+    return _write_claude(c, Path(root), sub_lines)
+
+
+def _claude_compaction(c: _Claude) -> None:
+    """An automatic compaction: the boundary line, then the summary as the next user message."""
+    pre = _SYSTEM + c.context
+    summary = "This session is being continued from a previous conversation that ran out of context. " \
+              + prose(c.rng, "done", 5, c.proj)
+    b = c.env("system", None, subtype="compact_boundary", content="Conversation compacted", level="info",
+              isMeta=False, logicalParentUuid=c.last,
+              compactMetadata={"trigger": "auto", "preTokens": pre, "postTokens": _tok(summary) + 2000})
+    c.write(b)
+    c.context, c.cached = 0, 0
+    c.user(summary, isCompactSummary=True, isVisibleInTranscriptOnly=True)
+
+
+def _write_claude(c: _Claude, root: Path, sub_lines: list[str]) -> Path:
+    """The transcript (a title line first) in Claude Code's project folder, and its subagent's file."""
+    folder = root / "projects" / _encode_cwd(c.cwd)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{sid}.jsonl"
-    head = _dump({"type": "summary", "summary": prose(rng, "done", 1, c.proj)[6:], "leafUuid": c.last})
+    path = folder / f"{c.sid}.jsonl"
+    head = _dump({"type": "summary", "summary": prose(c.rng, "done", 1, c.proj)[6:], "leafUuid": c.last})
     path.write_text("\n".join([head] + c.lines) + "\n", encoding="utf-8")
     if sub_lines:
-        sub = folder / sid / "subagents" / f"agent-{json.loads(sub_lines[0])['agentId']}.jsonl"
+        sub = folder / c.sid / "subagents" / f"agent-{json.loads(sub_lines[0])['agentId']}.jsonl"
         sub.parent.mkdir(parents=True, exist_ok=True)
         sub.write_text("\n".join(sub_lines) + "\n", encoding="utf-8")
     return path
@@ -304,6 +313,66 @@ class _Codex:
         self.context += out
 
 
+def _codex_fork(c: _Codex, meta: dict, fork_of: Path) -> list[str]:
+    """A fork's replayed parent lines; the parent's token totals and clock carry on in ``c``."""
+    parent_lines = fork_of.read_text(encoding="utf-8").splitlines()
+    pmeta = json.loads(parent_lines[0])["payload"]
+    meta["forked_from_id"] = pmeta["id"]
+    replayed = parent_lines[1:]
+    for ln in replayed:  # carry the parent's state on
+        d = json.loads(ln)
+        p = d["payload"]
+        if d["type"] == "event_msg" and p.get("type") == "token_count" and p.get("info"):
+            tot = p["info"]["total_token_usage"]
+            c.total = [tot["input_tokens"], tot["cached_input_tokens"], tot["output_tokens"],
+                       tot["reasoning_output_tokens"]]
+            c.cached = p["info"]["last_token_usage"]["input_tokens"]
+            c.context = c.cached - 9000 + p["info"]["last_token_usage"]["output_tokens"]
+    c.t = max(c.t, datetime.fromisoformat(json.loads(replayed[-1])["timestamp"].replace("Z", "+00:00")))
+    meta["timestamp"] = _iso(c.t)
+    return replayed
+
+
+def _codex_turn(c: _Codex, proj: Project, cwd: str, *, model: str, first: bool, compact_at: int) -> None:
+    """One turn: its context line, the user's ask, one to four tool calls with their reasoning, the
+    answer, and a compaction when the context has grown past ``compact_at``."""
+    rng = c.rng
+    c.tick(30, 1800)
+    turn_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    c.line("turn_context", {"turn_id": turn_id, "cwd": cwd, "approval_policy": "on-request",
+                            "sandbox_policy": {"type": "workspace-write", "network_access": False},
+                            "model": model, "effort": "medium", "summary": "auto"})
+    ask = prose(rng, "ask", rng.randint(1, 2), proj)
+    c.line("event_msg", {"type": "user_message", "message": ask, "images": []})
+    c.item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": ask}]})
+    c.context += _tok(ask)
+    if first:
+        c.line("event_msg", {"type": "token_count", "info": None, "rate_limits": {"primary": None}})
+    for _ in range(rng.randint(1, 4)):
+        think = prose(rng, "think", 2, proj)
+        c.item({"type": "reasoning", "summary": [{"type": "summary_text", "text": think}], "content": None,
+                "encrypted_content": "gAAAA" + "x" * rng.randint(100, 600)})
+        call_id = "call_" + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(24))
+        args = json.dumps({"cmd": proj.test_cmd if rng.random() < 0.5 else f"cat {rng.choice(proj.files)}"})
+        c.item({"type": "function_call", "name": "exec_command", "arguments": args, "call_id": call_id})
+        c.token_count(_tok(think) + _tok(args) + rng.randint(10, 200), rng.randint(0, 300))
+        pool = log_pool(proj.lang) if rng.random() < 0.5 else code_pool(proj.lang)
+        _, out = pool.take(rng, rng.randint(5, 300))
+        c.item({"type": "function_call_output", "call_id": call_id, "output": out})
+        c.context += _tok(out)
+    say = prose(rng, "say", rng.randint(2, 5), proj)
+    c.item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": say}]})
+    c.token_count(_tok(say) + rng.randint(10, 100), rng.randint(0, 200))
+    c.line("event_msg", {"type": "task_complete", "turn_id": turn_id, "last_agent_message": say})
+    if 9000 + c.context > compact_at:
+        summary = prose(rng, "done", 4, proj)
+        c.line("compacted", {"message": summary, "replacement_history": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": ask}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": summary}]}]})
+        c.line("event_msg", {"type": "context_compacted"})
+        c.context, c.cached = _tok(summary) + _tok(ask), 0
+
+
 def generate_codex_session(root: str | Path, *, seed: int = 0, turns: int = 6, start: datetime | None = None,
                            compact_at: int = 60_000, fork_of: str | Path | None = None) -> Path:
     """Write one Codex rollout under ``root`` (a folder like ``~/.codex``); returns its path.
@@ -325,64 +394,15 @@ def generate_codex_session(root: str | Path, *, seed: int = 0, turns: int = 6, s
     proj = project_for(cwd)
     meta = {"id": tid, "timestamp": _iso(t), "cwd": cwd, "originator": "codex_cli_rs", "cli_version": "0.120.0",
             "source": "cli", "model_provider": "openai", "git": {"commit_hash": "4e1d9c2", "branch": "main"}}
-    replayed: list[str] = []
-    if fork_of is not None:
-        parent_lines = Path(fork_of).read_text(encoding="utf-8").splitlines()
-        pmeta = json.loads(parent_lines[0])["payload"]
-        meta["forked_from_id"] = pmeta["id"]
-        replayed = parent_lines[1:]
-        for ln in replayed:  # carry the parent's state on
-            d = json.loads(ln)
-            p = d["payload"]
-            if d["type"] == "event_msg" and p.get("type") == "token_count" and p.get("info"):
-                tot = p["info"]["total_token_usage"]
-                c.total = [tot["input_tokens"], tot["cached_input_tokens"], tot["output_tokens"],
-                           tot["reasoning_output_tokens"]]
-                c.cached = p["info"]["last_token_usage"]["input_tokens"]
-                c.context = c.cached - 9000 + p["info"]["last_token_usage"]["output_tokens"]
-        c.t = max(c.t, datetime.fromisoformat(json.loads(replayed[-1])["timestamp"].replace("Z", "+00:00")))
-        meta["timestamp"] = _iso(c.t)
+    replayed = _codex_fork(c, meta, Path(fork_of)) if fork_of is not None else []
     c.lines.append(_dump({"timestamp": _iso(c.t), "type": "session_meta", "payload": meta}))
     c.lines.extend(replayed)
     if fork_of is None:
         c.item({"type": "message", "role": "developer", "content": [
             {"type": "input_text", "text": "<permissions instructions>workspace-write</permissions instructions>"}]})
     for turn in range(turns):
-        model = CODEX_MODELS[0] if turn < max(2, turns - 2) else CODEX_MODELS[1]
-        c.tick(30, 1800)
-        turn_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-        c.line("turn_context", {"turn_id": turn_id, "cwd": cwd, "approval_policy": "on-request",
-                                "sandbox_policy": {"type": "workspace-write", "network_access": False},
-                                "model": model, "effort": "medium", "summary": "auto"})
-        ask = prose(rng, "ask", rng.randint(1, 2), proj)
-        c.line("event_msg", {"type": "user_message", "message": ask, "images": []})
-        c.item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": ask}]})
-        c.context += _tok(ask)
-        if turn == 0 and fork_of is None:
-            c.line("event_msg", {"type": "token_count", "info": None, "rate_limits": {"primary": None}})
-        for _ in range(rng.randint(1, 4)):
-            think = prose(rng, "think", 2, proj)
-            c.item({"type": "reasoning", "summary": [{"type": "summary_text", "text": think}], "content": None,
-                    "encrypted_content": "gAAAA" + "x" * rng.randint(100, 600)})
-            call_id = "call_" + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(24))
-            args = json.dumps({"cmd": proj.test_cmd if rng.random() < 0.5 else f"cat {rng.choice(proj.files)}"})
-            c.item({"type": "function_call", "name": "exec_command", "arguments": args, "call_id": call_id})
-            c.token_count(_tok(think) + _tok(args) + rng.randint(10, 200), rng.randint(0, 300))
-            pool = log_pool(proj.lang) if rng.random() < 0.5 else code_pool(proj.lang)
-            _, out = pool.take(rng, rng.randint(5, 300))
-            c.item({"type": "function_call_output", "call_id": call_id, "output": out})
-            c.context += _tok(out)
-        say = prose(rng, "say", rng.randint(2, 5), proj)
-        c.item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": say}]})
-        c.token_count(_tok(say) + rng.randint(10, 100), rng.randint(0, 200))
-        c.line("event_msg", {"type": "task_complete", "turn_id": turn_id, "last_agent_message": say})
-        if 9000 + c.context > compact_at:
-            summary = prose(rng, "done", 4, proj)
-            c.line("compacted", {"message": summary, "replacement_history": [
-                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": ask}]},
-                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": summary}]}]})
-            c.line("event_msg", {"type": "context_compacted"})
-            c.context, c.cached = _tok(summary) + _tok(ask), 0
+        _codex_turn(c, proj, cwd, model=CODEX_MODELS[0] if turn < max(2, turns - 2) else CODEX_MODELS[1],
+                    first=turn == 0 and fork_of is None, compact_at=compact_at)
     stamp = datetime.fromisoformat(str(meta["timestamp"]).replace("Z", "+00:00"))
     folder = Path(root) / "sessions" / f"{stamp:%Y}" / f"{stamp:%m}" / f"{stamp:%d}"
     folder.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._synth_text import Project, b64, code_pool, grep_pool, log_pool, project_for, prose
+from ._synth_text import Project, b64, log_pool, project_for, prose
+from ._synth_tools import TOOLS
+from .compaction.compact import format_file_operations
 from .io import to_line
 from .model import (
     AssistantMessage,
@@ -383,84 +385,16 @@ class Builder:
 
     def _tool(self) -> tuple[ToolCall, ToolResultMessage, str | None, str | None]:
         """A tool call and its result; also the (read, modified) path it touches."""
-        rng, proj = self.rng, self.proj
+        rng = self.rng
         cid = self._tool_call_id()
         name = rng.choices(("read", "bash", "edit", "write", "grep", "ls"), (34, 24, 20, 5, 12, 5))[0]
-        f = rng.choice(proj.files)
+        f = rng.choice(self.proj.files)
         path = f if rng.random() < 0.6 else f"{self.cwd}/{f}"
-        code = code_pool(proj.lang)
-        details: Any = None
-        is_error = False
-        read = mod = None
-        scale = self.scale
-        if name == "read":
-            args: dict[str, Any] = {"path": path}
-            if rng.random() < 0.15:
-                args["offset"] = rng.randint(1, 400)
-                args["limit"] = rng.choice((50, 100, 200))
-            if rng.random() < 0.04:
-                is_error = True
-                text = f"ENOENT: no such file or directory, access '{self.cwd}/{f}'"
-            else:
-                n = int(args.get("limit") or rng.choice((20, 60, 120, 250, 400, 900))) * scale
-                _, text = code.take(rng, int(n) + 1)
-            read = path
-        elif name == "bash":
-            cmd = rng.choice((proj.test_cmd, proj.build_cmd, f"rg -n {rng.choice(proj.symbols)} src",
-                              "git diff", f"wc -l {f}", "git status --short"))
-            args = {"command": cmd}
-            if rng.random() < 0.2:
-                args["timeout"] = rng.choice((60, 120, 300))
-            n = int(rng.choice((2, 10, 40, 150)) * scale) + 1
-            _, text = log_pool(proj.lang).take(rng, n)
-            if rng.random() < 0.15:
-                is_error = True
-                text += f"\n\nCommand exited with code {rng.choice((1, 1, 2, 101))}"
-            details = {}
-        elif name == "edit":
-            first, old = code.take(rng, rng.randint(1, 12))
-            # pi's edit tool needs text to find (the 0.58 mode keeps its old bytes, which data/ pins)
-            while self.pi16 and not old.strip():
-                first, old = code.take(rng, rng.randint(1, 12))
-            _, new = code.take(rng, rng.randint(1, 14))
-            args = {"path": path, "oldText": old, "newText": new}
-            if rng.random() < 0.08:
-                is_error = True
-                text = (f"Could not find the exact text in {self.cwd}/{f}. The old text must match exactly "
-                        "including all whitespace and newlines.")
-                details = {}
-            else:
-                text = f"Successfully replaced text in {path}."
-                line = first % 700 + 1
-                diff = ["      ..."]
-                diff += [f"-{line + k:>4} {ln}" for k, ln in enumerate(old.split("\n"))]
-                diff += [f"+{line + k:>4} {ln}" for k, ln in enumerate(new.split("\n"))]
-                details = {"diff": "\n".join(diff), "firstChangedLine": line}
-                mod = path
-        elif name == "write":
-            _, content = code.take(rng, int(rng.randint(10, 200) * scale) + 1)
-            args = {"path": path, "content": content}
-            text = f"Successfully wrote {len(content.encode())} bytes to {path}"
-            mod = path
-        elif name == "grep":
-            args = {"pattern": rng.choice(proj.symbols)}
-            if rng.random() < 0.5:
-                args["path"] = "src"
-            if rng.random() < 0.3:
-                args["glob"] = "*." + f.rsplit(".", 1)[-1]
-            if rng.random() < 0.2:
-                args["ignoreCase"] = True
-            if rng.random() < 0.1:
-                text = "No matches found"
-            else:
-                _, text = grep_pool(self.cwd).take(rng, int(rng.choice((3, 10, 40, 100)) * scale) + 1)
-        else:
-            args = {"path": rng.choice((".", "src", "tests"))}
-            text = "\n".join(sorted({p.split("/")[-1] for p in rng.sample(proj.files, min(8, len(proj.files)))}))
-        call = ToolCall(id=cid, name=name, arguments=args)
-        result = ToolResultMessage(tool_call_id=cid, tool_name=name, content=(TextContent(text=text),),
-                                   details=details, is_error=is_error, timestamp=0)
-        return call, result, read, mod
+        run = TOOLS[name](self, f, path)
+        call = ToolCall(id=cid, name=name, arguments=run.args)
+        result = ToolResultMessage(tool_call_id=cid, tool_name=name, content=(TextContent(text=run.text),),
+                                   details=run.details, is_error=run.is_error, timestamp=0)
+        return call, result, run.read, run.mod
 
     def assistant(self, blocks: tuple, stop: str, *, out_extra: int = 0) -> str:
         """Append an assistant message with usage derived from the context at the leaf."""
@@ -570,7 +504,7 @@ class Builder:
             goal = prose(rng, "ask", 1, self.proj)
             text = (_BRANCH_PREAMBLE + f"## Goal\n{goal}\n\n## Progress\n"
                     f"{prose(rng, 'done', rng.randint(1, 4), self.proj)}"
-                    + _file_blocks(reads, mods))
+                    + format_file_operations(reads, mods))
             est = math.ceil(len(text) / 4)
             s = self.state[new_leaf]  # type: ignore[index]
             st = _State(s.ctx + est, s.usage_total, s.trailing + est, s.cached, s.cache_model, s.compaction)
@@ -643,7 +577,7 @@ class Builder:
                 f"\n\n### In Progress\n- [ ] {prose(rng, 'ask', 1, self.proj)}\n\n## Key Decisions\n"
                 f"- **{rng.choice(self.proj.symbols)}**: {prose(rng, 'say', 2, self.proj)}\n\n## Next Steps\n"
                 f"1. {prose(rng, 'ask', 1, self.proj)}\n\n## Critical Context\n{prose(rng, 'think', 3, self.proj)}"
-                + _file_blocks(reads, mods))
+                + format_file_operations(reads, mods))
         est = math.ceil(len(text) / 4)
         before = self.state[self.parent[first_kept]].ctx if self.parent[first_kept] else 0  # type: ignore[index]
         kept = s.ctx - before
@@ -670,12 +604,3 @@ class Builder:
 def _with_ts(m: ToolResultMessage, ts: int) -> ToolResultMessage:
     return ToolResultMessage(tool_call_id=m.tool_call_id, tool_name=m.tool_name, content=m.content,
                              details=m.details, is_error=m.is_error, timestamp=ts)
-
-
-def _file_blocks(reads: list[str], mods: list[str]) -> str:
-    out = ""
-    if reads:
-        out += "\n\n<read-files>\n" + "\n".join(reads) + "\n</read-files>"
-    if mods:
-        out += "\n\n<modified-files>\n" + "\n".join(mods) + "\n</modified-files>"
-    return out

@@ -245,13 +245,9 @@ def format_usage(title: str, key: str, rows: Sequence[dict[str, Any]]) -> str:
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
-    try:
-        corpus = load(args.paths, on_bad_lines="skip", progress=False)
-        rows = summarize_corpus(corpus)
-        views = usage_views(corpus, tz=args.tz) if args.usage else {}
-    except (OSError, ValueError) as exc:  # a missing path, an unknown time zone
-        print(f"sessionlab summary: {exc}", file=sys.stderr)
-        return 2
+    corpus = load(args.paths, on_bad_lines="skip", progress=False)
+    rows = summarize_corpus(corpus)
+    views = usage_views(corpus, tz=args.tz) if args.usage else {}
     if args.format == "json":
         print(json.dumps({"sessions": rows, "total": total_row(rows), "usage": views}, indent=2,
                          ensure_ascii=False))
@@ -274,7 +270,8 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
     sp.add_argument("--tz", default="UTC", help="time zone for the usage-by-day view (default: UTC)")
     sp.add_argument("--no-usage", dest="usage", action="store_false", help="leave out the usage views")
-    sp.set_defaults(func=_cmd_summary)
+    # (user_errors: what a command reports in one line with exit code 2, see main)
+    sp.set_defaults(func=_cmd_summary, user_errors=(OSError, ValueError))  # a missing path, an unknown time zone
     cp = sub.add_parser("cache", help="the loaders' cache: 'clear' empties it",
                         description="The loaders keep parsed files in $SESSIONLAB_CACHE_DIR, "
                                     "else the user's cache folder.")
@@ -285,7 +282,7 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("source", nargs="+", metavar="SOURCE", help="a session file or a folder")
     rp.add_argument("-o", "--output", default="report.html", help="the HTML file to write (default: report.html)")
     rp.add_argument("--tz", default="UTC", help="time zone of the usage days (default: UTC)")
-    rp.set_defaults(func=_cmd_report)
+    rp.set_defaults(func=_cmd_report)  # (any error: a missing folder, an unknown time zone, an unwritable output)
     from ._cli_usage import add_usage_parser
 
     add_usage_parser(sub)
@@ -304,12 +301,8 @@ def _cmd_cache(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from .report import write_report
 
-    try:
-        source = args.source[0] if len(args.source) == 1 else args.source
-        out = write_report(source, args.output, tz=args.tz)
-    except Exception as exc:  # a missing folder, an unknown time zone, an unwritable output
-        print(f"sessionlab report: {exc}", file=sys.stderr)
-        return 2
+    source = args.source[0] if len(args.source) == 1 else args.source
+    out = write_report(source, args.output, tz=args.tz)
     print(f"wrote {out}")
     return 0
 
@@ -317,4 +310,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
     args = _parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except getattr(args, "user_errors", Exception) as exc:  # the one place a command's failure is reported
+        print(f"sessionlab {args.command}: {exc}", file=sys.stderr)
+        return 2

@@ -32,67 +32,36 @@ import os
 import random
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from ._synth_agents import generate_claude_session, generate_codex_session
 from ._synth_builder import LABELS, MODELS, NAMES, THINKING_LEVELS, THINKING_LEVELS_16, Builder, ModelSpec, iso
 from .model import SessionHeader
+from .repo import encode_cwd
+from .repo import session_file_name as _repo_file_name
 
-__all__ = ["MODELS", "ModelSpec", "encode_cwd", "generate_corpus", "generate_session", "session_file_name",
-           "generate_claude_session", "generate_codex_session"]
-
-
-def encode_cwd(cwd: str) -> str:
-    """pi's session folder name for ``cwd``: ``/home/user/proj`` -> ``--home-user-proj--``.
-
-    Example:
-        >>> encode_cwd("/home/user/proj")
-        '--home-user-proj--'
-    """
-    s = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
-    return "--" + s.replace("/", "-").replace("\\", "-").replace(":", "-") + "--"
+__all__ = ["MODELS", "ModelSpec", "SynthConfig", "encode_cwd", "generate_corpus", "generate_session",
+           "session_file_name", "generate_claude_session", "generate_codex_session"]
 
 
 def session_file_name(header_timestamp: str, session_id: str) -> str:
-    """pi's file name: the header timestamp with ``:`` and ``.`` replaced by ``-``, ``_``, the id.
+    """pi's file name for a header's timestamp and id (:func:`sessionlab.repo.session_file_name`).
 
     Example:
         >>> session_file_name("2026-01-15T10:00:01.000Z", "0d9c2b4e")
         '2026-01-15T10-00-01-000Z_0d9c2b4e.jsonl'
     """
-    return f"{header_timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
+    return _repo_file_name(SessionHeader(id=session_id, timestamp=header_timestamp))
 
 
-def generate_session(
-    path: str | os.PathLike[str],
-    *,
-    seed: int,
-    turns: int = 40,
-    cwd: str = "/home/user/proj",
-    start: datetime | None = None,
-    branch_prob: float = 0.04,
-    branch_summary_prob: float = 0.5,
-    compaction_window: int = 200_000,
-    model_switch_prob: float = 0.03,
-    models: Sequence[str] | None = None,
-    thinking_change_prob: float = 0.03,
-    label_prob: float = 0.05,
-    name_prob: float = 0.5,
-    custom_prob: float = 0.03,
-    bash_prob: float = 0.04,
-    tool_rounds: float = 3.0,
-    result_scale: float = 1.0,
-    max_bytes: int | None = None,
-    pi: Literal["1.6", "0.58"] = "1.6",
-) -> Path:
-    """Write one realistic pi v3 session and return its path.
+@dataclass(frozen=True, kw_only=True)
+class SynthConfig:
+    """How :func:`generate_session` draws a session; each field is also a keyword of it.
 
-    Args:
-        path: A directory (the file gets pi's name, ``<timestamp>_<session id>.jsonl``, inside it)
-            or a path ending in ``.jsonl`` (written as is).
-        seed: Seed of the random generator; the same arguments give the same bytes.
+    Attributes:
         turns: Number of user turns (fewer when ``max_bytes`` is reached first).
         cwd: Working directory written in the header; also picks the project's language and files.
         start: Header time (UTC); default: a day in early 2026 drawn from the seed.
@@ -117,6 +86,38 @@ def generate_session(
             elide large tool results or take failed attempts out, assistants with ``thinkingLevel``,
             ``responseId``/``responseModel``, reasoning and 1-hour cache-write tokens, thinking levels
             up to ``max``; estimates by pi 1.6's rules) or ``"0.58"`` (none of these).
+    """
+
+    turns: int = 40
+    cwd: str = "/home/user/proj"
+    start: datetime | None = None
+    branch_prob: float = 0.04
+    branch_summary_prob: float = 0.5
+    compaction_window: int = 200_000
+    model_switch_prob: float = 0.03
+    models: Sequence[str] | None = None
+    thinking_change_prob: float = 0.03
+    label_prob: float = 0.05
+    name_prob: float = 0.5
+    custom_prob: float = 0.03
+    bash_prob: float = 0.04
+    tool_rounds: float = 3.0
+    result_scale: float = 1.0
+    max_bytes: int | None = None
+    pi: Literal["1.6", "0.58"] = "1.6"
+
+
+def generate_session(path: str | os.PathLike[str], *, seed: int, config: SynthConfig | None = None,
+                     **options: Any) -> Path:
+    """Write one realistic pi v3 session and return its path.
+
+    Args:
+        path: A directory (the file gets pi's name, ``<timestamp>_<session id>.jsonl``, inside it)
+            or a path ending in ``.jsonl`` (written as is).
+        seed: Seed of the random generator; the same arguments give the same bytes.
+        config: How the session is drawn (:class:`SynthConfig`; default: its defaults).
+        **options: Fields of :class:`SynthConfig` (``turns=3``, ``pi="0.58"``...), which override
+            ``config``'s; an unknown one raises ``TypeError``.
 
     Returns:
         The path of the written file.
@@ -124,15 +125,17 @@ def generate_session(
     Example:
         >>> import tempfile
         >>> a = generate_session(tempfile.mkdtemp(), seed=7, turns=3)
-        >>> b = generate_session(tempfile.mkdtemp(), seed=7, turns=3)
+        >>> b = generate_session(tempfile.mkdtemp(), seed=7, config=SynthConfig(turns=3))
         >>> a.read_bytes() == b.read_bytes()
         True
     """
+    cfg = replace(config or SynthConfig(), **options)
     rng = random.Random(seed)
-    model_ids = list(models) if models else list(MODELS)
+    model_ids = list(cfg.models) if cfg.models else list(MODELS)
     for m in model_ids:
         if m not in MODELS:
             raise ValueError(f"unknown model {m!r}; known: {', '.join(MODELS)}")
+    start = cfg.start
     if start is None:
         start = datetime(2026, 1, 5, tzinfo=UTC) + timedelta(seconds=rng.randint(0, 60 * 86400))
     elif start.tzinfo is None:
@@ -141,29 +144,14 @@ def generate_session(
     sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
     header_ts = iso(start_ms)
     thinking = rng.choice(("off", "medium", "medium", "high", "low"))
-    pi16 = pi == "1.6"
-    b = Builder(rng, cwd=cwd, start_ms=start_ms, model=model_ids[0], thinking=thinking,
-                 compaction_window=compaction_window, result_scale=result_scale, pi16=pi16)
-    b.write(SessionHeader(version=3, id=sid, timestamp=header_ts, cwd=cwd))
+    b = Builder(rng, cwd=cfg.cwd, start_ms=start_ms, model=model_ids[0], thinking=thinking,
+                compaction_window=cfg.compaction_window, result_scale=cfg.result_scale, pi16=cfg.pi == "1.6")
+    b.write(SessionHeader(version=3, id=sid, timestamp=header_ts, cwd=cfg.cwd))
     b.model_change(model_ids[0], root=True)
     b.thinking_change(thinking)
-    if pi16:
+    if b.pi16:
         b.system_message()
-    named_at = rng.randint(1, 3) if rng.random() < name_prob else -1
-    for t in range(turns):
-        if t > 0:
-            _between_turns(b, t, named_at=named_at, model_ids=model_ids, branch_prob=branch_prob,
-                           branch_summary_prob=branch_summary_prob, model_switch_prob=model_switch_prob,
-                           thinking_change_prob=thinking_change_prob, label_prob=label_prob,
-                           custom_prob=custom_prob, bash_prob=bash_prob)
-        b.turn(tool_rounds=tool_rounds, first=t == 0)
-        if pi16 and t == 0:  # pi 1.6 names the session with a cheap model: spend that is no message
-            b.usage_entry("title", b.cur().ctx + rng.randint(200, 600), rng.randint(8, 40))
-        b.maybe_elide()
-        b.maybe_compact()
-        # stop when the next turn would more likely overshoot max_bytes than fall short of it
-        if max_bytes is not None and b.size + b.size / (2 * (t + 1)) >= max_bytes:
-            break
+    _turns(b, cfg, model_ids)
     p = Path(path)
     out = p if p.suffix == ".jsonl" else p / session_file_name(header_ts, sid)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -171,32 +159,47 @@ def generate_session(
     return out
 
 
-def _between_turns(b: Builder, t: int, *, named_at: int, model_ids: list[str], branch_prob: float,
-                   branch_summary_prob: float, model_switch_prob: float, thinking_change_prob: float,
-                   label_prob: float, custom_prob: float, bash_prob: float) -> None:
+def _turns(b: Builder, cfg: SynthConfig, model_ids: list[str]) -> None:
+    """The session's turns, with what happens between them, until ``turns`` or ``max_bytes``."""
+    rng = b.rng
+    named_at = rng.randint(1, 3) if rng.random() < cfg.name_prob else -1
+    for t in range(cfg.turns):
+        if t > 0:
+            _between_turns(b, t, cfg, named_at=named_at, model_ids=model_ids)
+        b.turn(tool_rounds=cfg.tool_rounds, first=t == 0)
+        if b.pi16 and t == 0:  # pi 1.6 names the session with a cheap model: spend that is no message
+            b.usage_entry("title", b.cur().ctx + rng.randint(200, 600), rng.randint(8, 40))
+        b.maybe_elide()
+        b.maybe_compact()
+        # stop when the next turn would more likely overshoot max_bytes than fall short of it
+        if cfg.max_bytes is not None and b.size + b.size / (2 * (t + 1)) >= cfg.max_bytes:
+            break
+
+
+def _between_turns(b: Builder, t: int, cfg: SynthConfig, *, named_at: int, model_ids: list[str]) -> None:
     rng = b.rng
     if t == named_at or (named_at >= 0 and t > named_at and rng.random() < 0.01):
         b.session_name(rng.choice(NAMES))
-    if len(model_ids) > 1 and rng.random() < model_switch_prob:
+    if len(model_ids) > 1 and rng.random() < cfg.model_switch_prob:
         b.model_change(rng.choice([m for m in model_ids if m != b.model.model]))
-    if rng.random() < thinking_change_prob:
+    if rng.random() < cfg.thinking_change_prob:
         levels = THINKING_LEVELS_16 if b.pi16 else THINKING_LEVELS
         b.thinking_change(rng.choice([lv for lv in levels if lv != b.thinking]))
-    if rng.random() < label_prob:
+    if rng.random() < cfg.label_prob:
         if b.labels and rng.random() < 0.25:
             b.label(rng.choice(sorted(b.labels)), None)
         else:
             targets = [e for e in b.path(b.leaf)[-40:] if b.kind.get(e) in ("user", "assistant:stop")]
             if targets:
                 b.label(rng.choice(targets), rng.choice(LABELS))
-    if rng.random() < custom_prob:
+    if rng.random() < cfg.custom_prob:
         b.custom()
-    if rng.random() < custom_prob:
+    if rng.random() < cfg.custom_prob:
         b.custom_message()
-    if rng.random() < bash_prob:
+    if rng.random() < cfg.bash_prob:
         b.bash_execution()
-    if rng.random() < branch_prob:
-        b.branch(summary=rng.random() < branch_summary_prob,
+    if rng.random() < cfg.branch_prob:
+        b.branch(summary=rng.random() < cfg.branch_summary_prob,
                  label=rng.choice(LABELS) if rng.random() < 0.2 else None)
 
 

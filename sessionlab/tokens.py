@@ -5,8 +5,10 @@
   tool results and custom messages, and in user messages from pi 1.6 on; tool calls counted as
   ``name`` + ``JSON.stringify(arguments)``; pi 1.6's system messages as content + sections +
   ``JSON.stringify(toolsAdded)``).
-- :func:`estimate_tokens_dict` is the same rule on a message in pi's dict form (for loaders that
-  never build objects); a test keeps the two equal on every sample file.
+- :data:`ROLE_CHARS` states the per-role rule as data: the loaders' fast paths (the C scanner
+  ``sessionlab._scan`` and :mod:`sessionlab.tables._fast`) apply it without building messages, and
+  the tests check that they agree with this module (the scanner exports its own table and
+  constants, compared with these at import and in ``tests/test_tokens.py``).
 - :func:`estimate_context_tokens` is pi's ``estimateContextTokens(messages)``;
   :func:`estimate_projected_context_tokens` is pi 1.6's ``estimateProjectedContextTokens``.
 
@@ -37,7 +39,7 @@ __all__ = [
     "CHARS_PER_TOKEN",
     "IMAGE_CHARS",
     "estimate_tokens",
-    "estimate_tokens_dict",
+    "ROLE_CHARS",
     "estimate_chars",
     "ContextEstimate",
     "estimate_context_tokens",
@@ -49,6 +51,21 @@ __all__ = [
 
 CHARS_PER_TOKEN = 4
 IMAGE_CHARS = 4800  # what pi counts for an image block in tool results and custom messages
+
+#: pi's per-role character rule: the parts of a message whose characters add up to ``chars``
+#: (``content``: a string content, or its text blocks; ``images``: :data:`IMAGE_CHARS` per image
+#: block, in user messages from pi 1.6 on; ``toolCall``: name + ``JSON.stringify(arguments)``;
+#: ``sections`` and ``toolsAdded``: pi 1.6's system message). Any other role counts 0.
+ROLE_CHARS: dict[str, tuple[str, ...]] = {
+    "user": ("content", "images"),
+    "toolResult": ("content", "images"),
+    "custom": ("content", "images"),
+    "assistant": ("text", "thinking", "toolCall"),
+    "bashExecution": ("command", "output"),
+    "branchSummary": ("summary",),
+    "compactionSummary": ("summary",),
+    "system": ("content", "images", "sections", "toolsAdded"),
+}
 
 
 def _tokens(chars: int) -> int:
@@ -132,63 +149,9 @@ def estimate_tokens(message: M.Message, *, rules: Rules = DEFAULT_RULES) -> int:
     return _tokens(estimate_chars(message, rules=rules))
 
 
-def _dict_content_chars(content: Any, images: bool) -> int:
-    if isinstance(content, str):
-        return js_len(content)
-    if not isinstance(content, list):
-        return 0
-    chars = 0
-    for b in content:
-        if not isinstance(b, dict):
-            continue
-        t = b.get("type")
-        if t == "text":
-            chars += _s(b.get("text"))
-        elif images and t == "image":
-            chars += IMAGE_CHARS
-    return chars
-
-
-def estimate_tokens_dict(message: dict, *, rules: Rules = DEFAULT_RULES) -> int:
-    """:func:`estimate_tokens` on a message in pi's dict form, after migration (a v2 ``hookMessage``
-    is ``custom`` by then; in a v3 file it is an unknown role and counts 0, as in pi)."""
-    r = pi_rules(rules)
-    role = message.get("role")
-    if role == "user":
-        chars = _dict_content_chars(message.get("content"), images=r.user_images)
-    elif role == "system" and r.system_role:
-        chars = _dict_content_chars(message.get("content"), images=True)
-        sections = message.get("sections")
-        if isinstance(sections, dict):
-            chars += sum(_s(v) for v in sections.values())
-        if message.get("toolsAdded"):
-            chars += _tools_len(message.get("toolsAdded"))
-    elif role == "assistant":
-        chars = 0
-        content = message.get("content")
-        for b in content if isinstance(content, list) else ():
-            if not isinstance(b, dict):
-                continue
-            t = b.get("type")
-            if t == "text":
-                chars += _s(b.get("text"))
-            elif t == "thinking":
-                chars += _s(b.get("thinking"))
-            elif t == "toolCall":
-                chars += _s(b.get("name")) + _json_len(b.get("arguments"))
-    elif role in ("custom", "toolResult"):
-        chars = _dict_content_chars(message.get("content"), images=True)
-    elif role == "bashExecution":
-        chars = _s(message.get("command")) + _s(message.get("output"))
-    elif role in ("branchSummary", "compactionSummary"):
-        chars = _s(message.get("summary"))
-    else:
-        chars = 0
-    return _tokens(chars)
-
-
 def calculate_context_tokens(usage: M.Usage) -> int:
-    """pi's ``calculateContextTokens``: ``totalTokens`` if truthy, else the sum of the four parts."""
+    """pi's ``calculateContextTokens``: ``totalTokens`` if truthy, else the sum of the four parts
+    (the rule itself: :func:`sessionlab.model.messages.context_token_count`)."""
     return usage.context_tokens()
 
 

@@ -12,7 +12,8 @@ from sessionlab import model as Mo
 from sessionlab import read_session
 from sessionlab._jsjson import js_len
 from sessionlab.io.dialects import block_from_dict
-from sessionlab.tokens import current_system_message, estimate_tokens, estimate_tokens_dict
+from sessionlab.tokens import current_system_message, estimate_tokens
+from tests._dict_estimate import estimate_tokens_dict
 
 DATA = Path(__file__).parent / "data" / "pi"
 SAMPLES = sorted(p for p in DATA.rglob("*.jsonl") if p.relative_to(DATA).parts[0] != "v4")  # v4: test_v4.py

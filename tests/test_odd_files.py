@@ -10,8 +10,7 @@ import pytest
 
 from sessionlab import contexts, entries_table, issues_table, read_session, sessions_table
 from sessionlab.cli import UNKNOWN_DAY, main, summarize_session
-
-from ._native_cases import assert_paths_agree
+from tests._native_cases import assert_paths_agree
 
 HEADER = {"type": "session", "version": 3, "id": "odd-1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"}
 USAGE = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,

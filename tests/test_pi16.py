@@ -23,8 +23,7 @@ from sessionlab.analysis import context_members
 from sessionlab.compaction import find_cut_points, prepare_compaction
 from sessionlab.context import project_context_entries, projected_context_estimate
 from sessionlab.tokens import estimate_context_tokens, estimate_tokens
-
-from .conftest import PI_DATA
+from tests.conftest import PI_DATA
 
 EXPECTED = sorted((PI_DATA / "expected-1.6").glob("*__*.json"))
 VALID = [(p.stem, json.loads(p.read_text(encoding="utf-8"))) for p in EXPECTED]

@@ -31,8 +31,7 @@ from sessionlab import (
     open_session,
     read_session,
 )
-
-from .test_session import assistant, user
+from tests.test_session import assistant, user
 
 # the seed's "JSONL Storage Format" sample, its elided message filled in; its leaf record points
 # at msg_5, which is not in the file

@@ -308,3 +308,16 @@ def test_data_sessions_are_up_to_date(tmp_path: Path) -> None:
             for p in (ROOT / "data" / "sessions").rglob("*.jsonl")}
     assert made == have
     assert all(50_000 <= len(b) <= 400_000 for b in have.values())
+
+
+def test_a_config_and_keywords_write_the_same_session(tmp_path) -> None:
+    from sessionlab import SynthConfig
+
+    cfg = SynthConfig(turns=6, branch_prob=0.4, pi="0.58", label_prob=0.3)
+    a = generate_session(tmp_path / "a.jsonl", seed=3, turns=6, branch_prob=0.4, pi="0.58", label_prob=0.3)
+    b = generate_session(tmp_path / "b.jsonl", seed=3, config=cfg)
+    c = generate_session(tmp_path / "c.jsonl", seed=3, config=SynthConfig(turns=6, pi="0.58", label_prob=0.3),
+                         branch_prob=0.4)  # a keyword overrides the config's field
+    assert a.read_bytes() == b.read_bytes() == c.read_bytes()
+    with pytest.raises(TypeError):
+        generate_session(tmp_path, seed=3, turnz=2)

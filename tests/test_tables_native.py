@@ -488,3 +488,15 @@ def test_a_failing_batch_falls_back_to_the_other_paths(monkeypatch):
         assert (r.session | {"loader": None}, r.issues) == (e.session | {"loader": None}, e.issues)
         assert r.entries.equals(e.entries) and r.blocks.equals(e.blocks)
         assert (r.native_error is not None) == (e.loader == "native")
+
+
+@needs_scan
+def test_scanner_init_twice_starts_over():
+    """A second ``__init__`` (not while scanning) drops what was scanned and may change want_blocks."""
+    sc = _scan.Scanner(True)
+    assert isinstance(sc.add(BASIC), tuple)
+    sc.__init__(False)
+    sc.__init__(False)
+    n = sc.add(BASIC)[0]
+    out = sc.finish()
+    assert out["rows"] == n and out["blocks"] == [] and out["block_rows"] == 0

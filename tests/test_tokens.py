@@ -1,4 +1,5 @@
-"""pi's token rules (sessionlab.tokens) against pi's own numbers and a table of hand-counted cases."""
+"""pi's token rules (sessionlab.tokens) against pi's own numbers and a table of hand-counted cases,
+and the loaders' fast paths (the C scanner, the msgspec path) against those rules."""
 
 from __future__ import annotations
 
@@ -7,14 +8,20 @@ import math
 import pytest
 
 from sessionlab import estimate_context_tokens, estimate_tokens, message_from_dict
+from sessionlab.io.dialects import HEAD_LINES
+from sessionlab.model.messages import context_token_count
+from sessionlab.tables import _fast, _native, entries_table
+from sessionlab.tables._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 from sessionlab.tokens import (
     CHARS_PER_TOKEN,
     IMAGE_CHARS,
+    ROLE_CHARS,
     calculate_context_tokens,
     estimate_chars,
-    estimate_tokens_dict,
     is_usage_source,
 )
+from tests._dict_estimate import estimate_tokens_dict
+from tests._native_cases import assert_paths_agree, msg, needs_scan, pi_file
 from tests._pi_expected import leaf_cases
 
 LEAVES = leaf_cases()
@@ -139,3 +146,72 @@ def test_context_estimate_anchors_on_the_last_valid_usage():
     assert est.tokens == est.usage_tokens + est.trailing_tokens
     only_users = estimate_context_tokens([msgs[0], msgs[2]])
     assert (only_users.tokens, only_users.usage_tokens, only_users.last_usage_index) == (20, 0, None)
+
+
+# ---------------------------------------------------------------------------- one rule table
+# pi's rules are stated once in Python (sessionlab.tokens, Usage.context_tokens, io.dialects); the
+# loaders' fast paths apply them without building messages: the C scanner exports its constants,
+# per-role table and columns, and both fast paths must give the object model's numbers.
+
+
+@needs_scan
+def test_the_scanner_exports_the_python_rules():
+    scan = _native._scan
+    assert (scan.IMAGE_CHARS, scan.HEAD_LINES) == (IMAGE_CHARS, HEAD_LINES) == (4800, 21)
+    assert frozenset(scan.ENTRY_TYPES) == _fast.PI_TYPES and len(scan.ENTRY_TYPES) == 11
+    assert scan.ROLE_CHARS == {r: "deferred" if r == "system" else " ".join(p) for r, p in ROLE_CHARS.items()}
+    entry_names = ["est_tokens" if n == "est_chars" else n for n, _ in scan.ENTRY_COLUMNS]
+    # every scanned column is one of the schema's, and the scanner fills what the msgspec path fills
+    # (less the columns both leave null: the seed's retained tail, and ._pi16's two)
+    assert set(entry_names) <= set(ENTRY_SCHEMA.names)
+    fast = {"timestamp" if n == "timestamps" else n for n in _fast._COLUMN_ORDER}
+    assert fast - set(entry_names) == {"retained_tail_messages", "retained_tail_est_tokens",
+                                       "retained_tail_context_tokens", "edit_action", "system_est_tokens"}
+    assert set(entry_names) <= fast
+    assert {n for n, _ in scan.BLOCK_COLUMNS} == set(BLOCK_SCHEMA.names) - {"session_id"}
+    assert _native.scanner_disagreements(scan) == []
+
+
+def test_a_stale_scanner_is_told_apart():
+    """The import-time check names what a scanner built from other sources gets wrong."""
+    class Stale:
+        IMAGE_CHARS, HEAD_LINES = 1200, 21
+        ENTRY_TYPES = tuple(_fast.PI_TYPES - {"usage"})
+        ROLE_CHARS = {"user": "content"}
+        ENTRY_COLUMNS = (("line_no", "int64"), ("entry_id", "string"), ("est_chars", "int64"), ("nope", "int32"))
+        BLOCK_COLUMNS = (("chars", "int64"),)
+
+    got = _native.scanner_disagreements(Stale)
+    assert [g.split(" ")[0] for g in got] == ["IMAGE_CHARS", "ENTRY_TYPES", "ROLE_CHARS", "column", "column"]
+    assert "column line_no (int64) is not int32" in got and "column nope (int32) is not None" in got
+
+
+def _one_message_file(message: dict) -> bytes:
+    return pi_file(msg(dict(message, timestamp=1767607200000)))
+
+
+@pytest.mark.parametrize(("message", "chars"), CASES, ids=[f"{i}-{c[0]['role']}" for i, c in enumerate(CASES)])
+def test_every_path_counts_the_per_role_rule_alike(message, chars, tmp_path, monkeypatch):
+    """The native scanner, the msgspec path and the object model give estimate_tokens's number
+    (system messages: filled after any path from the system messages before them)."""
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(_one_message_file(message))
+    native = assert_paths_agree(f, monkeypatch)
+    assert native["entries"]["est_tokens"].to_pylist() == [estimate_tokens(message_from_dict(message))]
+    if message["role"] != "system":
+        assert native["entries"]["est_tokens"].to_pylist() == [math.ceil(chars / CHARS_PER_TOKEN)]
+
+
+@pytest.mark.parametrize(("usage", "total"), [
+    (dict(USAGE, totalTokens=999), 999), (USAGE, 155), ({k: v for k, v in USAGE.items() if k != "totalTokens"}, 155),
+    ({"input": 7}, 7), ({}, 0),
+])
+def test_every_path_counts_context_tokens_alike(usage, total, tmp_path, monkeypatch):
+    """pi's calculateContextTokens: the one Python statement of it, the object model, the msgspec
+    path and the C scanner agree."""
+    parts = [usage.get(k) for k in ("totalTokens", "input", "output", "cacheRead", "cacheWrite")]
+    assert context_token_count(*parts) == total
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(_one_message_file(_assistant(usage)))
+    assert_paths_agree(f, monkeypatch)
+    assert entries_table(f)["context_tokens"].to_pylist() == [total]

@@ -214,6 +214,131 @@ def _content(m: _Message, role: str, eid: str, blocks: list[tuple], tool_names: 
     return chars, (calls if m.role == "assistant" else None), role, tool_name, is_error
 
 
+def _decode_line(path: str, line_no: int, raw: bytes, issues: list[LineIssue]) -> _Line | None:
+    """One line's envelope, or ``None`` (with its issue) when it is no entry."""
+    try:
+        try:
+            return _DECODE(raw)
+        except msgspec.ValidationError as exc:
+            ln = _lenient(raw)  # one issue per line: the entry keeps its envelope, or is lost with it
+            issues.append(LineIssue(path, line_no, "bad_field", f"unexpected field type: {exc}"
+                                    + ("" if ln.uuid is not None else "; the line is not an entry"),
+                                    raw[:80].decode("utf-8", "replace"), ln.uuid))
+            return ln if ln.uuid is not None else None
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        issues.append(LineIssue(path, line_no, "invalid_json", str(exc), raw[:80].decode("utf-8", "replace")))
+        return None
+
+
+def _assistant_values(ln: _Line, m: _Message) -> dict[str, Any]:
+    """An assistant row's model, stop reason, ids, error, tokens and recorded cost."""
+    u = m.usage
+    model = m.model if m.model != "<synthetic>" else None
+    vals: dict[str, Any] = dict(
+        provider="anthropic" if model else None, model=m.model, stop_reason=m.stop_reason, message_id=m.id,
+        request_id=ln.requestId, error_message=str(ln.error) if ln.isApiErrorMessage and ln.error is not None else None)
+    if u is not None:
+        inp, out_, cw, cr = (u.input_tokens or 0, u.output_tokens or 0,
+                             u.cache_creation_input_tokens or 0, u.cache_read_input_tokens or 0)
+        cc = u.cache_creation
+        vals.update(input_tokens=inp, output_tokens=out_, cache_write_tokens=cw, cache_read_tokens=cr,
+                    total_tokens=inp + out_ + cw + cr, context_tokens=inp + out_ + cw + cr,
+                    cache_write_1h_tokens=cc.ephemeral_1h_input_tokens if cc is not None else None,
+                    usage_kind="message")
+        if ln.costUSD is not None:
+            vals.update(cost_usd=ln.costUSD, cost_source="recorded")
+    return vals
+
+
+class _Reader:
+    """One transcript being read: its rows, blocks and what its lines say of the session."""
+
+    def __init__(self, path: str) -> None:
+        self.out = AgentFile(path=path, agent="claude-code")
+        self.rows = _Rows()
+        self.blocks: list[tuple] = []
+        self.tool_names: dict[str, str] = {}
+        self.session_id: str | None = None
+        self.agent_id: str | None = None
+        self.version: str | None = None
+        self.cwd: str | None = None
+        self.name: str | None = None
+        self.spawn: Any = None  # forkedFrom of a /branch session
+        self.spawned: dict[str, str] = {}  # subagent id -> the tool call that ran it
+
+    def line(self, line_no: int, raw: bytes) -> None:
+        ln = _decode_line(self.out.path, line_no, raw, self.out.issues)
+        if ln is None:
+            return
+        typ = ln.type
+        if typ in ("summary", "ai-title", "custom-title"):
+            self.name = ln.summary or ln.title or ln.aiTitle or self.name
+            return
+        if ln.uuid is None:
+            if typ not in CLAUDE_NODE_LESS:
+                self.out.issues.append(LineIssue(self.out.path, line_no, "missing_id", f"{typ!r} line without uuid",
+                                                 raw[:80].decode("utf-8", "replace")))
+            return
+        self.session_id = self.session_id or ln.sessionId
+        self.agent_id = self.agent_id or ln.agentId
+        self.version = ln.version or self.version
+        self.cwd = self.cwd or ln.cwd
+        if self.spawn is None and ln.forkedFrom is not None:
+            self.spawn = ln.forkedFrom
+        common = dict(line_no=line_no, entry_id=ln.uuid, parent_id=ln.parentUuid, timestamps=ln.timestamp,
+                      is_sidechain=ln.isSidechain, side_node=False)
+        m = ln.message
+        if typ in ("user", "assistant") and m is not None:
+            self.rows.add(**common, **self._message(ln, m))
+        elif typ == "system" and ln.subtype == "compact_boundary":
+            meta = ln.compactMetadata
+            common["parent_id"] = ln.parentUuid or ln.logicalParentUuid
+            self.rows.add(**common, type="compaction", est_tokens=0, custom_type=meta.trigger if meta else None,
+                          tokens_before=meta.preTokens if meta else None,
+                          tokens_after=meta.postTokens if meta else None)
+        else:
+            sub = ln.subtype if typ == "system" else (ln.data.type if typ == "progress" and ln.data else None)
+            common["side_node"] = True
+            self.rows.add(**common, type=typ or "unknown", custom_type=sub)
+
+    def _message(self, ln: _Line, m: _Message) -> dict[str, Any]:
+        """A user or assistant row's values (a Task/Agent call's result also names its subagent)."""
+        role = "assistant" if ln.type == "assistant" else "user"
+        chars, calls, role, tool_name, is_error = _content(m, role, ln.uuid, self.blocks, self.tool_names)  # type: ignore[arg-type]
+        tr = bytes(ln.toolUseResult)
+        if tr and b'"agentId"' in tr and isinstance(m.content, list):  # a Task/Agent call's result
+            res = _DECODE_ANY(tr)
+            call = next((b.tool_use_id for b in m.content if b.type == "tool_result"), None)
+            if isinstance(res, dict) and isinstance(res.get("agentId"), str) and call:
+                self.spawned[res["agentId"]] = call
+        vals: dict[str, Any] = dict(type="message", role=role, est_tokens=-(-chars // CHARS_PER_TOKEN),
+                                    tool_call_count=calls, tool_name=tool_name, is_error=is_error)
+        if role == "assistant":
+            vals.update(_assistant_values(ln, m))
+        return vals
+
+    def finish(self) -> AgentFile:
+        """The file's columns, blocks and session row (a subagent's or a /branch session's parent)."""
+        out, path, session_id = self.out, self.out.path, self.session_id
+        out.columns, out.n, out.blocks = self.rows.cols, self.rows.n, self.blocks
+        is_sub = self.agent_id is not None or os.sep + "subagents" + os.sep in path
+        sid = session_id
+        parent = None
+        spawn = self.spawn
+        if is_sub:
+            stem = os.path.basename(path)[:-6] if path.endswith(".jsonl") else os.path.basename(path)
+            sid, parent = (f"{session_id}/{stem}" if session_id else stem), session_id
+        elif isinstance(spawn, dict) and isinstance(spawn.get("sessionId"), str) and spawn["sessionId"] != session_id:
+            parent = spawn["sessionId"]
+        elif isinstance(spawn, str) and spawn != session_id:
+            parent = spawn
+        out.session = {"session_id": sid, "agent": "claude-code", "agent_version": self.version, "cwd": self.cwd,
+                       "name": self.name, "parent_session_id": parent,
+                       "root_session_id": session_id if is_sub else sid,
+                       "agent_id": self.agent_id if is_sub else None, "spawned": self.spawned}
+        return out
+
+
 def read_claude(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile:
     """Read one Claude Code transcript from a binary file object ``fh``.
 
@@ -222,106 +347,16 @@ def read_claude(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile
         ...     af = read_claude("x.jsonl", fh)
     """
     max_line = formats.MAX_LINE if max_line is None else max_line
-    out = AgentFile(path=path, agent="claude-code")
-    rows = _Rows()
-    blocks: list[tuple] = []
-    tool_names: dict[str, str] = {}
-    session_id = agent_id = version = cwd = name = None
-    spawn = None  # forkedFrom of a /branch session
-    spawned: dict[str, str] = {}  # subagent id -> the tool call that ran it
+    reader = _Reader(path)
     for line_no, raw, start in iter_lines(fh, max_line=max_line):
         if raw is None:
             if b"file-history-snapshot" not in start:
-                out.issues.append(LineIssue(path, line_no, "line_too_long",
-                                            f"line longer than {max_line} bytes skipped",
-                                            start[:80].decode("utf-8", "replace")))
-            continue
-        if not raw.strip():
-            continue
-        try:
-            try:
-                ln = _DECODE(raw)
-            except msgspec.ValidationError as exc:
-                ln = _lenient(raw)  # one issue per line: the entry keeps its envelope, or is lost with it
-                out.issues.append(LineIssue(path, line_no, "bad_field", f"unexpected field type: {exc}"
-                                            + ("" if ln.uuid is not None else "; the line is not an entry"),
-                                            raw[:80].decode("utf-8", "replace"), ln.uuid))
-                if ln.uuid is None:
-                    continue
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            out.issues.append(LineIssue(path, line_no, "invalid_json", str(exc), raw[:80].decode("utf-8", "replace")))
-            continue
-        typ = ln.type
-        if typ in ("summary", "ai-title", "custom-title"):
-            name = ln.summary or ln.title or ln.aiTitle or name
-            continue
-        if ln.uuid is None:
-            if typ not in CLAUDE_NODE_LESS:
-                out.issues.append(LineIssue(path, line_no, "missing_id", f"{typ!r} line without uuid",
-                                            raw[:80].decode("utf-8", "replace")))
-            continue
-        session_id = session_id or ln.sessionId
-        agent_id = agent_id or ln.agentId
-        version = ln.version or version
-        cwd = cwd or ln.cwd
-        if spawn is None and ln.forkedFrom is not None:
-            spawn = ln.forkedFrom
-        eid = ln.uuid
-        common = dict(line_no=line_no, entry_id=eid, parent_id=ln.parentUuid, timestamps=ln.timestamp,
-                      is_sidechain=ln.isSidechain, side_node=False)
-        m = ln.message
-        if typ in ("user", "assistant") and m is not None:
-            role = "assistant" if typ == "assistant" else "user"
-            chars, calls, role, tool_name, is_error = _content(m, role, eid, blocks, tool_names)
-            tr = bytes(ln.toolUseResult)
-            if tr and b'"agentId"' in tr and isinstance(m.content, list):  # a Task/Agent call's result
-                res = _DECODE_ANY(tr)
-                call = next((b.tool_use_id for b in m.content if b.type == "tool_result"), None)
-                if isinstance(res, dict) and isinstance(res.get("agentId"), str) and call:
-                    spawned[res["agentId"]] = call
-            vals: dict[str, Any] = dict(type="message", role=role, est_tokens=-(-chars // CHARS_PER_TOKEN),
-                                        tool_call_count=calls, tool_name=tool_name, is_error=is_error)
-            if role == "assistant":
-                u = m.usage
-                model = m.model if m.model != "<synthetic>" else None
-                vals.update(provider="anthropic" if model else None, model=m.model, stop_reason=m.stop_reason,
-                            message_id=m.id, request_id=ln.requestId,
-                            error_message=str(ln.error) if ln.isApiErrorMessage and ln.error is not None else None)
-                if u is not None:
-                    inp, out_, cw, cr = (u.input_tokens or 0, u.output_tokens or 0,
-                                         u.cache_creation_input_tokens or 0, u.cache_read_input_tokens or 0)
-                    cc = u.cache_creation
-                    vals.update(input_tokens=inp, output_tokens=out_, cache_write_tokens=cw, cache_read_tokens=cr,
-                                total_tokens=inp + out_ + cw + cr, context_tokens=inp + out_ + cw + cr,
-                                cache_write_1h_tokens=cc.ephemeral_1h_input_tokens if cc is not None else None,
-                                usage_kind="message")
-                    if ln.costUSD is not None:
-                        vals.update(cost_usd=ln.costUSD, cost_source="recorded")
-            rows.add(**common, **vals)
-        elif typ == "system" and ln.subtype == "compact_boundary":
-            meta = ln.compactMetadata
-            common["parent_id"] = ln.parentUuid or ln.logicalParentUuid
-            rows.add(**common, type="compaction", est_tokens=0, custom_type=meta.trigger if meta else None,
-                     tokens_before=meta.preTokens if meta else None, tokens_after=meta.postTokens if meta else None)
-        else:
-            sub = ln.subtype if typ == "system" else (ln.data.type if typ == "progress" and ln.data else None)
-            common["side_node"] = True
-            rows.add(**common, type=typ or "unknown", custom_type=sub)
-    out.columns, out.n, out.blocks = rows.cols, rows.n, blocks
-    is_sub = agent_id is not None or os.sep + "subagents" + os.sep in path
-    sid = session_id
-    parent = None
-    if is_sub:
-        stem = os.path.basename(path)[:-6] if path.endswith(".jsonl") else os.path.basename(path)
-        sid, parent = (f"{session_id}/{stem}" if session_id else stem), session_id
-    elif isinstance(spawn, dict) and isinstance(spawn.get("sessionId"), str) and spawn["sessionId"] != session_id:
-        parent = spawn["sessionId"]
-    elif isinstance(spawn, str) and spawn != session_id:
-        parent = spawn
-    out.session = {"session_id": sid, "agent": "claude-code", "agent_version": version, "cwd": cwd, "name": name,
-                   "parent_session_id": parent, "root_session_id": session_id if is_sub else sid,
-                   "agent_id": agent_id if is_sub else None, "spawned": spawned}
-    return out
+                reader.out.issues.append(LineIssue(path, line_no, "line_too_long",
+                                                   f"line longer than {max_line} bytes skipped",
+                                                   start[:80].decode("utf-8", "replace")))
+        elif raw.strip():
+            reader.line(line_no, raw)
+    return reader.finish()
 
 
 def dedupe_usage(files: Sequence[tuple[list, list, list, list, Any]]) -> list[list[bool]]:

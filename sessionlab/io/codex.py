@@ -216,6 +216,40 @@ class _Reader:
         self.open_call = None
 
 
+    def response_item(self, line_no: int, ts: Any, p: Any) -> None:
+        """A ``response_item`` line: an assistant item, a message, a tool output or a side node."""
+        pt = p.type
+        if pt == "message" and p.role == "assistant" or pt in _ASSISTANT_ITEMS:
+            self.assistant_item(line_no, ts, p)
+        elif pt == "message":
+            self.open_call = None
+            i = self.add(line_no, ts, type="message", role=p.role, est_tokens=0)
+            self.block(i, "text", _items_chars(p.content))
+        elif pt in _OUTPUT_ITEMS:
+            self.open_call = None
+            name = self.tool_names.get(p.call_id) if isinstance(p.call_id, str) else None
+            i = self.add(line_no, ts, type="message", role="toolResult", tool_name=name, est_tokens=0)
+            self.block(i, "toolResult", max(len(bytes(p.output)) - 2, 0), name, p.call_id)
+        else:
+            self.add(line_no, ts, type="response_item", custom_type=pt, side_node=True)
+
+    def compacted(self, line_no: int, ts: Any, p: Any) -> None:
+        """A ``compacted`` line: a compaction row estimated from the history that replaced the context."""
+        self.open_call = None
+        nc = _len(p.message)
+        hist = _history_chars(bytes(p.replacement_history))  # the context that replaced the old one
+        self.add(line_no, ts, type="compaction", tokens_before=self.last_prompt, summary_chars=nc,
+                 est_tokens=-(-(nc if hist is None else hist) // CHARS_PER_TOKEN))
+
+    def characters_to_tokens(self) -> None:
+        """``est_tokens`` held characters until now: ``ceil(chars / 4)`` (compaction rows have tokens already)."""
+        est = self.cols["est_tokens"]
+        self.cols["est_tokens"] = [None if v is None else -(-v // CHARS_PER_TOKEN) for v in est]
+        for i in range(self.n):
+            if self.cols["type"][i] == "compaction":
+                self.cols["est_tokens"][i] = est[i]
+
+
 def read_codex(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile:
     """Read one Codex rollout from a binary file object ``fh``."""
     max_line = formats.MAX_LINE if max_line is None else max_line
@@ -250,36 +284,16 @@ def read_codex(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile:
             r.model = p.model or r.model
             r.add(line_no, ts, type="turn_context", model=p.model, side_node=True)
         elif typ == "response_item":
-            if pt == "message" and p.role == "assistant" or pt in _ASSISTANT_ITEMS:
-                r.assistant_item(line_no, ts, p)
-            elif pt == "message":
-                r.open_call = None
-                i = r.add(line_no, ts, type="message", role=p.role, est_tokens=0)
-                r.block(i, "text", _items_chars(p.content))
-            elif pt in _OUTPUT_ITEMS:
-                r.open_call = None
-                name = r.tool_names.get(p.call_id) if isinstance(p.call_id, str) else None
-                i = r.add(line_no, ts, type="message", role="toolResult", tool_name=name, est_tokens=0)
-                r.block(i, "toolResult", max(len(bytes(p.output)) - 2, 0), name, p.call_id)
-            else:
-                r.add(line_no, ts, type="response_item", custom_type=pt, side_node=True)
+            r.response_item(line_no, ts, p)
         elif typ == "event_msg":
             if pt == "token_count" and p.info is not None:
                 r.token_count(line_no, ts, p.info)
         elif typ == "compacted":
-            r.open_call = None
-            nc = _len(p.message)
-            hist = _history_chars(bytes(p.replacement_history))  # the context that replaced the old one
-            r.add(line_no, ts, type="compaction", tokens_before=r.last_prompt, summary_chars=nc,
-                  est_tokens=-(-(nc if hist is None else hist) // CHARS_PER_TOKEN))
+            r.compacted(line_no, ts, p)
         else:
             out.issues.append(LineIssue(path, line_no, "unknown_type", f"unknown line type {typ!r}",
                                         raw[:80].decode("utf-8", "replace")))
-    est = r.cols["est_tokens"]
-    r.cols["est_tokens"] = [None if v is None else -(-v // CHARS_PER_TOKEN) for v in est]
-    for i in range(r.n):  # compaction rows were given tokens already
-        if r.cols["type"][i] == "compaction":
-            r.cols["est_tokens"][i] = est[i]
+    r.characters_to_tokens()
     out.columns, out.n = r.cols, r.n
     out.session = {"session_id": sid, "agent": "codex", "agent_version": version, "cwd": cwd, "name": None,
                    "parent_session_id": parent, "root_session_id": _parent_thread_of(parent, spawned) or sid}

@@ -372,6 +372,11 @@ _PI_MARKERS = frozenset({"parentId", "parentSession", "modelId", "thinkingLevel"
                          "targetId", "customType", "branchedFrom"})
 
 
+#: the lines at the head of a file whose objects :func:`detect_dialect` looks at (the header and 20
+#: entries); the C scanner's ``HEAD_LINES`` must agree (checked by ``tests/test_tokens.py``)
+HEAD_LINES = 21
+
+
 def detect_dialect(objects: list[dict]) -> Dialect:
     """``"seed"`` if the objects use the seed's snake_case keys, else ``"pi"``.
 

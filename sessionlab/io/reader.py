@@ -36,14 +36,14 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from .._jsjson import raw_decode
 from ..context import iso_to_ms
 from ..errors import BadInputError, BadLinesWarning, CycleError, EntryNotFoundError
 from ..model import SessionEntry, SessionHeader, UnknownEntry
 from ..model.entries import LeafEntry
-from .dialects import Dialect, detect_dialect, entry_from_dict, header_from_dict
+from .dialects import HEAD_LINES, Dialect, detect_dialect, entry_from_dict, header_from_dict
 from .migrate import CURRENT_VERSION, migrate_objects
 
 __all__ = ["LineIssue", "SessionFile", "read_session", "parse_session_bytes", "OnBadLines", "check_on_bad_lines",
@@ -54,7 +54,7 @@ OnBadLines = Literal["raise", "warn", "skip"]
 
 def check_on_bad_lines(on_bad_lines: object) -> None:
     """Raise ``ValueError`` unless ``on_bad_lines`` is one of :data:`OnBadLines`' values."""
-    if on_bad_lines not in ("raise", "warn", "skip"):
+    if on_bad_lines not in get_args(OnBadLines):
         raise ValueError(f"on_bad_lines must be 'raise', 'warn' or 'skip', not {on_bad_lines!r}")
 
 _EXCERPT = 80
@@ -194,6 +194,88 @@ def decoded_lines(raw_lines: list[bytes], report: Any) -> Any:
         yield idx, lineno, text
 
 
+def line_values(text: str) -> tuple[list[tuple[Any, str]], str | None]:
+    """The JSON values on one (non-blank) line, with their text, and the decoding error that
+    stopped the line (``None`` when the whole line was read). The v3 and v4 readers share it."""
+    found: list[tuple[Any, str]] = []
+    pos = len(text) - len(text.lstrip(_WS))
+    error: str | None = None
+    while pos < len(text):
+        try:
+            obj, end = raw_decode(text, pos)
+        except (ValueError, RecursionError) as exc:  # (a line nested too deep is one bad line)
+            error = str(exc)
+            break
+        found.append((obj, text[pos:end]))
+        pos = end
+        while pos < len(text) and text[pos] in _WS:
+            pos += 1
+    return found, error
+
+
+class _Objects:
+    """Every parsed object of a file (header candidates included), in file order, with its text,
+    its line and whether it was alone and clean on its line (``visible``)."""
+
+    def __init__(self) -> None:
+        self.objs: list[dict] = []
+        self.texts: list[str] = []
+        self.lines: list[int] = []
+        self.visible: list[bool] = []
+
+    def read(self, raw_lines: list[bytes], final_newline: bool, report: Any) -> None:
+        last_idx = len(raw_lines) - 1
+        for idx, lineno, text in decoded_lines(raw_lines, report):
+            if not text.strip(_WS):
+                continue
+            found, error = line_values(text)
+            if error is not None and not any(isinstance(o, dict) for o, _ in found):
+                found = []  # e.g. "nullify" or "123 abc": nothing to recover, one bad line
+            if error is not None and not found:
+                if idx == last_idx and not final_newline:
+                    report(lineno, "truncated_last_line", "the last line is incomplete (no newline, not valid JSON): "
+                           "the writer probably stopped mid-line", text)
+                else:
+                    report(lineno, "invalid_json", f"not valid JSON: {error}", text)
+                continue
+            if error is not None:
+                report(lineno, "invalid_json", f"{len(found)} object(s) recovered, then not valid JSON: {error}", text)
+            if len(found) > 1:
+                report(lineno, "glued_objects", f"{len(found)} JSON objects on one line; all loaded", text)
+            for obj, otext in found:
+                if not isinstance(obj, dict):
+                    report(lineno, "not_an_object", f"a JSON {type(obj).__name__}, not an object", otext)
+                    continue
+                self.objs.append(obj)
+                self.texts.append(otext)
+                self.lines.append(lineno)
+                self.visible.append(len(found) == 1 and error is None)
+
+    def take_header(self, report: Any) -> tuple[dict, str, int] | None:
+        """The header (object, text, line), removed from the objects, when the first object is
+        ``{"type": "session", "id": str}``; else ``None`` and a ``missing_header`` issue."""
+        objs = self.objs
+        if objs and objs[0].get("type") == "session" and isinstance(objs[0].get("id"), str):
+            head = (objs[0], self.texts[0], self.lines[0])
+            self.objs, self.texts, self.lines, self.visible = objs[1:], self.texts[1:], self.lines[1:], self.visible[1:]
+            return head
+        report(self.lines[0] if self.lines else 1, "missing_header", 'the first object is not a session header '
+               '{"type": "session", "id": ...}; pi would treat this file as empty', self.texts[0] if self.texts else "")
+        return None
+
+
+def _header_version(header_obj: dict, header_text: str, header_line: int, report: Any) -> int:
+    """The version a header declares (1 when absent; 3, reported, when it is not 1, 2 or 3)."""
+    v = header_obj.get("version")
+    if v is None:
+        return 1
+    if isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= CURRENT_VERSION:
+        return v
+    report(header_line, "unsupported_version", f"header version {v!r} is not 1, 2 or 3; read as version 3",
+           header_text)
+    return CURRENT_VERSION
+
+
 def parse_session_bytes(data: bytes, *, path: str | None = None, on_bad_lines: OnBadLines = "warn") -> SessionFile:
     """Parse the bytes of a session file; see :func:`read_session`."""
     check_on_bad_lines(on_bad_lines)
@@ -216,111 +298,30 @@ def parse_session_bytes(data: bytes, *, path: str | None = None, on_bad_lines: O
     raw_lines = data.split(b"\n")
     if final_newline and raw_lines:
         raw_lines.pop()  # the empty piece after the final newline
-    crlf = any(ln.endswith(b"\r") for ln in raw_lines)
-
-    objs: list[dict] = []  # every parsed object (header candidates included), file order
-    texts: list[str] = []
-    lines: list[int] = []
-    visible: list[bool] = []
-    last_idx = len(raw_lines) - 1
-    for idx, lineno, text in decoded_lines(raw_lines, report):
-        if not text.strip(_WS):
-            continue
-        start = len(text) - len(text.lstrip(_WS))
-        found: list[tuple[Any, str]] = []
-        pos = start
-        error: str | None = None
-        while True:
-            try:
-                obj, end = raw_decode(text, pos)
-            except (ValueError, RecursionError) as exc:  # (a line nested too deep is one bad line)
-                error = str(exc)
-                break
-            found.append((obj, text[pos:end]))
-            pos = end
-            while pos < len(text) and text[pos] in _WS:
-                pos += 1
-            if pos >= len(text):
-                break
-        if error is not None and not any(isinstance(o, dict) for o, _ in found):
-            found = []  # e.g. "nullify" or "123 abc": nothing to recover, one bad line
-        if error is not None and not found:
-            if idx == last_idx and not final_newline:
-                report(lineno, "truncated_last_line", "the last line is incomplete (no newline, not valid JSON): "
-                       "the writer probably stopped mid-line", text)
-            else:
-                report(lineno, "invalid_json", f"not valid JSON: {error}", text)
-            continue
-        if error is not None:
-            report(lineno, "invalid_json", f"{len(found)} object(s) recovered, then not valid JSON: {error}", text)
-        if len(found) > 1:
-            report(lineno, "glued_objects", f"{len(found)} JSON objects on one line; all loaded", text)
-        for obj, otext in found:
-            if not isinstance(obj, dict):
-                report(lineno, "not_an_object", f"a JSON {type(obj).__name__}, not an object", otext)
-                continue
-            objs.append(obj)
-            texts.append(otext)
-            lines.append(lineno)
-            visible.append(len(found) == 1 and error is None)
-
+    found = _Objects()
+    found.read(raw_lines, final_newline, report)
     # A missing final newline belongs to the last line; when that line is not loaded cleanly
     # (truncated, blank, glued), the written-back file must end with a newline, or the next
     # append would be glued to the last good line.
-    if not final_newline and not (lines and lines[-1] == len(raw_lines) and visible[-1]):
+    if not final_newline and not (found.lines and found.lines[-1] == len(raw_lines) and found.visible[-1]):
         final_newline = True
-
-    # header: the first parsed object must be {"type": "session", "id": str}
-    header_obj: dict | None = None
-    if objs and objs[0].get("type") == "session" and isinstance(objs[0].get("id"), str):
-        header_obj, header_text, header_line = objs[0], texts[0], lines[0]
-        objs, texts, lines, visible = objs[1:], texts[1:], lines[1:], visible[1:]
-    else:
-        where = lines[0] if lines else 1
-        report(where, "missing_header", 'the first object is not a session header {"type": "session", "id": ...}; '
-               "pi would treat this file as empty", texts[0] if texts else "")
-
-    dialect = detect_dialect(([header_obj] if header_obj else []) + objs[:20])
-    version: int | None = None
-    if header_obj is not None:
-        version = CURRENT_VERSION
-        v = header_obj.get("version")
-        if v is None:
-            version = 1
-        elif isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= CURRENT_VERSION:
-            version = v
-        else:
-            report(header_line, "unsupported_version", f"header version {v!r} is not 1, 2 or 3; read as version 3",
-                   header_text)
-
-    mig_header: dict | None = header_obj
-    mig_objs: list[dict] = objs
-    if header_obj is not None and dialect == "pi" and version is not None and version < CURRENT_VERSION:
-        mig_header, mig_objs = migrate_objects(header_obj, objs, version, visible)
+    head = found.take_header(report)
+    objs, texts, lines = found.objs, found.texts, found.lines
+    dialect = detect_dialect(([head[0]] if head else []) + objs[:HEAD_LINES - 1])
+    version = None if head is None else _header_version(*head, report)
+    mig_header, mig_objs = head[0] if head else None, objs
+    if head is not None and version is not None and dialect == "pi" and version < CURRENT_VERSION:
+        mig_header, mig_objs = migrate_objects(head[0], objs, version, found.visible)
 
     header = header_from_dict(mig_header, dialect) if mig_header is not None else None
     entries = [entry_from_dict(o, dialect) for o in mig_objs]
-    source: list[tuple[Any, str]] = []
-    if header is not None:
-        source.append((header, header_text))
+    source: list[tuple[Any, str]] = [(header, head[1])] if header is not None and head else []
     source.extend(zip(entries, texts))
-
     _check_tree(entries, lines, texts, report)
     issues.sort(key=lambda i: i.line)
-
-    sf = SessionFile(
-        path=path,
-        header=header,
-        entries=entries,
-        issues=issues,
-        dialect=dialect,
-        version=version,
-        line_numbers=lines,
-        newline="\r\n" if crlf else "\n",
-        bom=bom,
-        final_newline=final_newline,
-        _source=source,
-    )
+    sf = SessionFile(path=path, header=header, entries=entries, issues=issues, dialect=dialect, version=version,
+                     line_numbers=lines, newline="\r\n" if any(ln.endswith(b"\r") for ln in raw_lines) else "\n",
+                     bom=bom, final_newline=final_newline, _source=source)
     _handle_issues(sf, on_bad_lines)
     return sf
 

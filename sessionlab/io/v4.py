@@ -98,7 +98,7 @@ def _excerpt(text: str) -> str:
 
 def _split_values(data: bytes, report: Any) -> tuple[list[tuple[int, Any, str]], bool]:
     """Every JSON value of every line as ``(line, value, text)``; bad lines reported."""
-    from .reader import decoded_lines  # (reader imports this module lazily)
+    from .reader import decoded_lines, line_values  # (reader imports this module lazily)
 
     final_newline = data.endswith(b"\n") or not data
     raw_lines = data.split(b"\n")
@@ -115,19 +115,7 @@ def _split_values(data: bytes, report: Any) -> tuple[list[tuple[int, Any, str]],
             report(lineno, "truncated_last_line", "the last line has no newline: the transaction never "
                    "completed (the harness drops it); its writes are not loaded", text)
             continue
-        pos = len(text) - len(text.lstrip(_WS))
-        found: list[tuple[Any, str]] = []
-        error: str | None = None
-        while pos < len(text):
-            try:
-                obj, end = raw_decode(text, pos)
-            except (ValueError, RecursionError) as exc:
-                error = str(exc)
-                break
-            found.append((obj, text[pos:end]))
-            pos = end
-            while pos < len(text) and text[pos] in _WS:
-                pos += 1
+        found, error = line_values(text)
         if error is not None and not found:
             report(lineno, "invalid_json", f"not valid JSON: {error}", text)
             continue

@@ -59,11 +59,16 @@ class Usage:
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def context_tokens(self) -> int:
-        """pi's ``calculateContextTokens``: ``total_tokens`` if truthy, else the sum of the parts
-        (a missing part counts 0)."""
-        if self.total_tokens:
-            return int(self.total_tokens)
-        return int(sum(v or 0 for v in (self.input, self.output, self.cache_read, self.cache_write)))
+        """pi's ``calculateContextTokens`` (see :func:`context_token_count`)."""
+        return int(context_token_count(self.total_tokens, self.input, self.output, self.cache_read, self.cache_write))
+
+
+def context_token_count(total: Any, input: Any, output: Any, cache_read: Any, cache_write: Any) -> Any:
+    """pi's ``calculateContextTokens`` on a usage's raw values: ``totalTokens`` if truthy, else the
+    sum of the four parts (a missing part counts 0). The one statement of the rule in Python: the
+    object model and the msgspec path call it; the C scanner's copy (``context_tokens`` in
+    ``_scan.c``) is checked against it by ``tests/test_tokens.py``."""
+    return total or (input or 0) + (output or 0) + (cache_read or 0) + (cache_write or 0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

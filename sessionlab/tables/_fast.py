@@ -37,13 +37,22 @@ import pyarrow.compute as pc
 from .._jsjson import js_len, js_parse, js_stringify
 from .._rules import session_name
 from ..io import detect_dialect
-from ..tokens import CHARS_PER_TOKEN, IMAGE_CHARS
+from ..io.dialects import HEAD_LINES
+from ..model.messages import context_token_count
+from ..tokens import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
 from ._objects import parse_timestamps
 
 __all__ = ["fast_columns", "PI_TYPES"]
 
 PI_TYPES = frozenset({"message", "thinking_level_change", "model_change", "compaction", "branch_summary",
                       "custom", "custom_message", "label", "session_info", "usage", "context_edit"})
+
+# pi's per-role rule (tokens.ROLE_CHARS) as this path applies it: the roles whose content counts
+# (pi 1.6's images included: tables/_pi16.apply_rules takes them out for pi 0.58), and the roles
+# counted from string fields; the assistant's blocks and the system message are handled apart
+_CONTENT_ROLES = frozenset(r for r, parts in ROLE_CHARS.items() if parts == ("content", "images"))
+_FIELD_ROLES = {r: parts for r, parts in ROLE_CHARS.items()
+                if r not in _CONTENT_ROLES and r not in ("assistant", "system")}
 
 
 class _Block(msgspec.Struct):
@@ -234,7 +243,7 @@ def _line_numbers(data: bytes) -> np.ndarray:
     return np.flatnonzero(nonblank).astype(np.int32) + 1
 
 
-def _head_lines(data: bytes, k: int = 21) -> list[bytes]:
+def _head_lines(data: bytes, k: int = HEAD_LINES) -> list[bytes]:
     """``data.split(b"\n", k)[:k]`` without copying the rest of the file into the last piece."""
     end = -1
     for _ in range(k):  # k newline searches, not a loop over entries
@@ -244,12 +253,9 @@ def _head_lines(data: bytes, k: int = 21) -> list[bytes]:
     return data[:end].split(b"\n")
 
 
-def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
-    """Columns of a clean pi v3 file, or :class:`Refused`.
-
-    Returns ``{"header": {...}, "columns": {name: list or Arrow array}, "blocks": [tuples] or None,
-    "facts": {name, leaf_id, leaf_count}}``.
-    """
+def _decode(data: bytes) -> tuple[list[_Entry], np.ndarray]:
+    """The file's objects (header first) and their line numbers; :class:`Refused` unless the file
+    is one pi v3 object per line."""
     if data.startswith(b"\xef\xbb\xbf"):
         raise Refused("BOM")
     try:
@@ -276,161 +282,188 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
         raise Refused("header")
     if detect_dialect(head_objs) != "pi":
         raise Refused("dialect")
-    ents = objs[1:]
-    n = len(ents)
-    typ = [e.type for e in ents]
-    if not PI_TYPES.issuperset(typ):
-        raise Refused("entry type")
-    if any(e.retainedTail is not None for e in ents):
-        raise Refused("retained tail")  # the seed's compaction tail: the object path measures it
-    ids = [e.id for e in ents]
-    parents = [e.parentId for e in ents]
-    id_arr = pa.array(ids, pa.string())
-    par_arr = pa.array(parents, pa.string())
+    return objs, lines
+
+
+class _Rows:
+    """The entries of one file and what every column builder looks at."""
+
+    def __init__(self, ents: list[_Entry]) -> None:
+        self.ents = ents
+        self.n = len(ents)
+        self.typ = [e.type for e in ents]
+        if not PI_TYPES.issuperset(self.typ):
+            raise Refused("entry type")
+        if any(e.retainedTail is not None for e in ents):
+            raise Refused("retained tail")  # the seed's compaction tail: the object path measures it
+        self.ids = [e.id for e in ents]
+        self.parents = [e.parentId for e in ents]
+        self.msgs = [e.message if t == "message" else None for t, e in zip(self.typ, ents)]
+        self.roles = [m.role if m is not None else None for m in self.msgs]
+        self.asst = [m if r == "assistant" else None for m, r in zip(self.msgs, self.roles)]
+        self.calls: list[int | None] = []  # (these two: filled with the estimates)
+        self.images: list[int | None] = []
+        self.by_type: dict[str | None, list[int]] = {}
+        for i, t in enumerate(self.typ):  # row indices per entry type (so columns only visit their rows)
+            self.by_type.setdefault(t, []).append(i)
+
+    def pick(self, kind: str, attr: str) -> list:
+        """``attr`` of the entries of type ``kind``, null elsewhere."""
+        col: list = [None] * self.n
+        for i in self.by_type.get(kind, ()):
+            col[i] = getattr(self.ents[i], attr)
+        return col
+
+
+def _links(rows: _Rows) -> dict[str, Any]:
+    """The id, parent and parent-index columns; :class:`Refused` for a missing or repeated id, a
+    dangling parent or one not earlier in the file (which also rules out cycles)."""
+    n = rows.n
+    id_arr = pa.array(rows.ids, pa.string())
+    par_arr = pa.array(rows.parents, pa.string())
     if n and (id_arr.null_count or pc.count_distinct(id_arr).as_py() != n):
         raise Refused("ids")
     pidx = pc.index_in(par_arr, value_set=id_arr).to_numpy(zero_copy_only=False)
     has_parent = ~np.isnan(pidx) if pidx.dtype.kind == "f" else np.ones(n, bool)
     if int(has_parent.sum()) != n - par_arr.null_count or (pidx[has_parent] >= np.flatnonzero(has_parent)).any():
         raise Refused("parents")  # a dangling parent, or one not earlier in the file
-    # a missing or unreadable timestamp is a ``bad_timestamp`` issue, which only the tolerant path reports
-    timestamps = parse_timestamps(pa.array([e.timestamp for e in ents], pa.string()))
-    if timestamps.null_count:
-        raise Refused("timestamp")
-
-    msgs = [e.message if t == "message" else None for t, e in zip(typ, ents)]
-    roles = [m.role if m is not None else None for m in msgs]
-    asst = [m if r == "assistant" else None for m, r in zip(msgs, roles)]
-    tres = [m if r == "toolResult" else None for m, r in zip(msgs, roles)]
-    usage = [m.usage if m is not None else None for m in asst]
-
-    by_type: dict[str | None, list[int]] = {}
-    for i, t in enumerate(typ):  # row indices per entry type (so columns only visit their rows)
-        by_type.setdefault(t, []).append(i)
-
-    def pick(kind: str, attr: str) -> list:
-        col: list = [None] * n
-        for i in by_type.get(kind, ()):
-            col[i] = getattr(ents[i], attr)
-        return col
-
-    blocks: list | None = [] if want_blocks else None
-    est: list[int | None] = [None] * n
-    calls: list[int | None] = [None] * n
-    images: list[int | None] = [None] * n
-    summary_chars: list[int | None] = [None] * n
-    raws: list[bytes] = []  # tool-call arguments, measured in one batch below
-    raw_owner: list[int] = []
-    raw_block: list[int] = []
-    # Per-entry loop: content is a variable-length list of blocks whose characters follow pi's
-    # per-role rule, which has no array form; it is kept to one flat loop with inlined lengths.
-    for i, t in enumerate(typ):
-        if t == "message":
-            m = msgs[i]
-            if m is None:
-                continue
-            r = roles[i]
-            if r == "assistant":
-                content: Any = m.content
-                chars = k = n_img = 0
-                if content is not None and content.__class__ is not str:
-                    for j, blk in enumerate(content):
-                        bt = blk.type
-                        nc = 0
-                        if bt == "text":
-                            s_ = blk.text
-                            nc = 0 if s_ is None else len(s_) if s_.isascii() else _js_len(s_)
-                        elif bt == "thinking":
-                            s_ = blk.thinking
-                            nc = 0 if s_ is None else len(s_) if s_.isascii() else _js_len(s_)
-                        elif bt == "image":
-                            n_img += 1
-                        elif bt == "toolCall":
-                            k += 1
-                            nc = _js_len(blk.name)
-                            raws.append(bytes(blk.arguments))
-                            raw_owner.append(i)
-                            raw_block.append(len(blocks) if blocks is not None else -1)
-                        chars += nc
-                        if blocks is not None:
-                            blocks.append([ids[i], r, j, bt, (blk.name or "") if bt == "toolCall" else None,
-                                           blk.id if bt == "toolCall" else None, nc])
-                    images[i] = n_img  # (a string as assistant content is no content: null)
-                calls[i] = k
-            elif r == "user" or r == "toolResult" or r == "custom":
-                chars, images[i] = _content(m.content, r, ids[i], blocks)
-            elif r == "system":  # (its estimate needs the system messages before it: see ._pi16)
-                chars = 0
-                c_ = m.content
-                images[i] = None if c_ is None else 0 if c_.__class__ is str else sum(b.type == "image" for b in c_)
-            elif r == "bashExecution":
-                chars = _js_len(m.command) + _js_len(m.output)
-            elif r == "branchSummary" or r == "compactionSummary":
-                chars = _js_len(m.summary)
-            else:
-                chars = 0
-            est[i] = chars  # characters for now; tokens below
-        elif t == "custom_message":
-            est[i], images[i] = _content(ents[i].content, "custom", ids[i], blocks)
-        elif t == "compaction" or t == "branch_summary":
-            summary_chars[i] = est[i] = _js_len(ents[i].summary)
-    for i, bi, nc in zip(raw_owner, raw_block, _batch_args_lens(raws)):
-        est[i] += nc  # type: ignore[operator]
-        if blocks is not None:
-            blocks[bi][6] += nc
-    est = [None if c is None else -(-c // CHARS_PER_TOKEN) for c in est]  # ceil(chars / 4)
-
-    def ctx(u: _Usage | None) -> int | None:
-        if u is None:
-            return None
-        v = u.totalTokens or ((u.input or 0) + (u.output or 0) + (u.cacheRead or 0) + (u.cacheWrite or 0))
-        return v if -(2**63) <= v < 2**63 else None  # (a sum beyond int64 is null, as in the object model)
-
-    # the usage of each row (an assistant's call, or spend recorded by another entry) and its kind
-    kinds: list[str | None] = [None if u is None else "message" for u in usage]
-    for t in ("compaction", "branch_summary", "usage"):
-        for i in by_type.get(t, ()):
-            u = usage[i] = ents[i].usage
-            if u is not None:
-                kinds[i] = (ents[i].kind or "usage") if t == "usage" else t
-    cost = [u.cost if u is not None else None for u in usage]
-    provider = [m.provider if m is not None else p for m, p in zip(asst, pick("model_change", "provider"))]
-    model = [m.model if m is not None else p for m, p in zip(asst, pick("model_change", "modelId"))]
-    for i in by_type.get("usage", ()):
-        provider[i], model[i] = ents[i].provider, ents[i].model
-    target = pick("label", "targetId")
-    for i in by_type.get("context_edit", ()):
-        target[i] = ents[i].targetId
-    ctype = [e.customType if t in ("custom", "custom_message")
-             else (m.customType if r == "custom" and m is not None else None)
-             for t, e, m, r in zip(typ, ents, msgs, roles)]
-    names = pick("session_info", "name")
-    infos = by_type.get("session_info", ())
-    name = session_name(ents[infos[-1]].name) if infos else None  # the latest one (pi 1.6)
-    columns: dict[str, Any] = {
-        "line_no": pa.array(lines[1:], pa.int32()),
+    return {
         "entry_id": id_arr,
         "parent_id": par_arr,
         "entry_index": pa.array(np.arange(n, dtype=np.int32)),
         "parent_index": pa.array(np.where(has_parent, np.nan_to_num(pidx, nan=0), 0).astype(np.int32)
                                  if pidx.dtype.kind == "f" else pidx.astype(np.int32), mask=~has_parent),
-        "type": typ,
-        "timestamps": timestamps,
-        "role": roles,
-        "provider": provider,
-        "model": model,
-        "api": [m.api if m is not None else None for m in asst],
-        "stop_reason": [m.stopReason if m is not None else None for m in asst],
+    }
+
+
+def _assistant_chars(rows: _Rows, i: int, blocks: list | None, raws: list[tuple[int, int, bytes]]) -> int:
+    """An assistant message's characters (text, thinking, tool-call names; the arguments go to
+    ``raws`` to be measured in one batch) and its block rows; sets its image and call counts."""
+    r = "assistant"
+    content: Any = rows.msgs[i].content  # type: ignore[union-attr]
+    chars = k = n_img = 0
+    if content is not None and content.__class__ is not str:
+        for j, blk in enumerate(content):
+            bt = blk.type
+            nc = 0
+            if bt == "text":
+                s_ = blk.text
+                nc = 0 if s_ is None else len(s_) if s_.isascii() else _js_len(s_)
+            elif bt == "thinking":
+                s_ = blk.thinking
+                nc = 0 if s_ is None else len(s_) if s_.isascii() else _js_len(s_)
+            elif bt == "image":
+                n_img += 1
+            elif bt == "toolCall":
+                k += 1
+                nc = _js_len(blk.name)
+                raws.append((i, len(blocks) if blocks is not None else -1, bytes(blk.arguments)))
+            chars += nc
+            if blocks is not None:
+                blocks.append([rows.ids[i], r, j, bt, (blk.name or "") if bt == "toolCall" else None,
+                               blk.id if bt == "toolCall" else None, nc])
+        rows.images[i] = n_img  # (a string as assistant content is no content: null)
+    rows.calls[i] = k
+    return chars
+
+
+def _message_chars(rows: _Rows, i: int, blocks: list | None, raws: list[tuple[int, int, bytes]]) -> int:
+    """A message's characters by pi's per-role rule (:data:`sessionlab.tokens.ROLE_CHARS`)."""
+    m = rows.msgs[i]
+    r = rows.roles[i]
+    if r == "assistant":
+        return _assistant_chars(rows, i, blocks, raws)
+    if r in _CONTENT_ROLES:
+        chars, rows.images[i] = _content(m.content, r, rows.ids[i], blocks)  # type: ignore[union-attr]
+        return chars
+    if r == "system":  # (its estimate needs the system messages before it: see ._pi16)
+        c_ = m.content  # type: ignore[union-attr]
+        rows.images[i] = (None if c_ is None else 0 if c_.__class__ is str
+                          else sum(b.type == "image" for b in c_))  # type: ignore[union-attr]
+        return 0
+    if r in _FIELD_ROLES:
+        return sum(_js_len(getattr(m, f)) for f in _FIELD_ROLES[r])
+    return 0
+
+
+def _estimates(rows: _Rows, want_blocks: bool) -> tuple[dict[str, list], list | None]:
+    """``est_tokens``, ``tool_call_count``, ``image_count`` and ``summary_chars``, and the block rows."""
+    n = rows.n
+    blocks: list | None = [] if want_blocks else None
+    est: list[int | None] = [None] * n
+    rows.calls = [None] * n
+    rows.images = [None] * n
+    summary_chars: list[int | None] = [None] * n
+    raws: list[tuple[int, int, bytes]] = []  # tool-call arguments (row, block row, raw), measured in one batch
+    # Per-entry loop: content is a variable-length list of blocks whose characters follow pi's
+    # per-role rule, which has no array form; it is kept to one flat loop with inlined lengths.
+    for i, t in enumerate(rows.typ):
+        if t == "message":
+            if rows.msgs[i] is not None:
+                est[i] = _message_chars(rows, i, blocks, raws)  # characters for now; tokens below
+        elif t == "custom_message":
+            est[i], rows.images[i] = _content(rows.ents[i].content, "custom", rows.ids[i], blocks)
+        elif t == "compaction" or t == "branch_summary":
+            summary_chars[i] = est[i] = _js_len(rows.ents[i].summary)
+    for (i, bi, _), nc in zip(raws, _batch_args_lens([r[2] for r in raws])):
+        est[i] += nc  # type: ignore[operator]
+        if blocks is not None:
+            blocks[bi][6] += nc
+    tokens = [None if c is None else -(-c // CHARS_PER_TOKEN) for c in est]  # ceil(chars / 4)
+    return {"est_tokens": tokens, "tool_call_count": rows.calls, "image_count": rows.images,
+            "summary_chars": summary_chars}, blocks
+
+
+def _ctx(u: _Usage | None) -> int | None:
+    if u is None:
+        return None
+    v = context_token_count(u.totalTokens, u.input, u.output, u.cacheRead, u.cacheWrite)
+    return v if -(2**63) <= v < 2**63 else None  # (a sum beyond int64 is null, as in the object model)
+
+
+def _usage_columns(rows: _Rows) -> dict[str, list]:
+    """The token, cost and usage-kind columns: an assistant's call, or spend another entry records."""
+    usage = [m.usage if m is not None else None for m in rows.asst]
+    kinds: list[str | None] = [None if u is None else "message" for u in usage]
+    for t in ("compaction", "branch_summary", "usage"):
+        for i in rows.by_type.get(t, ()):
+            u = usage[i] = rows.ents[i].usage
+            if u is not None:
+                kinds[i] = (rows.ents[i].kind or "usage") if t == "usage" else t
+    cost = [u.cost if u is not None else None for u in usage]
+    return {
         "input_tokens": [u.input if u is not None else None for u in usage],
         "output_tokens": [u.output if u is not None else None for u in usage],
         "cache_read_tokens": [u.cacheRead if u is not None else None for u in usage],
         "cache_write_tokens": [u.cacheWrite if u is not None else None for u in usage],
         "total_tokens": [u.totalTokens if u is not None else None for u in usage],
-        "context_tokens": [ctx(u) for u in usage],
+        "context_tokens": [_ctx(u) for u in usage],
         "cost_usd": [c.total if c is not None else None for c in cost],
-        "est_tokens": est,
+        "reasoning_tokens": [u.reasoning if u is not None else None for u in usage],
+        "cache_write_1h_tokens": [u.cacheWrite1h if u is not None else None for u in usage],
+        "usage_kind": kinds,
+    }
+
+
+def _field_columns(rows: _Rows) -> dict[str, list]:
+    """The columns read straight from an entry's or its message's fields."""
+    n, pick, asst = rows.n, rows.pick, rows.asst
+    tres = [m if r == "toolResult" else None for m, r in zip(rows.msgs, rows.roles)]
+    provider = [m.provider if m is not None else p for m, p in zip(asst, pick("model_change", "provider"))]
+    model = [m.model if m is not None else p for m, p in zip(asst, pick("model_change", "modelId"))]
+    for i in rows.by_type.get("usage", ()):
+        provider[i], model[i] = rows.ents[i].provider, rows.ents[i].model
+    target = pick("label", "targetId")
+    for i in rows.by_type.get("context_edit", ()):
+        target[i] = rows.ents[i].targetId
+    ctype = [e.customType if t in ("custom", "custom_message")
+             else (m.customType if r == "custom" and m is not None else None)
+             for t, e, m, r in zip(rows.typ, rows.ents, rows.msgs, rows.roles)]
+    return {
+        "type": rows.typ, "role": rows.roles, "provider": provider, "model": model,
+        "api": [m.api if m is not None else None for m in asst],
+        "stop_reason": [m.stopReason if m is not None else None for m in asst],
         "tool_name": [m.toolName if m is not None else None for m in tres],
-        "tool_call_count": calls,
         "is_error": [m.isError if m is not None else None for m in tres],
         "error_message": [m.errorMessage if m is not None else None for m in asst],
         "thinking_level": pick("thinking_level_change", "thinkingLevel"),
@@ -440,24 +473,51 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
         "target_id": target,
         "label": pick("label", "label"),
         "custom_type": ctype,
-        "summary_chars": summary_chars,
-        "retained_tail_messages": [None] * n,
-        "retained_tail_est_tokens": [None] * n,
-        "retained_tail_context_tokens": [None] * n,
-        "name": names,
+        "name": pick("session_info", "name"),
         "response_model": [m.responseModel if m is not None else None for m in asst],
-        "reasoning_tokens": [u.reasoning if u is not None else None for u in usage],
-        "cache_write_1h_tokens": [u.cacheWrite1h if u is not None else None for u in usage],
-        "usage_kind": kinds,
-        "image_count": images,
-        "edit_action": [None] * n,  # (these two: see ._pi16)
-        "system_est_tokens": [None] * n,
+        # the seed's retained tail (never on this path); pi 1.6's two columns ._pi16 fills
+        **{k: [None] * n for k in ("retained_tail_messages", "retained_tail_est_tokens",
+                                   "retained_tail_context_tokens", "edit_action", "system_est_tokens")},
     }
+
+
+def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
+    """Columns of a clean pi v3 file, or :class:`Refused`.
+
+    Returns ``{"header": {...}, "columns": {name: list or Arrow array}, "blocks": [tuples] or None,
+    "facts": {name, leaf_id, leaf_count}}``.
+    """
+    objs, lines = _decode(data)
+    header = objs[0]
+    rows = _Rows(objs[1:])
+    links = _links(rows)
+    # a missing or unreadable timestamp is a ``bad_timestamp`` issue, which only the tolerant path reports
+    timestamps = parse_timestamps(pa.array([e.timestamp for e in rows.ents], pa.string()))
+    if timestamps.null_count:
+        raise Refused("timestamp")
+    estimates, blocks = _estimates(rows, want_blocks)
+    found = {"line_no": pa.array(lines[1:], pa.int32()), **links, "timestamps": timestamps, **estimates,
+             **_usage_columns(rows), **_field_columns(rows)}
+    columns = {name: found[name] for name in _COLUMN_ORDER}
+    infos = rows.by_type.get("session_info", ())
+    n = rows.n
     facts = {
-        "name": name,
-        "leaf_id": ids[-1] if n else None,
-        "leaf_count": n - len(set(parents) - {None}),
+        "name": session_name(rows.ents[infos[-1]].name) if infos else None,  # the latest one (pi 1.6)
+        "leaf_id": rows.ids[-1] if n else None,
+        "leaf_count": n - len(set(rows.parents) - {None}),
     }
     head = {"session_id": header.id, "version": 3, "dialect": "pi", "cwd": header.cwd,
             "parent_session": header.parentSession, "header_timestamp": header.timestamp}
     return {"header": head, "columns": columns, "blocks": blocks, "facts": facts}
+
+
+# the columns in the order fast_columns has always given them (callers index them by name)
+_COLUMN_ORDER = (
+    "line_no", "entry_id", "parent_id", "entry_index", "parent_index", "type", "timestamps", "role", "provider",
+    "model", "api", "stop_reason", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+    "total_tokens", "context_tokens", "cost_usd", "est_tokens", "tool_name", "tool_call_count", "is_error",
+    "error_message", "thinking_level", "first_kept_entry_id", "tokens_before", "from_id", "target_id", "label",
+    "custom_type", "summary_chars", "retained_tail_messages", "retained_tail_est_tokens",
+    "retained_tail_context_tokens", "name", "response_model", "reasoning_tokens", "cache_write_1h_tokens",
+    "usage_kind", "image_count", "edit_action", "system_est_tokens",
+)

@@ -15,6 +15,7 @@ environment variable ``SESSIONLAB_NATIVE=0`` turns it off, which the tests use t
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
 import numpy as np
@@ -22,14 +23,44 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._rules import session_name
-from ..tokens import CHARS_PER_TOKEN
-from ._fast import _batch_args_lens
+from ..errors import NativeLoaderWarning
+from ..io.dialects import HEAD_LINES
+from ..tokens import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
+from ._fast import PI_TYPES, _batch_args_lens
 from ._objects import parse_timestamps, with_pi_defaults
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
 try:
     from .. import _scan  # type: ignore[attr-defined]
 except ImportError:  # no compiler at install time: the msgspec path does the work
+    _scan = None
+
+_KINDS = {"string": pa.string(), "int64": pa.int64(), "int32": pa.int32(), "float64": pa.float64(), "bool": pa.bool_()}
+
+
+def scanner_disagreements(scan: Any) -> list[str]:
+    """Where the built scanner's rules (its module attributes) differ from the Python ones: pi's
+    constants and per-role rule (:mod:`sessionlab.tokens`), the dialect's head lines, the entry
+    types (:data:`._fast.PI_TYPES`) and its columns against :mod:`._schema` (names and types;
+    ``est_chars`` becomes ``est_tokens``). Empty when they agree."""
+    want_roles = {r: "deferred" if r == "system" else " ".join(p) for r, p in ROLE_CHARS.items()}
+    out = [f"{name} is {got!r}, not {want!r}" for name, got, want in [
+        ("IMAGE_CHARS", scan.IMAGE_CHARS, IMAGE_CHARS), ("HEAD_LINES", scan.HEAD_LINES, HEAD_LINES),
+        ("ENTRY_TYPES", frozenset(scan.ENTRY_TYPES), PI_TYPES), ("ROLE_CHARS", scan.ROLE_CHARS, want_roles)]
+        if got != want]
+    for columns, schema in ((scan.ENTRY_COLUMNS, ENTRY_SCHEMA), (scan.BLOCK_COLUMNS, BLOCK_SCHEMA)):
+        for name, kind in columns:
+            name = "est_tokens" if name == "est_chars" else name
+            typ = schema.field(name).type if name in schema.names else None
+            if typ is None or (typ != _KINDS[kind] and not (name == "timestamp" and kind == "string")):
+                out.append(f"column {name} ({kind}) is not {typ}")
+    return out
+
+
+if _scan is not None and (_stale := scanner_disagreements(_scan)):  # a build older than the sources
+    warnings.warn(NativeLoaderWarning(f"sessionlab._scan disagrees with the Python rules ({'; '.join(_stale)}): "
+                                      "rebuild it (python setup.py build_ext --inplace); the slower paths load "
+                                      "every file meanwhile"), stacklevel=2)
     _scan = None
 
 __all__ = ["native_available", "NativeBatch"]

@@ -24,7 +24,7 @@ from ..context import _apply_edit, session_entry_to_context_messages
 from ..io.dialects import entry_from_dict
 from ..model import entries as E
 from ..model import messages as M
-from ..tokens import current_system_message, estimate_tokens
+from ..tokens import CHARS_PER_TOKEN, IMAGE_CHARS, current_system_message, estimate_tokens
 from ._native import strings
 
 __all__ = ["needs_resolve", "resolve"]
@@ -279,7 +279,8 @@ def apply_rules(table: pa.Table, rules: str) -> pa.Table:
     if rules == "pi-0.58" and table.num_rows:
         user = pc.fill_null(pc.equal(table["role"], "user"), False)
         images = pc.fill_null(table["image_count"], 0).cast(pa.int64())
-        est = pc.if_else(user, pc.subtract(table["est_tokens"], pc.multiply(images, 1200)), table["est_tokens"])
+        image_tokens = pc.multiply(images, IMAGE_CHARS // CHARS_PER_TOKEN)
+        est = pc.if_else(user, pc.subtract(table["est_tokens"], image_tokens), table["est_tokens"])
         system = pc.fill_null(pc.equal(table["role"], "system"), False)
         est = pc.if_else(system, pa.scalar(0, pa.int64()), est)
         k = table.schema.get_field_index("est_tokens")

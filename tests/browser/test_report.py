@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import doc_screenshot
 
 import sessionlab as sl
 from sessionlab.report import write_report
+from tests.browser.conftest import doc_screenshot
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "data"

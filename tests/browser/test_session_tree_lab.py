@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _lab import kernel_errors, open_and_run
-from conftest import doc_screenshot, new_page, screenshot_if_failed, write_notebook
 
 import sessionlab as sl
 from sessionlab.synth import generate_session
+from tests.browser._lab import kernel_errors, open_and_run
+from tests.browser.conftest import doc_screenshot, new_page, screenshot_if_failed, write_notebook
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "data"

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import write_notebook
-
 import sessionlab as sl
 from sessionlab.synth import generate_session
+from tests.browser.conftest import write_notebook
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "data"

@@ -13,8 +13,9 @@ import re
 from pathlib import Path
 
 import pytest
-from _lab import kernel_errors, open_and_run
-from conftest import doc_screenshot, new_page, screenshot_if_failed, write_notebook
+
+from tests.browser._lab import kernel_errors, open_and_run
+from tests.browser.conftest import doc_screenshot, new_page, screenshot_if_failed, write_notebook
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "data"

@@ -9,7 +9,7 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-from .harness import asan_runtime, build, compiler, run
+from tests.fuzz.harness import asan_runtime, build, compiler, run
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from .harness import asan_runtime, build, compiler, run
+from tests.fuzz.harness import asan_runtime, build, compiler, run
 
 SECONDS = float(os.environ.get("SESSIONLAB_FUZZ_SECONDS", "60"))
 
