@@ -159,17 +159,19 @@ def fit_prices(entries, *, session_id: SessionIds = None) -> dict[str, tuple[flo
     squares to the recorded calls' usage and cost (exact when the recorded costs are linear);
     ``session_id``: fitted to the calls of this session (or these sessions) only."""
     table = select_sessions(entries, session_id)
-    calls = table.filter(pc.and_(pc.equal(table["type"], "message"), pc.equal(table["role"], "assistant")))
+    cols = ["model", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd"]
+    # (only the columns the fit reads are filtered: the whole table's strings would cost more)
+    calls = table.select(cols).filter(pc.and_(pc.equal(table["type"], "message"), pc.equal(table["role"], "assistant")))
 
     def col(name: str) -> np.ndarray:
-        return np.asarray(pc.fill_null(calls[name], 0).to_numpy(zero_copy_only=False), np.float64)
+        return _np(calls[name], 0, np.float64)
 
     x = np.stack([col("input_tokens"), col("output_tokens"), col("cache_read_tokens"), col("cache_write_tokens")], 1)
     y = col("cost_usd")
-    models = np.asarray(pc.fill_null(calls["model"], "").to_numpy(zero_copy_only=False), object)
+    names, codes = _codes(pc.fill_null(calls["model"], ""))
     prices: dict[str, tuple[float, float, float, float]] = {}
-    for m in sorted(set(models.tolist())):  # one small fit per model
-        sel = models == m
+    for code, m in sorted(enumerate(names), key=lambda cm: cm[1]):  # one small fit per model
+        sel = codes == code
         xs, ys = x[sel], y[sel]
         used = xs.sum(0) > 0
         coef = np.zeros(4)
@@ -320,43 +322,50 @@ def _uncompacted_prompts(table: pa.Table, prep, call_rows: np.ndarray, recorded:
 
 
 def _kept_at(table: pa.Table, prep, which: str, call_rows: np.ndarray, kinds) -> dict:
-    """Per keep rule: (first kept row, kept tokens) at every call (the branch through the call)."""
+    """Per keep rule: (first kept row, kept tokens) at every call (the branch through the call),
+    as arrays over the table's rows."""
     f = prep.forest
     n = table.num_rows
     cut = _arrays(table)
     is_msg = f.isin("type", ("message",))
-    msg_est = np.where(is_msg, cut.est, 0)
     cum_msg = cut.cum_msg
-    kept_at: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
-    counted = {}
+    before_msg = cum_msg - np.where(is_msg, cut.est, 0)  # message tokens above each row
+    found: dict[tuple[str, int], tuple[np.ndarray, np.ndarray | None]] = {}
     for kind, value in kinds:
         if kind == "tokens" and which == "pi-1.6":
             from ._cut16 import cut_point_rows_16
             from .cut_points import _arrays16
 
             r = cut_point_rows_16(per_table(_arrays16, table), call_rows, value, prep.compute(call_rows))
-            rows = r["cut"]  # (what it keeps: the message entries from the cut on, as for the other rules)
-            kept = None
+            found[(kind, value)] = (r["cut"], None)  # (it keeps the message entries from the cut on)
         elif kind == "tokens":
             r = cut_point_rows(cut, call_rows, value)
-            rows, kept = r["cut"], r["kept"]
-        else:
-            one = cut.is_user if kind == "turns" else is_msg
-            if kind not in counted:
-                counted[kind] = f.path_sum(one.astype(np.int64))
-            counts = counted[kind]
-            rows = f.deepest_at_most(counts - one, call_rows, counts[call_rows] - value)
-            rows = np.where(counts[call_rows] >= value, rows, -1)
-            kept = None
+            found[(kind, value)] = (r["cut"], r["kept"])
+    for kind in ("turns", "messages"):  # every value of a kind in one search
+        values = [v for k, v in kinds if k == kind]
+        if values:
+            found.update(_last_counted(f, cut.is_user if kind == "turns" else is_msg, call_rows, kind, values))
+    kept_at: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
+    for key, (rows, kept) in found.items():
         if kept is None:
-            kept = np.where(rows >= 0, cum_msg[call_rows] - (cum_msg - msg_est)[np.maximum(rows, 0)],
-                            cum_msg[call_rows])
+            kept = np.where(rows >= 0, cum_msg[call_rows] - before_msg[np.maximum(rows, 0)], cum_msg[call_rows])
         full_rows = np.full(n, -1, np.int64)
         full_kept = np.zeros(n, np.int64)
         full_rows[call_rows] = rows
         full_kept[call_rows] = kept
-        kept_at[(kind, value)] = (full_rows, full_kept)
+        kept_at[key] = (full_rows, full_kept)
     return kept_at
+
+
+def _last_counted(f, one: np.ndarray, call_rows: np.ndarray, kind: str, values: list[int]) -> dict:
+    """For each ``value``, the row of the ``value``-th last entry marked by ``one`` on every
+    call's branch (-1 when there are fewer): where keeping the last turns or messages starts."""
+    counts = f.path_sum(one.astype(np.int64))
+    at = counts[call_rows]
+    m = len(call_rows)
+    limit = np.concatenate([at - v for v in values])
+    rows = f.deepest_at_most(counts - one, np.tile(call_rows, len(values)), limit)
+    return {(kind, v): (np.where(at >= v, rows[i * m:(i + 1) * m], -1), None) for i, v in enumerate(values)}
 
 
 def _lay_out(runs: list[tuple[int, np.ndarray]], rows: _Rows, prices: dict) -> Runs:
@@ -435,8 +444,14 @@ def _cat(parts: list[dict[str, np.ndarray]], key: str, dtype=None) -> np.ndarray
 
 
 def _take_rows(col, rows: np.ndarray) -> pa.Array:
+    """``col[rows]`` (null where ``rows`` is -1) for a string column: decoded from a dictionary
+    array whose dictionary is the column, several times faster than a take on millions of rows."""
     rows = np.asarray(rows, np.int64)
-    return pc.take(col, pa.array(rows, pa.int64(), mask=rows < 0))
+    values = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if len(values) >= 2**31 - 1 or not pa.types.is_string(values.type):
+        return pc.take(values, pa.array(rows, pa.int64(), mask=rows < 0))
+    indices = pa.array(rows.astype(np.int32), pa.int32(), mask=rows < 0)
+    return pa.DictionaryArray.from_arrays(indices, values).cast(values.type)
 
 
 def _sessions_table(table: pa.Table, parts: list[dict[str, np.ndarray]], policies: list) -> pa.Table:
