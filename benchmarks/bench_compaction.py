@@ -71,7 +71,8 @@ def profile(table, pols, top: int = 25) -> str:
     clear_caches()
     pr = cProfile.Profile()
     pr.enable()
-    simulate_compaction(table, pols).calls
+    res = simulate_compaction(table, pols)
+    res.calls  # noqa: B018 (built on first access)
     pr.disable()
     out = io.StringIO()
     pstats.Stats(pr, stream=out).sort_stats("cumulative").print_stats("sessionlab", top)
