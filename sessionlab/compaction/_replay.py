@@ -55,29 +55,44 @@ class Runs:
 
 @dataclass(frozen=True, slots=True)
 class Policies:
-    """Per policy: ``trigger``, ``window`` (``inf`` without one) and the summary size (``s_fixed``
-    tokens, or -1 for a ``s_frac`` fraction capped at ``s_cap``); per (policy, position): ``kept``
-    (tokens the policy's keep rule keeps if it compacts after that call) and ``cut_rows`` (the
-    first kept entry's row, -1 for none)."""
+    """Per policy: ``trigger``, ``window`` (``inf`` without one), the summary size (``s_fixed``
+    tokens, or -1 for a ``s_frac`` fraction capped at ``s_cap``) and ``rule``, its keep rule's row
+    in ``kept`` and ``cut_rows`` (-1: keeps nothing). Per (keep rule, position): ``kept`` (tokens
+    the rule keeps if the policy compacts after that call) and ``cut_rows`` (the first kept entry's
+    table row, -1 for none)."""
 
     trigger: np.ndarray
     window: np.ndarray
     s_fixed: np.ndarray
     s_frac: np.ndarray
     s_cap: np.ndarray
+    rule: np.ndarray
     kept: np.ndarray
     cut_rows: np.ndarray
 
 
 @dataclass(frozen=True, slots=True)
 class Compactions:
-    """Where every policy compacted (``policies x K``): tokens ``removed`` after each call,
-    ``compacted``, tokens ``summarized`` and the ``summary_cost`` of the summary call there."""
+    """Every simulated compaction, one entry each: its policy ``pol``, its ``run`` and the position
+    ``pos`` of the call it follows; the tokens it ``removed`` (summarised minus the summary), the
+    tokens it ``summarized`` and the ``summary_cost`` of its summary call."""
 
+    pol: np.ndarray
+    run: np.ndarray
+    pos: np.ndarray
     removed: np.ndarray
-    compacted: np.ndarray
     summarized: np.ndarray
     summary_cost: np.ndarray
+
+    def dense(self, values, shape: tuple[int, int], dtype=np.float64) -> np.ndarray:
+        """``values`` (one per compaction, or a scalar) laid out as a ``policies x K`` array."""
+        out = np.zeros(shape, dtype)
+        out[self.pol, self.pos] = values
+        return out
+
+    def per_run(self, values, n_pol: int, n_runs: int) -> np.ndarray:
+        """Sums of ``values`` (one per compaction) per (run, policy), run-major."""
+        return np.bincount(self.run * n_pol + self.pol, weights=values, minlength=n_runs * n_pol)
 
 
 def range_max_table(v: np.ndarray) -> list[np.ndarray]:
@@ -116,20 +131,20 @@ def summary_prices(price: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def find_compactions(runs: Runs, pols: Policies) -> Compactions:
     """Every policy's compactions on every run, one compaction per (policy, run) pair a round."""
-    K, S, n_pol = len(runs.rows), len(runs.start), len(pols.trigger)
+    S, n_pol = len(runs.start), len(pols.trigger)
     rmq = range_max_table(np.where(runs.can_trigger, runs.total, -np.inf))
     # overflow: the next call's prompt (in the same run) would not fit the window: pi compacts first
     nxt = np.r_[runs.prompt[1:], -np.inf]
     nxt[runs.end - 1] = -np.inf
     rmq_next = range_max_table(nxt)
     in_price, out_price = summary_prices(runs.price)
-    out = Compactions(np.zeros((n_pol, K)), np.zeros((n_pol, K), bool), np.zeros((n_pol, K)), np.zeros((n_pol, K)))
     # the (policy, run) pairs, flat: pair = policy * S + run
     pol = np.repeat(np.arange(n_pol), S)
     end = np.tile(runs.end, n_pol)
     start = np.tile(runs.start, n_pol)
     removed = np.zeros(n_pol * S)
     active = np.isfinite(pols.trigger)[pol]
+    events: list[tuple[np.ndarray, ...]] = []
     while active.any():  # one compaction event per active pair per round
         idx = np.nonzero(active)[0]
         pp = pol[idx]
@@ -141,58 +156,67 @@ def find_compactions(runs: Runs, pols: Policies) -> Compactions:
         if idx.size == 0:
             break
         context = runs.total[k] - removed[idx]
-        replaced = context - np.minimum(pols.kept[pp, k], context)
+        kept = np.where(pols.rule[pp] >= 0, pols.kept[np.maximum(pols.rule[pp], 0), k], 0.0)
+        replaced = context - np.minimum(kept, context)
         summ = np.where(pols.s_fixed[pp] >= 0, pols.s_fixed[pp], np.minimum(pols.s_frac[pp] * replaced, pols.s_cap[pp]))
         rem = np.maximum(replaced - summ, 0)
         real = rem > 0
-        pr, kr = pp[real], k[real]
-        out.removed[pr, kr] = rem[real]
-        out.compacted[pr, kr] = True
-        out.summarized[pr, kr] = replaced[real]
-        out.summary_cost[pr, kr] = ((replaced[real] + SUMMARY_PROMPT_TOKENS) * in_price[kr]
-                                    + summ[real] * out_price[kr])
+        kr = k[real]
+        events.append((pp[real], idx[real] % S, kr, rem[real], replaced[real],
+                       (replaced[real] + SUMMARY_PROMPT_TOKENS) * in_price[kr] + summ[real] * out_price[kr]))
         removed[idx] += rem
         start[idx] = k + 1
         active[idx] = start[idx] < end[idx]
-    return out
+    if not events:
+        i, f = np.zeros(0, np.int64), np.zeros(0)
+        return Compactions(i, i, i, f, f, f)
+    return Compactions(*(np.concatenate(col) for col in zip(*events)))
 
 
-def _per_run_cumsum(a: np.ndarray, runs: Runs) -> np.ndarray:
-    """Running sums of a ``policies x K`` array along the positions, restarted at each run."""
-    cs = np.cumsum(a, axis=1)
-    base = np.where(runs.start > 0, cs[:, np.maximum(runs.start - 1, 0)], 0.0)
-    return cs - np.repeat(base, runs.lens, axis=1)
-
-
-def call_tokens_and_costs(runs: Runs, comp: Compactions) -> dict[str, np.ndarray]:
+def call_tokens_and_costs(runs: Runs, comp: Compactions, n_pol: int) -> dict[str, np.ndarray]:
     """``prompt``, ``before``, ``after`` (the context after the call, before and after its
     compaction) and ``cost`` of every call under every policy (``policies x K``).
 
     A call reads back from the cache the previous call's context unless a compaction or a model
     change came between (or it starts its run), and pays the rest of its prompt as cache writes
     (models that write cache) or fresh input: so the call after a compaction writes its whole
-    prompt to the cache again.
+    prompt to the cache again. Compactions are few: the removed tokens so far are one running sum,
+    and what differs at the compactions' own positions is fixed up there.
     """
-    d_after = _per_run_cumsum(comp.removed, runs)
-    d_before = d_after - comp.removed
-    prompt = np.maximum(runs.prompt[None, :] - d_before, 0)
-    before = np.maximum(runs.total[None, :] - d_before, 0)
-    after = np.maximum(runs.total[None, :] - d_after, 0)
-    n_pol = len(prompt)
-    prev_after = np.concatenate([np.zeros((n_pol, 1)), after[:, :-1]], axis=1)
-    broke = np.concatenate([np.ones((n_pol, 1), bool), comp.compacted[:, :-1]], axis=1) | ~runs.same_model[None, :]
-    cached = np.where(broke, 0.0, np.minimum(prev_after, prompt))
-    fresh = np.maximum(prompt - cached, 0)
+    K = len(runs.rows)
+    removed_after = np.cumsum(comp.dense(comp.removed, (n_pol, K)), axis=1)  # removed up to and with the call
+    base = np.where(runs.start > 0, removed_after[:, np.maximum(runs.start - 1, 0)], 0.0)
+    removed_after -= np.repeat(base, runs.lens, axis=1)  # (restarted at each run)
+    at = (comp.pol, comp.pos)
+    removed_before = removed_after[at] - comp.removed  # (the same as after but where it compacts)
+    prompt = runs.prompt - removed_after
+    prompt[at] = runs.prompt[comp.pos] - removed_before
+    np.maximum(prompt, 0, out=prompt)
+    after = runs.total - removed_after
+    np.maximum(after, 0, out=after)
+    before = after.copy()
+    before[at] = np.maximum(runs.total[comp.pos] - removed_before, 0)
+    del removed_after
+    # what each call reads back: the previous call's context (nothing after a compaction, at a
+    # run's start or after a model change)
+    cached = np.zeros_like(prompt)
+    np.minimum(after[:, :-1], prompt[:, 1:], out=cached[:, 1:])
+    cached[:, ~runs.same_model] = 0.0
+    nxt = comp.pos + 1 < K
+    cached[comp.pol[nxt], comp.pos[nxt] + 1] = 0.0
     pr = runs.price
     new_price = np.where(pr[3] > 0, pr[3], pr[0])
-    cost = cached * pr[2][None, :] + fresh * new_price[None, :] + (runs.output * pr[1])[None, :]
+    cost = cached * pr[2]
+    cached -= prompt  # (now minus the tokens paid as new: cache writes or fresh input)
+    cached *= new_price
+    cost -= cached
+    cost += runs.output * pr[1]
     return {"prompt": prompt, "before": before, "after": after, "cost": cost}
 
 
 def session_columns(runs: Runs, pols: Policies, comp: Compactions, calls: dict[str, np.ndarray]) -> dict:
     """The sessions-table columns, one row per (run, policy), runs major."""
     n_pol, S = len(pols.trigger), len(runs.start)
-    lens = runs.lens
 
     def per_run(a: np.ndarray, op=np.add) -> np.ndarray:
         """runs x policies, flat (run-major, as the output): ``op`` over each run's positions."""
@@ -202,20 +226,21 @@ def session_columns(runs: Runs, pols: Policies, comp: Compactions, calls: dict[s
         return np.repeat(v, n_pol)
 
     cost = per_run(calls["cost"])
-    summary_cost = per_run(comp.summary_cost)
+    summary_cost = comp.per_run(comp.summary_cost, n_pol, S)
     recorded_cost = repeat(np.add.reduceat(runs.recorded_cost, runs.start))
     rec_comp = runs.recorded_compaction
     return {
         "row": repeat(runs.rows[runs.start]), "leaf": repeat(runs.leaf),
-        "policy_index": np.tile(np.arange(n_pol), S), "calls": repeat(lens),
-        "compactions": per_run(comp.compacted.astype(np.int64)),
+        "policy_index": np.tile(np.arange(n_pol), S), "calls": repeat(runs.lens),
+        "compactions": comp.per_run(None, n_pol, S),
         "recorded_compactions": repeat(np.add.reduceat(rec_comp.astype(np.int64), runs.start)),
-        "matched_compactions": per_run((comp.compacted & rec_comp[None, :]).astype(np.int64)),
+        "matched_compactions": comp.per_run(rec_comp[comp.pos].astype(np.float64), n_pol, S),
         "peak_context_tokens": per_run(calls["before"], np.maximum), "prompt_tokens": per_run(calls["prompt"]),
-        "summarized_tokens": per_run(comp.summarized), "cost_usd": cost,
+        "summarized_tokens": comp.per_run(comp.summarized, n_pol, S), "cost_usd": cost,
         "summary_calls_cost_usd": summary_cost, "recorded_cost_usd": recorded_cost,
         "net_saving_usd": recorded_cost - (cost + summary_cost),
-        "overflow_calls": per_run((calls["prompt"] > pols.window[:, None]).astype(np.int64)),
+        "overflow_calls": np.add.reduceat(calls["prompt"] > pols.window[:, None], runs.start, axis=1,
+                                          dtype=np.int64).T.ravel(),
     }
 
 
@@ -225,6 +250,9 @@ def call_columns(runs: Runs, pols: Policies, comp: Compactions, calls: dict[str,
 
     def build() -> dict[str, np.ndarray]:
         n_pol, K = len(pols.trigger), len(runs.rows)
+        shape = (n_pol, K)
+        rule = pols.rule[comp.pol]
+        cut = np.where(rule >= 0, pols.cut_rows[np.maximum(rule, 0), comp.pos], -1)
         lens = runs.lens
         # the flat position of every output row in a policies x K array: run by run, policy by
         # policy, the run's positions; one gather per column
@@ -243,10 +271,10 @@ def call_columns(runs: Runs, pols: Policies, comp: Compactions, calls: dict[str,
             "row": runs.rows[pos], "first": runs.rows[run_start], "leaf": np.repeat(runs.leaf, block),
             "policy_index": pol, "call_index": pos - run_start,
             "prompt_tokens": take(calls["prompt"]), "context_before": take(calls["before"]),
-            "context_after": take(calls["after"]), "compacted": take(comp.compacted),
-            "cut_row": take(np.where(comp.compacted, pols.cut_rows, -1)),
+            "context_after": take(calls["after"]), "compacted": take(comp.dense(True, shape, bool)),
+            "cut_row": take(comp.dense(cut + 1, shape, np.int64) - 1),
             "recorded_compaction": runs.recorded_compaction[pos], "cost_usd": take(calls["cost"]),
-            "summary_cost_usd": take(comp.summary_cost),
+            "summary_cost_usd": take(comp.dense(comp.summary_cost, shape)),
         }
 
     return build
@@ -255,5 +283,5 @@ def call_columns(runs: Runs, pols: Policies, comp: Compactions, calls: dict[str,
 def replay(runs: Runs, pols: Policies) -> tuple[dict, Callable[[], dict[str, np.ndarray]]]:
     """The sessions-table columns and a function giving the calls-table columns."""
     comp = find_compactions(runs, pols)
-    calls = call_tokens_and_costs(runs, comp)
+    calls = call_tokens_and_costs(runs, comp, len(pols.trigger))
     return session_columns(runs, pols, comp, calls), call_columns(runs, pols, comp, calls)

@@ -386,21 +386,16 @@ def _lay_out(runs: list[tuple[int, np.ndarray]], rows: _Rows, prices: dict) -> R
 
 
 def _policy_arrays(policies: list, kept_at: dict, gc: np.ndarray) -> Policies:
-    n_pol, K = len(policies), len(gc)
-    kept = np.zeros((n_pol, K))
-    cut_rows = np.full((n_pol, K), -1, np.int64)
-    for i, p in enumerate(policies):
-        if p.keep[0] != "none":
-            rws, kp = kept_at[p.keep]
-            kept[i] = kp[gc]
-            cut_rows[i] = rws[gc]
+    rules = sorted(kept_at)
     return Policies(
         trigger=np.array([p.trigger_tokens for p in policies], np.float64),
         window=np.array([p.context_window if p.context_window is not None else np.inf for p in policies], np.float64),
         s_fixed=np.array([p.summary.tokens if p.summary.tokens is not None else -1 for p in policies], np.float64),
         s_frac=np.array([p.summary.fraction or 0.0 for p in policies], np.float64),
         s_cap=np.array([p.summary.max_tokens if p.summary.max_tokens is not None else np.inf for p in policies]),
-        kept=kept, cut_rows=cut_rows)
+        rule=np.array([rules.index(p.keep) if p.keep in kept_at else -1 for p in policies], np.int64),
+        kept=np.array([kept_at[r][1][gc] for r in rules], np.float64).reshape(len(rules), len(gc)),
+        cut_rows=np.array([kept_at[r][0][gc] for r in rules], np.int64).reshape(len(rules), len(gc)))
 
 
 def _runs(table: pa.Table, f, prep, branch: str) -> list[tuple[int, np.ndarray]]:
@@ -440,7 +435,8 @@ def _runs(table: pa.Table, f, prep, branch: str) -> list[tuple[int, np.ndarray]]
 def _cat(parts: list[dict[str, np.ndarray]], key: str, dtype=None) -> np.ndarray:
     if not parts:
         return np.zeros(0, dtype or np.int64)
-    return np.concatenate([p[key] for p in parts]).astype(dtype) if dtype else np.concatenate([p[key] for p in parts])
+    a = parts[0][key] if len(parts) == 1 else np.concatenate([p[key] for p in parts])
+    return a.astype(dtype, copy=False) if dtype else a
 
 
 def _take_rows(col, rows: np.ndarray) -> pa.Array:
