@@ -155,3 +155,24 @@ def test_without_a_cache_write_price_the_summary_prompt_pays_the_input_price(tab
     # 90 + 300 + 750 = 1140; 270 in after the compaction: 810 + 750 = 1560. Sum 4845.
     assert r["cost_usd"] == pytest.approx(4845e-6, rel=1e-12)
     assert r["summary_calls_cost_usd"] == pytest.approx(2118e-6, rel=1e-12)
+
+
+def test_cost_columns_on_the_sample_sessions():
+    """On data/: the net saving is the recorded cost minus both estimates, a policy pays for
+    summary calls exactly when it compacts, and the calls table's summary costs add up to the
+    sessions table's."""
+    from pathlib import Path
+
+    from sessionlab.compaction import PiThresholdPolicy
+
+    data = entries_table(Path(__file__).parent.parent / "data" / "sessions")
+    res = simulate_compaction(data, [PiThresholdPolicy(30_000, 7_500, 6_000), NeverCompact(30_000)])
+    s = res.sessions.to_pandas()
+    assert (s.net_saving_usd == s.recorded_cost_usd - (s.cost_usd + s.summary_calls_cost_usd)).all()
+    assert ((s.summary_calls_cost_usd > 0) == (s.compactions > 0)).all()
+    assert s.compactions.sum() > 0 and (s[s.policy_index == 1].summary_calls_cost_usd == 0).all()
+    c = res.calls.to_pandas()
+    assert ((c.summary_cost_usd > 0) == c.compacted).all()
+    by = c.groupby(["session_id", "policy_index"]).summary_cost_usd.sum()
+    want = s.set_index(["session_id", "policy_index"]).summary_calls_cost_usd
+    assert by.reindex(want.index).to_numpy() == pytest.approx(want.to_numpy(), rel=1e-12, abs=0)
