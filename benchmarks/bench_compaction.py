@@ -9,10 +9,10 @@ Run from the repository root:
 Prints, in one process and each the best of three: DuckDB's ``read_json`` of the files with the
 columns given (as in ``bench_loaders.py``), ``entries_table``, the grid of 100 policies on every
 session's current branch on a freshly loaded table (cold: every per-table array is built inside),
-the per-call table built on first access, and the grid again with the per-table arrays warm (what
-the replay itself costs). Ratios are to the DuckDB read; the targets are the sessions table in at
-most 1x and the sessions and calls tables together in at most 2x. Modules are imported before
-anything is timed.
+the per-call table built on first access, the grid again with the per-table arrays warm, and the
+replay alone (its inputs, the calls' arrays and every keep rule's cut points, built beforehand).
+Ratios are to the DuckDB read; the targets are the sessions table in at most 1x and the sessions
+and calls tables together in at most 2x. Modules are imported before anything is timed.
 """
 
 from __future__ import annotations
@@ -61,6 +61,25 @@ def best_of(n: int, fn) -> float:
         fn()
         best = min(best, time.perf_counter() - t)
     return best
+
+
+def replay_only(table, pols) -> float:
+    """Best of three of the replay alone (the sessions table from the laid-out calls and the
+    policies' arrays), everything it reads built beforehand: the part the policies' count scales."""
+    from sessionlab.analysis.contexts import _prepare
+    from sessionlab.compaction import fit_prices
+    from sessionlab.compaction import simulate as sim
+    from sessionlab.compaction._replay import replay
+    from sessionlab.tables._pi16 import table_rules_for
+
+    which = table_rules_for(table, None)
+    prep = _prepare(table, which)
+    rows = sim._row_arrays(table, prep, "replace")
+    kept = sim._kept_at(table, prep, which, rows.call_rows, sorted({p.keep for p in pols if p.keep[0] != "none"}))
+    runs = [(leaf, c) for leaf, c in sim._runs(table, prep.forest, prep, "current") if len(c)]
+    laid = sim._lay_out(runs, rows, fit_prices(table))
+    arrays = sim._policy_arrays(pols, kept, laid.rows)
+    return best_of(3, lambda: sim._sessions_table(table, [replay(laid, arrays)[0]], pols))
 
 
 def profile(table, pols, top: int = 25) -> str:
@@ -115,6 +134,7 @@ def main() -> int:
         calls_s = min(calls_s, time.perf_counter() - t)
     simulate_compaction(table, pols)  # the per-table arrays of this table are now built
     warm_s = best_of(3, lambda: simulate_compaction(table, pols))
+    replay_s = replay_only(table, pols)
     print(f"corpus: {len(files)} files, {mb:.1f} MB, {table.num_rows} entries, {res.sessions.num_rows // 100} "
           f"branches, {calls.num_rows // 100} calls ({corpus})")
     print(f"machine: {machine()}")
@@ -129,6 +149,8 @@ def main() -> int:
           f"{(sim_s + calls_s) / duck_s:.2f}x (both) | <= 2x |")
     print(f"| simulate_compaction, per-table arrays warm | {warm_s:.3f} | {res.sessions.num_rows} | "
           f"{warm_s / duck_s:.2f}x | |")
+    print(f"| the replay alone (inputs built) | {replay_s:.3f} | {res.sessions.num_rows} | "
+          f"{replay_s / duck_s:.2f}x | |")
     if args.profile:
         print()
         print(profile(entries_table(files, on_bad_lines="skip"), pols))
