@@ -20,7 +20,17 @@ Per call (all policies at once, arrays shaped policies x calls):
 - cost: each model's prices per token are fitted from the recorded calls (``cost = input * a +
   output * b + cache_read * c + cache_write * d``, least squares); a call reads from the cache what
   the previous call on the branch left (unless a compaction or a model change came between) and
-  pays the rest as cache writes (models that wrote cache) or fresh input.
+  pays the rest as cache writes (models that wrote cache) or fresh input. So the call after a
+  compaction writes its whole prompt to the cache again, and a policy that compacts more often
+  pays that more often.
+- summary calls: every simulated compaction also pays for the call that writes its summary
+  (``summary_calls_cost_usd``, apart from the calls' ``cost_usd``): its prompt is the tokens it
+  summarises (``summarized_tokens``: everything but what the keep rule keeps, a previous summary
+  included) plus pi's summarisation prompt (``SUMMARY_PROMPT_TOKENS`` in ``_summary_prompt.py``,
+  306 tokens), paid as fresh input (pi asks for no caching of it); its output is the summary, at
+  the policy's size. Prices are those of the compacting call's model. ``net_saving_usd`` is the
+  recorded calls' cost minus both. (pi 1.6 summarises a split turn's prefix in a second call;
+  the replay charges one call per compaction.)
 
 Finding the next compaction of every policy is a binary search over a range-maximum table of the
 calls, so the work per session is ``O(policies x log calls)`` per compaction event; only sessions
@@ -30,6 +40,7 @@ calls, so the work per session is ``O(policies x log calls)`` per compaction eve
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -43,6 +54,7 @@ from ..analysis.usage import current_branch_mask
 from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, columns_doc, schema_of
 from ..tables.corpus import SessionIds, select_sessions
+from ._replay import Policies, Runs, replay
 from .cut_points import _arrays, cut_point_rows
 from .policies import CompactionPolicy
 
@@ -66,8 +78,15 @@ SIMULATION_SESSION_COLUMNS: tuple[Column, ...] = (
     Column("peak_context_tokens", _I64, "Largest context (usage total) reached."),
     Column("prompt_tokens", _I64, "Prompt tokens sent, summed over the calls."),
     Column("summarized_tokens", _I64, "Tokens replaced by summaries, summed over the compactions."),
-    Column("cost_usd", _F64, "Estimated cost of the calls with fitted per-model prices."),
-    Column("recorded_cost_usd", _F64, "The calls' recorded cost."),
+    Column("cost_usd", _F64, "Estimated cost of the calls with fitted per-model prices (the summary calls "
+           "are not in it)."),
+    Column("summary_calls_cost_usd", _F64, "Estimated cost of the simulated compactions' summary calls: each "
+           "sends the tokens it summarises plus pi's summary prompt (SUMMARY_PROMPT_TOKENS) as fresh input and "
+           "writes the summary's tokens as output, at the compacting call's model's prices."),
+    Column("recorded_cost_usd", _F64, "The calls' recorded cost (the session's own summary calls are not "
+           "in it: pi 0.58 does not record them)."),
+    Column("net_saving_usd", _F64, "recorded_cost_usd - (cost_usd + summary_calls_cost_usd): what the policy "
+           "saves over the recorded calls once its summaries are paid for (negative: it costs more)."),
     Column("overflow_calls", _I64, "Calls whose prompt would not fit the window."),
 )
 SIMULATION_CALL_COLUMNS: tuple[Column, ...] = (
@@ -83,6 +102,8 @@ SIMULATION_CALL_COLUMNS: tuple[Column, ...] = (
     Column("cut_entry_id", _S, "First entry kept by that compaction."),
     Column("recorded_compaction", _B, "Whether the session really compacted after this call."),
     Column("cost_usd", _F64, "Estimated cost of the call under the policy."),
+    Column("summary_cost_usd", _F64, "Estimated cost of the summary call of the compaction this call "
+           "triggered (0 when none)."),
 )
 
 
@@ -138,17 +159,19 @@ def fit_prices(entries, *, session_id: SessionIds = None) -> dict[str, tuple[flo
     squares to the recorded calls' usage and cost (exact when the recorded costs are linear);
     ``session_id``: fitted to the calls of this session (or these sessions) only."""
     table = select_sessions(entries, session_id)
-    calls = table.filter(pc.and_(pc.equal(table["type"], "message"), pc.equal(table["role"], "assistant")))
+    cols = ["model", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd"]
+    # (only the columns the fit reads are filtered: the whole table's strings would cost more)
+    calls = table.select(cols).filter(pc.and_(pc.equal(table["type"], "message"), pc.equal(table["role"], "assistant")))
 
     def col(name: str) -> np.ndarray:
-        return np.asarray(pc.fill_null(calls[name], 0).to_numpy(zero_copy_only=False), np.float64)
+        return _np(calls[name], 0, np.float64)
 
     x = np.stack([col("input_tokens"), col("output_tokens"), col("cache_read_tokens"), col("cache_write_tokens")], 1)
     y = col("cost_usd")
-    models = np.asarray(pc.fill_null(calls["model"], "").to_numpy(zero_copy_only=False), object)
+    names, codes = _codes(pc.fill_null(calls["model"], ""))
     prices: dict[str, tuple[float, float, float, float]] = {}
-    for m in sorted(set(models.tolist())):  # one small fit per model
-        sel = models == m
+    for code, m in sorted(enumerate(names), key=lambda cm: cm[1]):  # one small fit per model
+        sel = codes == code
         xs, ys = x[sel], y[sel]
         used = xs.sum(0) > 0
         coef = np.zeros(4)
@@ -157,33 +180,6 @@ def fit_prices(entries, *, session_id: SessionIds = None) -> dict[str, tuple[flo
             coef[used] = np.clip(sol, 0, None)
         prices[m] = tuple(float(c) for c in coef)  # type: ignore[assignment]
     return prices
-
-
-def _range_max_table(v: np.ndarray) -> list[np.ndarray]:
-    """``t[j][i] = max(v[i : i + 2**j])`` (shorter at the end)."""
-    t = [v]
-    j = 1
-    while (1 << j) <= len(v):
-        prev = t[-1]
-        half = 1 << (j - 1)
-        nxt = prev.copy()
-        nxt[: len(v) - half] = np.maximum(prev[: len(v) - half], prev[half:])
-        t.append(nxt)
-        j += 1
-    return t
-
-
-def _first_above(table: list[np.ndarray], start: np.ndarray, limit: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """For each query, the first index in ``[start, end)`` whose value is ``> limit`` (``end`` if none)."""
-    n = len(table[0])
-    pos = start.copy()  # invariant: every value in [start, pos) is <= limit
-    for j in range(len(table) - 1, -1, -1):
-        step = 1 << j
-        ok = pos + step <= end
-        blk = np.where(ok, table[j][np.minimum(pos, n - 1)], np.inf)
-        jump = ok & (blk <= limit)
-        pos = np.where(jump, pos + step, pos)
-    return pos
 
 
 def simulate_compaction(
@@ -217,7 +213,8 @@ def simulate_compaction(
     Example:
         >>> policies = [PiThresholdPolicy(200_000), NeverCompact()]
         >>> res = simulate_compaction(load("data/"), policies)  # doctest: +SKIP
-        >>> res.sessions.to_pandas()[["session_id", "policy", "compactions", "cost_usd"]]  # doctest: +SKIP
+        >>> cols = ["session_id", "policy", "compactions", "cost_usd", "net_saving_usd"]
+        >>> res.sessions.to_pandas()[cols]  # doctest: +SKIP
     """
     policies = list(policies)
     if branch not in ("current", "all"):
@@ -228,232 +225,177 @@ def simulate_compaction(
     table = select_sessions(entries, session_id)
     which = table_rules_for(table, rules)
     prep = _prepare(table, which)
-    cut = _arrays(table)
-    f = prep.forest
-    n = table.num_rows
-
-    # per-row quantities (whole table, vectorised)
-    calls = prep.is_call & ~f.cyclic  # (a streamed Claude Code response is one call)
-    call_rows = np.nonzero(calls)[0]
-    base = f.parent[_first_line_of_response(prep, call_rows)]
-    ctx = prep.compute(base)
-    prompt_rec = np.zeros(n, np.int64)
-    prompt_rec[call_rows] = ctx["context_tokens"]
-    is_comp = prep.is_comp & ~f.cyclic
-    removed_at = np.zeros(n, np.int64)
-    comp_rows = np.nonzero(is_comp)[0]
-    if recorded == "replace" and comp_rows.size:
-        # what the compaction left: its summary and the kept messages, estimated (the usage of a
-        # kept assistant message still counts the old, uncompacted context)
-        after = prep.compute(comp_rows)["estimate_only"]
-        tb = np.asarray(pc.fill_null(table["tokens_before"], 0).to_numpy(zero_copy_only=False), np.int64)[comp_rows]
-        removed_at[comp_rows] = np.maximum(tb - after, 0)
-    removed_above = f.path_sum(removed_at)
-    if recorded == "replace":
-        # the uncompacted prompt: the last usage before the call, uncompacted, plus the estimates
-        # of every message after it (pi's estimate on the whole branch, compactions undone)
-        u = prep.usage[np.maximum(base, 0)]
-        u_ok = (base >= 0) & (u >= 0)
-        uu = np.maximum(u, 0)
-        bb = np.maximum(base, 0)
-        prompt_full = np.zeros(n, np.int64)
-        prompt_full[call_rows] = np.where(
-            u_ok, prep.ctx_tok[uu] + removed_above[uu] + prep.cum_est[bb] - prep.cum_est[uu],
-            np.where(base >= 0, prep.cum_est[bb], 0))
-    else:
-        prompt_full = prompt_rec
-    out_tok = np.asarray(pc.fill_null(table["output_tokens"], 0).to_numpy(zero_copy_only=False), np.int64)
-    # the context after a call: its usage total; a call without usable usage (aborted, error) adds
-    # nothing to what it was sent
-    total_full = np.where(prep.usage_source, prep.ctx_tok + removed_above, prompt_full)
-    stop = np.asarray(pc.fill_null(table["stop_reason"], "").to_numpy(zero_copy_only=False), object)
-    can_trigger = calls & prep.usage_source & (stop != "toolUse")
-    model = np.asarray(pc.fill_null(table["model"], "").to_numpy(zero_copy_only=False), object)
-    cost_rec = np.asarray(pc.fill_null(table["cost_usd"], 0.0).to_numpy(zero_copy_only=False), np.float64)
-    # the call each recorded compaction follows
-    near_call = f.nearest(calls)
-    comp_after_call = np.zeros(n, bool)
-    if comp_rows.size:
-        par = f.parent[comp_rows]
-        follows = np.where(par >= 0, near_call[np.maximum(par, 0)], -1)
-        comp_after_call[follows[follows >= 0]] = True
-    # kept tokens per keep rule, at every call (the branch through the call)
-    is_msg = f.isin("type", ("message",))
-    msg_est = np.where(is_msg, cut.est, 0)
-    cum_msg = cut.cum_msg
-    kinds = sorted({p.keep for p in policies if p.keep[0] != "none"})
-    kept_at: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
-    cnt_user = f.path_sum(cut.is_user.astype(np.int64))
-    cnt_msg = f.path_sum(is_msg.astype(np.int64))
-    for kind, value in kinds:
-        if kind == "tokens" and which == "pi-1.6":
-            from ._cut16 import cut_point_rows_16
-            from .cut_points import _arrays16
-
-            r = cut_point_rows_16(per_table(_arrays16, table), call_rows, value, prep.compute(call_rows))
-            rows = r["cut"]  # (what it keeps: the message entries from the cut on, as for the other rules)
-            kept = np.where(rows >= 0, cum_msg[call_rows] - (cum_msg - msg_est)[np.maximum(rows, 0)],
-                            cum_msg[call_rows])
-        elif kind == "tokens":
-            r = cut_point_rows(cut, call_rows, value)
-            rows, kept = r["cut"], r["kept"]
-        else:
-            counts = cnt_user if kind == "turns" else cnt_msg
-            excl = counts - (cut.is_user if kind == "turns" else is_msg)
-            rows = f.deepest_at_most(excl, call_rows, counts[call_rows] - value)
-            rows = np.where(counts[call_rows] >= value, rows, -1)
-            kept = np.where(rows >= 0, cum_msg[call_rows] - (cum_msg - msg_est)[np.maximum(rows, 0)],
-                            cum_msg[call_rows])
-        full_rows = np.full(n, -1, np.int64)
-        full_kept = np.zeros(n, np.int64)
-        full_rows[call_rows] = rows
-        full_kept[call_rows] = kept
-        kept_at[(kind, value)] = (full_rows, full_kept)
-
-    # the runs: one branch per session (current) or per leaf (all)
-    runs = _runs(table, f, prep, branch)
-    n_pol = len(policies)
-    thr = np.array([p.trigger_tokens for p in policies], np.float64)
-    window = np.array([p.context_window if p.context_window is not None else np.inf for p in policies], np.float64)
-    s_fixed = np.array([p.summary.tokens if p.summary.tokens is not None else -1 for p in policies], np.float64)
-    s_frac = np.array([p.summary.fraction or 0.0 for p in policies], np.float64)
-    s_cap = np.array([p.summary.max_tokens if p.summary.max_tokens is not None else np.inf for p in policies])
-
-    runs = [(leaf, calls_) for leaf, calls_ in runs if len(calls_)]
+    rows = _row_arrays(table, prep, recorded)
+    kept_at = _kept_at(table, prep, which, rows.call_rows, sorted({p.keep for p in policies if p.keep[0] != "none"}))
+    runs = [(leaf, calls_) for leaf, calls_ in _runs(table, prep.forest, prep, branch) if len(calls_)]
     if not runs:
         empty: list[dict[str, np.ndarray]] = []
         return SimulationResult(_sessions_table(table, empty, policies), _calls_table(table, empty), tuple(policies))
-    sess, calls_of = _replay(runs, n_pol, prompt_full, total_full, can_trigger, model, out_tok, cost_rec,
-                             comp_after_call, policies, kept_at, thr, window, s_fixed, s_frac, s_cap, prices)
+    laid = _lay_out(runs, rows, prices)
+    sess, calls_of = replay(laid, _policy_arrays(policies, kept_at, laid.rows))
     # the per-call table (2 million rows for 100 policies on the benchmark corpus) is built when
     # first asked for: comparing policies needs only the sessions table
     return SimulationResult(_sessions_table(table, [sess], policies), lambda: _calls_table(table, [calls_of()]),
                             tuple(policies))
 
 
-def _replay(runs, n_pol, prompt_full, total_full, can_trigger, model, out_tok, cost_rec, comp_after_call,
-            policies, kept_at, thr, window, s_fixed, s_frac, s_cap, prices):
-    """Every run (a branch's calls in order) under every policy at once.
+@dataclass(frozen=True, slots=True)
+class _Rows:
+    """Per table row (``n``): what the replay needs of each call, everything uncompacted."""
 
-    The runs' calls are laid end to end in one array of ``K`` positions, each run a segment; the
-    per-policy state is a ``policies x K`` array. Each round finds, for every (run, policy) pair
-    still active, its next compaction with a binary search over a range-maximum table bounded by
-    the run's end, so Python loops over rounds (the most compactions any run has), not runs.
-    Returns the sessions-table columns and a function giving the calls-table columns.
-    """
-    lens = np.array([len(c) for _, c in runs], np.int64)
-    seg_start = np.concatenate(([0], np.cumsum(lens)[:-1]))
-    seg_end = seg_start + lens
+    call_rows: np.ndarray  # the calls' rows
+    prompt: np.ndarray  # the prompt each call was sent
+    total: np.ndarray  # its usage total after the call
+    can_trigger: np.ndarray  # the call ended a turn with usable usage
+    model: np.ndarray  # code of the call's model (-1: none)
+    model_names: list[str]
+    output: np.ndarray
+    cost: np.ndarray  # recorded
+    compacted_after: np.ndarray  # the session compacted right after this call
+
+
+def _np(col, fill, dtype) -> np.ndarray:
+    return np.asarray(pc.fill_null(col, fill).to_numpy(zero_copy_only=False), dtype)
+
+
+def _codes(col) -> tuple[list[str], np.ndarray]:
+    """A string column as (distinct values, code of every row; -1 for null)."""
+    enc = pc.dictionary_encode(col).unify_dictionaries()
+    if not enc.num_chunks:
+        return [], np.zeros(0, np.int64)
+    return enc.chunks[0].dictionary.to_pylist(), np.concatenate([_np(c.indices, -1, np.int64) for c in enc.chunks])
+
+
+def _row_arrays(table: pa.Table, prep, recorded: str) -> _Rows:
+    """The per-row quantities of every call (whole table, vectorised)."""
+    f = prep.forest
+    calls = prep.is_call & ~f.cyclic  # (a streamed Claude Code response is one call)
+    call_rows = np.nonzero(calls)[0]
+    prompt_full, removed_above = _uncompacted_prompts(table, prep, call_rows, recorded)
+    # the context after a call: its usage total; a call without usable usage (aborted, error) adds
+    # nothing to what it was sent
+    total_full = np.where(prep.usage_source, prep.ctx_tok + removed_above, prompt_full)
+    tool_use = _np(pc.equal(table["stop_reason"], "toolUse"), False, bool)
+    names, codes = _codes(table["model"])
+    # the call each recorded compaction follows
+    near_call = f.nearest(calls)
+    comp_after_call = np.zeros(table.num_rows, bool)
+    comp_rows = np.nonzero(prep.is_comp & ~f.cyclic)[0]
+    if comp_rows.size:
+        par = f.parent[comp_rows]
+        follows = np.where(par >= 0, near_call[np.maximum(par, 0)], -1)
+        comp_after_call[follows[follows >= 0]] = True
+    return _Rows(call_rows, prompt_full, total_full, calls & prep.usage_source & ~tool_use, codes, names,
+                 _np(table["output_tokens"], 0, np.int64), _np(table["cost_usd"], 0.0, np.float64), comp_after_call)
+
+
+def _uncompacted_prompts(table: pa.Table, prep, call_rows: np.ndarray, recorded: str) -> tuple[np.ndarray, np.ndarray]:
+    """Every call's prompt with the session's own compactions undone (``recorded="replace"``) or
+    as recorded, and the tokens those compactions removed above every row."""
+    f = prep.forest
+    n = table.num_rows
+    base = f.parent[_first_line_of_response(prep, call_rows)]
+    if recorded == "keep":
+        prompt_rec = np.zeros(n, np.int64)
+        prompt_rec[call_rows] = prep.compute(base)["context_tokens"]
+        return prompt_rec, np.zeros(n, np.int64)
+    removed_at = np.zeros(n, np.int64)
+    comp_rows = np.nonzero(prep.is_comp & ~f.cyclic)[0]
+    if comp_rows.size:
+        # what the compaction left: its summary and the kept messages, estimated (the usage of a
+        # kept assistant message still counts the old, uncompacted context)
+        after = prep.compute(comp_rows)["estimate_only"]
+        tb = _np(table["tokens_before"], 0, np.int64)[comp_rows]
+        removed_at[comp_rows] = np.maximum(tb - after, 0)
+    removed_above = f.path_sum(removed_at)
+    # the uncompacted prompt: the last usage before the call, uncompacted, plus the estimates
+    # of every message after it (pi's estimate on the whole branch, compactions undone)
+    u = prep.usage[np.maximum(base, 0)]
+    u_ok = (base >= 0) & (u >= 0)
+    uu = np.maximum(u, 0)
+    bb = np.maximum(base, 0)
+    prompt_full = np.zeros(n, np.int64)
+    prompt_full[call_rows] = np.where(
+        u_ok, prep.ctx_tok[uu] + removed_above[uu] + prep.cum_est[bb] - prep.cum_est[uu],
+        np.where(base >= 0, prep.cum_est[bb], 0))
+    return prompt_full, removed_above
+
+
+def _kept_at(table: pa.Table, prep, which: str, call_rows: np.ndarray, kinds) -> dict:
+    """Per keep rule: (first kept row, kept tokens) at every call (the branch through the call),
+    as arrays over the table's rows."""
+    f = prep.forest
+    n = table.num_rows
+    cut = _arrays(table)
+    is_msg = f.isin("type", ("message",))
+    cum_msg = cut.cum_msg
+    before_msg = cum_msg - np.where(is_msg, cut.est, 0)  # message tokens above each row
+    found: dict[tuple[str, int], tuple[np.ndarray, np.ndarray | None]] = {}
+    for kind, value in kinds:
+        if kind == "tokens" and which == "pi-1.6":
+            from ._cut16 import cut_point_rows_16
+            from .cut_points import _arrays16
+
+            r = cut_point_rows_16(per_table(_arrays16, table), call_rows, value, prep.compute(call_rows))
+            found[(kind, value)] = (r["cut"], None)  # (it keeps the message entries from the cut on)
+        elif kind == "tokens":
+            r = cut_point_rows(cut, call_rows, value)
+            found[(kind, value)] = (r["cut"], r["kept"])
+    for kind in ("turns", "messages"):  # every value of a kind in one search
+        values = [v for k, v in kinds if k == kind]
+        if values:
+            found.update(_last_counted(f, cut.is_user if kind == "turns" else is_msg, call_rows, kind, values))
+    kept_at: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
+    for key, (rows, kept) in found.items():
+        if kept is None:
+            kept = np.where(rows >= 0, cum_msg[call_rows] - before_msg[np.maximum(rows, 0)], cum_msg[call_rows])
+        full_rows = np.full(n, -1, np.int64)
+        full_kept = np.zeros(n, np.int64)
+        full_rows[call_rows] = rows
+        full_kept[call_rows] = kept
+        kept_at[key] = (full_rows, full_kept)
+    return kept_at
+
+
+def _last_counted(f, one: np.ndarray, call_rows: np.ndarray, kind: str, values: list[int]) -> dict:
+    """For each ``value``, the row of the ``value``-th last entry marked by ``one`` on every
+    call's branch (-1 when there are fewer): where keeping the last turns or messages starts."""
+    counts = f.path_sum(one.astype(np.int64))
+    at = counts[call_rows]
+    m = len(call_rows)
+    limit = np.concatenate([at - v for v in values])
+    rows = f.deepest_at_most(counts - one, np.tile(call_rows, len(values)), limit)
+    return {(kind, v): (np.where(at >= v, rows[i * m:(i + 1) * m], -1), None) for i, v in enumerate(values)}
+
+
+def _lay_out(runs: list[tuple[int, np.ndarray]], rows: _Rows, prices: dict) -> Runs:
+    """The runs' calls end to end, with what the replay reads of each."""
     gc = np.concatenate([c for _, c in runs])  # the table row of every position
-    K, S = len(gc), len(runs)
-    is_start = np.zeros(K, bool)
-    is_start[seg_start] = True
-    P = prompt_full[gc].astype(np.float64)
-    T = total_full[gc].astype(np.float64)
-    rmq = _range_max_table(np.where(can_trigger[gc], T, -np.inf))
-    # overflow: the next call's prompt (in the same run) would not fit the window: pi compacts first
-    nxt = np.r_[P[1:], -np.inf]
-    nxt[seg_end - 1] = -np.inf
-    rmq_next = _range_max_table(nxt)
-    kept = np.zeros((n_pol, K))
-    cut_rows = np.full((n_pol, K), -1, np.int64)
-    for pi_, p in enumerate(policies):
-        if p.keep[0] != "none":
-            rws, kp = kept_at[p.keep]
-            kept[pi_] = kp[gc]
-            cut_rows[pi_] = rws[gc]
-    removed_here = np.zeros((n_pol, K))
-    compacted = np.zeros((n_pol, K), bool)
-    # the (policy, run) pairs, flat: pair = policy * S + run
-    pol = np.repeat(np.arange(n_pol), S)
-    end = np.tile(seg_end, n_pol)
-    start = np.tile(seg_start, n_pol)
-    D = np.zeros(n_pol * S)
-    summarized = np.zeros(n_pol * S)
-    active = np.isfinite(thr)[pol]
-    while active.any():  # one compaction event per active pair per round
-        idx = np.nonzero(active)[0]
-        pp = pol[idx]
-        k = np.minimum(_first_above(rmq, start[idx], thr[pp] + D[idx], end[idx]),
-                       _first_above(rmq_next, start[idx], window[pp] + D[idx], end[idx]))
-        found = k < end[idx]
-        idx, k, pp = idx[found], k[found], pp[found]
-        active[:] = False
-        if idx.size == 0:
-            break
-        C = T[k] - D[idx]
-        kp = np.minimum(kept[pp, k], C)
-        replaced = C - kp
-        summ = np.where(s_fixed[pp] >= 0, s_fixed[pp], np.minimum(s_frac[pp] * replaced, s_cap[pp]))
-        rem = np.maximum(replaced - summ, 0)
-        real = rem > 0
-        removed_here[pp[real], k[real]] = rem[real]
-        compacted[pp[real], k[real]] = True
-        summarized[idx[real]] += replaced[real]
-        D[idx] += rem
-        start[idx] = k + 1
-        active[idx] = start[idx] < end[idx]
-    # removed tokens so far, per run: a cumsum along the positions, restarted at each run
-    cs = np.cumsum(removed_here, axis=1)
-    base = np.where(seg_start > 0, cs[:, np.maximum(seg_start - 1, 0)], 0.0)
-    D_after = cs - np.repeat(base, lens, axis=1)
-    D_before = D_after - removed_here
-    prompt = np.maximum(P[None, :] - D_before, 0)
-    before = np.maximum(T[None, :] - D_before, 0)
-    after = np.maximum(T[None, :] - D_after, 0)
-    # cache: the previous call's context is read back unless a compaction or model change intervened
-    # (or the call starts its run)
-    mdl = model[gc]
-    prev_after = np.concatenate([np.zeros((n_pol, 1)), after[:, :-1]], axis=1)
-    same_model = np.r_[False, mdl[1:] == mdl[:-1]] & ~is_start
-    broke = np.concatenate([np.ones((n_pol, 1), bool), compacted[:, :-1]], axis=1) | ~same_model[None, :]
-    cached = np.where(broke, 0.0, np.minimum(prev_after, prompt))
-    fresh = np.maximum(prompt - cached, 0)
-    names, code = np.unique(mdl, return_inverse=True)
-    price = np.array([prices.get(m, (0.0, 0.0, 0.0, 0.0)) for m in names.tolist()], np.float64).reshape(-1, 4)
-    pr = price[code].T  # 4 x K: input, output, cache read, cache write
-    new_price = np.where(pr[3] > 0, pr[3], pr[0])
-    cost = cached * pr[2][None, :] + fresh * new_price[None, :] + out_tok[gc][None, :] * pr[1][None, :]
-    rec_comp = comp_after_call[gc]
+    start = np.concatenate(([0], np.cumsum([len(c) for _, c in runs])[:-1])).astype(np.int64)
+    model = rows.model[gc]
+    price = np.array([prices.get(m, (0.0, 0.0, 0.0, 0.0)) for m in rows.model_names] + [(0.0, 0.0, 0.0, 0.0)],
+                     np.float64).reshape(-1, 4)
+    pr = price[np.where(model >= 0, model, len(rows.model_names))].T  # 4 x K
+    same_model = np.r_[False, model[1:] == model[:-1]]
+    same_model[start] = False
+    return Runs(rows=gc, leaf=np.array([leaf for leaf, _ in runs], np.int64), start=start,
+                prompt=rows.prompt[gc].astype(np.float64), total=rows.total[gc].astype(np.float64),
+                can_trigger=rows.can_trigger[gc], price=pr, same_model=same_model,
+                output=rows.output[gc].astype(np.float64), recorded_cost=rows.cost[gc],
+                recorded_compaction=rows.compacted_after[gc])
 
-    def per_run(a: np.ndarray, op=np.add) -> np.ndarray:
-        """runs x policies, flat (session-major, as the output): ``op`` over each run's positions."""
-        return op.reduceat(a, seg_start, axis=1).T.ravel()
 
-    leaf = np.array([leaf for leaf, _ in runs], np.int64)
-    sess = {
-        "row": np.repeat(gc[seg_start], n_pol), "leaf": np.repeat(leaf, n_pol),
-        "policy_index": np.tile(np.arange(n_pol), S), "calls": np.repeat(lens, n_pol),
-        "compactions": per_run(compacted.astype(np.int64)),
-        "recorded_compactions": np.repeat(np.add.reduceat(rec_comp.astype(np.int64), seg_start), n_pol),
-        "matched_compactions": per_run((compacted & rec_comp[None, :]).astype(np.int64)),
-        "peak_context_tokens": per_run(before, np.maximum), "prompt_tokens": per_run(prompt),
-        "summarized_tokens": summarized.reshape(n_pol, S).T.ravel(), "cost_usd": per_run(cost),
-        "recorded_cost_usd": np.repeat(np.add.reduceat(cost_rec[gc], seg_start), n_pol),
-        "overflow_calls": per_run((prompt > window[:, None]).astype(np.int64)),
-    }
-
-    def calls() -> dict[str, np.ndarray]:
-        # run by run, each run policy by policy: one slice of the policies x K arrays per run
-        bounds = list(zip(seg_start.tolist(), seg_end.tolist()))
-
-        def by_run(a: np.ndarray) -> np.ndarray:  # policies x K -> flat, in output order
-            return np.concatenate([a[:, s0:s1].ravel() for s0, s1 in bounds])
-
-        def tiled(v: np.ndarray) -> np.ndarray:  # per position -> repeated for every policy
-            return np.concatenate([np.tile(v[s0:s1], n_pol) for s0, s1 in bounds])
-
-        block = n_pol * lens
-        return {
-            "row": tiled(gc), "first": np.repeat(gc[seg_start], block), "leaf": np.repeat(leaf, block),
-            "policy_index": np.concatenate([np.repeat(np.arange(n_pol), n) for n in lens.tolist()]),
-            "call_index": tiled(np.arange(K) - np.repeat(seg_start, lens)),
-            "prompt_tokens": by_run(prompt), "context_before": by_run(before), "context_after": by_run(after),
-            "compacted": by_run(compacted), "cut_row": by_run(np.where(compacted, cut_rows, -1)),
-            "recorded_compaction": tiled(rec_comp), "cost_usd": by_run(cost),
-        }
-
-    return sess, calls
+def _policy_arrays(policies: list, kept_at: dict, gc: np.ndarray) -> Policies:
+    rules = sorted(kept_at)
+    return Policies(
+        trigger=np.array([p.trigger_tokens for p in policies], np.float64),
+        window=np.array([p.context_window if p.context_window is not None else np.inf for p in policies], np.float64),
+        s_fixed=np.array([p.summary.tokens if p.summary.tokens is not None else -1 for p in policies], np.float64),
+        s_frac=np.array([p.summary.fraction or 0.0 for p in policies], np.float64),
+        s_cap=np.array([p.summary.max_tokens if p.summary.max_tokens is not None else np.inf for p in policies]),
+        rule=np.array([rules.index(p.keep) if p.keep in kept_at else -1 for p in policies], np.int64),
+        kept=np.array([kept_at[r][1][gc] for r in rules], np.float64).reshape(len(rules), len(gc)),
+        cut_rows=np.array([kept_at[r][0][gc] for r in rules], np.int64).reshape(len(rules), len(gc)))
 
 
 def _runs(table: pa.Table, f, prep, branch: str) -> list[tuple[int, np.ndarray]]:
@@ -493,12 +435,19 @@ def _runs(table: pa.Table, f, prep, branch: str) -> list[tuple[int, np.ndarray]]
 def _cat(parts: list[dict[str, np.ndarray]], key: str, dtype=None) -> np.ndarray:
     if not parts:
         return np.zeros(0, dtype or np.int64)
-    return np.concatenate([p[key] for p in parts]).astype(dtype) if dtype else np.concatenate([p[key] for p in parts])
+    a = parts[0][key] if len(parts) == 1 else np.concatenate([p[key] for p in parts])
+    return a.astype(dtype, copy=False) if dtype else a
 
 
 def _take_rows(col, rows: np.ndarray) -> pa.Array:
+    """``col[rows]`` (null where ``rows`` is -1) for a string column: decoded from a dictionary
+    array whose dictionary is the column, several times faster than a take on millions of rows."""
     rows = np.asarray(rows, np.int64)
-    return pc.take(col, pa.array(rows, pa.int64(), mask=rows < 0))
+    values = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if len(values) >= 2**31 - 1 or not pa.types.is_string(values.type):
+        return pc.take(values, pa.array(rows, pa.int64(), mask=rows < 0))
+    indices = pa.array(rows.astype(np.int32), pa.int32(), mask=rows < 0)
+    return pa.DictionaryArray.from_arrays(indices, values).cast(values.type)
 
 
 def _sessions_table(table: pa.Table, parts: list[dict[str, np.ndarray]], policies: list) -> pa.Table:
@@ -516,8 +465,8 @@ def _sessions_table(table: pa.Table, parts: list[dict[str, np.ndarray]], policie
         **{k: pa.array(np.round(_cat(parts, k)).astype(np.int64)) for k in (
             "calls", "compactions", "recorded_compactions", "matched_compactions", "peak_context_tokens",
             "prompt_tokens", "summarized_tokens")},
-        "cost_usd": pa.array(_cat(parts, "cost_usd", np.float64)),
-        "recorded_cost_usd": pa.array(_cat(parts, "recorded_cost_usd", np.float64)),
+        **{k: pa.array(_cat(parts, k, np.float64)) for k in (
+            "cost_usd", "summary_calls_cost_usd", "recorded_cost_usd", "net_saving_usd")},
         "overflow_calls": pa.array(_cat(parts, "overflow_calls", np.int64)),
     }, schema=schema_of(SIMULATION_SESSION_COLUMNS))
 
@@ -535,4 +484,5 @@ def _calls_table(table: pa.Table, parts: list[dict[str, np.ndarray]]) -> pa.Tabl
         "cut_entry_id": _take_rows(table["entry_id"], _cat(parts, "cut_row")),
         "recorded_compaction": pa.array(_cat(parts, "recorded_compaction", bool), pa.bool_()),
         "cost_usd": pa.array(_cat(parts, "cost_usd", np.float64)),
+        "summary_cost_usd": pa.array(_cat(parts, "summary_cost_usd", np.float64)),
     }, schema=schema_of(SIMULATION_CALL_COLUMNS))
