@@ -150,6 +150,7 @@ class Builder:
         self.parent: dict[str, str | None] = {}
         self.state: dict[str, _State] = {}
         self.est: dict[str, int] = {}  # message entries: pi's token estimate
+        self.excluded: set[str] = set()  # messages kept out of the context (excludeFromContext)
         self.kind: dict[str, str] = {}  # message entries: role (assistant: "assistant:<stopReason>")
         self.fileops: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self.comp_details: dict[str, dict[str, list[str]]] = {}
@@ -211,6 +212,8 @@ class Builder:
                         s.cache_model, s.compaction)
         eid = self.append(lambda i, p, t: MessageEntry(id=i, parent_id=p, timestamp=t, message=msg), st)
         self.est[eid] = est
+        if not in_ctx:
+            self.excluded.add(eid)
         self.kind[eid] = role or msg.role
         return eid
 
@@ -579,8 +582,8 @@ class Builder:
                 f"1. {prose(rng, 'ask', 1, self.proj)}\n\n## Critical Context\n{prose(rng, 'think', 3, self.proj)}"
                 + format_file_operations(reads, mods))
         est = math.ceil(len(text) / 4)
-        before = self.state[self.parent[first_kept]].ctx if self.parent[first_kept] else 0  # type: ignore[index]
-        kept = s.ctx - before
+        # what the kept messages weigh now (a context edit after them changed their estimate)
+        kept = sum(self.est.get(e, 0) for e in path[cut:] if e not in self.excluded)
         details = {"readFiles": reads, "modifiedFiles": mods}
         self.tick(20_000, 90_000)
         st = _State(est + kept, None, est, self.system_tokens, self.model.model, None)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sessionlab import estimate_tokens, open_session
@@ -185,6 +185,7 @@ POLICIES = [PiThresholdPolicy(12_000, 2_000, 3_000), FractionPolicy(20_000, 0.5,
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), branch_prob=st.sampled_from([0.0, 0.2]), window=st.sampled_from([20_000, 60_000]))
+@example(seed=29, branch_prob=0.2, window=20_000)  # a compaction after context edits (see test_synth)
 def test_vectorised_simulation_equals_a_plain_loop(tmp_path_factory, seed, branch_prob, window):
     compare_with_plain_loop(tmp_path_factory, seed, branch_prob, window)
 

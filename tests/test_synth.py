@@ -321,3 +321,19 @@ def test_a_config_and_keywords_write_the_same_session(tmp_path) -> None:
     assert a.read_bytes() == b.read_bytes() == c.read_bytes()
     with pytest.raises(TypeError):
         generate_session(tmp_path, seed=3, turnz=2)
+
+
+@pytest.mark.parametrize("seed", [29, 1234, 4711])
+def test_generated_usage_is_never_negative(tmp_path, seed):
+    # a compaction after a context edit once counted the kept messages at their pre-edit size
+    # (seed 29 wrote input: -1893); every usage field must stay a count of tokens
+    path = generate_session(tmp_path, seed=seed, turns=12, branch_prob=0.2, compaction_window=20_000)
+    fields = 0
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        usage = (entry.get("message") or {}).get("usage") or entry.get("usage") or {}
+        for key in ("input", "output", "cacheRead", "cacheWrite", "totalTokens"):
+            if key in usage:
+                assert usage[key] >= 0, (entry["id"], key, usage[key])
+                fields += 1
+    assert fields > 50
