@@ -4,6 +4,8 @@ The public surface is re-exported here; implementation modules are private to th
 """
 
 from .analysis import (
+    branch_calls,
+    branch_calls_df,
     branch_costs,
     branch_costs_df,
     cache_efficiency,
@@ -302,6 +304,8 @@ __all__ = [
     "roots",
     "session_tree",
     # vectorised analysis
+    "branch_calls",
+    "branch_calls_df",
     "branch_costs",
     "branch_costs_df",
     "cache_efficiency",
