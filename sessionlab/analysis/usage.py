@@ -172,29 +172,29 @@ def _date(value, name: str):
     raise ValueError(f"{name} must be a date or 'YYYY-MM-DD' / 'YYYYMMDD', not {value!r}")
 
 
-def _group_sums(keys: dict[str, pa.Array], sums: dict[str, np.ndarray]) -> tuple[dict[str, pa.Array], dict]:
-    """Group rows by the key columns (nulls are a group): each group's key values (from its first
-    row) and the sum of every ``sums`` column, in order of the groups' first rows.
+def _group_sums(keys: dict[str, pa.Array], sums: dict[str, np.ndarray],
+                codes: dict[str, np.ndarray] | None = None) -> tuple[dict[str, pa.Array], dict]:
+    """Group rows by the key columns (nulls are a group): each group's key values and the sum of
+    every ``sums`` column, groups in no particular order. ``codes`` may give a key's integer codes
+    (0..k-1, equal values equal codes) where they are known, else the column is dictionary-encoded.
 
-    Sums add the rows in row order, one group after the other (``np.bincount``), as a hash
-    aggregate does; integers are summed exactly (they are checked to stay below 2**53).
+    Sums add the rows in row order (``np.bincount``), as a hash aggregate does; integers are
+    summed exactly (they are checked to stay below 2**53).
     """
     n = len(next(iter(sums.values())))
     code = np.zeros(n, np.int64)
     for k, col in keys.items():
-        col = keys[k] = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-        enc = pc.dictionary_encode(col, null_encoding="encode")
-        width = len(enc.dictionary)
-        code = code * width + np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int64)
-        if width > 1 and code.max(initial=0) > 2**40:  # keep the mixed radix small: renumber
+        if codes and k in codes:
+            c = np.asarray(codes[k], np.int64)
+            width = int(c.max(initial=-1)) + 1
+        else:
+            enc = pc.dictionary_encode(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col,
+                                       null_encoding="encode")
+            c, width = np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int64), len(enc.dictionary)
+        code = code * max(width, 1) + c
+        if code.max(initial=0) > 2**40:  # keep the mixed radix small: renumber
             code = np.unique(code, return_inverse=True)[1].reshape(-1)
-    uniq, first, group = np.unique(code, return_index=True, return_inverse=True)
-    group = group.reshape(-1)
-    order = np.argsort(first, kind="stable")  # groups in order of their first rows
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    group = rank[group]
-    first = first[order]
+    group, first = _dense(code)
     take = pa.array(first, pa.int64())
     out_keys = {k: col.take(take) for k, col in keys.items()}
     out = {}
@@ -208,6 +208,21 @@ def _group_sums(keys: dict[str, pa.Array], sums: dict[str, np.ndarray]) -> tuple
             np.add.at(acc, group, v)
             out[name] = acc
     return out_keys, out
+
+
+def _dense(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Group numbers 0..g-1 of non-negative ``code``s, and one row of each group."""
+    n = len(code)
+    if n and code.max() > 4 * n + 1024:  # sparse codes: sort
+        _, first, group = np.unique(code, return_index=True, return_inverse=True)
+        return group.reshape(-1), first
+    present = np.flatnonzero(np.bincount(code)) if n else np.zeros(0, np.int64)
+    number = np.zeros(int(code.max(initial=0)) + 1, np.int64)
+    number[present] = np.arange(len(present))
+    group = number[code]
+    first = np.zeros(len(present), np.int64)
+    first[group] = np.arange(n)  # any row of a group: its rows share their keys
+    return group, first
 
 
 def _key_column(table: pa.Table, key: str, tz: str, rows: pa.Array) -> pa.Array:
@@ -318,12 +333,14 @@ def branch_costs(entries, *, session_id: SessionIds = None) -> pa.Table:
 {columns}
     """
     table = select_sessions(entries, session_id)
-    cur = current_branch_mask(table)
+    f = Forest.of(table)
+    cur = current_branch_mask(table, f)
     calls = _calls_mask(table)
     spend = _spend_mask(table, calls)
     tok = _np(table, "context_tokens", 0, np.int64)
     cost = _np(table, "cost_usd", 0.0, np.float64)
-    keys, out = _group_sums({"session_id": table["session_id"], "file": table["file"]}, {
+    keys, out = _group_sums({"session_id": table["session_id"], "file": table["file"]}, codes={"file": f.file_code},
+                            sums={
         "calls_current": (calls & cur).astype(np.int64),
         "calls_abandoned": (calls & ~cur).astype(np.int64),
         "tokens_current": np.where(spend & cur, tok, 0),
