@@ -68,26 +68,32 @@ def branch_mask(entries, *, leaf_id: str | None = None, forest: Forest | None = 
 
 
 def _branch_order(f: Forest, rows: np.ndarray) -> np.ndarray:
-    """``rows`` (on branches) ordered root to leaf, session after session."""
-    return rows[np.lexsort((rows, f.depth[rows], f.file_code[rows]))]
+    """``rows`` (on branches, in row order) ordered root to leaf, session after session: as they
+    are when every entry comes after its parent in its file (a sort only otherwise)."""
+    code, depth = f.file_code[rows], f.depth[rows]
+    same = code[1:] == code[:-1]
+    if (code[1:] >= code[:-1]).all() and (depth[1:][same] > depth[:-1][same]).all():
+        return rows
+    return rows[np.lexsort((rows, depth, code))]
 
 
-def _compactions_on(f: Forest, comp: np.ndarray, calls: np.ndarray,
-                    prompt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each compaction row on a branch: the number of calls before it on its branch, and the
-    prompt of the next call after it with a non-zero prompt (-1: none). ``calls`` in branch order."""
-    k = len(calls)
-    key_calls = f.file_code[calls] * (f.n + 1) + f.depth[calls]
-    before = np.searchsorted(key_calls, f.file_code[comp] * (f.n + 1) + f.depth[comp], side="left")
-    first = np.searchsorted(f.file_code[calls], f.file_code[comp], side="left")
-    # the first call with a prompt at or after each position, within its session (k: none)
-    ok = np.where(prompt > 0, np.arange(k), k)
-    next_ok = np.minimum.accumulate(ok[::-1])[::-1] if k else ok
-    nxt = np.append(next_ok, k)[before]
-    same = nxt < k
-    same[same] = f.file_code[calls[nxt[same]]] == f.file_code[comp[same]]
-    after = np.where(same, np.append(prompt, 0)[nxt], -1)
-    return before - first, after
+def _positions(f: Forest, seq: np.ndarray, is_comp: np.ndarray) -> np.ndarray:
+    """For each row of ``seq`` (calls and compactions in branch order): the number of calls before
+    it on its branch."""
+    before = np.cumsum(~is_comp) - ~is_comp
+    code = f.file_code[seq]
+    start = np.r_[True, code[1:] != code[:-1]] if len(seq) else np.zeros(0, bool)
+    return before - before[np.nonzero(start)[0]][np.cumsum(start) - 1]
+
+
+def _left_by(f: Forest, seq: np.ndarray, is_comp: np.ndarray, prompt: np.ndarray) -> np.ndarray:
+    """For each row of ``seq``: the prompt of the next call after it on its branch with a
+    non-zero prompt (-1: none), what a compaction there left."""
+    n = len(seq)
+    ok = np.where(~is_comp & (prompt > 0), np.arange(n), n)
+    nxt = np.r_[np.minimum.accumulate(ok[::-1])[::-1], n][1:] if n else ok  # the first at or after i + 1
+    code = np.r_[f.file_code[seq], -1]
+    return np.where((nxt < n) & (code[np.minimum(nxt, n)] == code[:n]), np.r_[prompt, -1][nxt], -1)
 
 
 @returns(BRANCH_CALL_COLUMNS)
@@ -118,38 +124,26 @@ def branch_calls(entries, *, session_id: SessionIds = None, leaf_id: str | None 
     on = branch_mask(table, leaf_id=leaf_id, forest=f) & ~f.cyclic
     is_call = _calls_mask(table) & ~f.cyclic
     rows, _, switched = previous_calls(f, is_call)
-    calls = _branch_order(f, np.nonzero(on & is_call)[0])
     switch = np.zeros(table.num_rows, bool)
     switch[rows] = switched
-    usage = {c: _np(table, c, 0, np.int64)[calls] for c in _BUCKETS}
+    is_comp_row = f.isin("type", ("compaction",))
+    seq = _branch_order(f, np.nonzero(on & (is_call | is_comp_row))[0])
+    is_comp = is_comp_row[seq]
+    usage = {c: _np(table, c, 0, np.int64)[seq] for c in _BUCKETS}
     prompt = usage["cache_read_tokens"] + usage["cache_write_tokens"] + usage["input_tokens"]
-    comp = _branch_order(f, np.nonzero(on & f.isin("type", ("compaction",)))[0])
-    comp_index, after = _compactions_on(f, comp, calls, prompt)
-    k, m = len(calls), len(comp)
-    both_rows = np.r_[calls, comp]
-    order = np.lexsort((np.r_[np.zeros(k), np.ones(m)], f.depth[both_rows], f.file_code[both_rows]))
-    take = pa.array(order, pa.int64())
-
-    def both(call_values, comp_values, type_, call_null=False, comp_null=None):
-        """A column: the calls' values then the compactions', in branch order."""
-        nulls = np.r_[np.full(k, call_null), np.zeros(m, bool) if comp_null is None else comp_null]
-        return pa.array(np.r_[call_values, comp_values], type_, mask=nulls).take(take)
-
-    idx = pa.array(both_rows[order], pa.int64())
-    first = np.searchsorted(f.file_code[calls], f.file_code[calls], side="left")
-    zeros, none = np.zeros(m, np.int64), np.ones(m, bool)
+    after = np.where(is_comp, _left_by(f, seq, is_comp, prompt), -1)
+    idx = pa.array(seq, pa.int64())
     return pa.Table.from_pydict({
         "session_id": table["session_id"].take(idx),
         "at_id": table["entry_id"].take(idx),
-        "kind": both(np.full(k, "call", object), np.full(m, "compaction", object), _S),
-        "call_index": both(np.arange(k) - first, comp_index, _I64),
+        "kind": pc.if_else(pa.array(is_comp, pa.bool_()), "compaction", "call"),
+        "call_index": pa.array(_positions(f, seq, is_comp), _I64),
         "timestamp": table["timestamp"].take(idx),
-        **{c: both(usage[c], zeros, _I64, comp_null=none) for c in _BUCKETS},
-        "prompt_tokens": both(prompt, zeros, _I64, comp_null=none),
-        "branch_switch": both(switch[calls], np.zeros(m, bool), pa.bool_()),
-        "tokens_before": both(np.zeros(k, np.int64), _np(table, "tokens_before", 0, np.int64)[comp], _I64,
-                              call_null=True),
-        "tokens_after": both(np.zeros(k, np.int64), np.maximum(after, 0), _I64, call_null=True, comp_null=after < 0),
+        **{c: pa.array(usage[c], _I64, mask=is_comp) for c in _BUCKETS},
+        "prompt_tokens": pa.array(prompt, _I64, mask=is_comp),
+        "branch_switch": pa.array(switch[seq] & ~is_comp, pa.bool_()),
+        "tokens_before": pa.array(_np(table, "tokens_before", 0, np.int64)[seq], _I64, mask=~is_comp),
+        "tokens_after": pa.array(np.maximum(after, 0), _I64, mask=after < 0),
     }, schema=schema_of(BRANCH_CALL_COLUMNS))
 
 
