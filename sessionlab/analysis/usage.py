@@ -156,7 +156,14 @@ def _day(ts, tz: str) -> pa.Array:
 
 
 def _month(ts, tz: str) -> pa.Array:
-    return pc.strftime(pc.floor_temporal(_local(ts, tz), unit="month"), format="%Y-%m")
+    """'YYYY-MM' in ``tz``: the few distinct months formatted once, not every row."""
+    month = np.asarray(_day(ts, tz).to_numpy(zero_copy_only=False)).astype("datetime64[M]")
+    missing = np.isnat(month)
+    names, which = np.unique(month[~missing], return_inverse=True)
+    index = np.zeros(len(month), np.int64)
+    index[~missing] = which.reshape(-1)
+    return pa.array(np.datetime_as_string(names, unit="M"), pa.string()).take(
+        pa.array(index, pa.int64(), mask=missing))
 
 
 def _date(value, name: str):
