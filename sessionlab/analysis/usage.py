@@ -195,9 +195,7 @@ def _group_sums(keys: dict[str, pa.Array], sums: dict[str, np.ndarray],
             c = np.asarray(codes[k], np.int64)
             width = int(c.max(initial=-1)) + 1
         else:
-            enc = pc.dictionary_encode(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col,
-                                       null_encoding="encode")
-            c, width = np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int64), len(enc.dictionary)
+            c, width = _codes(col)
         code = code * max(width, 1) + c
         if code.max(initial=0) > 2**40:  # keep the mixed radix small: renumber
             code = np.unique(code, return_inverse=True)[1].reshape(-1)
@@ -215,6 +213,13 @@ def _group_sums(keys: dict[str, pa.Array], sums: dict[str, np.ndarray],
             np.add.at(acc, group, v)
             out[name] = acc
     return out_keys, out
+
+
+def _codes(col) -> tuple[np.ndarray, int]:
+    """Integer codes of a column (equal values, nulls included, share a code) and their count."""
+    enc = pc.dictionary_encode(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col,
+                               null_encoding="encode")
+    return np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int64), len(enc.dictionary)
 
 
 def _dense(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -380,8 +385,11 @@ def previous_calls(forest: Forest, calls: np.ndarray) -> tuple[np.ndarray, np.nd
     return rows, prev, (prev >= 0) & (prev_in_file != prev)
 
 
+_CAUSES = ("branch_switch", "model_change", "compaction", "first_call")
+
+
 def _cache_causes(table: pa.Table, f: Forest, rows: np.ndarray, prev: np.ndarray,
-                  switched: np.ndarray) -> np.ndarray:
+                  switched: np.ndarray) -> pa.Array:
     """``invalidated_by`` of each call (see ``CACHE_COLUMNS``); the first cause that applies of
     first call, compaction, model change, branch switch."""
     comp = f.nearest(f.isin("type", ("compaction",)))
@@ -392,16 +400,14 @@ def _cache_causes(table: pa.Table, f: Forest, rows: np.ndarray, prev: np.ndarray
     compaction_since = (c_above >= 0) & ((prev < 0) | (depth[np.maximum(c_above, 0)] > depth[pp]))
     differs = np.zeros(len(rows), bool)
     for name in ("provider", "model"):  # compared as dictionary codes (a null equals a null)
-        col = table[name].combine_chunks() if isinstance(table[name], pa.ChunkedArray) else table[name]
-        code = np.asarray(pc.dictionary_encode(col, null_encoding="encode").indices, np.int64)
+        code = _codes(table[name])[0]
         differs |= code[rows] != code[pp]
-    model_changed = (prev >= 0) & differs
-    cause = np.full(len(rows), None, dtype=object)
-    cause[switched] = "branch_switch"
-    cause[model_changed] = "model_change"
-    cause[compaction_since] = "compaction"
-    cause[prev < 0] = "first_call"
-    return cause
+    cause = np.full(len(rows), -1, np.int64)  # an index into _CAUSES
+    cause[switched] = 0
+    cause[(prev >= 0) & differs] = 1
+    cause[compaction_since] = 2
+    cause[prev < 0] = 3
+    return pa.array(_CAUSES, pa.string()).take(pa.array(cause, pa.int64(), mask=cause < 0))
 
 
 @returns(CACHE_COLUMNS)
@@ -440,7 +446,7 @@ def cache_efficiency(entries, *, session_id: SessionIds = None) -> pa.Table:
         "cache_write_tokens": pa.array(cw),
         "hit_ratio": pa.array(ratio, pa.float64(), from_pandas=True),
         "previous_call_id": prev_ids,
-        "invalidated_by": pa.array(cause, pa.string()),
+        "invalidated_by": cause,
     }, schema=schema_of(CACHE_COLUMNS))
 
 
