@@ -37,7 +37,7 @@ __version__ = "0.1.0"
 
 _MODULES: dict[str, tuple[str, ...]] = {
     "sessionlab.analysis": (
-        "branch_costs", "branch_costs_df", "cache_efficiency", "cache_efficiency_df", "context_members",
+        "branch_calls", "branch_calls_df", "branch_costs", "branch_costs_df", "cache_efficiency", "cache_efficiency_df", "context_members",
         "context_members_df", "context_messages", "contexts", "contexts_df", "usage_by", "usage_by_df",
     ),
     "sessionlab.compaction": (
@@ -243,6 +243,8 @@ __all__ = [
     "roots",
     "session_tree",
     # vectorised analysis
+    "branch_calls",
+    "branch_calls_df",
     "branch_costs",
     "branch_costs_df",
     "cache_efficiency",

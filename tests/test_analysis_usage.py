@@ -142,3 +142,112 @@ def test_cache_efficiency_names_what_broke_the_cache(tmp_path):
     assert rows[c2]["hit_ratio"] == pytest.approx(100 / 130)
     assert rows[c5]["previous_call_id"] == c2 and rows[c5]["prompt_tokens"] == 100
     assert rows[c1]["hit_ratio"] == 0.0
+
+
+# --- vectorised vs plain Python references --------------------------------------------------------
+
+SAMPLES = sorted(p for p in (Path(__file__).parent / "data" / "pi").rglob("*.jsonl")
+                 if "v4" not in p.parts) + sorted((DATA / "sessions").rglob("*.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def samples():
+    return entries_table(SAMPLES, on_bad_lines="skip")
+
+
+def _files(table):
+    rows = defaultdict(list)
+    for r in table.to_pylist():
+        rows[r["file"]].append(r)
+    return rows
+
+
+@pytest.mark.parametrize("tz", ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata",
+                                "Pacific/Chatham", "America/St_Johns", "UTC"])
+def test_local_days_and_months_equal_zoneinfo_across_dst(tz):
+    from zoneinfo import ZoneInfo
+
+    import numpy as np
+    import pyarrow as pa
+
+    from sessionlab.analysis.usage import _day, _month
+
+    zone = ZoneInfo(tz)
+    # every 7 minutes over two years, and each second around the turns of the day near DST changes
+    start = int(dt.datetime(2025, 1, 1, tzinfo=dt.UTC).timestamp() * 1000)
+    ms = np.r_[np.arange(start, start + 2 * 366 * 86_400_000, 7 * 60_000),
+               start + np.arange(-3_600_000, 3_600_000, 997)]
+    got_day = _day(pa.array(ms, pa.timestamp("ms", tz="UTC")), tz).to_pylist()
+    got_month = _month(pa.array(ms, pa.timestamp("ms", tz="UTC")), tz).to_pylist()
+    for m, d, mo in zip(ms.tolist(), got_day, got_month):
+        local = dt.datetime.fromtimestamp(m / 1000, zone)
+        assert (d, mo) == (local.date(), local.strftime("%Y-%m")), (m, tz)
+
+
+def test_usage_by_branch_and_session_equal_a_python_loop(samples):
+    from tests._usage_ref import current_leaf, is_call, path_to
+
+    want = defaultdict(lambda: [0, 0, 0.0])
+    for rows in _files(samples).values():
+        on = set(path_to(rows, current_leaf(rows)))
+        for i, r in enumerate(rows):
+            if is_call(r) or r["usage_kind"] is not None:
+                w = want[(r["session_id"], "current" if i in on else "abandoned")]
+                w[0] += is_call(r)
+                w[1] += r["context_tokens"] or 0
+                w[2] += r["cost_usd"] or 0.0
+    got = usage_by(samples, by=["session_id", "branch"]).to_pylist()
+    assert {(r["session_id"], r["branch"]): [r["calls"], r["total_tokens"]] for r in got} == \
+        {k: v[:2] for k, v in want.items()}
+    for r in got:
+        assert r["cost_usd"] == pytest.approx(want[(r["session_id"], r["branch"])][2], rel=1e-12, abs=1e-12)
+
+
+def test_branch_costs_equal_a_python_loop(samples):
+    from tests._usage_ref import branch_sums
+
+    files = _files(samples)
+    got = branch_costs(samples).to_pylist()
+    assert len(got) == len(files) > 20
+    for r in got:
+        want = branch_sums(files[r["file"]])
+        for c in ("calls_current", "calls_abandoned", "tokens_current", "tokens_abandoned"):
+            assert r[c] == want[c], (r["file"], c)
+        for c in ("cost_current", "cost_abandoned"):
+            assert r[c] == pytest.approx(want[c], rel=1e-12, abs=1e-12)
+
+
+def test_cache_efficiency_equals_a_python_loop(samples):
+    from tests._usage_ref import cache_causes
+
+    got = {(r["session_id"], r["at_id"]): r for r in cache_efficiency(samples).to_pylist()}
+    seen = set()
+    for rows in _files(samples).values():
+        for i, (prev, cause) in cache_causes(rows).items():
+            r = got[(rows[i]["session_id"], rows[i]["entry_id"])]
+            assert (r["previous_call_id"], r["invalidated_by"]) == (
+                None if prev is None else rows[prev]["entry_id"], cause), rows[i]["file"]
+            seen.add(cause)
+    assert {"first_call", None, "compaction", "branch_switch"} <= seen
+    assert len(got) == sum(len(cache_causes(rows)) for rows in _files(samples).values())
+
+
+def test_branch_calls_equal_a_python_loop(samples):
+    from sessionlab import branch_calls
+    from tests._usage_ref import branch_calls as ref
+    from tests._usage_ref import current_leaf, path_to
+
+    got = branch_calls(samples)
+    cols = ["at_id", "kind", "call_index", "prompt_tokens", "branch_switch", "tokens_before", "tokens_after"]
+    want = []
+    for rows in _files(samples).values():
+        want += ref(rows, current_leaf(rows))
+    assert got.select(cols).to_pylist() == [{c: w[c] for c in cols} for w in want]
+    assert sum(got["branch_switch"].to_pylist()) >= 2 and "compaction" in got["kind"].to_pylist()
+    # another branch: the path to the first call of a branchy session's abandoned part
+    sid = "b627ef1d-8e91-479a-a1c3-a39e50c19172"
+    rows = next(r for r in _files(samples).values() if r[0]["session_id"] == sid)
+    on = set(path_to(rows, current_leaf(rows)))
+    leaf = next(i for i, r in enumerate(rows) if i not in on and r["role"] == "assistant")
+    other = branch_calls(samples, session_id=sid, leaf_id=rows[leaf]["entry_id"])
+    assert other.select(cols).to_pylist() == [{c: w[c] for c in cols} for w in ref(rows, leaf)]

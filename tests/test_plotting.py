@@ -301,6 +301,23 @@ def test_context_timeline_of_another_branch(everything):
         plot_context_timeline(everything, session_id=BRANCHY, leaf_id="not-an-entry")
 
 
+def test_context_timeline_draws_the_branch_calls_table(everything):
+    """The plot draws branch_calls: one point per call (in a Claude Code file, one per response,
+    as usage_by counts them), the simulation's calls at their call_index."""
+    from sessionlab import branch_calls, usage_by
+
+    sid = "45ee8ea6-ace2-46ff-b33e-451ca18a2166"  # Claude Code: a response spans several lines
+    calls = branch_calls(everything, session_id=sid).to_pandas()
+    ax = plot_context_timeline(everything, session_id=sid, policies=[NeverCompact(200_000)])
+    k = int((calls["kind"] == "call").sum())
+    assert ax.get_title(loc="left").endswith(f"({k} calls)")
+    assert k == usage_by(everything, session_id=sid, by="branch").to_pandas().set_index("branch").loc["current", "calls"]
+    line = next(ln for ln in ax.lines if ln.get_gid() == "policy:0")
+    assert list(line.get_xdata()) == list(range(k))  # every call of the branch, at its position
+    stack = ax.collections[0].get_paths()[0].vertices  # the cache read layer, a step per call
+    assert stack[:, 1].max() == calls["cache_read_tokens"].max()
+
+
 def test_plots_draw_on_a_given_axes(everything):
     fig, axes = plt.subplots(1, 3)
     assert plot_tree(everything, session_id=BRANCHY, ax=axes[0]) is axes[0]

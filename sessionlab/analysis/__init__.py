@@ -1,5 +1,6 @@
 """Vectorised analysis over the entries table: contexts and token accounting."""
 
+from ._branch_calls import BRANCH_CALL_COLUMNS, branch_calls, branch_calls_df, branch_mask
 from .contexts import (
     CONTEXT_COLUMNS,
     MEMBER_COLUMNS,
@@ -35,8 +36,12 @@ __all__ = [
     "USAGE_GROUPS",
     "USAGE_KEY_COLUMNS",
     "USAGE_COLUMNS",
+    "BRANCH_CALL_COLUMNS",
     "BRANCH_COST_COLUMNS",
     "CACHE_COLUMNS",
+    "branch_calls",
+    "branch_calls_df",
+    "branch_mask",
     "branch_costs",
     "branch_costs_df",
     "cache_efficiency",

@@ -93,6 +93,10 @@ def _bool(a) -> np.ndarray:
     return np.asarray(pc.fill_null(a, False).to_numpy(zero_copy_only=False), bool)
 
 
+def _np(table: pa.Table, name: str, fill, dtype) -> np.ndarray:
+    return np.asarray(pc.fill_null(table[name], fill).to_numpy(zero_copy_only=False), dtype)
+
+
 def _calls_mask(table: pa.Table) -> np.ndarray:
     """Assistant messages that are calls: every one in a pi file; in Claude Code and Codex files the
     ones carrying usage (a response's other streaming lines and replayed copies carry none)."""
@@ -103,12 +107,23 @@ def _calls_mask(table: pa.Table) -> np.ndarray:
     return _bool(pc.and_(asst, counted))
 
 
-def _spend_mask(table: pa.Table) -> np.ndarray:
+def _spend_mask(table: pa.Table, calls: np.ndarray | None = None) -> np.ndarray:
     """Rows that record spend: the calls, and (pi 1.6) every other usage (see ``usage_kind``)."""
-    calls = _calls_mask(table)
+    calls = _calls_mask(table) if calls is None else calls
     if "usage_kind" not in table.column_names:
         return calls
     return calls | _bool(pc.is_valid(table["usage_kind"]))
+
+
+def _last_row_of_each_file(codes: np.ndarray, line: np.ndarray) -> np.ndarray:
+    """Per file (code), its row with the highest ``(line_no, row)``: pi's leaf before leaf records."""
+    n = len(codes)
+    ends = np.r_[codes[1:] != codes[:-1], True]
+    in_order = not (np.diff(codes) < 0).any() and not ((np.diff(line) < 0) & ~ends[:-1]).any()
+    if in_order:  # files are row ranges in line order (as loaded): the last row of each range
+        return np.nonzero(ends)[0]
+    order = np.lexsort((np.arange(n), line, codes))
+    return order[np.r_[codes[order][1:] != codes[order][:-1], True]]
 
 
 def current_branch_mask(entries, forest: Forest | None = None) -> np.ndarray:
@@ -119,9 +134,7 @@ def current_branch_mask(entries, forest: Forest | None = None) -> np.ndarray:
     if n == 0:
         return np.zeros(0, bool)
     codes = f.file_code
-    line = np.asarray(pc.fill_null(table["line_no"], 0).to_numpy(zero_copy_only=False), np.int64)
-    order = np.lexsort((np.arange(n), line, codes))
-    last = order[np.r_[codes[order][1:] != codes[order][:-1], True]]  # last row of each file
+    last = _last_row_of_each_file(codes, _np(table, "line_no", 0, np.int64))
     leaf = last.copy()
     is_rec = f.is_leaf_record[last]
     if is_rec.any():
@@ -132,13 +145,25 @@ def current_branch_mask(entries, forest: Forest | None = None) -> np.ndarray:
     return f.is_ancestor(np.arange(n), leaf_of_file[codes]) & ~f.is_leaf_record
 
 
-def _day(ts, tz: str) -> pa.ChunkedArray:
-    local = pc.cast(ts, pa.timestamp("ms", tz=tz))
-    return pc.cast(pc.strftime(local, format="%Y-%m-%d"), pa.date32())
+def _local(ts, tz: str) -> pa.Array:
+    """Wall-clock time in ``tz`` of UTC timestamps (as naive timestamps: one vectorised pass)."""
+    ts = ts.combine_chunks() if isinstance(ts, pa.ChunkedArray) else ts
+    return pc.local_timestamp(ts.cast(pa.timestamp(ts.type.unit, tz=tz)))
 
 
-def _month(ts, tz: str) -> pa.ChunkedArray:
-    return pc.strftime(pc.cast(ts, pa.timestamp("ms", tz=tz)), format="%Y-%m")
+def _day(ts, tz: str) -> pa.Array:
+    return pc.cast(_local(ts, tz), pa.date32())
+
+
+def _month(ts, tz: str) -> pa.Array:
+    """'YYYY-MM' in ``tz``: the few distinct months formatted once, not every row."""
+    month = np.asarray(_day(ts, tz).to_numpy(zero_copy_only=False)).astype("datetime64[M]")
+    missing = np.isnat(month)
+    names, which = np.unique(month[~missing], return_inverse=True)
+    index = np.zeros(len(month), np.int64)
+    index[~missing] = which.reshape(-1)
+    return pa.array(np.datetime_as_string(names, unit="M"), pa.string()).take(
+        pa.array(index, pa.int64(), mask=missing))
 
 
 def _date(value, name: str):
@@ -152,6 +177,98 @@ def _date(value, name: str):
         except ValueError:
             pass
     raise ValueError(f"{name} must be a date or 'YYYY-MM-DD' / 'YYYYMMDD', not {value!r}")
+
+
+def _group_sums(keys: dict[str, pa.Array], sums: dict[str, np.ndarray],
+                codes: dict[str, np.ndarray] | None = None) -> tuple[dict[str, pa.Array], dict]:
+    """Group rows by the key columns (nulls are a group): each group's key values and the sum of
+    every ``sums`` column, groups in no particular order. ``codes`` may give a key's integer codes
+    (0..k-1, equal values equal codes) where they are known, else the column is dictionary-encoded.
+
+    Sums add the rows in row order (``np.bincount``), as a hash aggregate does; integers are
+    summed exactly (they are checked to stay below 2**53).
+    """
+    n = len(next(iter(sums.values())))
+    code = np.zeros(n, np.int64)
+    for k, col in keys.items():
+        if codes and k in codes:
+            c = np.asarray(codes[k], np.int64)
+            width = int(c.max(initial=-1)) + 1
+        else:
+            c, width = _codes(col)
+        code = code * max(width, 1) + c
+        if code.max(initial=0) > 2**40:  # keep the mixed radix small: renumber
+            code = np.unique(code, return_inverse=True)[1].reshape(-1)
+    group, first = _dense(code)
+    take = pa.array(first, pa.int64())
+    out_keys = {k: col.take(take) for k, col in keys.items()}
+    out = {}
+    for name, v in sums.items():
+        if v.dtype.kind == "f":
+            out[name] = np.bincount(group, weights=v, minlength=len(first))
+        elif np.abs(v).sum() < 2**53:
+            out[name] = np.bincount(group, weights=v, minlength=len(first)).astype(np.int64)
+        else:
+            acc = np.zeros(len(first), np.int64)
+            np.add.at(acc, group, v)
+            out[name] = acc
+    return out_keys, out
+
+
+def _codes(col) -> tuple[np.ndarray, int]:
+    """Integer codes of a column (equal values, nulls included, share a code) and their count."""
+    enc = pc.dictionary_encode(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col,
+                               null_encoding="encode")
+    return np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int64), len(enc.dictionary)
+
+
+def _dense(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Group numbers 0..g-1 of non-negative ``code``s, and one row of each group."""
+    n = len(code)
+    if n and code.max() > 4 * n + 1024:  # sparse codes: sort
+        _, first, group = np.unique(code, return_index=True, return_inverse=True)
+        return group.reshape(-1), first
+    present = np.flatnonzero(np.bincount(code)) if n else np.zeros(0, np.int64)
+    number = np.zeros(int(code.max(initial=0)) + 1, np.int64)
+    number[present] = np.arange(len(present))
+    group = number[code]
+    first = np.zeros(len(present), np.int64)
+    first[group] = np.arange(n)  # any row of a group: its rows share their keys
+    return group, first
+
+
+def _key_column(table: pa.Table, key: str, tz: str, rows: pa.Array) -> pa.Array:
+    """The ``by`` key ``key`` of the rows ``rows`` (see :func:`usage_by`)."""
+    if key == "day":
+        return _day(table["timestamp"].take(rows), tz)
+    if key == "month":
+        return _month(table["timestamp"].take(rows), tz)
+    if key == "session" and "root_session_id" in table.column_names:
+        return pc.coalesce(table["root_session_id"].take(rows), table["session_id"].take(rows))
+    if key == "session":
+        return table["session_id"].take(rows)
+    if key == "agent" and "agent" not in table.column_names:
+        return pa.array(np.full(len(rows), "pi", object), pa.string())
+    if key == "branch":
+        cur = current_branch_mask(table)[rows.to_numpy()]
+        return pa.array(np.where(cur, "current", "abandoned"), pa.string())
+    return table[key].take(rows)
+
+
+def _spend_rows(table: pa.Table, tz: str, since, until) -> tuple[np.ndarray, np.ndarray]:
+    """The rows recording spend between ``since`` and ``until`` (days in ``tz``), and which are calls."""
+    calls = _calls_mask(table)
+    spend = _spend_mask(table, calls)
+    rows = np.nonzero(spend)[0]
+    if since is not None or until is not None:
+        day = _day(table["timestamp"].take(pa.array(rows, pa.int64())), tz)
+        when = np.ones(len(rows), bool)
+        if since is not None:
+            when &= _bool(pc.greater_equal(day, pa.scalar(since, pa.date32())))
+        if until is not None:
+            when &= _bool(pc.less_equal(day, pa.scalar(until, pa.date32())))
+        rows = rows[when]
+    return rows, calls[rows]
 
 
 def usage_by(entries, *, by: str | Sequence[str] = ("session_id",), tz: str = "UTC",
@@ -193,46 +310,18 @@ def usage_by(entries, *, by: str | Sequence[str] = ("session_id",), tz: str = "U
         raise ValueError(f"by must be among {USAGE_GROUPS}, not {keys!r}")
     since, until = _date(since, "since"), _date(until, "until")
     table = select_sessions(entries, session_id)
-    calls = _calls_mask(table)
-    spend = _spend_mask(table)
-    if since is not None or until is not None:
-        day = _day(table["timestamp"], tz)
-        when = np.ones(table.num_rows, bool)
-        if since is not None:
-            when &= _bool(pc.greater_equal(day, pa.scalar(since, pa.date32())))
-        if until is not None:
-            when &= _bool(pc.less_equal(day, pa.scalar(until, pa.date32())))
-        calls &= when
-        spend &= when
-    cols: dict[str, pa.ChunkedArray | pa.Array] = {}
-    for k in keys:
-        if k == "day":
-            cols[k] = _day(table["timestamp"], tz)
-        elif k == "month":
-            cols[k] = _month(table["timestamp"], tz)
-        elif k == "session":
-            cols[k] = (pc.coalesce(table["root_session_id"], table["session_id"])
-                       if "root_session_id" in table.column_names else table["session_id"])
-        elif k == "agent" and "agent" not in table.column_names:
-            cols[k] = pa.array(["pi"] * table.num_rows, pa.string())
-        elif k == "branch":
-            cur = current_branch_mask(table)
-            cols[k] = pa.array(np.where(cur, "current", "abandoned"))
-        else:
-            cols[k] = table[k]
+    rows, is_call = _spend_rows(table, tz, since, until)
+    take = pa.array(rows, pa.int64())
+    sums = {"_call": is_call.astype(np.int64)}
     for s in _SUMS:
-        cols[s] = pc.fill_null(table[s], 0)
-    cols["_call"] = pa.array(calls.astype(np.int64))
-    t = pa.table(cols).filter(pa.array(spend))
-    agg = [(s, "sum") for s in _SUMS]
-    grouped = t.group_by(keys, use_threads=False).aggregate(agg + [("_call", "sum")])
-    out = {k: grouped[k] for k in keys}
-    out["calls"] = pc.cast(grouped["_call_sum"], pa.int64())
+        sums[s] = _np(table, s, 0, np.float64 if s == "cost_usd" else np.int64)[rows]
+    key_cols, totals = _group_sums({k: _key_column(table, k, tz, take) for k in keys}, sums)
+    out = dict(key_cols)
+    out["calls"] = totals.pop("_call")
     for s in _SUMS:
-        name = "total_tokens" if s == "context_tokens" else s
-        out[name] = grouped[f"{s}_sum"]
-    key_cols = {c.name: c for c in USAGE_KEY_COLUMNS}
-    result = pa.Table.from_pydict(out, schema=schema_of(tuple(key_cols[k] for k in keys) + USAGE_COLUMNS))
+        out["total_tokens" if s == "context_tokens" else s] = totals[s]
+    key_schema = {c.name: c for c in USAGE_KEY_COLUMNS}
+    result = pa.Table.from_pydict(out, schema=schema_of(tuple(key_schema[k] for k in keys) + USAGE_COLUMNS))
     return result.sort_by([(k, "ascending") for k in keys])
 
 
@@ -256,33 +345,69 @@ def branch_costs(entries, *, session_id: SessionIds = None) -> pa.Table:
 {columns}
     """
     table = select_sessions(entries, session_id)
-    cur = current_branch_mask(table)
+    f = Forest.of(table)
+    cur = current_branch_mask(table, f)
     calls = _calls_mask(table)
-    spend = _spend_mask(table)
-    tok = np.asarray(pc.fill_null(table["context_tokens"], 0).to_numpy(zero_copy_only=False), np.int64)
-    cost = np.asarray(pc.fill_null(table["cost_usd"], 0.0).to_numpy(zero_copy_only=False), np.float64)
-    t = pa.table({
-        "session_id": table["session_id"], "file": table["file"],
-        "calls_current": pa.array((calls & cur).astype(np.int64)),
-        "calls_abandoned": pa.array((calls & ~cur).astype(np.int64)),
-        "tokens_current": pa.array(np.where(spend & cur, tok, 0)),
-        "tokens_abandoned": pa.array(np.where(spend & ~cur, tok, 0)),
-        "cost_current": pa.array(np.where(spend & cur, cost, 0.0)),
-        "cost_abandoned": pa.array(np.where(spend & ~cur, cost, 0.0)),
+    spend = _spend_mask(table, calls)
+    tok = _np(table, "context_tokens", 0, np.int64)
+    cost = _np(table, "cost_usd", 0.0, np.float64)
+    keys, out = _group_sums({"session_id": table["session_id"], "file": table["file"]}, codes={"file": f.file_code},
+                            sums={
+        "calls_current": (calls & cur).astype(np.int64),
+        "calls_abandoned": (calls & ~cur).astype(np.int64),
+        "tokens_current": np.where(spend & cur, tok, 0),
+        "tokens_abandoned": np.where(spend & ~cur, tok, 0),
+        "cost_current": np.where(spend & cur, cost, 0.0),
+        "cost_abandoned": np.where(spend & ~cur, cost, 0.0),
     })
-    value_cols = [c for c in t.column_names if c not in ("session_id", "file")]
-    g = t.group_by(["session_id", "file"], use_threads=False).aggregate([(c, "sum") for c in value_cols])
-    out = {"session_id": g["session_id"], "file": g["file"]}
-    for c in value_cols:
-        out[c] = g[f"{c}_sum"]
-    total = pc.add(out["cost_current"], out["cost_abandoned"])
-    out["abandoned_cost_share"] = pc.if_else(pc.greater(total, 0), pc.divide(out["cost_abandoned"], total),
-                                             pa.scalar(None, pa.float64()))
-    return pa.Table.from_pydict(out, schema=schema_of(BRANCH_COST_COLUMNS)).sort_by(
+    total = out["cost_current"] + out["cost_abandoned"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(total > 0, out["cost_abandoned"] / np.where(total > 0, total, 1.0), np.nan)
+    out["abandoned_cost_share"] = pa.array(share, pa.float64(), from_pandas=True)
+    return pa.Table.from_pydict({**keys, **out}, schema=schema_of(BRANCH_COST_COLUMNS)).sort_by(
         [("session_id", "ascending"), ("file", "ascending")])
 
 
 branch_costs_df = df_variant(branch_costs)
+
+
+def previous_calls(forest: Forest, calls: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The calls (rows where ``calls`` is true, in row order), the previous call on each one's
+    branch (the nearest call above it; -1 for the first), and whether each came back from another
+    branch: the previous call in its file is another row than the previous call on its branch
+    (the user moved the leaf). :func:`cache_efficiency` and :func:`branch_calls` share it.
+    """
+    rows = np.nonzero(calls)[0]
+    parent = forest.parent[rows]
+    prev = np.where(parent >= 0, forest.nearest(calls)[np.maximum(parent, 0)], -1)
+    codes = forest.file_code[rows]
+    prev_in_file = np.where(np.r_[False, codes[1:] == codes[:-1]], np.r_[-1, rows[:-1]], -1)
+    return rows, prev, (prev >= 0) & (prev_in_file != prev)
+
+
+_CAUSES = ("branch_switch", "model_change", "compaction", "first_call")
+
+
+def _cache_causes(table: pa.Table, f: Forest, rows: np.ndarray, prev: np.ndarray,
+                  switched: np.ndarray) -> pa.Array:
+    """``invalidated_by`` of each call (see ``CACHE_COLUMNS``); the first cause that applies of
+    first call, compaction, model change, branch switch."""
+    comp = f.nearest(f.isin("type", ("compaction",)))
+    parent = f.parent[rows]
+    c_above = np.where(parent >= 0, comp[np.maximum(parent, 0)], -1)
+    depth = f.depth
+    pp = np.maximum(prev, 0)
+    compaction_since = (c_above >= 0) & ((prev < 0) | (depth[np.maximum(c_above, 0)] > depth[pp]))
+    differs = np.zeros(len(rows), bool)
+    for name in ("provider", "model"):  # compared as dictionary codes (a null equals a null)
+        code = _codes(table[name])[0]
+        differs |= code[rows] != code[pp]
+    cause = np.full(len(rows), -1, np.int64)  # an index into _CAUSES
+    cause[switched] = 0
+    cause[(prev >= 0) & differs] = 1
+    cause[compaction_since] = 2
+    cause[prev < 0] = 3
+    return pa.array(_CAUSES, pa.string()).take(pa.array(cause, pa.int64(), mask=cause < 0))
 
 
 @returns(CACHE_COLUMNS)
@@ -300,53 +425,28 @@ def cache_efficiency(entries, *, session_id: SessionIds = None) -> pa.Table:
     """
     table = select_sessions(entries, session_id)
     f = Forest.of(table)
-    n = table.num_rows
-    calls = _calls_mask(table)
-    rows = np.nonzero(calls)[0]
-    parent = f.parent[rows]
-    near_call = f.nearest(calls)
-    prev = np.where(parent >= 0, near_call[np.maximum(parent, 0)], -1)
-    comp = f.nearest(_bool(pc.equal(table["type"], "compaction")))
-    c_above = np.where(parent >= 0, comp[np.maximum(parent, 0)], -1)
-    depth = f.depth
-    compaction_since = (c_above >= 0) & ((prev < 0) | (depth[np.maximum(c_above, 0)] > depth[np.maximum(prev, 0)]))
-    prov = table["provider"].to_numpy(zero_copy_only=False)
-    model = table["model"].to_numpy(zero_copy_only=False)
-    pp = np.maximum(prev, 0)
-    model_changed = (prev >= 0) & ((prov[rows] != prov[pp]) | (model[rows] != model[pp]))
-    # the previous call in file order, within the same file
-    codes = f.file_code
-    same_file_prev = np.r_[-1, rows[:-1]]
-    same_file_prev = np.where(np.r_[False, codes[rows][1:] == codes[rows][:-1]], same_file_prev, -1)
-    switched = (prev >= 0) & (same_file_prev != prev)
-    cause = np.full(len(rows), None, dtype=object)
-    cause[switched] = "branch_switch"
-    cause[model_changed] = "model_change"
-    cause[compaction_since] = "compaction"
-    cause[prev < 0] = "first_call"
-
-    def col(name, fill):
-        return np.asarray(pc.fill_null(table[name], fill).to_numpy(zero_copy_only=False))[rows]
-
-    inp, cr, cw = col("input_tokens", 0), col("cache_read_tokens", 0), col("cache_write_tokens", 0)
-    prompt = (inp + cr + cw).astype(np.int64)
+    rows, prev, switched = previous_calls(f, _calls_mask(table))
+    cause = _cache_causes(table, f, rows, prev, switched)
+    inp, cr, cw = (_np(table, c, 0, np.int64)[rows] for c in ("input_tokens", "cache_read_tokens",
+                                                                "cache_write_tokens"))
+    prompt = inp + cr + cw
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.where(prompt > 0, cr / np.maximum(prompt, 1), np.nan)
     idx = pa.array(rows, pa.int64())
-    prev_ids = pc.take(table["entry_id"], pa.array(pp, pa.int64())) if n else pa.array([], pa.string())
-    prev_ids = pc.if_else(pa.array(prev < 0), pa.scalar(None, pa.string()), prev_ids) if len(rows) else prev_ids
+    prev_ids = table["entry_id"].take(pa.array(np.where(prev >= 0, prev, None), pa.int64(), from_pandas=True)
+                                      if len(rows) else pa.array([], pa.int64()))
     return pa.Table.from_pydict({
-        "session_id": pc.take(table["session_id"], idx),
-        "at_id": pc.take(table["entry_id"], idx),
-        "timestamp": pc.take(table["timestamp"], idx),
-        "provider": pc.take(table["provider"], idx),
-        "model": pc.take(table["model"], idx),
+        "session_id": table["session_id"].take(idx),
+        "at_id": table["entry_id"].take(idx),
+        "timestamp": table["timestamp"].take(idx),
+        "provider": table["provider"].take(idx),
+        "model": table["model"].take(idx),
         "prompt_tokens": pa.array(prompt, pa.int64()),
-        "cache_read_tokens": pa.array(cr.astype(np.int64)),
-        "cache_write_tokens": pa.array(cw.astype(np.int64)),
+        "cache_read_tokens": pa.array(cr),
+        "cache_write_tokens": pa.array(cw),
         "hit_ratio": pa.array(ratio, pa.float64(), from_pandas=True),
         "previous_call_id": prev_ids,
-        "invalidated_by": pa.array(cause, pa.string()),
+        "invalidated_by": cause,
     }, schema=schema_of(CACHE_COLUMNS))
 
 

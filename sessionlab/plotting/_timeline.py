@@ -9,13 +9,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..analysis._forest import Forest
-from ..analysis.usage import current_branch_mask
+from ..analysis import branch_calls, branch_mask
 from ..compaction.policies import CompactionPolicy
 from ..compaction.simulate import fit_prices, simulate_compaction
-from ..errors import EntryNotFoundError
 from ..tables.corpus import SessionIds
-from ._common import new_axes, plain, session_rows, shorten, thousands, to_np
+from ._common import new_axes, plain, session_rows, shorten, thousands
 
 __all__ = ["plot_context_timeline", "BUCKETS"]
 
@@ -26,17 +24,92 @@ BUCKETS = (
     ("input_tokens", "fresh input", "#fd8d3c"),
     ("output_tokens", "output", "#74c476"),
 )
+_STYLES = ["-", "--", "-.", ":"]
+_COLOURS = ["#000000", "#e7298a", "#7570b3", "#1b9e77", "#d95f02", "#66a61e", "#e6ab02"]
 
 
-def _branch_rows(table: pa.Table, f: Forest, leaf_id: str | None) -> np.ndarray:
-    """Mask of the rows on the branch: the current one (``None``) or the path from the root to an entry id."""
-    n = table.num_rows
+def _naive_times(col) -> np.ndarray:
+    """Timestamps as naive UTC ``datetime64`` (what matplotlib's date axis takes)."""
+    return pd.to_datetime(col.to_pandas()).dt.tz_localize(None).to_numpy()
+
+
+def _draw_usage(ax, xs: np.ndarray, stack: list[np.ndarray], x: str) -> None:
+    """The recorded usage of each call, stacked by bucket (bars for up to 3 calls)."""
+    k = len(xs)
+    if k > 3:
+        ax.stackplot(xs, *stack, labels=[name for _, name, _ in BUCKETS], colors=[c for _, _, c in BUCKETS],
+                     alpha=0.85, linewidth=0, step="mid")
+    elif k:  # a stack of steps is invisible for one call: stacked bars instead
+        bottom = np.zeros(k)
+        width = 0.6 if x == "call" else None
+        for (_, name, colour), values in zip(BUCKETS, stack):
+            ax.bar(xs, values, bottom=bottom, width=width, color=colour, alpha=0.85, label=name)
+            bottom = bottom + values
+    else:
+        ax.text(0.5, 0.5, "no assistant call on this branch", transform=ax.transAxes, ha="center", va="center",
+                fontsize=11, color="0.4", gid="empty")
+
+
+def _draw_compactions(ax, cx, before: np.ndarray, after: np.ndarray) -> None:
+    """Each recorded compaction: a bar from tokensBefore down to the context it left, and a note."""
+    ax.vlines(cx, after, before, colors="#d62728", linewidth=2.5, label="recorded compaction",
+              gid="recorded_compactions")
+    ax.scatter(cx, before, marker="v", color="#d62728", zorder=6, label="_nolegend_")
+    for xi, b, a in zip(cx, before, after):  # one note per compaction (a handful per session)
+        ax.annotate(f"{b:,} → {a:,}", (xi, b), xytext=(4, 4), textcoords="offset points", fontsize=9,
+                    color="#d62728", usetex=False, zorder=7,
+                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.8))
+
+
+def _draw_policies(ax, sim: pd.DataFrame, policies: list, calls: pd.DataFrame, x: str) -> None:
+    """One line per policy: its simulated context before each call, dropping to what a compaction left."""
+    sim = sim.merge(calls[["at_id", "call_index", "time"]], on="at_id", how="inner")
+    for i, p in enumerate(policies):
+        s = sim[sim["policy_index"] == i].sort_values("call_index", kind="stable")
+        px = s["call_index"].to_numpy(float) if x == "call" else s["time"].to_numpy()
+        before = s["context_before"].to_numpy(float)
+        after = s["context_after"].to_numpy(float)
+        done = s["compacted"].to_numpy(bool)
+        reps = 1 + done  # a compacted call gets a second point: the drop to context_after
+        lx, ly = np.repeat(px, reps), np.repeat(before, reps)
+        ly[(np.cumsum(reps) - 1)[done]] = after[done]
+        colour = _COLOURS[i % len(_COLOURS)]
+        ax.plot(lx, ly, color=colour, linewidth=1.5, linestyle=_STYLES[i % len(_STYLES)], label=plain(p.name),
+                gid=f"policy:{i}", zorder=4 + 0.01 * (len(policies) - i))
+        if done.any():
+            ax.scatter(px[done], before[done], marker="o", facecolors="none", edgecolors=colour, s=36,
+                       zorder=6, label="_nolegend_", gid=f"policy_compactions:{i}")
+
+
+def _simulated(table: pa.Table, policies: list, leaf_id: str | None) -> pd.DataFrame:
+    """The simulation's calls on the branch drawn (with ``leaf_id``: that branch's own rows, whose
+    last row is the entry, so its "current" branch is that branch)."""
     if leaf_id is None:
-        return current_branch_mask(table, f)
-    leaf = f.lookup(pa.array([leaf_id], pa.string()), np.zeros(1, np.int64))[0]
-    if leaf < 0:
-        raise EntryNotFoundError(f"entry {leaf_id!r} is not in the session")
-    return f.is_ancestor(np.arange(n), np.full(n, leaf)) & ~f.is_leaf_record
+        res = simulate_compaction(table, policies, branch="current")
+    else:
+        on = branch_mask(table, leaf_id=leaf_id)
+        res = simulate_compaction(table.filter(pa.array(on)), policies, branch="current", prices=fit_prices(table))
+    return res.calls.select(["policy_index", "at_id", "context_before", "context_after", "compacted"]).to_pandas()
+
+
+def _finish(ax, x: str, k: int, title: str | None, sid: str | None, leaf_id: str | None) -> None:
+    """Axis labels, limits, title and legend."""
+    ax.set_xlabel("call on the branch" if x == "call" else "time (UTC)")
+    ax.set_ylabel("tokens")
+    thousands(ax.yaxis)
+    ax.set_ylim(bottom=0)
+    if x == "call" and k:
+        ax.set_xlim(-0.5 if k > 3 else -1.0, k - 0.5 if k > 3 else k)
+        if k <= 10:
+            ax.set_xticks(np.arange(k))
+    elif x == "call":
+        ax.set_xlim(0, 1)
+        ax.set_xticks([])
+    where = "current branch" if leaf_id is None else f"branch to {leaf_id}"
+    head = shorten(title, 72) if title else plain(f"Context per call: session {sid[:8] if sid else '?'}, {where}")
+    ax.set_title(f"{head} ({k:,} {'call' if k == 1 else 'calls'})", fontsize=11, loc="left")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
 
 
 def plot_context_timeline(
@@ -51,8 +124,9 @@ def plot_context_timeline(
 ):
     """Context tokens of every call on a branch, with compactions, branch switches and what-ifs.
 
-    Draws, per assistant call on the branch (root to leaf): its recorded usage stacked by bucket
-    (cache read, cache write, fresh input, output); a dashed line at the context window (the
+    Draws the table of :func:`~sessionlab.branch_calls` (its calls are the ones
+    :func:`~sessionlab.usage_by` counts): per call on the branch (root to leaf), its recorded
+    usage stacked by bucket (cache read, cache write, fresh input, output); a dashed line at the context window (the
     largest ``context_window`` of ``policies``; none without one); a red bar and note at every
     recorded compaction from ``tokensBefore`` down to the context it left (the prompt of the next
     call on the branch with usage: input plus cache read and write); dotted vertical lines where
@@ -91,72 +165,23 @@ def plot_context_timeline(
     if x not in ("call", "time"):
         raise ValueError(f"x must be 'call' or 'time', not {x!r}")
     table = session_rows(entries, session_id)
-    sid = table["session_id"][0].as_py()
-    f = Forest.of(table)
-    n = table.num_rows
-    on = _branch_rows(table, f, leaf_id)
-    types = to_np(table["type"], "")
-    is_call = (types == "message") & (to_np(table["role"], "") == "assistant") & ~f.cyclic
-    calls = np.nonzero(on & is_call)[0]
-    calls = calls[np.argsort(f.depth[calls], kind="stable")]
+    rows = branch_calls(table, leaf_id=leaf_id)
+    rows = rows.append_column("time", pa.array(_naive_times(rows["timestamp"])))
+    df = rows.drop_columns(["timestamp"]).to_pandas()
+    calls, comps = df[df["kind"] == "call"], df[df["kind"] == "compaction"]
     k = len(calls)
-    ts = pd.to_datetime(table["timestamp"].to_pandas()).dt.tz_localize(None).to_numpy()
-    pos = np.full(n, -1, np.int64)  # position on the branch of each call row
-    pos[calls] = np.arange(k)
-    xs = np.arange(k, dtype=float) if x == "call" else ts[calls]
-
+    xs = calls["call_index"].to_numpy(float) if x == "call" else calls["time"].to_numpy()
     ax = new_axes(ax, (12, 5))
-    stack = [to_np(table[c], 0).astype(np.int64)[calls] for c, _, _ in BUCKETS]
-    if k > 3:
-        ax.stackplot(xs, *stack, labels=[name for _, name, _ in BUCKETS], colors=[c for _, _, c in BUCKETS],
-                     alpha=0.85, linewidth=0, step="mid")
-    elif k:  # a stack of steps is invisible for one call: stacked bars instead
-        bottom = np.zeros(k)
-        width = 0.6 if x == "call" else None
-        for (_, name, colour), values in zip(BUCKETS, stack):
-            ax.bar(xs, values, bottom=bottom, width=width, color=colour, alpha=0.85, label=name)
-            bottom = bottom + values
-    else:
-        ax.text(0.5, 0.5, "no assistant call on this branch", transform=ax.transAxes, ha="center", va="center",
-                fontsize=11, color="0.4", gid="empty")
-
-    # branch switches: the previous call in file order is not the previous call on the branch
-    all_calls = np.nonzero(is_call)[0]
-    file_rank = np.full(n, -1, np.int64)
-    file_rank[all_calls] = np.arange(len(all_calls))
-    switch = np.nonzero(file_rank[calls[1:]] != file_rank[calls[:-1]] + 1)[0] + 1 if k > 1 else np.zeros(0, int)
-    if switch.size:
-        sx = switch - 0.5 if x == "call" else ts[calls[switch]]
+    _draw_usage(ax, xs, [calls[c].to_numpy(np.int64) for c, _, _ in BUCKETS], x)
+    switch = np.nonzero(calls["branch_switch"].to_numpy(bool))[0]
+    if switch.size:  # the previous call in file order is not the previous call on the branch
+        sx = switch - 0.5 if x == "call" else xs[switch]
         ax.vlines(sx, 0, 1, transform=ax.get_xaxis_transform(), colors="0.35", linestyles=":", linewidth=1,
                   label="back from another branch", gid="branch_switches")
-
-    # recorded compactions on the branch: after the call before them, tokensBefore -> context left
-    comp = np.nonzero(on & (types == "compaction") & ~f.cyclic)[0]
-    if comp.size:
-        near = f.nearest(is_call & on)
-        par = f.parent[comp]
-        before_call = np.where(par >= 0, near[np.maximum(par, 0)], -1)
-        cx = np.where(before_call >= 0, pos[np.maximum(before_call, 0)], -1) + 0.5
-        cx = cx if x == "call" else ts[comp]
-        tb = to_np(table["tokens_before"], 0).astype(np.int64)[comp]
-        # what it left: the prompt of the next call on the branch with usage (input + cache)
-        prompt = stack[0] + stack[1] + stack[2]
-        after = np.zeros(len(comp), np.int64)
-        if k:
-            # the first call with usage at or after each position (k: none)
-            next_ok = np.minimum.accumulate(np.where(prompt > 0, np.arange(k), k)[::-1])[::-1]
-            j = np.searchsorted(f.depth[calls], f.depth[comp], side="right")
-            j = np.where(j < k, next_ok[np.minimum(j, k - 1)], k)
-            after = np.where(j < k, prompt[np.minimum(j, k - 1)], 0)
-        ax.vlines(cx, after, tb, colors="#d62728", linewidth=2.5, label="recorded compaction",
-                  gid="recorded_compactions")
-        ax.scatter(cx, tb, marker="v", color="#d62728", zorder=6, label="_nolegend_")
-        for xi, b, a in zip(cx, tb, after):  # one note per compaction (a handful per session)
-            ax.annotate(f"{b:,} → {a:,}", (xi, b), xytext=(4, 4), textcoords="offset points", fontsize=9,
-                        color="#d62728", usetex=False, zorder=7,
-                        bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.8))
-
-    # the context window and the simulated policies
+    if len(comps):  # after the call before them, tokensBefore -> the context they left
+        cx = comps["call_index"].to_numpy(float) - 0.5 if x == "call" else comps["time"].to_numpy()
+        _draw_compactions(ax, cx, comps["tokens_before"].to_numpy(np.int64),
+                          comps["tokens_after"].fillna(0).to_numpy(np.int64))
     policies = list(policies or [])
     windows = [p.context_window for p in policies if p.context_window is not None]
     if windows:
@@ -164,49 +189,6 @@ def plot_context_timeline(
         ax.axhline(w, linestyle="--", color="black", linewidth=1, label=f"context window ({w:,})",
                    gid="context_window")
     if policies and k:
-        if leaf_id is None:
-            res = simulate_compaction(table, policies, branch="current")
-        else:  # the branch's own rows: their last row is the entry, so "current" is that branch
-            res = simulate_compaction(table.filter(pa.array(on)), policies, branch="current",
-                                      prices=fit_prices(table))
-        sim = res.calls.select(["policy_index", "at_id", "context_before", "context_after", "compacted"]).to_pandas()
-        ids = pd.Index(table["entry_id"].to_numpy(zero_copy_only=False))
-        sim["row"] = ids.get_indexer(sim["at_id"])
-        styles = ["-", "--", "-.", ":"]
-        colours = ["#000000", "#e7298a", "#7570b3", "#1b9e77", "#d95f02", "#66a61e", "#e6ab02"]
-        for i, p in enumerate(policies):  # one line per policy
-            s = sim[sim["policy_index"] == i]
-            s = s[s["row"] >= 0]
-            s = s.assign(p=pos[s["row"].to_numpy()]).sort_values("p")
-            s = s[s["p"] >= 0]
-            px = s["p"].to_numpy(float) if x == "call" else ts[s["row"].to_numpy()]
-            before = s["context_before"].to_numpy(float)
-            after = s["context_after"].to_numpy(float)
-            done = s["compacted"].to_numpy(bool)
-            reps = 1 + done  # a compacted call gets a second point: the drop to context_after
-            lx, ly = np.repeat(px, reps), np.repeat(before, reps)
-            ly[(np.cumsum(reps) - 1)[done]] = after[done]
-            colour = colours[i % len(colours)]
-            ax.plot(lx, ly, color=colour, linewidth=1.5, linestyle=styles[i % len(styles)], label=plain(p.name),
-                    gid=f"policy:{i}", zorder=4 + 0.01 * (len(policies) - i))
-            if done.any():
-                ax.scatter(px[done], before[done], marker="o", facecolors="none", edgecolors=colour, s=36,
-                           zorder=6, label="_nolegend_", gid=f"policy_compactions:{i}")
-
-    ax.set_xlabel("call on the branch" if x == "call" else "time (UTC)")
-    ax.set_ylabel("tokens")
-    thousands(ax.yaxis)
-    ax.set_ylim(bottom=0)
-    if x == "call" and k:
-        ax.set_xlim(-0.5 if k > 3 else -1.0, k - 0.5 if k > 3 else k)
-        if k <= 10:
-            ax.set_xticks(np.arange(k))
-    elif x == "call":
-        ax.set_xlim(0, 1)
-        ax.set_xticks([])
-    where = "current branch" if leaf_id is None else f"branch to {leaf_id}"
-    head = shorten(title, 72) if title else plain(f"Context per call: session {sid[:8] if sid else '?'}, {where}")
-    ax.set_title(f"{head} ({k:,} {'call' if k == 1 else 'calls'})", fontsize=11, loc="left")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+        _draw_policies(ax, _simulated(table, policies, leaf_id), policies, calls, x)
+    _finish(ax, x, k, title, table["session_id"][0].as_py(), leaf_id)
     return ax

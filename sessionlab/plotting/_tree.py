@@ -80,60 +80,19 @@ def plot_tree(entries, *, session_id: SessionIds = None, ax=None, max_label: int
         >>> from sessionlab import load
         >>> ax = plot_tree(load("data/sessions"), session_id="ec99108d-db5b-4fab-8f4d-3e27dda1494c")  # doctest: +SKIP
     """
-    from matplotlib.collections import LineCollection
-
     table = session_rows(entries, session_id)
-    sid = table["session_id"][0].as_py()
     lay = compute_layout(table)
-    nodes, x, y, parent, on = lay.nodes, lay.x, lay.y, lay.parent, lay.on_branch
-    n = nodes.num_rows
+    x, y, parent, on = lay.x, lay.y, lay.parent, lay.on_branch
+    n = lay.nodes.num_rows
     width = (x.max() + 1) if n else 1
     depth = (y.max() + 1) if n else 1
     ax = new_axes(ax, (float(np.clip(4.5 + 0.6 * width, 6, 18)), float(np.clip(2.5 + 0.06 * depth, 4.5, 16))))
     # marker size from the room per node along the depth
     fig_h = ax.get_window_extent().height / ax.figure.dpi if ax.figure.dpi else 5
-    per_node = fig_h * 72 / max(depth, 1)
-    base = float(np.clip((0.6 * per_node) ** 2, 5, 40))
-
-    child = np.nonzero(parent >= 0)[0]
-    p = parent[child]
-    segs = np.stack([np.stack([x[p], y[p]], 1), np.stack([x[child], y[child]], 1)], 1)
-    cur = on[child] & on[p]
-    ax.add_collection(LineCollection(segs[~cur], colors="0.6", linewidths=0.8, zorder=1, gid="edges"))
-    # the current branch: a wide halo under the nodes, so they stay visible on it
-    ax.add_collection(LineCollection(segs[cur], colors="#f2b705", alpha=0.55, linewidths=max(4.0, base ** 0.5 + 3),
-                                     zorder=2, capstyle="round", gid="current_branch",
-                                     label=f"current branch ({int(on.sum()):,} entries)"))
-
-    types = to_np(nodes["type"], "").astype(object)
-    roles = to_np(nodes["role"], "").astype(object)
-    kinds = node_kinds(types, roles)
-    # nodes of the current branch are outlined (when markers are big enough to show it)
-    outline = np.array([[0, 0, 0, 1.0 if base >= 12 else 0.0]])
-    edge = np.where(on[:, None], outline, np.array([[0, 0, 0, 0.0]]))
-    for kind, (colour, marker, factor, smallest) in NODE_KINDS.items():  # one scatter per kind
-        sel = np.nonzero(kinds == kind)[0]
-        if sel.size:
-            special = smallest > 0
-            ax.scatter(x[sel], y[sel], s=max(base * factor, smallest), c=colour, marker=marker,
-                       edgecolors=edge[sel] if not special else "black", linewidths=0.5,
-                       zorder=4 if special else 3, label=f"{kind} ({sel.size:,})", gid=f"nodes:{kind}")
-
-    ids = pd.Index(nodes["entry_id"].to_numpy(zero_copy_only=False))
-    labels = _current_labels(table)
-    at = ids.get_indexer(labels["target_id"])
-    for r, text in zip(at, labels["label"]):  # one note per label in effect (few per session)
-        if r >= 0:
-            ax.annotate(shorten(text, max_label), (x[r], y[r]), xytext=(7, 0), textcoords="offset points",
-                        fontsize=9, va="center", usetex=False, gid="label",
-                        bbox=dict(boxstyle="round,pad=0.2", fc="#f7f7b0", ec="#bcbd22", lw=0.6))
-    comp = np.nonzero(types == "compaction")[0]
-    tb = to_np(nodes["tokens_before"], 0).astype(np.int64)
-    for r in comp:  # one note per compaction (a handful per session)
-        ax.annotate(f"compaction: {tb[r]:,} tokens before", (x[r], y[r]), xytext=(10, 0),
-                    textcoords="offset points", fontsize=9, va="center", ha="left", color="#d62728",
-                    usetex=False, gid="compaction")
-
+    base = float(np.clip((0.6 * fig_h * 72 / max(depth, 1)) ** 2, 5, 40))
+    _draw_edges(ax, x, y, parent, on, base)
+    _draw_nodes(ax, lay.nodes, x, y, on, base)
+    _draw_notes(ax, table, lay.nodes, x, y, max_label)
     if n:
         ax.set_xlim(x.min() - 0.8, x.max() + 0.8 + 0.5 * max(width, 1) ** 0.5)  # room for notes on the right
         # a margin of 4% of the depth (at least one level) so no node or star touches an edge
@@ -145,6 +104,7 @@ def plot_tree(entries, *, session_id: SessionIds = None, ax=None, max_label: int
         ax.spines[side].set_visible(False)
     leaves = int((np.bincount(parent[parent >= 0], minlength=n) == 0).sum()) if n else 0
     noun = "leaf" if leaves == 1 else "leaves"
+    sid = table["session_id"][0].as_py()
     head = shorten(title, 72) if title else plain(f"Session {sid[:8] if sid else '?'}")
     ax.set_title(f"{head}: {n:,} entries, {leaves:,} {noun}", fontsize=11, loc="left")
     legend = ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
@@ -152,3 +112,49 @@ def plot_tree(entries, *, session_id: SessionIds = None, ax=None, max_label: int
         if hasattr(handle, "set_sizes"):
             handle.set_sizes([30])
     return ax
+
+
+def _draw_edges(ax, x: np.ndarray, y: np.ndarray, parent: np.ndarray, on: np.ndarray, base: float) -> None:
+    """Two line collections: the edges, and the current branch as a wide halo under the nodes."""
+    from matplotlib.collections import LineCollection
+
+    child = np.nonzero(parent >= 0)[0]
+    p = parent[child]
+    segs = np.stack([np.stack([x[p], y[p]], 1), np.stack([x[child], y[child]], 1)], 1)
+    cur = on[child] & on[p]
+    ax.add_collection(LineCollection(segs[~cur], colors="0.6", linewidths=0.8, zorder=1, gid="edges"))
+    ax.add_collection(LineCollection(segs[cur], colors="#f2b705", alpha=0.55, linewidths=max(4.0, base ** 0.5 + 3),
+                                     zorder=2, capstyle="round", gid="current_branch",
+                                     label=f"current branch ({int(on.sum()):,} entries)"))
+
+
+def _draw_nodes(ax, nodes: pa.Table, x: np.ndarray, y: np.ndarray, on: np.ndarray, base: float) -> None:
+    """One scatter per node kind; nodes of the current branch outlined (when markers are big enough)."""
+    kinds = node_kinds(to_np(nodes["type"], "").astype(object), to_np(nodes["role"], "").astype(object))
+    outline = np.array([[0, 0, 0, 1.0 if base >= 12 else 0.0]])
+    edge = np.where(on[:, None], outline, np.array([[0, 0, 0, 0.0]]))
+    for kind, (colour, marker, factor, smallest) in NODE_KINDS.items():
+        sel = np.nonzero(kinds == kind)[0]
+        if sel.size:
+            special = smallest > 0
+            ax.scatter(x[sel], y[sel], s=max(base * factor, smallest), c=colour, marker=marker,
+                       edgecolors=edge[sel] if not special else "black", linewidths=0.5,
+                       zorder=4 if special else 3, label=f"{kind} ({sel.size:,})", gid=f"nodes:{kind}")
+
+
+def _draw_notes(ax, table: pa.Table, nodes: pa.Table, x: np.ndarray, y: np.ndarray, max_label: int) -> None:
+    """The labels in effect next to their targets, and each compaction's tokensBefore."""
+    ids = pd.Index(nodes["entry_id"].to_numpy(zero_copy_only=False))
+    labels = _current_labels(table)
+    at = ids.get_indexer(labels["target_id"])
+    for r, text in zip(at, labels["label"]):  # one note per label in effect (few per session)
+        if r >= 0:
+            ax.annotate(shorten(text, max_label), (x[r], y[r]), xytext=(7, 0), textcoords="offset points",
+                        fontsize=9, va="center", usetex=False, gid="label",
+                        bbox=dict(boxstyle="round,pad=0.2", fc="#f7f7b0", ec="#bcbd22", lw=0.6))
+    comp = np.nonzero(to_np(nodes["type"], "") == "compaction")[0]
+    tb = to_np(nodes["tokens_before"], 0).astype(np.int64)
+    for r in comp:  # one note per compaction (a handful per session)
+        ax.annotate(f"compaction: {tb[r]:,} tokens before", (x[r], y[r]), xytext=(10, 0),
+                    textcoords="offset points", fontsize=9, va="center", ha="left", color="#d62728",
+                    usetex=False, gid="compaction")

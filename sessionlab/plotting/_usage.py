@@ -76,24 +76,8 @@ def plot_usage(
     key = _KEYS[by]
     if key not in df.columns:
         raise ValueError(f"the usage table has no {key!r} column; make it with usage_by(..., by={key!r})")
-    if by != "day":
-        df[key] = df[key].astype(object).where(df[key].notna(), _NONE)
-    if metric == "tokens":
-        cols = [c for c, _, _ in TOKEN_BUCKETS]
-        wide = df.groupby(key, sort=True, dropna=False)[cols].sum()
-        layers = [(wide[c].to_numpy(float), name, colour) for c, name, colour in TOKEN_BUCKETS]
-    elif "model" in df.columns and key != "model":
-        model = df["model"].astype(object).where(df["model"].notna(), _NONE)
-        wide = df.assign(model=model).pivot_table(index=key, columns="model", values="cost_usd", aggfunc="sum",
-                                                  fill_value=0.0, sort=True, dropna=False)
-        wide = wide[wide.sum().sort_values(ascending=False).index]  # the biggest spender at the bottom
-        cmap = [f"C{i % 10}" for i in range(len(wide.columns))]
-        layers = [(wide[m].to_numpy(float), plain(m), cmap[i]) for i, m in enumerate(wide.columns)]
-    else:
-        wide = df.groupby(key, sort=True, dropna=False)[["cost_usd"]].sum()
-        layers = [(wide["cost_usd"].to_numpy(float), "cost", "C0")]
-
-    n = len(wide.index)
+    index, layers = _layers(df, key, metric)
+    n = len(index)
     ax = new_axes(ax, (max(6.0, min(16.0, 2.5 + 0.45 * n)), 4.5))
     pos = np.arange(n)
     bottom = np.zeros(n)
@@ -101,20 +85,46 @@ def plot_usage(
         values = np.nan_to_num(values)
         ax.bar(pos, values, bottom=bottom, label=name, color=colour, width=0.8)
         bottom += values
-    ticks = _tick_labels(wide.index, by, labels if by == "session" else None)
+    ticks = _tick_labels(index, by, labels if by == "session" else None)
     step = max(1, int(np.ceil(n / 40)))  # at most ~40 labels
     ax.set_xticks(pos[::step], ticks[::step], rotation=30 if by == "session" else 40, ha="right",
                   rotation_mode="anchor", fontsize=9)
     ax.set_xlim(-0.6, n - 0.4)
+    _finish(ax, by, metric, float(bottom.max(initial=0)), len(layers))
+    return ax
+
+
+def _layers(df: pd.DataFrame, key: str, metric: str) -> tuple[pd.Index, list[tuple[np.ndarray, str, str]]]:
+    """The bars' positions (the ``key`` values, sorted) and their stacked layers, bottom first:
+    ``(values, legend name, colour)`` per token bucket, per model (the biggest spender at the
+    bottom) or one for the cost."""
+    if key != "day":
+        df[key] = df[key].astype(object).where(df[key].notna(), _NONE)
+    if metric == "tokens":
+        cols = [c for c, _, _ in TOKEN_BUCKETS]
+        wide = df.groupby(key, sort=True, dropna=False)[cols].sum()
+        return wide.index, [(wide[c].to_numpy(float), name, colour) for c, name, colour in TOKEN_BUCKETS]
+    if "model" in df.columns and key != "model":
+        model = df["model"].astype(object).where(df["model"].notna(), _NONE)
+        wide = df.assign(model=model).pivot_table(index=key, columns="model", values="cost_usd", aggfunc="sum",
+                                                  fill_value=0.0, sort=True, dropna=False)
+        wide = wide[wide.sum().sort_values(ascending=False).index]
+        cmap = [f"C{i % 10}" for i in range(len(wide.columns))]
+        return wide.index, [(wide[m].to_numpy(float), plain(m), cmap[i]) for i, m in enumerate(wide.columns)]
+    wide = df.groupby(key, sort=True, dropna=False)[["cost_usd"]].sum()
+    return wide.index, [(wide["cost_usd"].to_numpy(float), "cost", "C0")]
+
+
+def _finish(ax, by: str, metric: str, top: float, n_layers: int) -> None:
+    """Limits, labels, title, grid and legend."""
     # stacked bars make their bottoms sticky: set the top margin explicitly
-    ax.set_ylim(0, max(float(bottom.max(initial=0)), 1e-9) * 1.06)
-    thousands(ax.yaxis, decimals=2 if metric == "cost_usd" and bottom.max(initial=0) < 100 else 0)
+    ax.set_ylim(0, max(top, 1e-9) * 1.06)
+    thousands(ax.yaxis, decimals=2 if metric == "cost_usd" and top < 100 else 0)
     ax.set_ylabel("cost (USD)" if metric == "cost_usd" else "tokens")
     ax.set_xlabel({"day": "day", "model": "model", "session": "session"}[by])
     what = "Cost" if metric == "cost_usd" else "Tokens"
     ax.set_title(f"{what} per {by}")
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
-    if len(layers) > 1:
+    if n_layers > 1:
         ax.legend(fontsize=9, title="model" if metric == "cost_usd" else None, title_fontsize=9)
-    return ax
