@@ -66,7 +66,7 @@ def main() -> None:
             _forest().clear_caches()
             gc.collect()
             table = entries_table(files, on_bad_lines="skip")
-            best[name] = min(best.get(name, float("inf")), _timed(lambda: fn(table)))
+            best[name] = min(best.get(name, float("inf")), _timed(lambda fn=fn, table=table: fn(table)))
     print(f"corpus: {len(files)} files, {table.num_rows:,} rows ({args.corpus}); best of {args.rounds}")
     print(f"DuckDB read_json: {duck:.3f} s")
     print()

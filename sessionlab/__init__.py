@@ -38,7 +38,8 @@ __version__ = "0.1.0"
 _MODULES: dict[str, tuple[str, ...]] = {
     "sessionlab.analysis": (
         "branch_calls", "branch_calls_df", "branch_costs", "branch_costs_df", "cache_efficiency",
-        "cache_efficiency_df", "context_members", "context_members_df", "context_messages", "contexts", "contexts_df", "usage_by", "usage_by_df",
+        "cache_efficiency_df", "context_members", "context_members_df", "context_messages", "contexts",
+        "contexts_df", "usage_by", "usage_by_df",
     ),
     "sessionlab.compaction": (
         "CompactionPolicy", "CompactionPreparation", "FractionPolicy", "KeepLastTurnsPolicy", "NeverCompact",
