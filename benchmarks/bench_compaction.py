@@ -58,7 +58,7 @@ def main() -> int:
     # pandas (pyarrow checks for it), which the loader no longer does, and a notebook has it loaded
     import pandas  # noqa: F401
 
-    from sessionlab.analysis._forest import clear_caches
+    from sessionlab.forest import clear_caches
     from sessionlab.compaction import simulate_compaction
     from sessionlab.tables import entries_table
 

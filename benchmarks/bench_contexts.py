@@ -54,7 +54,7 @@ def main() -> int:
     from sessionlab.tables import entries_table
 
     cm = importlib.import_module("sessionlab.analysis.contexts")
-    from sessionlab.analysis._forest import clear_caches
+    from sessionlab.forest import clear_caches
     files = sorted(str(p) for p in corpus.rglob("*.jsonl"))
     mb = sum(os.path.getsize(f) for f in files) / 1e6
     table = entries_table(files, on_bad_lines="skip")

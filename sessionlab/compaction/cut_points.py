@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._rules import Rules
-from ..analysis._forest import Forest, as_table, per_table
+from ..forest import Forest, as_table, per_table
 from ..analysis.contexts import Target, _prepare, _take, _targets
 from ..tables._conventions import df_variant, returns
 from ..tables._pi16 import table_rules_for
@@ -58,8 +58,7 @@ class _CutArrays:
     """Per-row arrays for cut points, built once per table."""
 
     def __init__(self, table: pa.Table) -> None:
-        self.table = table
-        self.forest = f = Forest.of(table)
+        self.forest = f = Forest.of(table)  # (the table itself only through it: weakly)
 
         def num(col: str) -> np.ndarray:
             return np.asarray(pc.fill_null(table[col], 0).to_numpy(zero_copy_only=False), np.int64)

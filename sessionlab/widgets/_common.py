@@ -12,7 +12,7 @@ import ipywidgets as W
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..analysis._forest import as_table
+from ..forest import as_table
 
 __all__ = ["as_table", "esc", "html_table", "arrow_html", "show_figure", "session_options", "session_rows",
            "session_table", "first_session", "note", "png_html", "style_widget", "STYLE", "StaticFallback",
