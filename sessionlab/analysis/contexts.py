@@ -167,8 +167,12 @@ class _Prepared:
         self.is_edit = is_edit = f.isin("type", ("context_edit",)) if r.projection else np.zeros(n, bool)
         edit_rows = np.nonzero(is_edit)[0]
         self.edit_target = np.full(n, -1, np.int64)
+        self.edit_above = np.zeros(n, bool)  # an edit whose target is a strict ancestor of it
         if edit_rows.size:
-            self.edit_target[edit_rows] = f.lookup(table["target_id"].take(pa.array(edit_rows)), edit_rows)
+            target = self.edit_target[edit_rows] = f.lookup(table["target_id"].take(pa.array(edit_rows)), edit_rows)
+            tr = np.maximum(target, 0)
+            self.edit_above[edit_rows] = (target >= 0) & (f.depth[tr] < f.depth[edit_rows]) \
+                & f.is_ancestor(target, edit_rows)
         self.edit_action = np.asarray(pc.fill_null(table["edit_action"], "").to_numpy(zero_copy_only=False)) \
             if edit_rows.size else np.full(n, "", object)
         self.edit_est_valid = is_edit & _np(pc.is_valid(table["est_tokens"]), False, bool)

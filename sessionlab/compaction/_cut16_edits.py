@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..analysis._edits import context_rows
+from ..analysis._edits import ListView, context_rows
 
 __all__ = ["edited_cut_points"]
 
@@ -75,6 +75,7 @@ def _summarised(p, entries, lo: int, hi: int) -> int:
 
 def edited_cut_points(a, t: np.ndarray, idx: np.ndarray, keep: int, out: dict[str, np.ndarray]) -> None:
     """Overwrite ``out``'s cut points at positions ``idx`` with the exact walk."""
+    a = ListView(a)
     p = a.prep
     for q in idx.tolist():
         c, entries = _projected(a, int(t[q]))
