@@ -58,8 +58,8 @@ def main() -> int:
     # pandas (pyarrow checks for it), which the loader no longer does, and a notebook has it loaded
     import pandas  # noqa: F401
 
-    from sessionlab.forest import clear_caches
     from sessionlab.compaction import simulate_compaction
+    from sessionlab.forest import clear_caches
     from sessionlab.tables import entries_table
 
     files = sorted(str(p) for p in corpus.rglob("*.jsonl"))

@@ -31,11 +31,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._rules import Rules, pi_rules
+from ..forest import Forest, as_table, at_load, per_table
 from ..tables._conventions import df_variant, returns
 from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, schema_of
 from ..tables.corpus import SessionIds, session_mask
-from ..forest import Forest, as_table, at_load, per_table
 
 __all__ = ["contexts", "contexts_df", "context_members", "context_members_df", "context_messages", "CONTEXT_COLUMNS",
            "MEMBER_COLUMNS", "Target"]

@@ -22,8 +22,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._rules import Rules
-from ..forest import Forest, as_table, per_table
 from ..analysis.contexts import Target, _prepare, _take, _targets
+from ..forest import Forest, as_table, per_table
 from ..tables._conventions import df_variant, returns
 from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, schema_of

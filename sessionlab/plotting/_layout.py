@@ -29,8 +29,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..forest import Forest, doubling_nearest, doubling_sum
 from ..analysis.usage import current_branch_mask
+from ..forest import Forest, doubling_nearest, doubling_sum
 from ..tables._conventions import df_variant, returns
 from ..tables._schema import Column, schema_of
 from ..tables.corpus import SessionIds
