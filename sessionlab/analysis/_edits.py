@@ -43,23 +43,28 @@ def context_rows(prep, base: int) -> tuple[int, list[int]]:
     f = prep.forest
     c = int(prep.comp[base])
     fk = int(prep.first_kept[c]) if c >= 0 else -1
-    rows: list[int] = []
-    x = base
-    while x >= 0 and x != c:
-        rows.append(x)
-        x = int(f.parent[x])
-    rows.reverse()
+    rows = _up(f, base, c)[::-1]
     if c >= 0 and fk >= 0:
-        kept: list[int] = []
-        y = int(f.parent[c])
-        while y >= 0:
-            if not prep.is_sys[y]:
-                kept.append(y)
-            if y == fk:
-                break
-            y = int(f.parent[y])
+        is_sys = prep.is_sys
+        kept = [y for y in _up(f, int(f.parent[c]), int(f.parent[fk])) if not is_sys[y]]
         rows = kept[::-1] + rows
     return c, rows
+
+
+def _up(f, x: int, stop: int) -> list[int]:
+    """The rows from ``x`` up its path (``x`` first) to just below ``stop``, an ancestor of ``x``
+    (-1: up to the root). A chain of the forest is a run of consecutive rows, so it is taken whole."""
+    out: list[int] = []
+    chain_of, chain_start, hang = f.chain_of, f.chain_start, f.chain_parent_row
+    stop_chain = chain_of[stop] if stop >= 0 else -1
+    while x >= 0 and x != stop:
+        ch = chain_of[x]
+        if ch == stop_chain:  # (then stop <= x: an ancestor in the same chain)
+            out.extend(range(x, stop, -1))
+            break
+        out.extend(range(x, int(chain_start[ch]) - 1, -1))
+        x = int(hang[ch])
+    return out
 
 
 def _edits_of(prep, entries: list[int]) -> dict[int, int]:

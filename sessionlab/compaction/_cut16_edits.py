@@ -15,26 +15,46 @@ from ..analysis._edits import ListView, context_rows
 __all__ = ["edited_cut_points"]
 
 
-def _projected(a, t: int) -> tuple[int, list[tuple[int, int, int, bool, bool, bool]]]:
+def _row_entries(a) -> list[tuple[int, int, int, bool, bool, bool]]:
+    """Every row's projected entry as :func:`_projected` lists it when no edit touches it and it is
+    not the compaction in effect."""
+    p = a.prep
+    g = p.gives
+    return list(zip(range(len(g)), g.astype(np.int64).tolist(), p.est_msg.tolist(), (a.is_cut & g).tolist(),
+                    (a.is_turn & g).tolist(), (g & ~p.is_edit).tolist()))
+
+
+def _entry(a, r: int, c: int, e: int | None) -> tuple[int, int, int, bool, bool, bool]:
+    """Row ``r``'s projected entry (``c``: the compaction in effect, ``e``: the last edit of ``r``)."""
+    p = a.prep
+    own = int(p.gives[r]) + (int(p.comp_sys[r]) + 1 if r == c else 0)
+    n, est = own, int(p.est_msg[r]) + (int(p.est[r]) + int(p.sys_est[r]) * int(p.comp_sys[r]) if r == c else 0)
+    if e is not None and p.edit_action[e] == "remove":
+        n, est = 0, 0
+    elif e is not None and p.edit_est_valid[e] and r != c:
+        est = int(p.est[e])
+    visible = own > 0 and not p.is_edit[r]
+    return (r, n, est, bool(a.is_cut[r]) and n > 0, bool(a.is_turn[r]) and n > 0, visible)
+
+
+def _projected(a, t: int, row_entries: list) -> tuple[int, list[tuple[int, int, int, bool, bool, bool]]]:
     """(compaction, entries after it) as (row, messages, tokens, cut point, turn start, visible
-    before edits), the compaction in effect first when there is one."""
+    before edits), the compaction in effect first when there is one. ``row_entries`` are
+    :func:`_row_entries`: only the rows an edit touches are built again."""
     p = a.prep
     c, rows = context_rows(p, t)
+    is_edit, edit_target = p.is_edit, p.edit_target
     last: dict[int, int] = {}
-    for r in ([c] if c >= 0 else []) + rows:
-        if p.is_edit[r] and p.edit_target[r] >= 0:
-            last[int(p.edit_target[r])] = r
-    out = []
-    for r in ([c] if c >= 0 else []) + rows:
-        e = last.get(r)
-        own = int(p.gives[r]) + (int(p.comp_sys[r]) + 1 if r == c else 0)
-        n, est = own, int(p.est_msg[r]) + (int(p.est[r]) + int(p.sys_est[r]) * int(p.comp_sys[r]) if r == c else 0)
-        if e is not None and p.edit_action[e] == "remove":
-            n, est = 0, 0
-        elif e is not None and p.edit_est_valid[e] and r != c:
-            est = int(p.est[e])
-        visible = own > 0 and not p.is_edit[r]
-        out.append((r, n, est, bool(a.is_cut[r]) and n > 0, bool(a.is_turn[r]) and n > 0, visible))
+    for r in [x for x in ([c] if c >= 0 else []) + rows if is_edit[x]]:
+        if edit_target[r] >= 0:
+            last[int(edit_target[r])] = r
+    out = [row_entries[r] for r in rows]
+    if last:
+        for i, r in enumerate(rows):
+            if r in last:
+                out[i] = _entry(a, r, c, last[r])
+    if c >= 0:
+        out.insert(0, _entry(a, c, c, last.get(c)))
     return c, out
 
 
@@ -75,10 +95,11 @@ def _summarised(p, entries, lo: int, hi: int) -> int:
 
 def edited_cut_points(a, t: np.ndarray, idx: np.ndarray, keep: int, out: dict[str, np.ndarray]) -> None:
     """Overwrite ``out``'s cut points at positions ``idx`` with the exact walk."""
+    row_entries = _row_entries(a)
     a = ListView(a)
     p = a.prep
     for q in idx.tolist():
-        c, entries = _projected(a, int(t[q]))
+        c, entries = _projected(a, int(t[q]), row_entries)
         start, end = (1 if c >= 0 else 0), len(entries)
         cut, ts, split = _cut(entries, start, end, keep, p, {})
         hist_end = ts if split else cut
