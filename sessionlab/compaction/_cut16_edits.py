@@ -8,23 +8,32 @@ The projected entries of one target are built from the contexts' per-row arrays 
 
 from __future__ import annotations
 
+from itertools import accumulate, compress
+from operator import itemgetter
+
 import numpy as np
 
 from ..analysis._edits import ListView, context_rows
 
 __all__ = ["edited_cut_points"]
 
+# a projected entry: (row, messages, tokens, cut point, turn start, visible before edits, messages
+# it adds to a summary: none for a compaction, a system message left out)
+Entry = tuple[int, int, int, bool, bool, bool, int]
 
-def _row_entries(a) -> list[tuple[int, int, int, bool, bool, bool]]:
+
+def _row_entries(a) -> list[Entry]:
     """Every row's projected entry as :func:`_projected` lists it when no edit touches it and it is
     not the compaction in effect."""
     p = a.prep
     g = p.gives
-    return list(zip(range(len(g)), g.astype(np.int64).tolist(), p.est_msg.tolist(), (a.is_cut & g).tolist(),
-                    (a.is_turn & g).tolist(), (g & ~p.is_edit).tolist()))
+    n = g.astype(np.int64)
+    summarised = np.where(p.is_comp, 0, n - (p.is_sys & g))
+    return list(zip(range(len(g)), n.tolist(), p.est_msg.tolist(), (a.is_cut & g).tolist(),
+                    (a.is_turn & g).tolist(), (g & ~p.is_edit).tolist(), summarised.tolist()))
 
 
-def _entry(a, r: int, c: int, e: int | None) -> tuple[int, int, int, bool, bool, bool]:
+def _entry(a, r: int, c: int, e: int | None) -> Entry:
     """Row ``r``'s projected entry (``c``: the compaction in effect, ``e``: the last edit of ``r``)."""
     p = a.prep
     own = int(p.gives[r]) + (int(p.comp_sys[r]) + 1 if r == c else 0)
@@ -34,12 +43,13 @@ def _entry(a, r: int, c: int, e: int | None) -> tuple[int, int, int, bool, bool,
     elif e is not None and p.edit_est_valid[e] and r != c:
         est = int(p.est[e])
     visible = own > 0 and not p.is_edit[r]
-    return (r, n, est, bool(a.is_cut[r]) and n > 0, bool(a.is_turn[r]) and n > 0, visible)
+    summarised = 0 if p.is_comp[r] else n - (1 if p.is_sys[r] and n else 0)
+    return (r, n, est, bool(a.is_cut[r]) and n > 0, bool(a.is_turn[r]) and n > 0, visible, summarised)
 
 
-def _projected(a, t: int, row_entries: list) -> tuple[int, list[tuple[int, int, int, bool, bool, bool]]]:
+def _projected(a, t: int, row_entries: list[Entry]) -> tuple[int, list[Entry]]:
     """(compaction, entries after it) as (row, messages, tokens, cut point, turn start, visible
-    before edits), the compaction in effect first when there is one. ``row_entries`` are
+    before edits, messages summarised), the compaction in effect first when there is one. ``row_entries`` are
     :func:`_row_entries`: only the rows an edit touches are built again."""
     p = a.prep
     c, rows = context_rows(p, t)
@@ -60,18 +70,14 @@ def _projected(a, t: int, row_entries: list) -> tuple[int, list[tuple[int, int, 
 
 def _cut(entries, start: int, end: int, keep: int, p, last_edit_replaces: dict) -> tuple[int, int, bool]:
     """pi 1.6's findProjectedCutPoint: (first kept index, turn start index, split)."""
-    cuts = [i for i in range(start, end) if entries[i][3]]
+    cuts = list(compress(range(start, end), map(itemgetter(3), entries[start:end])))
     if not cuts:
         return start, -1, False
-    cut, exceeded, acc = cuts[0], False, 0
-    for i in range(end - 1, start - 1, -1):
-        if entries[i][2] == 0:
-            continue
-        acc += entries[i][2]
-        if acc >= keep:
-            exceeded = True
-            cut = next((c for c in cuts if c >= i), cuts[-1])
-            break
+    cut, exceeded = cuts[0], False
+    i = _crossing(entries, start, end, keep)
+    if i >= 0:
+        exceeded = True
+        cut = next((c for c in cuts if c >= i), cuts[-1])
     suffix = entries[cut + 1:end]
     omitted = [x for x in suffix if x[5] and x[1] == 0]
     omitted_rows = {x[0] for x in omitted}
@@ -88,9 +94,19 @@ def _cut(entries, start: int, end: int, keep: int, p, last_edit_replaces: dict) 
     return cut, ts, ts != -1
 
 
-def _summarised(p, entries, lo: int, hi: int) -> int:
+def _crossing(entries: list[Entry], start: int, end: int, keep: int) -> int:
+    """Walking back from ``end``, the first entry with tokens where their sum reaches ``keep``
+    (-1: never)."""
+    if keep <= 0:
+        return next((i for i in range(end - 1, start - 1, -1) if entries[i][2]), -1)
+    sums = accumulate(map(itemgetter(2), reversed(entries[start:end])))
+    k = next((k for k, acc in enumerate(sums) if acc >= keep), -1)
+    return -1 if k < 0 else end - 1 - k
+
+
+def _summarised(p, entries: list[Entry], lo: int, hi: int) -> int:
     """Messages summarised from projected entries ``[lo, hi)``: no compaction, no system message."""
-    return sum(x[1] - (1 if p.is_sys[x[0]] and x[1] else 0) for x in entries[lo:hi] if not p.is_comp[x[0]])
+    return sum(map(itemgetter(6), entries[lo:hi]))
 
 
 def edited_cut_points(a, t: np.ndarray, idx: np.ndarray, keep: int, out: dict[str, np.ndarray]) -> None:
@@ -113,5 +129,5 @@ def edited_cut_points(a, t: np.ndarray, idx: np.ndarray, keep: int, out: dict[st
         out["split"][q] = ok and split
         out["to_summarize"][q] = n_sum if ok else 0
         out["prefix"][q] = n_pre if ok else 0
-        out["kept"][q] = sum(x[2] for x in entries[cut:]) if ok else 0
+        out["kept"][q] = sum(map(itemgetter(2), entries[cut:])) if ok else 0
         out["prev"][q] = c if ok else -1
