@@ -8,6 +8,7 @@ The projected entries of one target are built from the contexts' per-row arrays 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from itertools import accumulate, compress
 from operator import itemgetter
 
@@ -55,14 +56,17 @@ def _projected(a, t: int, row_entries: list[Entry]) -> tuple[int, list[Entry]]:
     c, rows = context_rows(p, t)
     is_edit, edit_target = p.is_edit, p.edit_target
     last: dict[int, int] = {}
-    for r in [x for x in ([c] if c >= 0 else []) + rows if is_edit[x]]:
+    order = ([c] if c >= 0 else []) + rows
+    for r in compress(order, map(is_edit.__getitem__, order)):
         if edit_target[r] >= 0:
             last[int(edit_target[r])] = r
-    out = [row_entries[r] for r in rows]
-    if last:
-        for i, r in enumerate(rows):
-            if r in last:
-                out[i] = _entry(a, r, c, last[r])
+    out = list(map(row_entries.__getitem__, rows))
+    for r, e in last.items():
+        try:
+            i = rows.index(r)  # (a scan in C; an edit's target may lie outside this context)
+        except ValueError:
+            continue
+        out[i] = _entry(a, r, c, e)
     if c >= 0:
         out.insert(0, _entry(a, c, c, last.get(c)))
     return c, out
@@ -78,13 +82,7 @@ def _cut(entries, start: int, end: int, keep: int, p, last_edit_replaces: dict) 
     if i >= 0:
         exceeded = True
         cut = next((c for c in cuts if c >= i), cuts[-1])
-    suffix = entries[cut + 1:end]
-    omitted = [x for x in suffix if x[5] and x[1] == 0]
-    omitted_rows = {x[0] for x in omitted}
-    outside = any(p.is_edit[x[0]] and p.edit_action[x[0]] == "replace" and int(p.edit_target[x[0]]) not in omitted_rows
-                  for x in suffix)
-    if (exceeded and not outside and any(p.is_assistant[x[0]] for x in omitted)
-            and all(not p.is_comp[x[0]] and (not x[5] or x[1] == 0) for x in suffix)):
+    if exceeded and _recovery_omitted(entries[cut + 1:end], p):
         cut += 1
     while cut > start and not p.is_comp[entries[cut - 1][0]] and entries[cut - 1][1] == 0:
         cut -= 1
@@ -94,14 +92,27 @@ def _cut(entries, start: int, end: int, keep: int, p, last_edit_replaces: dict) 
     return cut, ts, ts != -1
 
 
+def _recovery_omitted(suffix: list[Entry], p) -> bool:
+    """Whether the entries after the cut are only a recovery the edits omitted: an assistant
+    message among the visible entries the edits emptied, no replacement of anything else, and no
+    compaction or other visible message."""
+    omitted = [x for x in suffix if x[5] and x[1] == 0]
+    if not any(p.is_assistant[x[0]] for x in omitted):
+        return False
+    omitted_rows = {x[0] for x in omitted}
+    outside = any(p.is_edit[x[0]] and p.edit_action[x[0]] == "replace" and int(p.edit_target[x[0]]) not in omitted_rows
+                  for x in suffix)
+    return not outside and all(not p.is_comp[x[0]] and (not x[5] or x[1] == 0) for x in suffix)
+
+
 def _crossing(entries: list[Entry], start: int, end: int, keep: int) -> int:
     """Walking back from ``end``, the first entry with tokens where their sum reaches ``keep``
     (-1: never)."""
     if keep <= 0:
         return next((i for i in range(end - 1, start - 1, -1) if entries[i][2]), -1)
-    sums = accumulate(map(itemgetter(2), reversed(entries[start:end])))
-    k = next((k for k, acc in enumerate(sums) if acc >= keep), -1)
-    return -1 if k < 0 else end - 1 - k
+    sums = list(accumulate(map(itemgetter(2), reversed(entries[start:end]))))  # estimates: never negative
+    k = bisect_left(sums, keep)
+    return -1 if k == len(sums) else end - 1 - k
 
 
 def _summarised(p, entries: list[Entry], lo: int, hi: int) -> int:
