@@ -272,6 +272,12 @@ class Forest:
             return None
         return np.where(pidx >= 0, start + pidx, -1)
 
+    def per_file(self, column: str, rows: np.ndarray) -> pa.Array:
+        """``column[rows]`` for a column that is constant within a file (``session_id``, ``file``):
+        taken from one row per file rather than from the whole column."""
+        values = pc.take(self.table[column], pa.array(self.first_row_of_file, pa.int64()))
+        return pc.take(values, pa.array(self.file_code[np.asarray(rows, np.int64)], pa.int64()))
+
     def lookup(self, ids, rows: np.ndarray) -> np.ndarray:
         """Row index of the entry with id ``ids[i]`` in the file of row ``rows[i]`` (the last such
         row when an id is duplicated, as pi's index; never a seed leaf record); -1 if absent."""

@@ -380,14 +380,6 @@ def _take(col, idx: np.ndarray) -> pa.Array:
     return pc.take(col, pa.array(idx, pa.int64(), mask=idx < 0))
 
 
-def _per_file(forest: Forest, column: str, rows: np.ndarray) -> pa.Array:
-    """A column that is constant within a file (session id, file), for ``rows``: taken from one
-    row per file rather than from the whole column."""
-    first = forest.first_row_of_file
-    values = pc.take(forest.table[column], pa.array(first, pa.int64()))
-    return pc.take(values, pa.array(forest.file_code[np.asarray(rows, np.int64)], pa.int64()))
-
-
 @returns(CONTEXT_COLUMNS)
 def contexts(entries, *, at: Target = "calls", session_id: SessionIds = None, rules: Rules | None = None) -> pa.Table:
     """pi's context at many targets of many sessions at once.
@@ -436,8 +428,8 @@ def _context_table(prep: _Prepared, tgt: np.ndarray, base: np.ndarray, r: dict[s
     thinking = _take(t["thinking_level"], r["think"])
     thinking = pc.if_else(pa.array(null_count), pa.scalar(None, pa.string()), pc.fill_null(thinking, "off"))
     out = {
-        "session_id": _per_file(prep.forest, "session_id", tgt),
-        "file": _per_file(prep.forest, "file", tgt),
+        "session_id": prep.forest.per_file("session_id", tgt),
+        "file": prep.forest.per_file("file", tgt),
         "at_id": _take(t["entry_id"], tgt),
         "context_id": _take(t["entry_id"], base),
         "message_count": ints(r["message_count"]),

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from .._rules import Rules
 from ..analysis.contexts import Target, _prepare, _take, _targets
-from ..forest import Forest, as_table, per_table
+from ..forest import Forest, as_table, at_load, per_table
 from ..tables._conventions import df_variant, returns
 from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, schema_of
@@ -152,6 +152,15 @@ def _arrays16(table: pa.Table):
     return CutArrays16(_prepare(table, "pi-1.6"))
 
 
+@at_load
+def _cut_arrays(table: pa.Table):
+    """The cut-point arrays of ``table`` under its own rules (built with the load: cut points,
+    simulations and the context timeline share them)."""
+    if table_rules_for(table, None) == "pi-1.6":
+        return per_table(_arrays16, table)
+    return _arrays(table)
+
+
 @returns(CUT_POINT_COLUMNS)
 def find_cut_points(
     entries, *, at: Target = "calls", keep_recent_tokens: int = 20000, session_id: SessionIds = None,
@@ -194,8 +203,8 @@ def find_cut_points(
         return pa.array(x, pa.int64(), mask=bad)
 
     return pa.Table.from_pydict({
-        "session_id": _take(table["session_id"], tgt),
-        "file": _take(table["file"], tgt),
+        "session_id": prep.forest.per_file("session_id", tgt),
+        "file": prep.forest.per_file("file", tgt),
         "at_id": _take(table["entry_id"], tgt),
         "first_kept_entry_id": _take(table["entry_id"], r["cut"]),
         "is_split_turn": pa.array(r["split"], pa.bool_(), mask=bad),
