@@ -132,13 +132,20 @@ def test_per_table_shares_a_build_per_table_object():
     assert len(calls) == 2
 
 
-def test_the_cache_does_not_keep_tables_alive():
-    t = entries_table(SAMPLES, on_bad_lines="skip")
-    f = Forest.of(t)
-    from sessionlab import contexts, find_cut_points
+@pytest.mark.parametrize("rules", ["pi-1.6", "pi-0.58"])
+def test_the_cache_does_not_keep_tables_alive(rules):
+    import sessionlab as sl
 
-    contexts(t, at="calls")
-    find_cut_points(t, at="calls")
+    t = entries_table(SAMPLES, on_bad_lines="skip", rules=rules)
+    f = Forest.of(t)
+    # every public function that caches per-table arrays
+    sl.contexts(t, at="calls")
+    sl.context_members(t, at="leaves")
+    sl.find_cut_points(t, at="calls")
+    sl.simulate_compaction(t, [sl.NeverCompact()])
+    sl.usage_by(t)
+    sl.branch_costs(t)
+    sl.cache_efficiency(t)
     key = id(t)
     assert key in forest._CACHE
     ref = weakref.ref(t)
