@@ -24,7 +24,8 @@ Public interface:
   :meth:`~Forest.nearest`, :meth:`~Forest.deepest_at_most`, :meth:`~Forest.is_ancestor`,
   :meth:`~Forest.lookup`, :meth:`~Forest.isin`) and :func:`forest_of` (the shared one of a table);
 - :func:`doubling_sum` and :func:`doubling_nearest`, the pointer-doubling walks on any parent array;
-- :func:`as_table` (a Corpus, Arrow table or DataFrame as the entries table);
+- :func:`as_table` (a Corpus, Arrow table or DataFrame as the entries table), :func:`to_numpy` and
+  :func:`arrow_indices` (Arrow <-> NumPy without importing pandas);
 - :func:`per_table`, the cache every per-table array builder goes through, :func:`at_load` to
   build some of them when a table is loaded, and :func:`clear_caches`.
 
@@ -52,8 +53,8 @@ import pyarrow.compute as pc
 
 from .tables.corpus import as_entries, on_entries
 
-__all__ = ["Forest", "forest_of", "as_table", "per_table", "at_load", "clear_caches", "doubling_sum",
-           "doubling_nearest"]
+__all__ = ["Forest", "forest_of", "as_table", "per_table", "at_load", "clear_caches", "to_numpy", "arrow_indices",
+           "doubling_sum", "doubling_nearest"]
 
 T = TypeVar("T")
 
@@ -121,8 +122,52 @@ def forest_of(entries) -> Forest:
     return Forest.of(as_table(entries))
 
 
+_NUMPY_TYPES = {"bool": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+                "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+                "float": np.float32, "double": np.float64}
+
+
+def to_numpy(col, fill=0) -> np.ndarray:
+    """An Arrow array or chunked array of integers, floats or booleans as NumPy, nulls replaced by
+    ``fill``. Read from the Arrow buffers: pyarrow's own conversions (``to_numpy``, ``pa.array``,
+    ``fill_null`` with a Python value) import pandas, which the load (where :func:`at_load`
+    builders run) must not pay for."""
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    dtype = _NUMPY_TYPES.get(str(col.type))
+    if dtype is None and not pa.types.is_null(col.type):
+        return np.asarray(pc.fill_null(col, fill).to_numpy(zero_copy_only=False))  # (not met by the builders)
+    if not chunks:
+        return np.zeros(0, dtype or type(fill))
+    parts = [_chunk_to_numpy(c, fill, dtype) for c in chunks]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _bits(buf, offset: int, n: int) -> np.ndarray:
+    return np.unpackbits(np.frombuffer(buf, np.uint8), bitorder="little")[offset:offset + n].astype(bool)
+
+
+def _chunk_to_numpy(c, fill, dtype) -> np.ndarray:
+    n, off = len(c), c.offset
+    if dtype is None or c.null_count == n:  # a null-typed or all-null chunk
+        return np.full(n, fill, dtype or type(fill))
+    bufs = c.buffers()
+    data = _bits(bufs[1], off, n) if dtype is np.bool_ else np.frombuffer(bufs[1], dtype)[off:off + n]
+    if c.null_count:
+        data = np.where(_bits(bufs[0], off, n), data, np.asarray(fill).astype(dtype))
+    return data
+
+
+def arrow_indices(rows, mask=None) -> pa.Array:
+    """``rows`` as an int64 Arrow array (null where ``mask``), built from buffers (see :func:`to_numpy`)."""
+    a = np.ascontiguousarray(rows, np.int64)
+    if mask is None or not np.any(mask):
+        return pa.Array.from_buffers(pa.int64(), len(a), [None, pa.py_buffer(a)], null_count=0)
+    valid = pa.py_buffer(np.packbits(~np.asarray(mask, bool), bitorder="little"))
+    return pa.Array.from_buffers(pa.int64(), len(a), [valid, pa.py_buffer(a)], null_count=int(np.sum(mask)))
+
+
 def _to_np(a, fill) -> np.ndarray:
-    return np.asarray(pc.fill_null(a, fill).to_numpy(zero_copy_only=False))
+    return to_numpy(a, fill)
 
 
 def _codes(col) -> tuple[np.ndarray, np.ndarray]:
@@ -131,7 +176,8 @@ def _codes(col) -> tuple[np.ndarray, np.ndarray]:
     Tables are built file by file, so equal values usually sit in one run: codes then come from
     comparing neighbours. Only when a value comes back in a later run is the column hashed.
     """
-    col = pc.fill_null(col, "")
+    if col.null_count:
+        col = pc.fill_null(col, "")
     n = len(col)
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -140,7 +186,7 @@ def _codes(col) -> tuple[np.ndarray, np.ndarray]:
     if n > 1:
         starts[1:] = _to_np(pc.not_equal(arr[1:], arr[:-1]), True)
     first = np.nonzero(starts)[0]
-    heads = arr.take(pa.array(first)).to_pylist()
+    heads = arr.take(arrow_indices(first)).to_pylist()
     if len(set(heads)) == len(heads):
         return np.cumsum(starts) - 1, first
     codes = np.asarray(pc.dictionary_encode(arr).indices, np.int64)
@@ -236,10 +282,8 @@ class Forest:
         self.depth = self.path_sum(np.ones(n, np.int64)) - 1
 
     def isin(self, column: str, values) -> np.ndarray:
-        """Rows whose ``column`` value is one of ``values`` (``type``, asked often, is encoded once)."""
-        if column != "type":
-            hit = pc.is_in(self.table[column], value_set=pa.array(list(values), pa.string()))
-            return _to_np(hit, False).astype(bool)
+        """Rows whose ``column`` (a string column) value is one of ``values`` (never a null row); each
+        column asked about is dictionary-encoded once."""
         cat = self._categories.get(column)
         if cat is None:
             col = self.table[column]
@@ -275,8 +319,8 @@ class Forest:
     def per_file(self, column: str, rows: np.ndarray) -> pa.Array:
         """``column[rows]`` for a column that is constant within a file (``session_id``, ``file``):
         taken from one row per file rather than from the whole column."""
-        values = pc.take(self.table[column], pa.array(self.first_row_of_file, pa.int64()))
-        return pc.take(values, pa.array(self.file_code[np.asarray(rows, np.int64)], pa.int64()))
+        values = pc.take(self.table[column], arrow_indices(self.first_row_of_file))
+        return pc.take(values, arrow_indices(self.file_code[np.asarray(rows, np.int64)]))
 
     def lookup(self, ids, rows: np.ndarray) -> np.ndarray:
         """Row index of the entry with id ``ids[i]`` in the file of row ``rows[i]`` (the last such

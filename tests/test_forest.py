@@ -11,7 +11,16 @@ import pyarrow as pa
 import pytest
 
 from sessionlab import forest
-from sessionlab.forest import Forest, at_load, doubling_nearest, doubling_sum, forest_of, per_table
+from sessionlab.forest import (
+    Forest,
+    arrow_indices,
+    at_load,
+    doubling_nearest,
+    doubling_sum,
+    forest_of,
+    per_table,
+    to_numpy,
+)
 from sessionlab.tables import entries_table, load
 
 SAMPLES = "tests/data/pi/generated/sessions"
@@ -188,3 +197,25 @@ def test_builders_registered_at_load_run_with_the_load():
         assert calls == [id(entries)]
     finally:
         forest._AT_LOAD.remove(build)
+
+
+@pytest.mark.parametrize("typ", [pa.int64(), pa.int32(), pa.float64(), pa.bool_()])
+def test_to_numpy_reads_the_buffers_as_pyarrow_would(typ):
+    rng = random.Random(str(typ))
+    chunks = []
+    for _ in range(4):
+        vals = [None if rng.random() < 0.3 else (rng.random() < 0.5 if typ == pa.bool_() else rng.randint(-9, 9))
+                for _ in range(rng.randint(0, 40))]
+        chunks.append(pa.array(vals, typ).slice(rng.randint(0, 3)))  # offsets too
+    col = pa.chunked_array(chunks, typ)
+    fill = False if typ == pa.bool_() else 7
+    want = [fill if v is None else v for v in col.to_pylist()]
+    assert to_numpy(col, fill).tolist() == want
+    assert to_numpy(chunks[1], fill).tolist() == [fill if v is None else v for v in chunks[1].to_pylist()]
+    assert to_numpy(pa.chunked_array([pa.nulls(3)]), 5).tolist() == [5, 5, 5]
+
+
+def test_arrow_indices_with_and_without_nulls():
+    rows = np.array([3, -1, 0, 7, -1, 2] * 3)
+    assert arrow_indices(rows).to_pylist() == rows.tolist()
+    assert arrow_indices(rows, rows < 0).to_pylist() == [None if r < 0 else r for r in rows.tolist()]

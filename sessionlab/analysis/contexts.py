@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._rules import Rules, pi_rules
-from ..forest import Forest, as_table, at_load, per_table
+from ..forest import Forest, arrow_indices, as_table, at_load, per_table, to_numpy
 from ..tables._conventions import df_variant, returns
 from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, schema_of
@@ -80,7 +80,8 @@ MEMBER_COLUMNS: tuple[Column, ...] = (
 
 
 def _np(col, fill, dtype) -> np.ndarray:
-    return np.asarray(pc.fill_null(col, fill).to_numpy(zero_copy_only=False), dtype)
+    """A numeric or boolean column as NumPy, nulls as ``fill`` (no pandas import: built at load)."""
+    return np.asarray(to_numpy(col, fill), dtype)
 
 
 class _Prepared:
@@ -110,7 +111,7 @@ class _Prepared:
         # calls: every assistant message of a pi file; of Claude Code and Codex files, the rows that
         # carry a response's usage (its other streaming lines and replayed copies carry none)
         if "agent" in table.column_names:
-            other = _np(pc.not_equal(table["agent"], "pi"), False, bool)
+            other = ~f.isin("agent", ("pi",)) & _np(pc.is_valid(table["agent"]), False, bool)  # (not null)
             self.is_call = self.is_assistant & ~(other & ~_np(pc.is_valid(table["input_tokens"]), False, bool))
         else:
             self.is_call = self.is_assistant
@@ -169,12 +170,15 @@ class _Prepared:
         self.edit_target = np.full(n, -1, np.int64)
         self.edit_above = np.zeros(n, bool)  # an edit whose target is a strict ancestor of it
         if edit_rows.size:
-            target = self.edit_target[edit_rows] = f.lookup(table["target_id"].take(pa.array(edit_rows)), edit_rows)
+            target = self.edit_target[edit_rows] = f.lookup(table["target_id"].take(arrow_indices(edit_rows)),
+                                                            edit_rows)
             tr = np.maximum(target, 0)
             self.edit_above[edit_rows] = (target >= 0) & (f.depth[tr] < f.depth[edit_rows]) \
                 & f.is_ancestor(target, edit_rows)
-        self.edit_action = np.asarray(pc.fill_null(table["edit_action"], "").to_numpy(zero_copy_only=False)) \
-            if edit_rows.size else np.full(n, "", object)
+        self.edit_action = np.full(n, "", object)  # ("" for null)
+        if edit_rows.size:
+            has = np.flatnonzero(_np(pc.is_valid(table["edit_action"]), False, bool))
+            self.edit_action[has] = table["edit_action"].take(arrow_indices(has)).to_pylist()
         self.edit_est_valid = is_edit & _np(pc.is_valid(table["est_tokens"]), False, bool)
         self.cum_edits = f.path_sum(is_edit.astype(np.int64))
         self.invalidator = f.nearest(is_edit | self.is_comp)
@@ -187,7 +191,7 @@ class _Prepared:
         comp_rows = np.nonzero(self.is_comp & ~self.has_tail)[0]  # a tail replaces first_kept
         self.first_kept = np.full(table.num_rows, -1, np.int64)
         if comp_rows.size:
-            fk = f.lookup(table["first_kept_entry_id"].take(pa.array(comp_rows)), comp_rows)
+            fk = f.lookup(table["first_kept_entry_id"].take(arrow_indices(comp_rows)), comp_rows)
             on_path = f.is_ancestor(fk, comp_rows) & (fk != comp_rows)
             self.first_kept[comp_rows] = np.where(on_path, fk, -1)
 

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from .._rules import Rules
 from ..analysis.contexts import Target, _prepare, _take, _targets
-from ..forest import Forest, as_table, at_load, per_table
+from ..forest import Forest, as_table, at_load, per_table, to_numpy
 from ..tables._conventions import df_variant, returns
 from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, schema_of
@@ -61,7 +61,7 @@ class _CutArrays:
         self.forest = f = Forest.of(table)  # (the table itself only through it: weakly)
 
         def num(col: str) -> np.ndarray:
-            return np.asarray(pc.fill_null(table[col], 0).to_numpy(zero_copy_only=False), np.int64)
+            return np.asarray(to_numpy(table[col], 0), np.int64)
 
         is_msg = f.isin("type", ("message",))
         self.is_comp = f.isin("type", ("compaction",))
@@ -73,7 +73,7 @@ class _CutArrays:
         turn = (is_msg & f.isin("role", TURN_START_ROLES)) | f.isin("type", TURN_START_ENTRY_TYPES)
         gives = is_msg | f.isin("type", ("custom_message", "branch_summary", "compaction"))
         usage_src = is_msg & f.isin("role", ("assistant",)) & ~f.isin("stop_reason", ("aborted", "error")) \
-            & np.asarray(pc.is_valid(table["context_tokens"]).to_numpy(zero_copy_only=False), bool)
+            & to_numpy(pc.is_valid(table["context_tokens"]), False)
         self.ctx_tok = num("context_tokens")
         self.cum_msg = f.path_sum(msg_est)
         self.cum_msg_excl = self.cum_msg - msg_est
