@@ -132,14 +132,14 @@ def to_numpy(col, fill=0) -> np.ndarray:
     ``fill``. Read from the Arrow buffers: pyarrow's own conversions (``to_numpy``, ``pa.array``,
     ``fill_null`` with a Python value) import pandas, which the load (where :func:`at_load`
     builders run) must not pay for."""
-    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     dtype = _NUMPY_TYPES.get(str(col.type))
     if dtype is None and not pa.types.is_null(col.type):
         return np.asarray(pc.fill_null(col, fill).to_numpy(zero_copy_only=False))  # (not met by the builders)
-    if not chunks:
-        return np.zeros(0, dtype or type(fill))
-    parts = [_chunk_to_numpy(c, fill, dtype) for c in chunks]
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+    if isinstance(col, pa.ChunkedArray):  # one array: a copy in C beats a Python step per chunk
+        if col.num_chunks == 0:
+            return np.zeros(0, dtype or type(fill))
+        col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+    return _chunk_to_numpy(col, fill, dtype)
 
 
 def _bits(buf, offset: int, n: int) -> np.ndarray:
