@@ -111,8 +111,8 @@ def main() -> int:
     import duckdb  # noqa: F401
     import pandas  # noqa: F401
 
-    from sessionlab.analysis._forest import clear_caches
     from sessionlab.compaction import simulate_compaction
+    from sessionlab.forest import clear_caches
     from sessionlab.tables import entries_table
 
     files = sorted(str(p) for p in corpus.rglob("*.jsonl"))

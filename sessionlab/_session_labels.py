@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .analysis._forest import as_table
+from .forest import as_table
 
 __all__ = ["SessionLabel", "label_column", "message_text", "session_labels"]
 

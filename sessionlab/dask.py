@@ -43,10 +43,10 @@ from .analysis import branch_costs as _branch_costs
 from .analysis import cache_efficiency as _cache_efficiency
 from .analysis import contexts as _contexts
 from .analysis import usage_by as _usage_by
-from .analysis._forest import as_table
 from .compaction import SimulationResult, fit_prices
 from .compaction import find_cut_points as _find_cut_points
 from .compaction import simulate_compaction as _simulate_compaction
+from .forest import as_table
 from .tables import ENTRY_SCHEMA, entries_table, find_files
 from .tables.entries import to_pandas
 

@@ -13,7 +13,28 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["context_rows", "edited_contexts"]
+__all__ = ["ListView", "context_rows", "edited_contexts"]
+
+
+class ListView:
+    """``obj`` (the contexts' or cut points' per-row arrays) with its one-dimensional arrays read as
+    Python lists, converted on first use: the walks here index single rows, and a list index costs
+    a fraction of a NumPy scalar one. Its ``forest`` and ``prep`` are viewed the same way; every
+    other attribute is ``obj``'s own."""
+
+    def __init__(self, obj) -> None:
+        self._obj = obj
+
+    def __getattr__(self, name: str):
+        value = getattr(self._obj, name)
+        if isinstance(value, np.ndarray) and value.ndim == 1:
+            value = value.tolist()
+        elif name in ("forest", "prep"):
+            value = ListView(value)
+        else:
+            return value
+        setattr(self, name, value)
+        return value
 
 
 def context_rows(prep, base: int) -> tuple[int, list[int]]:
@@ -22,23 +43,28 @@ def context_rows(prep, base: int) -> tuple[int, list[int]]:
     f = prep.forest
     c = int(prep.comp[base])
     fk = int(prep.first_kept[c]) if c >= 0 else -1
-    rows: list[int] = []
-    x = base
-    while x >= 0 and x != c:
-        rows.append(x)
-        x = int(f.parent[x])
-    rows.reverse()
+    rows = _up(f, base, c)[::-1]
     if c >= 0 and fk >= 0:
-        kept: list[int] = []
-        y = int(f.parent[c])
-        while y >= 0:
-            if not prep.is_sys[y]:
-                kept.append(y)
-            if y == fk:
-                break
-            y = int(f.parent[y])
+        is_sys = prep.is_sys
+        kept = [y for y in _up(f, int(f.parent[c]), int(f.parent[fk])) if not is_sys[y]]
         rows = kept[::-1] + rows
     return c, rows
+
+
+def _up(f, x: int, stop: int) -> list[int]:
+    """The rows from ``x`` up its path (``x`` first) to just below ``stop``, an ancestor of ``x``
+    (-1: up to the root). A chain of the forest is a run of consecutive rows, so it is taken whole."""
+    out: list[int] = []
+    chain_of, chain_start, hang = f.chain_of, f.chain_start, f.chain_parent_row
+    stop_chain = chain_of[stop] if stop >= 0 else -1
+    while x >= 0 and x != stop:
+        ch = chain_of[x]
+        if ch == stop_chain:  # (then stop <= x: an ancestor in the same chain)
+            out.extend(range(x, stop, -1))
+            break
+        out.extend(range(x, int(chain_start[ch]) - 1, -1))
+        x = int(hang[ch])
+    return out
 
 
 def _edits_of(prep, entries: list[int]) -> dict[int, int]:
@@ -98,6 +124,7 @@ def edited_contexts(prep, base: np.ndarray, idx: np.ndarray, out: dict[str, np.n
     the edits on the path alone when they only touch ordinary messages above them (the common
     case, a few steps per target), else by walking the whole context."""
     reread: dict[str, object] = {}
+    prep = ListView(prep)
     full = [q for q in idx.tolist() if not _by_edits(prep, int(base[q]), q, out)]
     _walked(prep, base, full, out, reread)
 
@@ -123,8 +150,7 @@ def _by_edits(prep, b: int, q: int, out: dict[str, np.ndarray]) -> bool:
     for t, e in last.items():
         if t < 0:
             continue  # the target is not in the file: nothing to edit
-        if t == c or prep.is_sys[t] or prep.is_comp[t] or not (f.depth[t] < f.depth[e] and f.is_ancestor(
-                np.array([t]), np.array([e]))[0]):
+        if t == c or prep.is_sys[t] or prep.is_comp[t] or not prep.edit_above[e]:
             return False  # a compaction, a system message, or a target that is not above its edit
         if f.depth[t] < sd or not prep.gives[t]:
             continue  # compacted away, or gives no message: the edit changes nothing

@@ -2,7 +2,7 @@
 
 The object model builds one context by walking parent pointers (``Session.build_context``, pi's
 ``buildSessionContext``). Here the same rules run on the entries table with parent-index arrays
-and pointer doubling (see :mod:`._forest`):
+and pointer doubling (see :mod:`sessionlab.forest`):
 
 - an entry *gives a message* when it is a ``message``, a ``custom_message`` or a
   ``branch_summary`` with a non-empty summary; path sums of that flag and of ``est_tokens`` give
@@ -31,11 +31,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._rules import Rules, pi_rules
+from ..forest import Forest, arrow_indices, as_table, at_load, per_table, to_numpy
 from ..tables._conventions import df_variant, returns
 from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, schema_of
 from ..tables.corpus import SessionIds, session_mask
-from ._forest import Forest, as_table, per_table
 
 __all__ = ["contexts", "contexts_df", "context_members", "context_members_df", "context_messages", "CONTEXT_COLUMNS",
            "MEMBER_COLUMNS", "Target"]
@@ -80,171 +80,221 @@ MEMBER_COLUMNS: tuple[Column, ...] = (
 
 
 def _np(col, fill, dtype) -> np.ndarray:
-    return np.asarray(pc.fill_null(col, fill).to_numpy(zero_copy_only=False), dtype)
+    """A numeric or boolean column as NumPy, nulls as ``fill`` (no pandas import: built at load)."""
+    return np.asarray(to_numpy(col, fill), dtype)
 
 
 class _Prepared:
-    """Per-row arrays every context computation needs, built once per table and rules."""
+    """Per-row arrays every context computation needs, built once per table and rules.
+
+    Holds its table only through its :class:`~sessionlab.forest.Forest` (weakly), as every value
+    of the per-table cache must."""
 
     def __init__(self, table: pa.Table, rules: Rules = "pi-1.6") -> None:
-        self.table = table
-        self.rules = r = pi_rules(rules)
-        self.forest = f = Forest.of(table)
-        n = table.num_rows
+        self.rules = pi_rules(rules)
+        self.forest = Forest.of(table)
+        self._kinds(table)
+        self._walks()
+        self._retained_tail(table)
+        self._projection(table)
+        self._first_kept(table)
 
-        def b(expr) -> np.ndarray:
-            return np.asarray(pc.fill_null(expr, False).to_numpy(zero_copy_only=False), bool)
+    @property
+    def table(self) -> pa.Table:
+        return self.forest.table
 
-        is_msg = f.isin("type", ("message",))
+    def _kinds(self, table: pa.Table) -> None:
+        """What each row is: a call, a compaction, a message the context gives, a usage source."""
+        f, n = self.forest, table.num_rows
+        is_msg = self.is_msg = f.isin("type", ("message",))
         self.is_assistant = is_msg & f.isin("role", ("assistant",))
         # calls: every assistant message of a pi file; of Claude Code and Codex files, the rows that
         # carry a response's usage (its other streaming lines and replayed copies carry none)
         if "agent" in table.column_names:
-            other = b(pc.not_equal(table["agent"], "pi"))
-            self.is_call = self.is_assistant & ~(other & ~b(pc.is_valid(table["input_tokens"])))
+            other = ~f.isin("agent", ("pi",)) & _np(pc.is_valid(table["agent"]), False, bool)  # (not null)
+            self.is_call = self.is_assistant & ~(other & ~_np(pc.is_valid(table["input_tokens"]), False, bool))
         else:
             self.is_call = self.is_assistant
         self.is_comp = f.isin("type", ("compaction",))
-        summary_nonempty = np.asarray(pc.fill_null(table["summary_chars"], 0).to_numpy(zero_copy_only=False)) > 0
-        branch_summary = f.isin("type", ("branch_summary",)) & summary_nonempty
-        never = b(table["never_in_context"]) if "never_in_context" in table.column_names else np.zeros(n, bool)
+        branch_summary = f.isin("type", ("branch_summary",)) & (_np(table["summary_chars"], 0, np.int64) > 0)
+        never = _np(table["never_in_context"], False, bool) if "never_in_context" in table.column_names \
+            else np.zeros(n, bool)
         self.gives = (is_msg | f.isin("type", ("custom_message",)) | branch_summary) & ~never
-        est = np.asarray(pc.fill_null(table["est_tokens"], 0).to_numpy(zero_copy_only=False), np.int64)
-        self.est = est
+        self.est = est = _np(table["est_tokens"], 0, np.int64)
         self.est_msg = np.where(self.gives, est, 0)
         ctx_tok = table["context_tokens"]
-        has_usage = b(pc.is_valid(ctx_tok))
+        self.ctx_tok = _np(ctx_tok, 0, np.int64)
         bad_stop = f.isin("stop_reason", ("aborted", "error"))
-        self.usage_source = self.is_assistant & has_usage & ~bad_stop & self.gives
-        if r.skip_zero_usage:
-            self.usage_source &= _np(ctx_tok, 0, np.int64) > 0
-        self.ctx_tok = np.asarray(pc.fill_null(ctx_tok, 0).to_numpy(zero_copy_only=False), np.int64)
+        self.usage_source = self.is_assistant & _np(pc.is_valid(ctx_tok), False, bool) & ~bad_stop & self.gives
+        if self.rules.skip_zero_usage:
+            self.usage_source &= self.ctx_tok > 0
+        self.is_sys = is_msg & f.isin("role", ("system",)) if self.rules.system_role else np.zeros(n, bool)
+
+    def _walks(self) -> None:
+        """Path sums and nearest ancestors every context reads."""
+        f = self.forest
         self.cum_n = f.path_sum(self.gives.astype(np.int64))
         self.cum_est = f.path_sum(self.est_msg)
         self.comp = f.nearest(self.is_comp)
         self.usage = f.nearest(self.usage_source)
         self.think = f.nearest(f.isin("type", ("thinking_level_change",)))
         self.model_src = f.nearest(self.is_assistant | f.isin("type", ("model_change",)))
-        # the first kept entry of every compaction, if it is an ancestor of that compaction
-        # the seed's retained tail: messages the compaction carries itself
-        tail_n = table["retained_tail_messages"] if "retained_tail_messages" in table.column_names else None
-        self.has_tail = np.zeros(n, bool) if tail_n is None else _np(pc.is_valid(tail_n), False, bool)
-        self.tail_n = np.zeros(n, np.int64) if tail_n is None else _np(tail_n, 0, np.int64)
-        self.tail_est = np.zeros(n, np.int64) if tail_n is None else _np(table["retained_tail_est_tokens"], 0, np.int64)
-        tail_ctx = None if tail_n is None else table["retained_tail_context_tokens"]
-        self.tail_usage = np.zeros(n, bool) if tail_ctx is None else _np(pc.is_valid(tail_ctx), False, bool)
-        self.tail_ctx = np.zeros(n, np.int64) if tail_ctx is None else _np(tail_ctx, 0, np.int64)
-        # pi 1.6: system messages (dropped from a kept range), the compaction's own system message,
-        # context edits (handled row by row, see _edited), what invalidates a usage
-        self.is_sys = is_msg & f.isin("role", ("system",)) if r.system_role else np.zeros(n, bool)
         self.cum_sys_n = f.path_sum(self.is_sys.astype(np.int64))
-        self.cum_sys_est = f.path_sum(np.where(self.is_sys, est, 0))
+        self.cum_sys_est = f.path_sum(np.where(self.is_sys, self.est, 0))
+
+    def _retained_tail(self, table: pa.Table) -> None:
+        """The seed's retained tail: messages a compaction carries itself."""
+        n = table.num_rows
+        if "retained_tail_messages" not in table.column_names:
+            self.has_tail, self.tail_n, self.tail_est = np.zeros(n, bool), np.zeros(n, np.int64), np.zeros(n, np.int64)
+            self.tail_usage, self.tail_ctx = np.zeros(n, bool), np.zeros(n, np.int64)
+            return
+        tail_n = table["retained_tail_messages"]
+        self.has_tail = _np(pc.is_valid(tail_n), False, bool)
+        self.tail_n = _np(tail_n, 0, np.int64)
+        self.tail_est = _np(table["retained_tail_est_tokens"], 0, np.int64)
+        tail_ctx = table["retained_tail_context_tokens"]
+        self.tail_usage = _np(pc.is_valid(tail_ctx), False, bool)
+        self.tail_ctx = _np(tail_ctx, 0, np.int64)
+
+    def _projection(self, table: pa.Table) -> None:
+        """pi 1.6: the compaction's own system message, context edits (handled row by row, see
+        :mod:`._edits`) and what invalidates a usage."""
+        f, n, r = self.forest, table.num_rows, self.rules
         sys_est = table["system_est_tokens"] if "system_est_tokens" in table.column_names else None
         has_sys_est = np.zeros(n, bool) if sys_est is None else _np(pc.is_valid(sys_est), False, bool)
         self.sys_est = np.zeros(n, np.int64) if sys_est is None else _np(sys_est, 0, np.int64)
         self.comp_sys = self.is_comp & has_sys_est if r.projection else np.zeros(n, bool)
-        is_edit = f.isin("type", ("context_edit",)) if r.projection else np.zeros(n, bool)
-        self.is_edit = is_edit
+        self.is_edit = is_edit = f.isin("type", ("context_edit",)) if r.projection else np.zeros(n, bool)
         edit_rows = np.nonzero(is_edit)[0]
         self.edit_target = np.full(n, -1, np.int64)
+        self.edit_above = np.zeros(n, bool)  # an edit whose target is a strict ancestor of it
         if edit_rows.size:
-            self.edit_target[edit_rows] = f.lookup(table["target_id"].take(pa.array(edit_rows)), edit_rows)
-        self.edit_action = np.asarray(pc.fill_null(table["edit_action"], "").to_numpy(zero_copy_only=False)) \
-            if edit_rows.size else np.full(n, "", object)
-        self.edit_est_valid = is_edit & b(pc.is_valid(table["est_tokens"]))
+            target = self.edit_target[edit_rows] = f.lookup(table["target_id"].take(arrow_indices(edit_rows)),
+                                                            edit_rows)
+            tr = np.maximum(target, 0)
+            self.edit_above[edit_rows] = (target >= 0) & (f.depth[tr] < f.depth[edit_rows]) \
+                & f.is_ancestor(target, edit_rows)
+        self.edit_action = np.full(n, "", object)  # ("" for null)
+        if edit_rows.size:
+            has = np.flatnonzero(_np(pc.is_valid(table["edit_action"]), False, bool))
+            self.edit_action[has] = table["edit_action"].take(arrow_indices(has)).to_pylist()
+        self.edit_est_valid = is_edit & _np(pc.is_valid(table["est_tokens"]), False, bool)
         self.cum_edits = f.path_sum(is_edit.astype(np.int64))
         self.invalidator = f.nearest(is_edit | self.is_comp)
         self.near_edit = f.nearest(is_edit)
         self.sys_marker = f.nearest(self.is_sys | self.is_comp)
+
+    def _first_kept(self, table: pa.Table) -> None:
+        """The first kept entry of every compaction, if it is an ancestor of that compaction."""
+        f = self.forest
         comp_rows = np.nonzero(self.is_comp & ~self.has_tail)[0]  # a tail replaces first_kept
-        self.first_kept = np.full(n, -1, np.int64)
+        self.first_kept = np.full(table.num_rows, -1, np.int64)
         if comp_rows.size:
-            fk = f.lookup(table["first_kept_entry_id"].take(pa.array(comp_rows)), comp_rows)
+            fk = f.lookup(table["first_kept_entry_id"].take(arrow_indices(comp_rows)), comp_rows)
             on_path = f.is_ancestor(fk, comp_rows) & (fk != comp_rows)
             self.first_kept[comp_rows] = np.where(on_path, fk, -1)
 
     def compute(self, base: np.ndarray) -> dict[str, np.ndarray]:
         """Context aggregates at rows ``base`` (-1: the empty context; -2: none, a cycle)."""
-        f = self.forest
-        ok = base >= 0
-        bb = np.maximum(base, 0)
-        cyclic = (ok & f.cyclic[bb]) | (base == -2)
-        ok &= ~cyclic
-        c = np.where(ok, self.comp[bb], -1)
-        has_c = c >= 0
-        cc = np.maximum(c, 0)
-        fk = np.where(has_c, self.first_kept[cc], -1)
-        has_fk = fk >= 0
-        fkk = np.maximum(fk, 0)
-        tail = has_c & self.has_tail[cc]
-        comp_sys = has_c & self.comp_sys[cc]
-
-        def window(cum: np.ndarray, own: np.ndarray) -> np.ndarray:
-            """Sum over the kept range and what follows the compaction (all of the path without one)."""
-            before = np.where(has_c, np.where(has_fk, cum[fkk] - own[fkk], cum[cc]), 0)
-            return cum[bb] - before
-
-        def kept(cum: np.ndarray, own: np.ndarray) -> np.ndarray:
-            """Sum over the kept range before the compaction (system messages are dropped there)."""
-            return np.where(has_fk, cum[cc] - (cum[fkk] - own[fkk]), 0)
-
-        sys_n, sys_e = self.is_sys.astype(np.int64), np.where(self.is_sys, self.est, 0)
-        head_n = np.where(has_c, 1 + comp_sys + np.where(tail, self.tail_n[cc], 0), 0)
-        count = head_n + window(self.cum_n, self.gives.astype(np.int64)) - kept(self.cum_sys_n, sys_n)
-        # depth where the kept range starts; a usage source must be at or below it
-        start_depth = np.where(has_c, np.where(has_fk, f.depth[fkk], f.depth[cc] + 1), 0)
-        u = np.where(ok, self.usage[bb], -1)
-        uu = np.maximum(u, 0)
-        u_valid = (u >= 0) & (f.depth[uu] >= start_depth)
-        summary_est = np.where(has_c, self.est[cc], 0) + np.where(comp_sys, self.sys_est[cc], 0)
-        tail_est = np.where(tail, self.tail_est[cc], 0)
-        msg_est = window(self.cum_est, self.est_msg) - kept(self.cum_sys_est, sys_e)
-        estimate_only = summary_est + tail_est + msg_est  # every message estimated
-        # a usage inside the retained tail anchors the estimate when none follows the compaction
-        tail_anchor = ~u_valid & tail & self.tail_usage[cc]
-        # (a usage in the kept range: the kept system messages after it are not in the context)
-        kept_sys_after_u = np.where(has_fk & (f.depth[uu] < f.depth[cc]),
-                                    self.cum_sys_est[cc] - self.cum_sys_est[uu], 0)
-        trailing = np.where(u_valid, self.cum_est[bb] - self.cum_est[uu] - kept_sys_after_u,
-                            np.where(tail_anchor, msg_est, estimate_only))
-        usage_tokens = np.where(u_valid, self.ctx_tok[uu], np.where(tail_anchor, self.tail_ctx[cc], 0))
-        count = np.where(ok, count, 0)
-        trailing = np.where(ok, trailing, 0)
-        # pi 1.6's projected estimate: the usage counts only below the latest edit or compaction
-        inv = np.where(ok, self.invalidator[bb], -1)
-        current = u_valid & ((inv < 0) | (f.depth[uu] > f.depth[np.maximum(inv, 0)]))
-        marker = np.where(ok, self.sys_marker[bb], -1)
-        system_now = np.where(marker >= 0, self.sys_est[np.maximum(marker, 0)], 0)
-        in_context_sys = (window(self.cum_sys_est, sys_e) - kept(self.cum_sys_est, sys_e)
-                          + np.where(comp_sys, self.sys_est[cc], 0))
-        plain = estimate_only - in_context_sys + system_now
-        out = {
-            "ok": ok,
-            "cyclic": cyclic,
-            "message_count": count,
-            "usage_tokens": usage_tokens,
-            "trailing_tokens": trailing,
-            "context_tokens": usage_tokens + trailing,
-            "projected_tokens": np.where(ok, np.where(current, usage_tokens + trailing, plain), 0),
-            "projected_usage": current,
-            "comp": c,
-            "first_kept": fk,
-            "think": np.where(ok, self.think[bb], -1),
-            "model_src": np.where(ok, self.model_src[bb], -1),
-            "usage_row": np.where(u_valid, u, -1),
-            "estimate_only": np.where(ok, estimate_only, 0),
-            "plain": np.where(ok, plain, 0),
-            "start_depth": start_depth,
-        }
+        w = _Window(self, base)
+        out = w.counts()
+        out.update(w.projected(out))
         # targets with a context edit in their window: pi's projection, row by row (edits are rare)
-        edited = ok & (window(self.cum_edits, self.is_edit.astype(np.int64)) > 0)
+        edited = w.ok & (w.window(self.cum_edits, self.is_edit.astype(np.int64)) > 0)
         out["edited"] = edited
-        out["comp_sys"] = comp_sys
+        out["comp_sys"] = w.comp_sys
         if edited.any():
             from ._edits import edited_contexts
 
             edited_contexts(self, base, np.nonzero(edited)[0], out)
         return out
+
+
+class _Window:
+    """The context at each of ``base`` rows: the compaction in effect, its kept range and what
+    follows it (the pieces :meth:`_Prepared.compute` sums)."""
+
+    def __init__(self, prep: _Prepared, base: np.ndarray) -> None:
+        self.p = p = prep
+        f = self.f = prep.forest
+        ok = base >= 0
+        self.bb = bb = np.maximum(base, 0)
+        self.cyclic = (ok & f.cyclic[bb]) | (base == -2)
+        self.ok = ok = ok & ~self.cyclic
+        c = self.c = np.where(ok, p.comp[bb], -1)
+        self.has_c = c >= 0
+        self.cc = cc = np.maximum(c, 0)
+        self.fk = fk = np.where(self.has_c, p.first_kept[cc], -1)
+        self.has_fk = fk >= 0
+        self.fkk = np.maximum(fk, 0)
+        self.tail = self.has_c & p.has_tail[cc]
+        self.comp_sys = self.has_c & p.comp_sys[cc]
+        self.sys_n, self.sys_e = p.is_sys.astype(np.int64), np.where(p.is_sys, p.est, 0)
+
+    def window(self, cum: np.ndarray, own: np.ndarray) -> np.ndarray:
+        """Sum over the kept range and what follows the compaction (all of the path without one)."""
+        before = np.where(self.has_c, np.where(self.has_fk, cum[self.fkk] - own[self.fkk], cum[self.cc]), 0)
+        return cum[self.bb] - before
+
+    def kept(self, cum: np.ndarray, own: np.ndarray) -> np.ndarray:
+        """Sum over the kept range before the compaction (system messages are dropped there)."""
+        return np.where(self.has_fk, cum[self.cc] - (cum[self.fkk] - own[self.fkk]), 0)
+
+    def counts(self) -> dict[str, np.ndarray]:
+        """Message count, usage and trailing estimate (pi's estimateContextTokens)."""
+        p, f, ok, c, cc, bb, has_c = self.p, self.f, self.ok, self.c, self.cc, self.bb, self.has_c
+        tail, comp_sys = self.tail, self.comp_sys
+        head_n = np.where(has_c, 1 + comp_sys + np.where(tail, p.tail_n[cc], 0), 0)
+        count = head_n + self.window(p.cum_n, p.gives.astype(np.int64)) - self.kept(p.cum_sys_n, self.sys_n)
+        # depth where the kept range starts; a usage source must be at or below it
+        start_depth = np.where(has_c, np.where(self.has_fk, f.depth[self.fkk], f.depth[cc] + 1), 0)
+        u = np.where(ok, p.usage[bb], -1)
+        self.uu = uu = np.maximum(u, 0)
+        self.u_valid = u_valid = (u >= 0) & (f.depth[uu] >= start_depth)
+        summary_est = np.where(has_c, p.est[cc], 0) + np.where(comp_sys, p.sys_est[cc], 0)
+        tail_est = np.where(tail, p.tail_est[cc], 0)
+        msg_est = self.window(p.cum_est, p.est_msg) - self.kept(p.cum_sys_est, self.sys_e)
+        self.estimate_only = estimate_only = summary_est + tail_est + msg_est  # every message estimated
+        # a usage inside the retained tail anchors the estimate when none follows the compaction
+        tail_anchor = ~u_valid & tail & p.tail_usage[cc]
+        # (a usage in the kept range: the kept system messages after it are not in the context)
+        kept_sys_after_u = np.where(self.has_fk & (f.depth[uu] < f.depth[cc]), p.cum_sys_est[cc] - p.cum_sys_est[uu], 0)
+        trailing = np.where(u_valid, p.cum_est[bb] - p.cum_est[uu] - kept_sys_after_u,
+                            np.where(tail_anchor, msg_est, estimate_only))
+        self.usage_tokens = usage_tokens = np.where(u_valid, p.ctx_tok[uu], np.where(tail_anchor, p.tail_ctx[cc], 0))
+        self.trailing = trailing = np.where(ok, trailing, 0)
+        return {
+            "ok": ok,
+            "cyclic": self.cyclic,
+            "message_count": np.where(ok, count, 0),
+            "usage_tokens": usage_tokens,
+            "trailing_tokens": trailing,
+            "context_tokens": usage_tokens + trailing,
+            "comp": c,
+            "first_kept": self.fk,
+            "think": np.where(ok, p.think[bb], -1),
+            "model_src": np.where(ok, p.model_src[bb], -1),
+            "usage_row": np.where(u_valid, u, -1),
+            "estimate_only": np.where(ok, estimate_only, 0),
+            "start_depth": start_depth,
+        }
+
+    def projected(self, counts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """pi 1.6's projected estimate: the usage counts only below the latest edit or compaction."""
+        p, f, ok, bb, uu = self.p, self.f, self.ok, self.bb, self.uu
+        inv = np.where(ok, p.invalidator[bb], -1)
+        current = self.u_valid & ((inv < 0) | (f.depth[uu] > f.depth[np.maximum(inv, 0)]))
+        marker = np.where(ok, p.sys_marker[bb], -1)
+        system_now = np.where(marker >= 0, p.sys_est[np.maximum(marker, 0)], 0)
+        in_context_sys = (self.window(p.cum_sys_est, self.sys_e) - self.kept(p.cum_sys_est, self.sys_e)
+                          + np.where(self.comp_sys, p.sys_est[self.cc], 0))
+        plain = self.estimate_only - in_context_sys + system_now
+        return {
+            "projected_tokens": np.where(ok, np.where(current, counts["context_tokens"], plain), 0),
+            "projected_usage": current,
+            "plain": np.where(ok, plain, 0),
+        }
 
 
 def _prepared_16(table: pa.Table) -> _Prepared:
@@ -257,9 +307,13 @@ def _prepared_058(table: pa.Table) -> _Prepared:
 
 def _prepare(table: pa.Table, rules: Rules | None = None) -> _Prepared:
     """The arrays for ``table`` under ``rules`` (default: the table's own, see
-    :func:`sessionlab.tables.table_rules`), shared by the calls on one table (see :func:`per_table`)."""
+    :func:`sessionlab.tables.table_rules`), shared by the calls on one table (see
+    :func:`~sessionlab.forest.per_table`); built with the load for the table's own rules."""
     which = table_rules_for(table, rules)
     return per_table(_prepared_16 if which == "pi-1.6" else _prepared_058, table)
+
+
+at_load(_prepare)
 
 
 def _targets(prep: _Prepared, at: Any, session_id: SessionIds = None) -> tuple[np.ndarray, np.ndarray]:
@@ -330,14 +384,6 @@ def _take(col, idx: np.ndarray) -> pa.Array:
     return pc.take(col, pa.array(idx, pa.int64(), mask=idx < 0))
 
 
-def _per_file(forest: Forest, column: str, rows: np.ndarray) -> pa.Array:
-    """A column that is constant within a file (session id, file), for ``rows``: taken from one
-    row per file rather than from the whole column."""
-    first = forest.first_row_of_file
-    values = pc.take(forest.table[column], pa.array(first, pa.int64()))
-    return pc.take(values, pa.array(forest.file_code[np.asarray(rows, np.int64)], pa.int64()))
-
-
 @returns(CONTEXT_COLUMNS)
 def contexts(entries, *, at: Target = "calls", session_id: SessionIds = None, rules: Rules | None = None) -> pa.Table:
     """pi's context at many targets of many sessions at once.
@@ -368,9 +414,17 @@ def contexts(entries, *, at: Target = "calls", session_id: SessionIds = None, ru
     table = as_table(entries)
     prep = _prepare(table, rules)
     tgt, base = _targets(prep, at, session_id)
-    r = prep.compute(base)
+    return _context_table(prep, tgt, base, prep.compute(base), calls=isinstance(at, str) and at == "calls")
+
+
+contexts_df = df_variant(contexts)
+
+
+def _context_table(prep: _Prepared, tgt: np.ndarray, base: np.ndarray, r: dict[str, np.ndarray], *,
+                   calls: bool) -> pa.Table:
+    """The rows of :func:`contexts` for targets ``tgt`` built at ``base`` (``r``: their aggregates)."""
+    t = prep.table
     null_count = r["cyclic"]
-    t = table
 
     def ints(a: np.ndarray) -> pa.Array:
         return pa.array(a, pa.int64(), mask=null_count)
@@ -378,8 +432,8 @@ def contexts(entries, *, at: Target = "calls", session_id: SessionIds = None, ru
     thinking = _take(t["thinking_level"], r["think"])
     thinking = pc.if_else(pa.array(null_count), pa.scalar(None, pa.string()), pc.fill_null(thinking, "off"))
     out = {
-        "session_id": _per_file(prep.forest, "session_id", tgt),
-        "file": _per_file(prep.forest, "file", tgt),
+        "session_id": prep.forest.per_file("session_id", tgt),
+        "file": prep.forest.per_file("file", tgt),
         "at_id": _take(t["entry_id"], tgt),
         "context_id": _take(t["entry_id"], base),
         "message_count": ints(r["message_count"]),
@@ -395,14 +449,11 @@ def contexts(entries, *, at: Target = "calls", session_id: SessionIds = None, ru
     }
     parts = [_np(t[c], 0, np.int64)[tgt] for c in ("input_tokens", "cache_read_tokens", "cache_write_tokens")]
     has_usage = np.asarray(pc.is_valid(t["input_tokens"]).to_numpy(zero_copy_only=False), bool)[tgt]
-    if not (isinstance(at, str) and at == "calls"):  # the recorded prompt is a call's, sent at its parent
+    if not calls:  # the recorded prompt is a call's, sent at its parent
         has_usage = np.zeros(len(tgt), bool)
     out["prompt_tokens"] = pa.array(parts[0] + parts[1] + parts[2], pa.int64(), mask=~has_usage)
     out["estimated_tokens"] = ints(r["estimate_only"])
     return pa.Table.from_pydict(out, schema=schema_of(CONTEXT_COLUMNS))
-
-
-contexts_df = df_variant(contexts)
 
 
 @returns(MEMBER_COLUMNS)
@@ -422,22 +473,37 @@ def context_members(entries, *, at: Target = "calls", session_id: SessionIds = N
     """
     table = as_table(entries)
     prep = _prepare(table, rules)
-    f = prep.forest
     tgt, base = _targets(prep, at, session_id)
     r = prep.compute(base)
-    ok = r["ok"]
-    counts = np.where(ok, r["message_count"], 0)
-    # the walk stops above the kept range: at the first kept entry's parent, or at the compaction
-    stop = np.where(r["comp"] >= 0, np.where(r["first_kept"] >= 0, f.parent[np.maximum(r["first_kept"], 0)],
-                                             r["comp"]), -1)
+    counts = np.where(r["ok"], r["message_count"], 0)
     offsets = np.concatenate([[0], np.cumsum(counts)])
     total = int(offsets[-1])
-    out_target = np.empty(total, np.int64)
-    out_entry = np.empty(total, np.int64)
-    out_pos = np.empty(total, np.int64)
-    edited = r["edited"]
-    simple = ok & ~edited
-    # the compaction first: its system message (pi 1.6) and its summary
+    out = (np.empty(total, np.int64), np.empty(total, np.int64), np.empty(total, np.int64))  # target, entry, pos
+    simple = r["ok"] & ~r["edited"]
+    _members_head(prep, r, simple, offsets, out)
+    _members_walk(prep, r, base, simple, offsets, out)
+    if r["edited"].any():  # targets with a context edit: the exact projection's entries
+        from ._edits import messages
+
+        for q in np.nonzero(r["edited"])[0].tolist():
+            rows = [m[0] for m in messages(prep, int(base[q]))]
+            sl = slice(offsets[q], offsets[q] + len(rows))
+            out[0][sl], out[1][sl], out[2][sl] = q, rows, np.arange(len(rows))
+    out_target, out_entry, out_pos = out
+    tg = tgt[out_target]
+    return pa.Table.from_pydict({
+        "session_id": _take(table["session_id"], tg),
+        "at_id": _take(table["entry_id"], tg),
+        "entry_id": _take(table["entry_id"], out_entry),
+        "position": pa.array(out_pos, pa.int64()),
+    }, schema=schema_of(MEMBER_COLUMNS))
+
+
+def _members_head(prep: _Prepared, r: dict[str, np.ndarray], simple: np.ndarray, offsets: np.ndarray,
+                  out: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    """Fill the first slots of each context: the compaction (its system message under pi 1.6, its
+    summary), then the messages a seed compaction carries (its retained tail), listed under it."""
+    out_target, out_entry, out_pos = out
     has_c = simple & (r["comp"] >= 0)
     head = np.where(has_c, 1 + r["comp_sys"], 0)
     for j in (0, 1):
@@ -445,7 +511,6 @@ def context_members(entries, *, at: Target = "calls", session_id: SessionIds = N
         out_target[offsets[k] + j] = k
         out_entry[offsets[k] + j] = r["comp"][k]
         out_pos[offsets[k] + j] = j
-    # then the messages a seed compaction carries (its retained tail), listed under the compaction
     tn = np.where(has_c, prep.tail_n[np.maximum(r["comp"], 0)], 0)
     t_idx = np.nonzero(tn > 0)[0]
     if t_idx.size:
@@ -455,8 +520,17 @@ def context_members(entries, *, at: Target = "calls", session_id: SessionIds = N
         out_target[slots] = np.repeat(t_idx, reps)
         out_entry[slots] = np.repeat(r["comp"][t_idx], reps)
         out_pos[slots] = np.repeat(head[t_idx], reps) + within
-    # messages, last first: fill each target's slots from the end (system messages of the kept
-    # range, above the compaction, are left out)
+
+
+def _members_walk(prep: _Prepared, r: dict[str, np.ndarray], base: np.ndarray, simple: np.ndarray,
+                  offsets: np.ndarray, out: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    """Fill the messages, last first: every target walks up its path in lockstep and fills its
+    slots from the end, stopping above the kept range (at the first kept entry's parent, or at the
+    compaction); system messages of the kept range, above the compaction, are left out."""
+    f = prep.forest
+    out_target, out_entry, out_pos = out
+    stop = np.where(r["comp"] >= 0, np.where(r["first_kept"] >= 0, f.parent[np.maximum(r["first_kept"], 0)],
+                                             r["comp"]), -1)
     comp_depth = np.where(r["comp"] >= 0, f.depth[np.maximum(r["comp"], 0)], -1)
     cur = np.where(simple, base, -1)
     cur = np.where(cur == stop, -1, cur)  # a target that is the compaction itself
@@ -475,20 +549,6 @@ def context_members(entries, *, at: Target = "calls", session_id: SessionIds = N
         nxt = np.where(nxt == stop[active], -1, nxt)
         cur[active] = nxt
         active = active[nxt >= 0]
-    if edited.any():  # targets with a context edit: the exact projection's entries
-        from ._edits import messages
-
-        for q in np.nonzero(edited)[0].tolist():
-            rows = [m[0] for m in messages(prep, int(base[q]))]
-            sl = slice(offsets[q], offsets[q] + len(rows))
-            out_target[sl], out_entry[sl], out_pos[sl] = q, rows, np.arange(len(rows))
-    tg = tgt[out_target]
-    return pa.Table.from_pydict({
-        "session_id": _take(table["session_id"], tg),
-        "at_id": _take(table["entry_id"], tg),
-        "entry_id": _take(table["entry_id"], out_entry),
-        "position": pa.array(out_pos, pa.int64()),
-    }, schema=schema_of(MEMBER_COLUMNS))
 
 
 context_members_df = df_variant(context_members)

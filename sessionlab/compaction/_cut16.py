@@ -68,61 +68,89 @@ def _child_toward(f, t: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return f.deepest_at_most(f.depth, t, f.depth[np.maximum(rows, 0)] + 1)
 
 
+class _Segment:
+    """What pi 1.6 cuts in, for each target row: the compaction in effect, its kept range (which
+    the segment includes) and the entries after it."""
+
+    def __init__(self, a: CutArrays16, t: np.ndarray, ctx: dict[str, np.ndarray]) -> None:
+        p, f = a.prep, a.forest
+        self.t = t = np.asarray(t, np.int64)
+        self.tt = tt = np.maximum(t, 0)
+        self.ok = ok = (t >= 0) & ~f.cyclic[tt] & ~p.is_comp[tt] & ctx["ok"]
+        self.c = c = np.where(ok, ctx["comp"], -1)
+        self.has_c = has_c = c >= 0
+        self.cc = cc = np.maximum(c, 0)
+        self.fk = fk = np.where(has_c, ctx["first_kept"], -1)
+        self.has_fk = has_fk = fk >= 0
+        self.fkk = fkk = np.maximum(fk, 0)
+        self.start_depth = np.where(has_c, np.where(has_fk, f.depth[fkk], f.depth[cc] + 1), 0)
+        self.c_depth = np.where(has_c, f.depth[cc], -1)
+        # segment totals: weights from the segment start down to the target (the compaction skipped)
+        self.after_w = np.where(has_c, a.cum_w[tt] - a.cum_w[cc], a.cum_w[tt])
+        self.kept_w = np.where(has_fk, a.cum_k[cc] - a.cum_k_excl[fkk], 0)
+
+
 def cut_point_rows_16(a: CutArrays16, t: np.ndarray, keep_recent_tokens: int,
                       ctx: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The 1.6 cut point for target rows ``t``; ``ctx`` is :meth:`_Prepared.compute` at ``t``."""
     p, f = a.prep, a.forest
-    t = np.asarray(t, np.int64)
-    tt = np.maximum(t, 0)
-    ok = (t >= 0) & ~f.cyclic[tt] & ~p.is_comp[tt] & ctx["ok"]
-    c = np.where(ok, ctx["comp"], -1)
-    has_c = c >= 0
-    cc = np.maximum(c, 0)
-    fk = np.where(has_c, ctx["first_kept"], -1)
-    has_fk = fk >= 0
-    fkk = np.maximum(fk, 0)
-    start_depth = np.where(has_c, np.where(has_fk, f.depth[fkk], f.depth[cc] + 1), 0)
-    c_depth = np.where(has_c, f.depth[cc], -1)
+    s = _Segment(a, t, ctx)
+    cut = _crossing_cut(a, s, keep_recent_tokens)
+    # extend back over entries without messages (past the compaction into its kept range)
+    cut = _extend_back(a, s.tt, cut, s.c, s.start_depth, s.ok)
+    out = _summarised(a, s, np.where(s.ok, cut, -1))
+    out["tokens_before"] = ctx["projected_tokens"]
+    edited = ctx["edited"] & (s.t >= 0) & ~f.cyclic[s.tt] & ~p.is_comp[s.tt]
+    if edited.any():
+        from ._cut16_edits import edited_cut_points
 
-    # segment totals: weights from the segment start down to the target (the compaction skipped)
-    after_w = np.where(has_c, a.cum_w[tt] - a.cum_w[cc], a.cum_w[tt])
-    kept_w = np.where(has_fk, a.cum_k[cc] - a.cum_k_excl[fkk], 0)
+        edited_cut_points(a, s.t, np.nonzero(edited)[0], keep_recent_tokens, out)
+    return out
+
+
+def _crossing_cut(a: CutArrays16, s: _Segment, keep_recent_tokens: int) -> np.ndarray:
+    """The cut before the backward extension: the first cut point at or after the crossing of
+    ``keep_recent_tokens`` (the last cut point when none is), the first of the segment when the
+    budget is never reached, the segment start when there is no cut point."""
+    f = a.forest
+    tt, ok, has_c, cc, has_fk, fk, fkk = s.tt, s.ok, s.has_c, s.cc, s.has_fk, s.fk, s.fkk
     # cut points in the segment: kept range, then after the compaction
     cuts_before = np.where(has_fk, a.cnt_cut_excl[fkk], np.where(has_c, a.cnt_cut[cc], 0))
     any_cut = ok & (a.cnt_cut[tt] > cuts_before)
     first_cut = f.deepest_at_most(a.cnt_cut_excl, tt, cuts_before)
     last_cut = a.near_cut[tt]
     seg_start = np.where(has_fk, fk, np.where(has_c, _child_toward(f, tt, cc), f.deepest_at_most(f.depth, tt, 0)))
-    seg_start = np.where(ok & (f.depth[tt] >= start_depth), seg_start, -1)
+    seg_start = np.where(ok & (f.depth[tt] >= s.start_depth), seg_start, -1)
 
     # the crossing: deepest entry whose suffix weight reaches keep_recent_tokens
     limit = a.cum_w[tt] - keep_recent_tokens
     r_after = f.deepest_at_most(a.cum_w_excl, tt, limit)
     r_after = np.where(r_after >= 0, a.near_w[np.maximum(r_after, 0)], -1)
-    in_after = (r_after >= 0) & (f.depth[np.maximum(r_after, 0)] > c_depth)
-    in_after &= (after_w >= keep_recent_tokens)
-    need = keep_recent_tokens - after_w  # what the kept range must still supply
+    in_after = (r_after >= 0) & (f.depth[np.maximum(r_after, 0)] > s.c_depth)
+    in_after &= (s.after_w >= keep_recent_tokens)
+    need = keep_recent_tokens - s.after_w  # what the kept range must still supply
     r_kept = f.deepest_at_most(a.cum_k_excl, f.parent[cc], a.cum_k[np.maximum(f.parent[cc], 0)] - need)
     r_kept = np.where(has_fk & (f.parent[cc] >= 0) & (r_kept >= 0), a.near_k[np.maximum(r_kept, 0)], -1)
-    in_kept = ~in_after & has_fk & (kept_w + after_w >= keep_recent_tokens) & (r_kept >= 0) \
-        & (f.depth[np.maximum(r_kept, 0)] >= start_depth)
+    in_kept = ~in_after & has_fk & (s.kept_w + s.after_w >= keep_recent_tokens) & (r_kept >= 0) \
+        & (f.depth[np.maximum(r_kept, 0)] >= s.start_depth)
     crossing = np.where(in_after, r_after, np.where(in_kept, r_kept, -1))
     crossed = ok & any_cut & (crossing >= 0)
     xi = np.maximum(crossing, 0)
     k = a.cnt_cut_excl[xi]
     later = crossed & (a.cnt_cut[tt] > k)
-    cut = np.where(any_cut, np.where(crossed, np.where(later, f.deepest_at_most(a.cnt_cut_excl, tt, k), last_cut),
-                                     first_cut), seg_start)
+    return np.where(any_cut, np.where(crossed, np.where(later, f.deepest_at_most(a.cnt_cut_excl, tt, k), last_cut),
+                                      first_cut), seg_start)
 
-    # extend back over entries without messages (past the compaction into its kept range)
-    cut = _extend_back(a, tt, cut, c, start_depth, ok)
-    cut = np.where(ok, cut, -1)
+
+def _summarised(a: CutArrays16, s: _Segment, cut: np.ndarray) -> dict[str, np.ndarray]:
+    """The split turn and the counts of a final ``cut`` (-1: none): messages summarised, the turn
+    prefix, the kept tokens (everything but ``tokens_before``)."""
+    f = a.forest
+    tt, ok, has_c, cc, has_fk, fkk, c_depth = s.tt, s.ok, s.has_c, s.cc, s.has_fk, s.fkk, s.c_depth
     cut_r = np.maximum(cut, 0)
-
-    # split turn
     starts = a.is_turn[cut_r]
     ts = np.where(ok & (cut >= 0) & ~starts, a.near_turn[cut_r], -1)
-    ts = np.where((ts >= 0) & (f.depth[np.maximum(ts, 0)] >= start_depth), ts, -1)
+    ts = np.where((ts >= 0) & (f.depth[np.maximum(ts, 0)] >= s.start_depth), ts, -1)
     split = ts >= 0
     hist_end = np.where(split, ts, cut)
     g_start = np.where(has_fk, a.cum_g_excl[fkk], np.where(has_c, a.cum_g[cc], 0))
@@ -138,18 +166,12 @@ def cut_point_rows_16(a: CutArrays16, t: np.ndarray, keep_recent_tokens: int,
     prefix = np.where(split, summarised_before(cut) - summarised_before(ts), 0)
     cut_after = has_c & (f.depth[cut_r] > c_depth)
     kept_tokens = np.where(cut_after, a.cum_w[tt] - a.cum_w_excl[cut_r],
-                           after_w + np.where(has_fk, a.cum_k[cc] - a.cum_k_excl[cut_r], 0))
+                           s.after_w + np.where(has_fk, a.cum_k[cc] - a.cum_k_excl[cut_r], 0))
     kept_tokens = np.where(has_c | (cut < 0), kept_tokens, a.cum_w[tt] - a.cum_w_excl[cut_r])
     ok = ok & (cut >= 0) & ((to_summarize + prefix) > 0)
-    out = {"ok": ok, "cut": np.where(ok, cut, -1), "turn_start": np.where(ok, ts, -1), "split": split & ok,
-           "tokens_before": ctx["projected_tokens"], "to_summarize": to_summarize, "prefix": prefix,
-           "kept": np.where(ok, kept_tokens, 0), "prev": np.where(ok, c, -1)}
-    edited = ctx["edited"] & (t >= 0) & ~f.cyclic[tt] & ~p.is_comp[tt]
-    if edited.any():
-        from ._cut16_edits import edited_cut_points
-
-        edited_cut_points(a, t, np.nonzero(edited)[0], keep_recent_tokens, out)
-    return out
+    return {"ok": ok, "cut": np.where(ok, cut, -1), "turn_start": np.where(ok, ts, -1), "split": split & ok,
+            "to_summarize": to_summarize, "prefix": prefix, "kept": np.where(ok, kept_tokens, 0),
+            "prev": np.where(ok, s.c, -1)}
 
 
 def _extend_back(a: CutArrays16, tt: np.ndarray, cut: np.ndarray, c: np.ndarray, start_depth: np.ndarray,

@@ -22,8 +22,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._rules import Rules
-from ..analysis._forest import Forest, as_table, per_table
 from ..analysis.contexts import Target, _prepare, _take, _targets
+from ..forest import Forest, as_table, at_load, per_table, to_numpy
 from ..tables._conventions import df_variant, returns
 from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, schema_of
@@ -58,11 +58,10 @@ class _CutArrays:
     """Per-row arrays for cut points, built once per table."""
 
     def __init__(self, table: pa.Table) -> None:
-        self.table = table
-        self.forest = f = Forest.of(table)
+        self.forest = f = Forest.of(table)  # (the table itself only through it: weakly)
 
         def num(col: str) -> np.ndarray:
-            return np.asarray(pc.fill_null(table[col], 0).to_numpy(zero_copy_only=False), np.int64)
+            return np.asarray(to_numpy(table[col], 0), np.int64)
 
         is_msg = f.isin("type", ("message",))
         self.is_comp = f.isin("type", ("compaction",))
@@ -74,7 +73,7 @@ class _CutArrays:
         turn = (is_msg & f.isin("role", TURN_START_ROLES)) | f.isin("type", TURN_START_ENTRY_TYPES)
         gives = is_msg | f.isin("type", ("custom_message", "branch_summary", "compaction"))
         usage_src = is_msg & f.isin("role", ("assistant",)) & ~f.isin("stop_reason", ("aborted", "error")) \
-            & np.asarray(pc.is_valid(table["context_tokens"]).to_numpy(zero_copy_only=False), bool)
+            & to_numpy(pc.is_valid(table["context_tokens"]), False)
         self.ctx_tok = num("context_tokens")
         self.cum_msg = f.path_sum(msg_est)
         self.cum_msg_excl = self.cum_msg - msg_est
@@ -153,6 +152,15 @@ def _arrays16(table: pa.Table):
     return CutArrays16(_prepare(table, "pi-1.6"))
 
 
+@at_load
+def _cut_arrays(table: pa.Table):
+    """The cut-point arrays of ``table`` under its own rules (built with the load: cut points,
+    simulations and the context timeline share them)."""
+    if table_rules_for(table, None) == "pi-1.6":
+        return per_table(_arrays16, table)
+    return _arrays(table)
+
+
 @returns(CUT_POINT_COLUMNS)
 def find_cut_points(
     entries, *, at: Target = "calls", keep_recent_tokens: int = 20000, session_id: SessionIds = None,
@@ -195,8 +203,8 @@ def find_cut_points(
         return pa.array(x, pa.int64(), mask=bad)
 
     return pa.Table.from_pydict({
-        "session_id": _take(table["session_id"], tgt),
-        "file": _take(table["file"], tgt),
+        "session_id": prep.forest.per_file("session_id", tgt),
+        "file": prep.forest.per_file("file", tgt),
         "at_id": _take(table["entry_id"], tgt),
         "first_kept_entry_id": _take(table["entry_id"], r["cut"]),
         "is_split_turn": pa.array(r["split"], pa.bool_(), mask=bad),

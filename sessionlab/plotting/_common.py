@@ -5,17 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..tables.corpus import SessionIds, one_session
+from ..tables.corpus import one_session
 
 __all__ = ["session_rows", "pyplot", "plain", "shorten", "thousands", "new_axes", "to_np"]
 
 
-def session_rows(entries, session_id: SessionIds) -> pa.Table:
-    """The rows of one session (``session_id=None``: the table must hold exactly one session)."""
-    return one_session(entries, session_id)
+# the rows of one session (``session_id=None``: the table must hold exactly one session); written
+# once, in sessionlab.tables.corpus, for the tree, the plots and the widgets
+session_rows = one_session
 
 
 def to_np(col, fill) -> np.ndarray:

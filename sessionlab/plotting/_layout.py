@@ -11,7 +11,7 @@ Rules (a "leaf-rank" tidy tree, as in Reingold-Tilford without subtree packing):
 Every subtree then owns a range of leaf ranks no other subtree at its depth overlaps, so no two
 nodes share a position and no edges cross.
 
-How it runs without recursion (``n`` entries, ``c`` chains of the :class:`~._forest.Forest`, ``k``
+How it runs without recursion (``n`` entries, ``c`` chains of the :class:`~sessionlab.forest.Forest`, ``k``
 fork points): subtree sizes are chain lengths summed bottom-up over the chain graph (one NumPy
 step per chain level) plus a cumulative sum inside each chain; the depth-first position of every
 node is a path sum of "1 + sizes of the earlier siblings"; the ``x`` of a node with one child is
@@ -29,8 +29,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..analysis._forest import Forest, _doubling_nearest, _doubling_sum
 from ..analysis.usage import current_branch_mask
+from ..forest import Forest, doubling_nearest, doubling_sum
 from ..tables._conventions import df_variant, returns
 from ..tables._schema import Column, schema_of
 from ..tables.corpus import SessionIds
@@ -70,7 +70,7 @@ def _subtree_sizes(f: Forest) -> np.ndarray:
     nc = len(starts)
     ends = np.r_[starts[1:], n]
     size = (ends - starts).astype(np.int64)  # per chain: becomes the size of all it carries
-    cdepth = _doubling_sum(f.chain_parent, np.ones(nc, np.int64)) - 1
+    cdepth = doubling_sum(f.chain_parent, np.ones(nc, np.int64)) - 1
     by_depth = np.argsort(-cdepth, kind="stable")
     bounds = np.nonzero(np.diff(cdepth[by_depth]))[0] + 1
     for level in np.split(by_depth, bounds):  # deepest chains first: one step per chain level
@@ -136,7 +136,7 @@ def compute_layout(table: pa.Table) -> Layout:
     last_child[par_s[last & has_par]] = order[last & has_par]
     # a node with one child takes the x of the first node below with zero or several children
     down = np.where(n_child == 1, first_child, -1)
-    rep = _doubling_nearest(down, np.where(n_child != 1, rows, -1))
+    rep = doubling_nearest(down, np.where(n_child != 1, rows, -1))
     forks = np.nonzero(n_child >= 2)[0]
     if forks.size:
         forks = forks[np.argsort(-f.depth[forks], kind="stable")]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pandas is imported by the *_df methods only, when called
     import pandas as pd
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
 
 import pyarrow as pa
@@ -88,7 +88,10 @@ class Corpus:
 
     @cached_property
     def entries(self) -> pa.Table:
-        return apply_rules(entries_of(self._results), self.rules)
+        table = apply_rules(entries_of(self._results), self.rules)
+        for hook in _ON_ENTRIES:  # the forest arrays every analysis shares (sessionlab.forest.at_load)
+            hook(table)
+        return table
 
     @cached_property
     def sessions(self) -> pa.Table:
@@ -143,6 +146,16 @@ class Corpus:
 
     def labels_df(self) -> pd.DataFrame:
         return to_pandas(self.labels)
+
+
+_ON_ENTRIES: list[Callable[[pa.Table], object]] = []
+
+
+def on_entries(hook: Callable[[pa.Table], object]) -> None:
+    """Call ``hook(table)`` on every entries table a :class:`Corpus` builds: the layers above the
+    tables (:mod:`sessionlab.forest`) build the per-table arrays every analysis shares there."""
+    if hook not in _ON_ENTRIES:
+        _ON_ENTRIES.append(hook)
 
 
 def load(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: bool | None = None,

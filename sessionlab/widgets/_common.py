@@ -12,7 +12,8 @@ import ipywidgets as W
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..analysis._forest import as_table
+from ..forest import as_table
+from ..tables.corpus import select_sessions
 
 __all__ = ["as_table", "esc", "html_table", "arrow_html", "show_figure", "session_options", "session_rows",
            "session_table", "first_session", "note", "png_html", "style_widget", "STYLE", "StaticFallback",
@@ -251,5 +252,5 @@ def first_session(session_id: Any) -> str | None:
 
 
 def session_table(table: pa.Table, session_id: str) -> pa.Table:
-    """The rows of one session."""
-    return table.filter(pc.equal(table["session_id"], session_id))
+    """The rows of one session (none when it is not in the table: a picker shows an empty view)."""
+    return select_sessions(table, session_id)
