@@ -66,14 +66,14 @@ def best_of(n: int, fn) -> float:
 def replay_only(table, pols) -> float:
     """Best of three of the replay alone (the sessions table from the laid-out calls and the
     policies' arrays), everything it reads built beforehand: the part the policies' count scales."""
-    from sessionlab.analysis.contexts import _prepare
+    from sessionlab.analysis.contexts import context_arrays
     from sessionlab.compaction import fit_prices
     from sessionlab.compaction import simulate as sim
     from sessionlab.compaction._replay import replay
     from sessionlab.tables._pi16 import table_rules_for
 
     which = table_rules_for(table, None)
-    prep = _prepare(table, which)
+    prep = context_arrays(table, which)
     rows = sim._row_arrays(table, prep, "replace")
     kept = sim._kept_at(table, prep, which, rows.call_rows, sorted({p.keep for p in pols if p.keep[0] != "none"}))
     runs = [(leaf, c) for leaf, c in sim._runs(table, prep.forest, prep, "current") if len(c)]
@@ -84,8 +84,8 @@ def replay_only(table, pols) -> float:
 
 def profile(table, pols, top: int = 25) -> str:
     """cProfile of one cold grid run with its calls table, sessionlab functions by cumulative time."""
-    from sessionlab.analysis._forest import clear_caches
     from sessionlab.compaction import simulate_compaction
+    from sessionlab.forest import clear_caches
 
     clear_caches()
     pr = cProfile.Profile()

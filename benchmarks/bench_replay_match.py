@@ -74,11 +74,11 @@ def recorded_compactions(table):
     import numpy as np
     import pandas as pd
 
-    from sessionlab.analysis.contexts import _prepare
+    from sessionlab.analysis.contexts import context_arrays
     from sessionlab.analysis.usage import current_branch_mask
     from sessionlab.tables._pi16 import table_rules_for
 
-    prep = _prepare(table, table_rules_for(table, None))
+    prep = context_arrays(table, table_rules_for(table, None))
     f = prep.forest
     on = current_branch_mask(table, f)
     calls = prep.is_call & ~f.cyclic

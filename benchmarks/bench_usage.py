@@ -29,11 +29,8 @@ from bench_loaders import files_of, m_duckdb  # noqa: E402
 
 
 def _forest():
-    try:
-        from sessionlab import forest as module  # where the forest lives once it has a public home
-    except ImportError:
-        from sessionlab.analysis import _forest as module
-    return module
+    from sessionlab import forest
+    return forest
 
 
 def steps() -> dict:

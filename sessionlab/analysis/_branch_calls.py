@@ -13,10 +13,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import ArgumentValueError, EntryNotFoundError
+from ..forest import Forest
 from ..tables._conventions import df_variant, returns
 from ..tables._schema import TIMESTAMP, Column, schema_of
 from ..tables.corpus import SessionIds, as_entries, select_sessions
-from ._forest import Forest
 from .usage import _calls_mask, _np, current_branch_mask, previous_calls
 
 __all__ = ["branch_calls", "branch_calls_df", "branch_mask", "BRANCH_CALL_COLUMNS"]

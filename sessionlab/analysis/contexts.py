@@ -305,7 +305,10 @@ def _prepared_058(table: pa.Table) -> _Prepared:
     return _Prepared(table, "pi-0.58")
 
 
-def _prepare(table: pa.Table, rules: Rules | None = None) -> _Prepared:
+# The interface the compaction layer builds on (cut points, the what-if replay): the per-table
+# arrays (``context_arrays``), the rows ``at=`` names (``target_rows``), a streamed response's first
+# line (``first_line_of_response``) and a take with -1 as null (``take_or_null``). Not re-exported.
+def context_arrays(table: pa.Table, rules: Rules | None = None) -> _Prepared:
     """The arrays for ``table`` under ``rules`` (default: the table's own, see
     :func:`sessionlab.tables.table_rules`), shared by the calls on one table (see
     :func:`~sessionlab.forest.per_table`); built with the load for the table's own rules."""
@@ -313,10 +316,10 @@ def _prepare(table: pa.Table, rules: Rules | None = None) -> _Prepared:
     return per_table(_prepared_16 if which == "pi-1.6" else _prepared_058, table)
 
 
-at_load(_prepare)
+at_load(context_arrays)
 
 
-def _targets(prep: _Prepared, at: Any, session_id: SessionIds = None) -> tuple[np.ndarray, np.ndarray]:
+def target_rows(prep: _Prepared, at: Any, session_id: SessionIds = None) -> tuple[np.ndarray, np.ndarray]:
     """(target rows, base rows) for ``at``, within the sessions ``session_id`` names (None: all)."""
     tgt, base = _all_targets(prep, at)
     mask = session_mask(prep.table, session_id)
@@ -338,7 +341,7 @@ def _all_targets(prep: _Prepared, at: Any) -> tuple[np.ndarray, np.ndarray]:
             tgt = rows[prep.is_call[rows]]
             # a call whose own parent chain loops has no context (-2: null); a Claude Code response
             # written over several lines was sent the context above its first line
-            first = _first_line_of_response(prep, tgt)
+            first = first_line_of_response(prep, tgt)
             base = np.where(f.cyclic[tgt], -2, f.parent[first])
             return tgt, base
         if at == "leaves":
@@ -358,7 +361,7 @@ def _all_targets(prep: _Prepared, at: Any) -> tuple[np.ndarray, np.ndarray]:
     return tgt, tgt
 
 
-def _first_line_of_response(prep: _Prepared, tgt: np.ndarray) -> np.ndarray:
+def first_line_of_response(prep: _Prepared, tgt: np.ndarray) -> np.ndarray:
     """For each call row, the first row of its file with the same ``message_id`` (itself when it
     has none): the line a streamed Claude Code response starts on."""
     t = prep.table
@@ -378,7 +381,7 @@ def _first_line_of_response(prep: _Prepared, tgt: np.ndarray) -> np.ndarray:
     return row_first[tgt]
 
 
-def _take(col, idx: np.ndarray) -> pa.Array:
+def take_or_null(col, idx: np.ndarray) -> pa.Array:
     """``col[idx]`` with null where ``idx`` is -1 (a null index takes a null)."""
     idx = np.asarray(idx, np.int64)
     return pc.take(col, pa.array(idx, pa.int64(), mask=idx < 0))
@@ -412,8 +415,8 @@ def contexts(entries, *, at: Target = "calls", session_id: SessionIds = None, ru
         >>> contexts(load("data/"), at="calls").to_pandas().head()  # doctest: +SKIP
     """
     table = as_table(entries)
-    prep = _prepare(table, rules)
-    tgt, base = _targets(prep, at, session_id)
+    prep = context_arrays(table, rules)
+    tgt, base = target_rows(prep, at, session_id)
     return _context_table(prep, tgt, base, prep.compute(base), calls=isinstance(at, str) and at == "calls")
 
 
@@ -429,13 +432,13 @@ def _context_table(prep: _Prepared, tgt: np.ndarray, base: np.ndarray, r: dict[s
     def ints(a: np.ndarray) -> pa.Array:
         return pa.array(a, pa.int64(), mask=null_count)
 
-    thinking = _take(t["thinking_level"], r["think"])
+    thinking = take_or_null(t["thinking_level"], r["think"])
     thinking = pc.if_else(pa.array(null_count), pa.scalar(None, pa.string()), pc.fill_null(thinking, "off"))
     out = {
         "session_id": prep.forest.per_file("session_id", tgt),
         "file": prep.forest.per_file("file", tgt),
-        "at_id": _take(t["entry_id"], tgt),
-        "context_id": _take(t["entry_id"], base),
+        "at_id": take_or_null(t["entry_id"], tgt),
+        "context_id": take_or_null(t["entry_id"], base),
         "message_count": ints(r["message_count"]),
         "context_tokens": ints(r["context_tokens"]),
         "usage_tokens": ints(r["usage_tokens"]),
@@ -443,9 +446,9 @@ def _context_table(prep: _Prepared, tgt: np.ndarray, base: np.ndarray, r: dict[s
         "projected_tokens": pa.array(r["projected_tokens"], pa.int64(),
                                      mask=null_count | (not prep.rules.projection)),
         "thinking_level": thinking,
-        "provider": _take(t["provider"], r["model_src"]),
-        "model": _take(t["model"], r["model_src"]),
-        "compaction_id": _take(t["entry_id"], r["comp"]),
+        "provider": take_or_null(t["provider"], r["model_src"]),
+        "model": take_or_null(t["model"], r["model_src"]),
+        "compaction_id": take_or_null(t["entry_id"], r["comp"]),
     }
     parts = [_np(t[c], 0, np.int64)[tgt] for c in ("input_tokens", "cache_read_tokens", "cache_write_tokens")]
     has_usage = np.asarray(pc.is_valid(t["input_tokens"]).to_numpy(zero_copy_only=False), bool)[tgt]
@@ -472,8 +475,8 @@ def context_members(entries, *, at: Target = "calls", session_id: SessionIds = N
 {columns}
     """
     table = as_table(entries)
-    prep = _prepare(table, rules)
-    tgt, base = _targets(prep, at, session_id)
+    prep = context_arrays(table, rules)
+    tgt, base = target_rows(prep, at, session_id)
     r = prep.compute(base)
     counts = np.where(r["ok"], r["message_count"], 0)
     offsets = np.concatenate([[0], np.cumsum(counts)])
@@ -492,9 +495,9 @@ def context_members(entries, *, at: Target = "calls", session_id: SessionIds = N
     out_target, out_entry, out_pos = out
     tg = tgt[out_target]
     return pa.Table.from_pydict({
-        "session_id": _take(table["session_id"], tg),
-        "at_id": _take(table["entry_id"], tg),
-        "entry_id": _take(table["entry_id"], out_entry),
+        "session_id": take_or_null(table["session_id"], tg),
+        "at_id": take_or_null(table["entry_id"], tg),
+        "entry_id": take_or_null(table["entry_id"], out_entry),
         "position": pa.array(out_pos, pa.int64()),
     }, schema=schema_of(MEMBER_COLUMNS))
 

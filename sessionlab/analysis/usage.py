@@ -16,10 +16,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..forest import Forest, as_table
 from ..tables._conventions import df_variant, returns
 from ..tables._schema import TIMESTAMP, Column, columns_doc, schema_of
 from ..tables.corpus import SessionIds, select_sessions
-from ._forest import Forest, as_table
 
 __all__ = ["usage_by", "usage_by_df", "branch_costs", "branch_costs_df", "cache_efficiency", "cache_efficiency_df",
            "current_branch_mask", "USAGE_GROUPS", "USAGE_KEY_COLUMNS", "USAGE_COLUMNS", "BRANCH_COST_COLUMNS",

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._rules import Rules
-from ..analysis.contexts import Target, _prepare, _take, _targets
+from ..analysis.contexts import Target, context_arrays, take_or_null, target_rows
 from ..forest import Forest, as_table, at_load, per_table, to_numpy
 from ..tables._conventions import df_variant, returns
 from ..tables._pi16 import table_rules_for
@@ -149,7 +149,7 @@ def cut_point_rows(a: _CutArrays, t: np.ndarray, keep_recent_tokens: int) -> dic
 def _arrays16(table: pa.Table):
     from ._cut16 import CutArrays16
 
-    return CutArrays16(_prepare(table, "pi-1.6"))
+    return CutArrays16(context_arrays(table, "pi-1.6"))
 
 
 @at_load
@@ -188,9 +188,9 @@ def find_cut_points(
     """
     table = as_table(entries)
     which = table_rules_for(table, rules)
-    prep = _prepare(table, which)
+    prep = context_arrays(table, which)
     # for calls the branch runs through the call itself: the targets are the calls, not their parents
-    tgt, _ = _targets(prep, at, session_id)
+    tgt, _ = target_rows(prep, at, session_id)
     if which == "pi-1.6":
         from ._cut16 import cut_point_rows_16
 
@@ -205,15 +205,15 @@ def find_cut_points(
     return pa.Table.from_pydict({
         "session_id": prep.forest.per_file("session_id", tgt),
         "file": prep.forest.per_file("file", tgt),
-        "at_id": _take(table["entry_id"], tgt),
-        "first_kept_entry_id": _take(table["entry_id"], r["cut"]),
+        "at_id": take_or_null(table["entry_id"], tgt),
+        "first_kept_entry_id": take_or_null(table["entry_id"], r["cut"]),
         "is_split_turn": pa.array(r["split"], pa.bool_(), mask=bad),
-        "turn_start_id": _take(table["entry_id"], r["turn_start"]),
+        "turn_start_id": take_or_null(table["entry_id"], r["turn_start"]),
         "tokens_before": ints(r["tokens_before"]),
         "messages_to_summarize": ints(r["to_summarize"]),
         "turn_prefix_messages": ints(r["prefix"]),
         "kept_message_tokens": ints(r["kept"]),
-        "previous_compaction_id": _take(table["entry_id"], r["prev"]),
+        "previous_compaction_id": take_or_null(table["entry_id"], r["prev"]),
     }, schema=schema_of(CUT_POINT_COLUMNS))
 
 

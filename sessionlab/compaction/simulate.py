@@ -48,9 +48,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._rules import Rules
-from ..analysis._forest import per_table
-from ..analysis.contexts import _first_line_of_response, _prepare
+from ..analysis.contexts import context_arrays, first_line_of_response
 from ..analysis.usage import current_branch_mask
+from ..forest import per_table
 from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, columns_doc, schema_of
 from ..tables.corpus import SessionIds, select_sessions
@@ -224,7 +224,7 @@ def simulate_compaction(
     prices = prices if prices is not None else fit_prices(entries)
     table = select_sessions(entries, session_id)
     which = table_rules_for(table, rules)
-    prep = _prepare(table, which)
+    prep = context_arrays(table, which)
     rows = _row_arrays(table, prep, recorded)
     kept_at = _kept_at(table, prep, which, rows.call_rows, sorted({p.keep for p in policies if p.keep[0] != "none"}))
     runs = [(leaf, calls_) for leaf, calls_ in _runs(table, prep.forest, prep, branch) if len(calls_)]
@@ -294,7 +294,7 @@ def _uncompacted_prompts(table: pa.Table, prep, call_rows: np.ndarray, recorded:
     as recorded, and the tokens those compactions removed above every row."""
     f = prep.forest
     n = table.num_rows
-    base = f.parent[_first_line_of_response(prep, call_rows)]
+    base = f.parent[first_line_of_response(prep, call_rows)]
     if recorded == "keep":
         prompt_rec = np.zeros(n, np.int64)
         prompt_rec[call_rows] = prep.compute(base)["context_tokens"]

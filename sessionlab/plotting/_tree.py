@@ -44,7 +44,7 @@ def node_kinds(types: np.ndarray, roles: np.ndarray) -> np.ndarray:
     return np.select(conds, names, default="other").astype(object)
 
 
-def _current_labels(table: pa.Table) -> pd.DataFrame:
+def current_labels(table: pa.Table) -> pd.DataFrame:
     """target_id -> label in effect: the last label entry of each target; empty or null clears."""
     types = to_np(table["type"], "")
     sel = np.nonzero(types == "label")[0]
@@ -145,7 +145,7 @@ def _draw_nodes(ax, nodes: pa.Table, x: np.ndarray, y: np.ndarray, on: np.ndarra
 def _draw_notes(ax, table: pa.Table, nodes: pa.Table, x: np.ndarray, y: np.ndarray, max_label: int) -> None:
     """The labels in effect next to their targets, and each compaction's tokensBefore."""
     ids = pd.Index(nodes["entry_id"].to_numpy(zero_copy_only=False))
-    labels = _current_labels(table)
+    labels = current_labels(table)
     at = ids.get_indexer(labels["target_id"])
     for r, text in zip(at, labels["label"]):  # one note per label in effect (few per session)
         if r >= 0:

@@ -17,7 +17,7 @@ from .._session_labels import session_labels
 from ..analysis import usage_by
 from ..plotting._common import to_np
 from ..plotting._layout import compute_layout
-from ..plotting._tree import NODE_KINDS, _current_labels, node_kinds
+from ..plotting._tree import NODE_KINDS, current_labels, node_kinds
 from ..tables._load import load_files
 
 __all__ = ["ReportData", "SessionInfo", "collect"]
@@ -86,7 +86,7 @@ def _detail(table: pa.Table) -> tuple[dict[str, Any], dict[str, int]]:
     tb = to_np(nodes["tokens_before"], 0).astype(np.int64)
     ids = nodes["entry_id"].to_pylist()
     row_of = {e: i for i, e in enumerate(ids)}
-    labels = _current_labels(table)
+    labels = current_labels(table)
     tree = {
         "x": np.round(lay.x, 2).tolist(),
         "y": lay.y.astype(np.int64).tolist(),

@@ -17,7 +17,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 from ..plotting._common import session_rows, to_np
 from ..plotting._layout import compute_layout
-from ..plotting._tree import NODE_KINDS, _current_labels, node_kinds
+from ..plotting._tree import NODE_KINDS, current_labels, node_kinds
 from ..tables.corpus import SessionIds
 
 __all__ = ["SessionTree", "tree_payload"]
@@ -72,7 +72,7 @@ def tree_payload(entries, session_id: str | None) -> dict[str, Any]:
     ts = pc.cast(nodes["timestamp"], pa.int64()).to_pylist()
     ids = nodes["entry_id"].to_pylist()
     row_of = {eid: i for i, eid in enumerate(ids)}
-    labels = _current_labels(table)
+    labels = current_labels(table)
     label_rows = [[row_of[t], str(lab)] for t, lab in zip(labels["target_id"], labels["label"]) if t in row_of]
     return {
         "n": n,
