@@ -42,7 +42,7 @@ def hostile_session(folder: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def tree_page(browser, jupyterlab):
-    big = generate_session(jupyterlab.root / "big", seed=7, turns=2100, branch_prob=0.05, label_prob=0.05)
+    big = generate_session(jupyterlab.root / "big", seed=7, turns=2150, branch_prob=0.05, label_prob=0.05)
     hostile_session(jupyterlab.root / "hostile")
     cells = [
         "import sessionlab as sl\nfrom sessionlab.widgets import BranchExplorer, SessionTree\n"

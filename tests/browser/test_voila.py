@@ -16,7 +16,7 @@ RUST_CLI = "b627ef1d-8e91-479a-a1c3-a39e50c19172"
 
 
 def test_session_tree_in_voila(voila, page):
-    big = generate_session(voila.root / "big", seed=7, turns=2100, branch_prob=0.05)
+    big = generate_session(voila.root / "big", seed=7, turns=2150, branch_prob=0.05)
     write_notebook(voila.root / "tree.ipynb", [
         "import sessionlab as sl\nfrom sessionlab.widgets import BranchExplorer, SessionTree\n"
         f"t = sl.entries_table({str(DATA)!r})\ntree = SessionTree(height=360)\n"
