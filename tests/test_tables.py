@@ -311,3 +311,18 @@ def test_generated_corpus_if_available(tmp_path):
     for a, e in zip(_rows(t), exp):
         for k, v in e.items():
             assert a[k] == v, (e["entry_id"], k)
+
+
+def test_a_first_table_imports_only_the_loader():
+    """``import sessionlab`` then a pi table: no analysis, compaction, plotting or widget module,
+    no Claude Code / Codex reader and no Parquet (each is imported when first used)."""
+    clean = [str(p) for p in CLEAN_V3[:3]]
+    code = ("import sys, sessionlab; sessionlab.entries_table(" + repr(clean) + ");"
+            "bad = [m for m in ('sessionlab.analysis', 'sessionlab.compaction', 'sessionlab.plotting',"
+            " 'sessionlab.widgets', 'sessionlab.synth', 'sessionlab.io.claude', 'sessionlab.io.codex',"
+            " 'pyarrow.parquet', 'pandas') if m in sys.modules];"
+            "assert not bad, bad")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    code = "import sessionlab; assert callable(sessionlab.to_parquet) and callable(sessionlab.contexts)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).returncode == 0

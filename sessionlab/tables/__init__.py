@@ -20,7 +20,6 @@ from .blocks import blocks_df, blocks_table
 from .corpus import Corpus, as_entries, load
 from .entries import entries_df, entries_table
 from .issues import issues_df, issues_table
-from .parquet import read_parquet, to_parquet
 from .sessions import sessions_df, sessions_table
 
 __all__ = [
@@ -31,3 +30,12 @@ __all__ = [
     "default_roots",
     "ENTRY_SCHEMA", "SESSION_SCHEMA", "BLOCK_SCHEMA", "ISSUE_SCHEMA",
 ]
+
+
+def __getattr__(name: str):
+    # Parquet (pyarrow.parquet) is imported when first asked for, not by every load
+    if name in ("to_parquet", "read_parquet"):
+        from . import parquet
+        return getattr(parquet, name)
+    raise AttributeError(f"module 'sessionlab.tables' has no attribute {name!r}")
+

@@ -16,7 +16,6 @@ import pyarrow.compute as pc
 
 from ..io import LineIssue, parse_session_bytes
 from ..io.formats import HEAD_BYTES, detect_agent
-from ._agents import load_agent_bytes, load_agent_file
 from ._fast import Refused, fast_columns
 from ._native import NativeBatch, native_available
 from ._objects import _str, block_rows, entry_rows, parse_timestamps, session_facts, with_pi_defaults
@@ -144,6 +143,7 @@ def _read(res: FileResult, want_blocks: bool = False) -> bytes | None:
             if agent == "pi":
                 return head + fh.read()
             fh.seek(0)
+            from ._agents import load_agent_file  # Claude Code / Codex readers, on first use
             load_agent_file(res, agent, fh, want_blocks)
             return None
     except Exception as exc:  # a file that fails must not stop the others: it becomes an issue
@@ -213,6 +213,7 @@ def load_data(path: str, data: bytes, want_blocks: bool = False) -> FileResult:
         agent = detect_agent(data[:HEAD_BYTES])
         if agent != "pi":
             res.data = None  # (the bytes are only kept for pi's cross-line columns, see resolve_all)
+            from ._agents import load_agent_bytes
             return load_agent_bytes(res, agent, data, want_blocks)
         try:
             out = fast_columns(data, want_blocks=want_blocks)

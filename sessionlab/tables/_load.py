@@ -36,7 +36,6 @@ from ..io import LineIssue
 from ..io.formats import AGENTS, HEAD_BYTES, detect_agent
 from ..io.reader import OnBadLines, check_on_bad_lines, report_issues
 from . import _cache
-from ._agents import finish_agents
 from ._file import FileResult, load_chunk
 from ._native import native_available
 
@@ -316,7 +315,9 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
         if bar is not None:
             bar.close()  # type: ignore[attr-defined]
     _warn_native_errors(results)
-    finish_agents(results)
+    if any((r.session or {}).get("agent", "pi") != "pi" for r in results):  # Claude Code / Codex files
+        from ._agents import finish_agents
+        finish_agents(results)
     _report(results, on_bad_lines)
     options = {"want_blocks": want_blocks, "on_bad_lines": on_bad_lines, "max_workers": max_workers, "cache": cache,
                "agents": agents}
