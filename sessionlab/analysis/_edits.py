@@ -1,12 +1,13 @@
-"""pi 1.6's context edits, target by target: the exact projection for contexts that hold an edit.
+"""pi 1.6's context edits: the exact projection for contexts that hold an edit.
 
 The path sums of :mod:`.contexts` cannot say which edit of a target is the last one *inside* a
-given context, nor whether an edit's target was compacted away, so the (few) targets whose window
-holds a ``context_edit`` are built here by walking their path once, with the same per-row arrays
-(counts, estimates, usage sources) and pi's rules (``buildSessionProjection``): the last edit of
-each target among the context entries replaces its estimate (``est_tokens`` of the edit row, the
-replacement measured as the target's message) or removes its messages. The loop is over targets
-and their context entries, not over the table.
+given context, nor whether an edit's target was compacted away. :func:`edit_pairs` finds, for all
+targets at once, the last edit of each edited row among their context entries (pi's rules,
+``buildSessionProjection``: it replaces the row's estimate with ``est_tokens`` of the edit row, the
+replacement measured as the target's message, or removes its messages), and :func:`_by_edits`
+corrects the sums from these pairs. Edits of a compaction, a system message or a row not above
+the edit, and contexts with a retained tail, are built by walking the target's path once with the
+same per-row arrays (rare: no target of the 1.6 benchmark corpus).
 """
 
 from __future__ import annotations
