@@ -1,19 +1,20 @@
-"""pi 1.6's context edits, target by target: the exact projection for contexts that hold an edit.
+"""pi 1.6's context edits: the exact projection for contexts that hold an edit.
 
 The path sums of :mod:`.contexts` cannot say which edit of a target is the last one *inside* a
-given context, nor whether an edit's target was compacted away, so the (few) targets whose window
-holds a ``context_edit`` are built here by walking their path once, with the same per-row arrays
-(counts, estimates, usage sources) and pi's rules (``buildSessionProjection``): the last edit of
-each target among the context entries replaces its estimate (``est_tokens`` of the edit row, the
-replacement measured as the target's message) or removes its messages. The loop is over targets
-and their context entries, not over the table.
+given context, nor whether an edit's target was compacted away. :func:`edit_pairs` finds, for all
+targets at once, the last edit of each edited row among their context entries (pi's rules,
+``buildSessionProjection``: it replaces the row's estimate with ``est_tokens`` of the edit row, the
+replacement measured as the target's message, or removes its messages), and :func:`_by_edits`
+corrects the sums from these pairs. Edits of a compaction, a system message or a row not above
+the edit, and contexts with a retained tail, are built by walking the target's path once with the
+same per-row arrays (rare: no target of the 1.6 benchmark corpus).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ListView", "context_rows", "edited_contexts"]
+__all__ = ["ListView", "context_rows", "edit_pairs", "edited_contexts", "member"]
 
 
 class ListView:
@@ -119,76 +120,104 @@ def messages(prep, base: int) -> list[tuple[int, int, int | None, bool]]:
     return out
 
 
+def edit_pairs(prep, base: np.ndarray, start_depth: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The last edit of each edited row among the context entries of every ``base`` row: ``(k, e,
+    x)`` with ``k`` the position in ``base``, ``e`` the edit row and ``x`` its target (-1: not in
+    the file), deepest edit first for each ``k``. One array pass per edit a window holds (a few)."""
+    f = prep.forest
+    cur = np.where(base >= 0, prep.near_edit[np.maximum(base, 0)], -1)
+    act = np.arange(len(base))
+    ks, es = [], []
+    while act.size:  # the j-th deepest edit of every window at step j
+        e = cur[act]
+        inside = (e >= 0) & (f.depth[np.maximum(e, 0)] >= start_depth[act])
+        act, e = act[inside], e[inside]
+        ks.append(act)
+        es.append(e)
+        par = f.parent[e]
+        cur[act] = np.where(par >= 0, prep.near_edit[np.maximum(par, 0)], -1)
+    k = np.concatenate(ks) if ks else np.zeros(0, np.int64)
+    e = np.concatenate(es) if es else np.zeros(0, np.int64)
+    order = np.argsort(k, kind="stable")  # (each k's edits stay deepest first)
+    k, e = k[order], e[order]
+    x = prep.edit_target[e]
+    _, first = np.unique(k * (f.n + 1) + (x + 1), return_index=True)  # the last edit of a target wins
+    first.sort()
+    return k[first], e[first], x[first]
+
+
+def member(keys_sorted: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Whether each of ``keys`` is in the sorted array ``keys_sorted``."""
+    if not keys_sorted.size:
+        return np.zeros(len(keys), bool)
+    i = np.minimum(np.searchsorted(keys_sorted, keys), keys_sorted.size - 1)
+    return keys_sorted[i] == keys
+
+
 def edited_contexts(prep, base: np.ndarray, idx: np.ndarray, out: dict[str, np.ndarray]) -> None:
     """Overwrite ``out``'s aggregates at positions ``idx`` with the exact projection: corrected from
-    the edits on the path alone when they only touch ordinary messages above them (the common
-    case, a few steps per target), else by walking the whole context."""
-    reread: dict[str, object] = {}
-    prep = ListView(prep)
-    full = [q for q in idx.tolist() if not _by_edits(prep, int(base[q]), q, out)]
-    _walked(prep, base, full, out, reread)
+    the last edit of each edited row when the edits only touch ordinary messages above them (all
+    targets at once, in array passes), else by walking the whole context (rare)."""
+    ok = _by_edits(prep, base[idx], idx, out)
+    full = idx[~ok]
+    if full.size:
+        _walked(ListView(prep), base, full.tolist(), out, {})
 
 
-def _by_edits(prep, b: int, q: int, out: dict[str, np.ndarray]) -> bool:
-    """Correct target ``q`` (built at row ``b``) by the last edit of each target among its context
-    entries; ``False`` (nothing changed) when an edit is one this shortcut does not cover."""
-    f = prep.forest
-    c = int(out["comp"][q])
-    sd = int(out["start_depth"][q])
-    if c >= 0 and prep.has_tail[c]:
-        return False
-    last: dict[int, int] = {}
-    e = int(prep.near_edit[b])
-    while e >= 0 and f.depth[e] >= sd:  # the edits among the context entries, deepest first
-        t = int(prep.edit_target[e])
-        last.setdefault(t, e)
-        p = int(f.parent[e])
-        e = int(prep.near_edit[p]) if p >= 0 else -1
-    dn = de = 0
-    removed: set[int] = set()
-    changed: dict[int, int] = {}  # target -> its estimate change
-    for t, e in last.items():
-        if t < 0:
-            continue  # the target is not in the file: nothing to edit
-        if t == c or prep.is_sys[t] or prep.is_comp[t] or not prep.edit_above[e]:
-            return False  # a compaction, a system message, or a target that is not above its edit
-        if f.depth[t] < sd or not prep.gives[t]:
-            continue  # compacted away, or gives no message: the edit changes nothing
-        if prep.edit_action[e] == "remove":
-            dn -= 1
-            changed[t] = -int(prep.est_msg[t])
-            removed.add(t)
-        elif prep.edit_est_valid[e]:
-            changed[t] = int(prep.est[e]) - int(prep.est_msg[t])
-        de += changed.get(t, 0)
-    u = int(out["usage_row"][q])
-    while u >= 0 and u in removed:  # a removed call is no usage source: the one before it is
-        p = int(f.parent[u])
-        u = int(prep.usage[p]) if p >= 0 else -1
-        if u >= 0 and f.depth[u] < sd:
-            u = -1
-    if u < 0 and out["usage_row"][q] < 0 and out["usage_tokens"][q]:
-        return False  # (a retained tail's usage: walked)
-    total = int(out["estimate_only"][q]) + de
-    if u >= 0:
-        cc = max(c, 0)
-        kept_sys = (int(prep.cum_sys_est[cc] - prep.cum_sys_est[u])
-                    if c >= 0 and out["first_kept"][q] >= 0 and f.depth[u] < f.depth[c] else 0)
-        usage = int(prep.ctx_tok[u])
-        trailing = (int(prep.cum_est[b] - prep.cum_est[u]) - kept_sys
-                    + sum(d for t, d in changed.items() if f.depth[t] > f.depth[u]))
-    else:
-        usage, trailing = 0, total
-    inv = int(prep.invalidator[b])
-    current = u >= 0 and (inv < 0 or f.depth[u] > f.depth[inv])
-    out["message_count"][q] += dn
-    out["usage_tokens"][q] = usage
-    out["trailing_tokens"][q] = trailing
-    out["context_tokens"][q] = usage + trailing
-    out["projected_tokens"][q] = usage + trailing if current else int(out["plain"][q]) + de
-    out["usage_row"][q] = u
-    out["estimate_only"][q] = total
-    return True
+def _by_edits(prep, b: np.ndarray, idx: np.ndarray, out: dict[str, np.ndarray]) -> np.ndarray:
+    """Correct targets ``idx`` (built at rows ``b``) by the last edit of each row among their context
+    entries; ``False`` (nothing changed) where an edit is one this correction does not cover: of a
+    compaction, a system message or a row not above it, or a retained tail in the context."""
+    f, n = prep.forest, prep.forest.n
+    c, sd, u0 = out["comp"][idx], out["start_depth"][idx], out["usage_row"][idx]
+    k, e, x = edit_pairs(prep, b, sd)
+    xx = np.maximum(x, 0)
+    bad_pair = (x >= 0) & ((x == c[k]) | prep.is_sys[xx] | prep.is_comp[xx] | ~prep.edit_above[e])
+    good = ~((c >= 0) & prep.has_tail[np.maximum(c, 0)])
+    good[k[bad_pair]] = False
+    applies = (x >= 0) & ~bad_pair & (f.depth[xx] >= sd[k]) & prep.gives[xx]
+    rm = applies & (prep.edit_action[e] == "remove")
+    de = np.where(rm, -prep.est_msg[xx], np.where(applies & prep.edit_est_valid[e], prep.est[e] - prep.est_msg[xx], 0))
+    u = _usage_after_removals(prep, np.sort(k[rm] * n + x[rm]), u0, sd, good)
+    good &= ~((u < 0) & (u0 < 0) & (out["usage_tokens"][idx] != 0))  # (a retained tail's usage: walked)
+    m = len(idx)
+    uu = np.maximum(u, 0)
+    total = out["estimate_only"][idx] + np.bincount(k, de, m).astype(np.int64)
+    cc = np.maximum(c, 0)
+    kept_sys = np.where((c >= 0) & (out["first_kept"][idx] >= 0) & (f.depth[uu] < f.depth[cc]),
+                        prep.cum_sys_est[cc] - prep.cum_sys_est[uu], 0)
+    later = np.bincount(k, np.where(f.depth[xx] > f.depth[uu[k]], de, 0), m).astype(np.int64)
+    has_u = u >= 0
+    usage = np.where(has_u, prep.ctx_tok[uu], 0)
+    trailing = np.where(has_u, prep.cum_est[b] - prep.cum_est[uu] - kept_sys + later, total)
+    inv = prep.invalidator[b]
+    current = has_u & ((inv < 0) | (f.depth[uu] > f.depth[np.maximum(inv, 0)]))
+    q = idx[good]
+    out["message_count"][q] -= np.bincount(k, rm, m).astype(np.int64)[good]
+    out["usage_tokens"][q] = usage[good]
+    out["trailing_tokens"][q] = trailing[good]
+    out["context_tokens"][q] = (usage + trailing)[good]
+    out["projected_tokens"][q] = np.where(current, usage + trailing, out["plain"][idx] + total
+                                          - out["estimate_only"][idx])[good]
+    out["usage_row"][q] = u[good]
+    out["estimate_only"][q] = total[good]
+    return good
+
+
+def _usage_after_removals(prep, removed: np.ndarray, u: np.ndarray, sd: np.ndarray, good: np.ndarray) -> np.ndarray:
+    """The usage row of each target once removed calls are no usage source: the one before (inside
+    the context), -1 if none. ``removed`` holds ``k * n + row`` for each removed row of target ``k``."""
+    f, n = prep.forest, prep.forest.n
+    u = u.copy()
+    act = np.nonzero((u >= 0) & good)[0]
+    while act.size:
+        act = act[member(removed, act * n + u[act])]
+        p = f.parent[u[act]]
+        nu = np.where(p >= 0, prep.usage[np.maximum(p, 0)], -1)
+        nu = np.where((nu >= 0) & (f.depth[np.maximum(nu, 0)] < sd[act]), -1, nu)
+        u[act] = nu
+        act = act[nu >= 0]
+    return u
 
 
 def _walked(prep, base: np.ndarray, idx: list[int], out: dict[str, np.ndarray], reread: dict) -> None:

@@ -158,7 +158,7 @@ class _Prepared:
         self.tail_ctx = _np(tail_ctx, 0, np.int64)
 
     def _projection(self, table: pa.Table) -> None:
-        """pi 1.6: the compaction's own system message, context edits (handled row by row, see
+        """pi 1.6: the compaction's own system message, context edits (corrected afterwards, see
         :mod:`._edits`) and what invalidates a usage."""
         f, n, r = self.forest, table.num_rows, self.rules
         sys_est = table["system_est_tokens"] if "system_est_tokens" in table.column_names else None
@@ -200,7 +200,7 @@ class _Prepared:
         w = _Window(self, base)
         out = w.counts()
         out.update(w.projected(out))
-        # targets with a context edit in their window: pi's projection, row by row (edits are rare)
+        # targets with a context edit in their window: corrected by the last edit of each edited row
         edited = w.ok & (w.window(self.cum_edits, self.is_edit.astype(np.int64)) > 0)
         out["edited"] = edited
         out["comp_sys"] = w.comp_sys

@@ -17,8 +17,8 @@ plain reference) differ from 0.58's in where the segment starts and what an entr
 
 Path sums over the forest give every target's answer at once, as in :mod:`.cut_points`; the
 projected order only moves the compaction to the front, so a walk that leaves the entries after
-the compaction continues in its kept range. Targets with a ``context_edit`` in their window take
-the exact walk of :mod:`._cut16_edits` (edits are rare).
+the compaction continues in its kept range. A ``context_edit`` in a target's window changes some
+of its entries: :class:`._cut16_edits.Corrections` corrects these sums for all targets at once.
 """
 
 from __future__ import annotations
@@ -93,63 +93,84 @@ class _Segment:
 def cut_point_rows_16(a: CutArrays16, t: np.ndarray, keep_recent_tokens: int,
                       ctx: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The 1.6 cut point for target rows ``t``; ``ctx`` is :meth:`_Prepared.compute` at ``t``."""
-    p, f = a.prep, a.forest
-    s = _Segment(a, t, ctx)
-    cut = _crossing_cut(a, s, keep_recent_tokens)
-    # extend back over entries without messages (past the compaction into its kept range)
-    cut = _extend_back(a, s.tt, cut, s.c, s.start_depth, s.ok)
-    out = _summarised(a, s, np.where(s.ok, cut, -1))
-    out["tokens_before"] = ctx["projected_tokens"]
-    edited = ctx["edited"] & (s.t >= 0) & ~f.cyclic[s.tt] & ~p.is_comp[s.tt]
-    if edited.any():
-        from ._cut16_edits import edited_cut_points
+    from ._cut16_edits import Corrections, edited_cut_points
 
-        edited_cut_points(a, s.t, np.nonzero(edited)[0], keep_recent_tokens, out)
+    s = _Segment(a, t, ctx)
+    corr = Corrections(a, s.t, ctx["edited"] & s.ok, s.c, s.start_depth)
+    cut, crossed = _crossing_cut(a, s, corr, keep_recent_tokens)
+    # pi's recovery-omission rule can only move a cut past the crossing when every entry after
+    # it is one the edits emptied: those targets take the exact walk
+    cut_r = np.maximum(cut, 0)
+    deeper = a.forest.depth[cut_r] + 1
+    after = a.cum_g[s.tt] - a.cum_g[cut_r] + corr.sum_depth(corr.dg, deeper)
+    slow = corr.slow | (crossed & (after == 0) & (corr.sum_depth(corr.rm.astype(np.int64), deeper) > 0))
+    # extend back over entries without messages (past the compaction into its kept range)
+    cut = _extend_back(a, s.tt, cut, s.c, s.start_depth, s.ok, corr)
+    out = _summarised(a, s, np.where(s.ok, cut, -1), corr)
+    out["tokens_before"] = ctx["projected_tokens"]
+    if slow.any():
+        edited_cut_points(a, s.t, np.nonzero(slow)[0], keep_recent_tokens, out)
     return out
 
 
-def _crossing_cut(a: CutArrays16, s: _Segment, keep_recent_tokens: int) -> np.ndarray:
+def _reaching(a: CutArrays16, s: _Segment, sel: np.ndarray, need: np.ndarray) -> np.ndarray:
+    """For targets ``sel``, the deepest entry of the segment whose suffix weight (to the target)
+    reaches ``need`` (-1: none), the kept range continuing the entries after the compaction."""
+    f = a.forest
+    tt, cc, has_fk = s.tt[sel], s.cc[sel], s.has_fk[sel]
+    after_w = s.after_w[sel]
+    r_after = f.deepest_at_most(a.cum_w_excl, tt, a.cum_w[tt] - need)
+    in_after = (r_after >= 0) & (f.depth[np.maximum(r_after, 0)] > s.c_depth[sel]) & (after_w >= need)
+    pc = f.parent[cc]
+    r_kept = f.deepest_at_most(a.cum_k_excl, pc, a.cum_k[np.maximum(pc, 0)] - (need - after_w))
+    r_kept = np.where(has_fk & (pc >= 0) & (r_kept >= 0), r_kept, -1)
+    in_kept = ~in_after & has_fk & (s.kept_w[sel] + after_w >= need) & (r_kept >= 0) \
+        & (f.depth[np.maximum(r_kept, 0)] >= s.start_depth[sel])
+    return np.where(in_after, r_after, np.where(in_kept, r_kept, -1))
+
+
+def _crossing_cut(a: CutArrays16, s: _Segment, corr, keep_recent_tokens: int) -> tuple[np.ndarray, np.ndarray]:
     """The cut before the backward extension: the first cut point at or after the crossing of
     ``keep_recent_tokens`` (the last cut point when none is), the first of the segment when the
-    budget is never reached, the segment start when there is no cut point."""
+    budget is never reached, the segment start when there is no cut point; and whether the budget
+    was crossed. Entries the edits removed are no cut points."""
     f = a.forest
     tt, ok, has_c, cc, has_fk, fk, fkk = s.tt, s.ok, s.has_c, s.cc, s.has_fk, s.fk, s.fkk
     # cut points in the segment: kept range, then after the compaction
     cuts_before = np.where(has_fk, a.cnt_cut_excl[fkk], np.where(has_c, a.cnt_cut[cc], 0))
-    any_cut = ok & (a.cnt_cut[tt] > cuts_before)
-    first_cut = f.deepest_at_most(a.cnt_cut_excl, tt, cuts_before)
-    last_cut = a.near_cut[tt]
+    removed_cuts = corr.sum_depth((corr.rm & a.is_cut[corr.x]).astype(np.int64), np.zeros(len(tt), np.int64))
+    any_cut = ok & (a.cnt_cut[tt] - cuts_before - removed_cuts > 0)
+
+    def first_from(count: np.ndarray) -> np.ndarray:
+        """The first cut point kept by the edits whose exclusive count is ``count`` or more."""
+        x = np.where(a.cnt_cut[tt] > count, f.deepest_at_most(a.cnt_cut_excl, tt, count), -1)
+        act = np.nonzero(corr.removed(x))[0]
+        while act.size:  # a removed cut point: the next one
+            r = x[act]
+            x[act] = np.where(a.cnt_cut[tt[act]] > a.cnt_cut[r],
+                              f.deepest_at_most(a.cnt_cut_excl, tt[act], a.cnt_cut[r]), -1)
+            act = act[corr.removed(x[act], act)]
+        return x
+
+    first_cut = first_from(cuts_before)
+    last_cut = corr.skip(a.near_cut[tt], a.near_cut)
     seg_start = np.where(has_fk, fk, np.where(has_c, _child_toward(f, tt, cc), f.deepest_at_most(f.depth, tt, 0)))
     seg_start = np.where(ok & (f.depth[tt] >= s.start_depth), seg_start, -1)
-
-    # the crossing: deepest entry whose suffix weight reaches keep_recent_tokens
-    limit = a.cum_w[tt] - keep_recent_tokens
-    r_after = f.deepest_at_most(a.cum_w_excl, tt, limit)
-    r_after = np.where(r_after >= 0, a.near_w[np.maximum(r_after, 0)], -1)
-    in_after = (r_after >= 0) & (f.depth[np.maximum(r_after, 0)] > s.c_depth)
-    in_after &= (s.after_w >= keep_recent_tokens)
-    need = keep_recent_tokens - s.after_w  # what the kept range must still supply
-    r_kept = f.deepest_at_most(a.cum_k_excl, f.parent[cc], a.cum_k[np.maximum(f.parent[cc], 0)] - need)
-    r_kept = np.where(has_fk & (f.parent[cc] >= 0) & (r_kept >= 0), a.near_k[np.maximum(r_kept, 0)], -1)
-    in_kept = ~in_after & has_fk & (s.kept_w + s.after_w >= keep_recent_tokens) & (r_kept >= 0) \
-        & (f.depth[np.maximum(r_kept, 0)] >= s.start_depth)
-    crossing = np.where(in_after, r_after, np.where(in_kept, r_kept, -1))
+    crossing = corr.crossing(lambda sel, need: _reaching(a, s, sel, need), max(keep_recent_tokens, 1), ok)
     crossed = ok & any_cut & (crossing >= 0)
-    xi = np.maximum(crossing, 0)
-    k = a.cnt_cut_excl[xi]
-    later = crossed & (a.cnt_cut[tt] > k)
-    return np.where(any_cut, np.where(crossed, np.where(later, f.deepest_at_most(a.cnt_cut_excl, tt, k), last_cut),
-                                      first_cut), seg_start)
+    later = np.where(crossed, first_from(a.cnt_cut_excl[np.maximum(crossing, 0)]), -1)
+    cut = np.where(any_cut, np.where(crossed, np.where(later >= 0, later, last_cut), first_cut), seg_start)
+    return cut, crossed
 
 
-def _summarised(a: CutArrays16, s: _Segment, cut: np.ndarray) -> dict[str, np.ndarray]:
+def _summarised(a: CutArrays16, s: _Segment, cut: np.ndarray, corr) -> dict[str, np.ndarray]:
     """The split turn and the counts of a final ``cut`` (-1: none): messages summarised, the turn
-    prefix, the kept tokens (everything but ``tokens_before``)."""
+    prefix, the kept tokens (everything but ``tokens_before``), with the edits' corrections."""
     f = a.forest
     tt, ok, has_c, cc, has_fk, fkk, c_depth = s.tt, s.ok, s.has_c, s.cc, s.has_fk, s.fkk, s.c_depth
     cut_r = np.maximum(cut, 0)
-    starts = a.is_turn[cut_r]
-    ts = np.where(ok & (cut >= 0) & ~starts, a.near_turn[cut_r], -1)
+    starts = a.is_turn[cut_r] & ~corr.removed(cut)
+    ts = np.where(ok & (cut >= 0) & ~starts, corr.skip(a.near_turn[cut_r], a.near_turn), -1)
     ts = np.where((ts >= 0) & (f.depth[np.maximum(ts, 0)] >= s.start_depth), ts, -1)
     split = ts >= 0
     hist_end = np.where(split, ts, cut)
@@ -160,7 +181,8 @@ def _summarised(a: CutArrays16, s: _Segment, cut: np.ndarray) -> dict[str, np.nd
         xr = np.maximum(x, 0)
         after = has_c & (f.depth[xr] > c_depth)
         kept_part = np.where(has_fk, a.cum_g[cc] - g_start, 0)  # the whole kept range (c gives none)
-        return np.where(after, kept_part + a.cum_g_excl[xr] - a.cum_g[cc], a.cum_g_excl[xr] - g_start)
+        removed = corr.sum_depth(corr.dg, np.zeros(len(xr), np.int64), f.depth[xr])
+        return np.where(after, kept_part + a.cum_g_excl[xr] - a.cum_g[cc], a.cum_g_excl[xr] - g_start) + removed
 
     to_summarize = np.where(ok & (cut >= 0), summarised_before(hist_end), 0)
     prefix = np.where(split, summarised_before(cut) - summarised_before(ts), 0)
@@ -168,6 +190,7 @@ def _summarised(a: CutArrays16, s: _Segment, cut: np.ndarray) -> dict[str, np.nd
     kept_tokens = np.where(cut_after, a.cum_w[tt] - a.cum_w_excl[cut_r],
                            s.after_w + np.where(has_fk, a.cum_k[cc] - a.cum_k_excl[cut_r], 0))
     kept_tokens = np.where(has_c | (cut < 0), kept_tokens, a.cum_w[tt] - a.cum_w_excl[cut_r])
+    kept_tokens = kept_tokens + corr.sum_depth(corr.dw, f.depth[cut_r])
     ok = ok & (cut >= 0) & ((to_summarize + prefix) > 0)
     return {"ok": ok, "cut": np.where(ok, cut, -1), "turn_start": np.where(ok, ts, -1), "split": split & ok,
             "to_summarize": to_summarize, "prefix": prefix, "kept": np.where(ok, kept_tokens, 0),
@@ -175,10 +198,11 @@ def _summarised(a: CutArrays16, s: _Segment, cut: np.ndarray) -> dict[str, np.nd
 
 
 def _extend_back(a: CutArrays16, tt: np.ndarray, cut: np.ndarray, c: np.ndarray, start_depth: np.ndarray,
-                 ok: np.ndarray) -> np.ndarray:
+                 ok: np.ndarray, corr) -> np.ndarray:
     """pi's backward extension: the cut moves up over entries that give no message, stopping below
     an entry with messages or a compaction; from the first entry after the compaction it goes on
-    in the kept range (where system messages are not entries at all)."""
+    in the kept range (where system messages are not entries at all). An entry the edits removed
+    gives no message."""
     p, f = a.prep, a.forest
     has_c = c >= 0
     cc = np.maximum(c, 0)
@@ -187,10 +211,14 @@ def _extend_back(a: CutArrays16, tt: np.ndarray, cut: np.ndarray, c: np.ndarray,
     par = f.parent[cut_r]
     in_kept = has_c & (f.depth[cut_r] < c_depth)
     stops = np.where(in_kept, a.stop_kept[np.maximum(par, 0)], a.stop_after[np.maximum(par, 0)])
-    m = np.where(par >= 0, stops, -1)  # nearest stop above the cut
+
+    def stop_above(act: np.ndarray, rows: np.ndarray) -> np.ndarray:  # (past a removed stop)
+        return np.where(f.depth[rows] >= c_depth[act], a.stop_after[rows], a.stop_kept[rows])
+
+    m = corr.skip(np.where(par >= 0, stops, -1), stop_above)  # nearest stop above the cut
     crosses = has_c & (m == c) & (f.depth[cut_r] > c_depth)  # only empty entries up to the compaction
     pc_ = f.parent[cc]
-    m = np.where(crosses, np.where(pc_ >= 0, a.stop_kept[np.maximum(pc_, 0)], -1), m)
+    m = np.where(crosses, corr.skip(np.where(pc_ >= 0, a.stop_kept[np.maximum(pc_, 0)], -1), a.stop_kept), m)
     new_depth = np.maximum(np.where(m >= 0, f.depth[np.maximum(m, 0)] + 1, 0), start_depth)
     move = ok & (cut >= 0) & (new_depth < f.depth[cut_r])
     moved = f.deepest_at_most(f.depth, tt, new_depth)

@@ -1,9 +1,16 @@
-"""pi 1.6's cut point for targets whose context holds a ``context_edit``: the exact walk.
+"""pi 1.6's cut point for targets whose context holds a ``context_edit``.
 
-The projected entries of one target are built from the contexts' per-row arrays (see
-:func:`sessionlab.analysis._edits.context_rows`) with the edits applied, then pi's
-``findProjectedCutPoint`` runs on them as written, recovery-omission suffix included. Only the
-(few) targets with an edit in their window come here.
+:class:`Corrections` gives, for every target at once, what the edits change in its projected
+entries: the last edit of each edited row among the context entries removes it (no messages, no
+tokens: no cut point, turn start or stop of the backward extension) or replaces its estimate. The
+path sums of :mod:`._cut16` are corrected by these (target, row) pairs, sorted by depth (the
+projected order, the compaction in effect aside).
+
+The exact walk stays for what the corrections do not cover (rare): an edit of a compaction, of a
+system message or of a row not above it, and pi's recovery-omission rule (only edited entries
+after the cut). The projected entries of one target are built from the contexts' per-row arrays
+(see :func:`sessionlab.analysis._edits.context_rows`) with the edits applied, then pi's
+``findProjectedCutPoint`` runs on them as written.
 """
 
 from __future__ import annotations
@@ -14,9 +21,89 @@ from operator import itemgetter
 
 import numpy as np
 
-from ..analysis._edits import ListView, context_rows
+from ..analysis._edits import ListView, context_rows, edit_pairs, member
 
-__all__ = ["edited_cut_points"]
+__all__ = ["Corrections", "edited_cut_points"]
+
+
+class Corrections:
+    """The edits' changes to the projected entries of targets ``t`` (``edited``: those whose window
+    holds an edit), as pairs (target position ``k``, row ``x``) sorted by ``k``, then depth."""
+
+    def __init__(self, a, t: np.ndarray, edited: np.ndarray, c: np.ndarray, start_depth: np.ndarray) -> None:
+        p, f = a.prep, a.forest
+        self.f, self.m = f, len(t)
+        m = self.m
+        k, e, x = edit_pairs(p, np.where(edited, t, -1), start_depth)
+        xx = np.maximum(x, 0)
+        bad = (x >= 0) & ((x == c[k]) | p.is_sys[xx] | p.is_comp[xx] | ~p.edit_above[e])
+        self.slow = np.zeros(m, bool)  # targets the exact walk takes
+        self.slow[k[bad]] = True
+        use = (x >= 0) & ~bad & (f.depth[xx] >= start_depth[k])
+        rm = use & (p.edit_action[e] == "remove")
+        dw = np.where(rm, -p.est_msg[xx], np.where(use & ~rm & p.edit_est_valid[e], p.est[e] - p.est_msg[xx], 0))
+        keep = rm | (dw != 0)
+        k, x, dw, rm = k[keep], x[keep], dw[keep], rm[keep]
+        d = f.depth[x]
+        order = np.lexsort((d, k))
+        self.k, self.x, self.dw, self.rm, self.d = k[order], x[order], dw[order], rm[order], d[order]
+        self.dg = -(self.rm & p.gives[self.x]).astype(np.int64)  # messages summarised
+        self.removed_keys = np.sort(self.k[self.rm] * f.n + self.x[self.rm])
+        self.width = int(f.depth.max()) + 2 if f.n else 1
+        self.keys = self.k * self.width + self.d  # ascending
+        self.lo = np.searchsorted(self.k, np.arange(m))
+        self.count = np.bincount(self.k, minlength=m)
+
+    def removed(self, rows: np.ndarray, q: np.ndarray | None = None) -> np.ndarray:
+        """Whether ``rows`` (one per target ``q``, all by default) are removed from its entries."""
+        q = np.arange(self.m) if q is None else q
+        return (rows >= 0) & member(self.removed_keys, q * self.f.n + np.maximum(rows, 0))
+
+    def skip(self, rows: np.ndarray, near) -> np.ndarray:
+        """``rows`` moved up past removed rows to the next row ``near`` gives above them: an array
+        over rows, or ``near(positions, parent rows)`` when that depends on the target."""
+        rows = rows.copy()
+        act = np.nonzero(self.removed(rows))[0]
+        while act.size:
+            par = self.f.parent[rows[act]]
+            pp = np.maximum(par, 0)
+            nxt = near[pp] if isinstance(near, np.ndarray) else near(act, pp)
+            rows[act] = np.where(par >= 0, nxt, -1)
+            act = act[self.removed(rows[act], act)]
+        return rows
+
+    def sum_depth(self, vals: np.ndarray, lo_depth: np.ndarray, hi_depth: np.ndarray | None = None) -> np.ndarray:
+        """Each target's sum of pair ``vals`` at depths ``lo_depth`` up to ``hi_depth`` (excluded;
+        None: no bound)."""
+        q = np.arange(self.m) * self.width
+        cum = np.concatenate([[0], np.cumsum(vals)])
+        hi = q + (self.width if hi_depth is None else np.clip(hi_depth, 0, self.width))
+        lo = q + np.clip(lo_depth, 0, self.width)
+        return cum[np.searchsorted(self.keys, hi)] - cum[np.searchsorted(self.keys, np.minimum(lo, hi))]
+
+    def crossing(self, reaching, keep: int, ok: np.ndarray) -> np.ndarray:
+        """The deepest projected entry of each target whose corrected suffix weight reaches
+        ``keep`` (> 0; -1: none). ``reaching(sel, need)`` is the uncorrected search; between two
+        corrected rows the correction is constant, so it runs once per corrected row passed."""
+        out = np.full(self.m, -1, np.int64)
+        need = np.full(self.m, keep, np.int64)
+        act, j = np.nonzero(ok)[0], 0
+        while act.size:
+            r = reaching(act, need[act])
+            hi = self.lo[act] + self.count[act]
+            if j:  # rows below the last corrected row passed do not reach: it is the deepest candidate
+                prev = self.x[hi - j]
+                r = np.where((r >= 0) & (self.f.depth[np.maximum(r, 0)] > self.f.depth[prev]), prev, r)
+            more = self.count[act] > j
+            i = np.where(more, hi - 1 - j, 0)
+            d_next = np.where(more, self.d[i] if self.d.size else -1, -1)
+            found = (r >= 0) & (self.f.depth[np.maximum(r, 0)] > d_next)
+            out[act[found]] = r[found]
+            act, i = act[~found & more], i[~found & more]
+            need[act] -= self.dw[i]
+            j += 1
+        return out
+
 
 # a projected entry: (row, messages, tokens, cut point, turn start, visible before edits, messages
 # it adds to a summary: none for a compaction, a system message left out)
