@@ -138,6 +138,63 @@ def _system(entry: E.SessionEntry | None) -> M.Message | None:
     return None
 
 
+class _Rows:
+    """The rows of one file the post-pass reads (edits, compactions, system messages and the edits'
+    targets), parsed from their lines."""
+
+    def __init__(self, table: pa.Table, lines: Any, dialect: str) -> None:
+        self.edits = _rows(pc.is_in(table["type"], value_set=_EDIT))
+        self.comps = set(_rows(pc.is_in(table["type"], value_set=_COMPACTION)))
+        self.systems = set(_rows(pc.is_in(table["role"], value_set=_SYSTEM)))
+        self.marked = self.comps | self.systems
+        ids = table["entry_id"]
+        self.last_row: dict[Any, int] = {}
+        targets: set[int] = set()
+        if self.edits:  # pi's index: the later entry of a repeated id (never a seed leaf record)
+            leaf = set(_rows(pc.is_in(table["type"], value_set=_LEAF)))
+            self.last_row = {eid: i for i, eid in enumerate(ids.to_pylist()) if eid is not None and i not in leaf}
+            targets = {self.last_row[t] for t in table["target_id"].take(_indices(self.edits)).to_pylist()
+                       if t in self.last_row}
+        rows = sorted(set(self.edits) | self.marked | targets)
+        at = dict(zip(rows, table["line_no"].take(_indices(rows)).to_pylist()))
+        row_ids = dict(zip(rows, ids.take(_indices(rows)).to_pylist()))
+        objs = _line_objects(lines, list(at.values()))
+        self.entry = {i: _entry(objs.get(at[i], []), row_ids[i], dialect) for i in rows}
+        self.parent = table["parent_index"].to_pylist() if self.systems else []
+
+
+class _SystemReplay:
+    """The system messages in effect at a system message or compaction row (pi 1.6 replays them
+    from the last compaction on), memoised along the parent chain."""
+
+    def __init__(self, rows: _Rows) -> None:
+        self.rows = rows
+        self.state: dict[int, tuple[M.Message, ...]] = {}
+
+    def _marked_above(self, i: int) -> int | None:
+        """The nearest system message or compaction row above row ``i``."""
+        parent, marked = self.rows.parent, self.rows.marked
+        j, seen = parent[i], 0
+        while j is not None and j not in marked and seen <= len(parent):
+            j, seen = parent[j], seen + 1  # rows between two system messages: rare in practice
+        return j
+
+    def at(self, i: int) -> tuple[M.Message, ...]:
+        comps, state = self.rows.comps, self.state
+        chain: list[int] = []
+        k: int | None = i
+        while k is not None and k not in state and k not in chain:
+            chain.append(k)
+            k = None if k in comps else self._marked_above(k)
+        above = state.get(k, ()) if k is not None else ()
+        for j in reversed(chain):
+            own = _system(self.rows.entry.get(j))
+            mine = (own,) if own is not None else ()
+            above = mine if j in comps else above + mine  # a compaction starts the replay again
+            state[j] = above
+        return state[i]
+
+
 def resolve(table: pa.Table, data: bytes, dialect: str = "pi") -> pa.Table:
     """``table`` (one file's entries) with ``est_tokens``, ``edit_action`` and ``system_est_tokens``
     filled where they depend on other entries; the other rows are untouched (only the few rows
@@ -147,61 +204,19 @@ def resolve(table: pa.Table, data: bytes, dialect: str = "pi") -> pa.Table:
     lines = _Lines(data)
     if not needs_resolve(table, data, lines):
         return table
-    edits = _rows(pc.is_in(table["type"], value_set=_EDIT))
-    comps = _rows(pc.is_in(table["type"], value_set=_COMPACTION))
-    systems = _rows(pc.is_in(table["role"], value_set=_SYSTEM))
-    wanted = sorted({*edits, *comps, *systems})
-    marked = set(comps) | set(systems)
-    line_no = table["line_no"]
-    ids = table["entry_id"]
-    last_row: dict[Any, int] = {}
-    targets: set[int] = set()
-    if edits:  # pi's index: the later entry of a repeated id (never a seed leaf record)
-        leaf = set(_rows(pc.is_in(table["type"], value_set=_LEAF)))
-        last_row = {eid: i for i, eid in enumerate(ids.to_pylist()) if eid is not None and i not in leaf}
-        targets = {last_row[t] for t in table["target_id"].take(_indices(edits)).to_pylist() if t in last_row}
-    rows = sorted(set(wanted) | targets)
-    at = dict(zip(rows, line_no.take(_indices(rows)).to_pylist()))
-    row_ids = dict(zip(rows, ids.take(_indices(rows)).to_pylist()))
-    objs = _line_objects(lines, list(at.values()))
-    entry = {i: _entry(objs.get(at[i], []), row_ids[i], dialect) for i in rows}
-    parent = table["parent_index"].to_pylist() if systems else []
-    state: dict[int, tuple[M.Message, ...]] = {}
-
-    def marked_above(i: int) -> int | None:
-        """The nearest system message or compaction row above row ``i``."""
-        j, seen = parent[i], 0
-        while j is not None and j not in marked and seen <= len(parent):
-            j, seen = parent[j], seen + 1  # rows between two system messages: rare in practice
-        return j
-
-    def replayed(i: int) -> tuple[M.Message, ...]:
-        """The system messages in effect at row ``i`` (a system message or compaction row)."""
-        chain: list[int] = []
-        k: int | None = i
-        while k is not None and k not in state and k not in chain:
-            chain.append(k)
-            k = None if k in comps_set else marked_above(k)
-        above = state.get(k, ()) if k is not None else ()
-        for j in reversed(chain):
-            own = _system(entry.get(j))
-            mine = (own,) if own is not None else ()
-            above = mine if j in comps_set else above + mine  # a compaction starts the replay again
-            state[j] = above
-        return state[i]
-
-    comps_set, sys_rows = set(comps), set(systems)
+    rows = _Rows(table, lines, dialect)
     est: dict[int, int | None] = {}
     action: dict[int, str | None] = {}
     sys_est: dict[int, int | None] = {}
-    for i in edits:
-        e = entry.get(i)
-        action[i], est[i] = _edit(e, entry.get(last_row.get(getattr(e, "target_id", None))))  # type: ignore[arg-type]
-    for i in sorted(marked):
-        own = _system(entry.get(i))
-        if i in sys_rows and own is not None:
+    for i in rows.edits:
+        e = rows.entry.get(i)
+        action[i], est[i] = _edit(e, rows.entry.get(rows.last_row.get(getattr(e, "target_id", None))))  # type: ignore[arg-type]
+    replay = _SystemReplay(rows)
+    for i in sorted(rows.marked):
+        own = _system(rows.entry.get(i))
+        if i in rows.systems and own is not None:
             est[i] = estimate_tokens(own)
-        current = current_system_message(replayed(i)) if own is not None else None
+        current = current_system_message(replay.at(i)) if own is not None else None
         sys_est[i] = estimate_tokens(current) if current is not None else None
     out = table
     for name, values in (("est_tokens", est), ("edit_action", action), ("system_est_tokens", sys_est)):
