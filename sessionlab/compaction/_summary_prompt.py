@@ -7,6 +7,9 @@ tags and asks with the slightly longer update prompt; the previous summary is pa
 being summarised, so the replay counts it with the messages). :data:`SUMMARY_PROMPT_TOKENS` is the
 fixed part, estimated the way pi estimates text (``ceil(chars / 4)`` per message): the one number
 the simulation adds to the summarised tokens for a summary call's prompt.
+
+The two prompt texts are pi's (MIT License, Copyright (c) 2025 Mario Zechner; the full notice is
+``tests/data/pi/real/LICENSE-pi-mono``), quoted so their size is counted exactly.
 """
 
 from __future__ import annotations
