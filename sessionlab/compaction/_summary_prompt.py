@@ -8,8 +8,8 @@ being summarised, so the replay counts it with the messages). :data:`SUMMARY_PRO
 fixed part, estimated the way pi estimates text (``ceil(chars / 4)`` per message): the one number
 the simulation adds to the summarised tokens for a summary call's prompt.
 
-The two prompt texts are pi's (MIT License, Copyright (c) 2025 Mario Zechner; the full notice is
-``tests/data/pi/real/LICENSE-pi-mono``), quoted so their size is counted exactly.
+The two prompt texts are pi's (MIT License, Copyright (c) 2025 Mario Zechner; the notice is at the end of this module),
+quoted so their size is counted exactly.
 """
 
 from __future__ import annotations
@@ -67,3 +67,28 @@ CONVERSATION_WRAPPER = "<conversation>\n" + "\n</conversation>\n\n"
 #: estimated tokens of a summary call's prompt besides the summarised messages
 SUMMARY_PROMPT_TOKENS: int = (math.ceil(len(SUMMARIZATION_SYSTEM_PROMPT) / 4)
                               + math.ceil((len(CONVERSATION_WRAPPER) + len(SUMMARIZATION_PROMPT)) / 4))
+
+
+# pi's licence, for the two prompt texts above:
+#
+# MIT License
+#
+# Copyright (c) 2025 Mario Zechner
+#
+# Permission is hereby granted, free of charge, to any person obtaining a copy
+# of this software and associated documentation files (the "Software"), to deal
+# in the Software without restriction, including without limitation the rights
+# to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+# copies of the Software, and to permit persons to whom the Software is
+# furnished to do so, subject to the following conditions:
+#
+# The above copyright notice and this permission notice shall be included in all
+# copies or substantial portions of the Software.
+#
+# THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+# IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+# FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+# AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+# LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+# OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+# SOFTWARE.
