@@ -160,6 +160,8 @@ def test_branch_explorer_is_bounded(lab):
                                         ("usage-dashboard", "plot")])
 def test_figures_are_wide_and_sharp(lab, widget, out):
     img = lab.locator(f".sessionlab-{widget} .sessionlab-{out} img").first
+    # the widget draws its figure after the kernel answers: wait until the image has arrived
+    lab.wait_for_function("e => e.complete && e.naturalWidth > 0", arg=img.element_handle(), timeout=30_000)
     area = rect(lab.locator(f".sessionlab-{widget}").first)
     natural, shown = img.evaluate("e => [e.naturalWidth, e.getBoundingClientRect().width]")
     assert shown >= 0.85 * area["width"], (shown, area["width"])
