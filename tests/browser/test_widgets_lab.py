@@ -159,9 +159,13 @@ def test_branch_explorer_is_bounded(lab):
 @pytest.mark.parametrize("widget,out", [("branch-explorer", "tree"), ("compaction-lab", "plot"),
                                         ("usage-dashboard", "plot")])
 def test_figures_are_wide_and_sharp(lab, widget, out):
-    img = lab.locator(f".sessionlab-{widget} .sessionlab-{out} img").first
-    # the widget draws its figure after the kernel answers: wait until the image has arrived
-    lab.wait_for_function("e => e.complete && e.naturalWidth > 0", arg=img.element_handle(), timeout=30_000)
+    selector = f".sessionlab-{widget} .sessionlab-{out} img"
+    img = lab.locator(selector).first
+    # the widget draws its figure after the kernel answers (and may replace it once): wait until
+    # the image shown has arrived and is laid out
+    lab.wait_for_function("s => { const e = document.querySelector(s);"
+                          " return !!e && e.complete && e.naturalWidth > 0 && e.getBoundingClientRect().width > 0 }",
+                          arg=selector, timeout=30_000)
     area = rect(lab.locator(f".sessionlab-{widget}").first)
     natural, shown = img.evaluate("e => [e.naturalWidth, e.getBoundingClientRect().width]")
     assert shown >= 0.85 * area["width"], (shown, area["width"])
