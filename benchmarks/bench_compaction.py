@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from bench_contexts import machine
-from bench_loaders import m_duckdb
+from bench_loaders import duckdb_read
 
 # every load here is a cold one: the loaders' cache (on by default) would serve repeated runs
 os.environ["SESSIONLAB_CACHE_DIR"] = ""
@@ -120,7 +120,7 @@ def main() -> int:
     pols = grid()
     assert len(pols) == 100, len(pols)
     # best of three for each step (this shared VM's timings vary by 10-30%)
-    duck_s = best_of(3, lambda: m_duckdb(files))
+    duck_s = best_of(3, lambda: duckdb_read(files))
     load_s = best_of(3, lambda: entries_table(files, on_bad_lines="skip"))
     sim_s = calls_s = float("inf")
     for _ in range(3):  # cold: a freshly loaded table, every per-table array built inside the timed call

@@ -32,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from bench_compaction import grid  # noqa: E402
 from bench_contexts import machine  # noqa: E402
-from bench_loaders import FIELDS, files_of  # noqa: E402
+from bench_loaders import duckdb_read, files_of  # noqa: E402
 
 FRESH = """
 import os, sys, time
@@ -49,16 +49,6 @@ TARGETS = {"entries_table": 0.8, "load + sessions": 0.8, "contexts(at='calls')":
            "find_cut_points(at='calls')": 0.3, "usage_by(day, model; tz)": 0.1, "branch_costs": 0.1,
            "cache_efficiency": 0.1, "simulate_compaction, sessions table": 1.0,
            "simulate_compaction + calls table": 2.0}
-
-
-def duckdb_read(files: list[str]) -> int:
-    """The reference: every field a table needs, typed, straight into Arrow (no projection of nested
-    fields, which costs DuckDB more than the read itself)."""
-    import duckdb
-    con = duckdb.connect()
-    con.execute(f"SET threads={os.cpu_count()}")
-    q = "SELECT * FROM read_json($files, format='newline_delimited', columns=$cols, filename=true)"
-    return con.sql(q, params={"files": files, "cols": FIELDS}).to_arrow_table().num_rows
 
 
 def steps(policies):

@@ -7,7 +7,7 @@ Run from the repository root (the corpora of bench_loaders.py):
 
 In one process: each step runs on a freshly loaded table (nothing cached from an earlier call;
 the previous table is released before the load, so freeing it is not timed), best of
-``--rounds``, next to DuckDB's ``read_json`` of the same files (bench_loaders.m_duckdb), whose
+``--rounds``, next to DuckDB's ``read_json`` of the same files (bench_loaders.duckdb_read), whose
 best time is the unit of the ratios. The forest build (the parent/chain arrays the branch
 functions share) is also timed on its own, on a fresh table.
 """
@@ -25,7 +25,7 @@ os.environ["SESSIONLAB_CACHE_DIR"] = ""  # cold loads
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_loaders import files_of, m_duckdb  # noqa: E402
+from bench_loaders import duckdb_read, files_of  # noqa: E402
 
 
 def _forest():
@@ -57,7 +57,7 @@ def main() -> None:
 
     files = files_of(args.corpus)
     best: dict[str, float] = {}
-    duck = min(_timed(lambda: m_duckdb(files)) for _ in range(args.rounds))
+    duck = min(_timed(lambda: duckdb_read(files)) for _ in range(args.rounds))
     for _ in range(args.rounds):
         for name, fn in steps().items():
             _forest().clear_caches()
