@@ -160,14 +160,14 @@ def test_branch_explorer_is_bounded(lab):
                                         ("usage-dashboard", "plot")])
 def test_figures_are_wide_and_sharp(lab, widget, out):
     selector = f".sessionlab-{widget} .sessionlab-{out} img"
-    img = lab.locator(selector).first
-    # the widget draws its figure after the kernel answers (and may replace it once): wait until
-    # the image shown has arrived and is laid out
-    lab.wait_for_function("s => { const e = document.querySelector(s);"
-                          " return !!e && e.complete && e.naturalWidth > 0 && e.getBoundingClientRect().width > 0 }",
-                          arg=selector, timeout=30_000)
+    # the widget draws its figure after the kernel answers and may replace it: measure the image
+    # shown once it has arrived and is laid out, in the same step (a replaced one has no size)
+    sizes = lab.wait_for_function("s => { const e = document.querySelector(s);"
+                                  " return e && e.complete && e.naturalWidth > 0 && e.getBoundingClientRect().width > 0"
+                                  " ? [e.naturalWidth, e.getBoundingClientRect().width] : null }",
+                                  arg=selector, timeout=30_000)
+    natural, shown = sizes.json_value()
     area = rect(lab.locator(f".sessionlab-{widget}").first)
-    natural, shown = img.evaluate("e => [e.naturalWidth, e.getBoundingClientRect().width]")
     assert shown >= 0.85 * area["width"], (shown, area["width"])
     assert natural >= 1.3 * shown  # more than one image pixel per screen pixel
 
