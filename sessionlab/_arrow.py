@@ -11,7 +11,11 @@ only the ``*_df`` views import pandas.
   Arrow type of that width (``timestamp``, ``date32``...) given as ``type``;
 - :func:`arrow_indices`: row numbers as int64 (nulls where ``mask``), for ``take``;
 - :func:`scalar`: an Arrow scalar for a compute function's Python argument;
-- :func:`to_numpy`: the other way, an Arrow column of numbers or booleans as NumPy.
+- :func:`to_numpy`: the other way, an Arrow column of numbers or booleans as NumPy, and
+  :func:`valid_mask` where any column is not null;
+- :data:`compute`: ``pyarrow.compute``, imported on first use. Its import builds a Python wrapper
+  per compute function (~30 ms, a tenth of a first load); the loader's modules use this name, so
+  a load the C scanner does alone never imports it.
 """
 
 from __future__ import annotations
@@ -23,7 +27,22 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["strings", "const_strings", "from_numpy", "arrow_indices", "scalar", "to_numpy", "validity"]
+__all__ = ["strings", "const_strings", "from_numpy", "arrow_indices", "scalar", "to_numpy", "validity", "valid_mask",
+           "compute"]
+
+
+class _Compute:
+    """``pyarrow.compute`` on first use (each name is looked up once, then kept here)."""
+
+    def __getattr__(self, name: str) -> Any:
+        import pyarrow.compute
+
+        value = getattr(pyarrow.compute, name)
+        setattr(self, name, value)
+        return value
+
+
+compute: Any = _Compute()
 
 
 def validity(valid: np.ndarray) -> tuple[pa.Buffer | None, int]:
@@ -96,7 +115,7 @@ def arrow_indices(rows: Any, mask: Any = None) -> pa.Array:
                       type=pa.int64())
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=256, typed=True)  # (typed: 0, 0.0 and False are equal keys otherwise)
 def _scalar(value: Any, type: pa.DataType | None) -> pa.Scalar:  # noqa: A002
     if value is None:
         return pa.nulls(1, type or pa.null())[0]
@@ -158,3 +177,19 @@ def _chunk_to_numpy(c: pa.Array, fill: Any, dtype: Any) -> np.ndarray:
     if c.null_count:
         data = np.where(_bits(bufs[0], off, n), data, np.asarray(fill).astype(dtype))
     return data
+
+
+def valid_mask(col: Any) -> np.ndarray:
+    """Where an Arrow array or chunked array (of any type) is not null, as NumPy booleans."""
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    parts = []
+    for c in chunks:
+        if c.null_count == 0:
+            parts.append(np.ones(len(c), np.bool_))
+        elif c.null_count == len(c):
+            parts.append(np.zeros(len(c), np.bool_))
+        else:
+            parts.append(_bits(c.buffers()[0], c.offset, len(c)))
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.zeros(0, np.bool_)

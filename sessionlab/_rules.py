@@ -22,11 +22,31 @@ from typing import Literal
 
 from .errors import OptionError
 
-__all__ = ["Rules", "RULES", "DEFAULT_RULES", "PiRules", "pi_rules", "check_rules", "session_name"]
+__all__ = ["Rules", "RULES", "DEFAULT_RULES", "PiRules", "pi_rules", "check_rules", "session_name", "CHARS_PER_TOKEN",
+           "IMAGE_CHARS", "ROLE_CHARS"]
 
 Rules = Literal["pi-1.6", "pi-0.58"]
 RULES: tuple[str, ...] = ("pi-1.6", "pi-0.58")
 DEFAULT_RULES: Rules = "pi-1.6"
+
+# pi's token rule as data (applied by sessionlab.tokens, the C scanner and the msgspec path)
+CHARS_PER_TOKEN = 4
+IMAGE_CHARS = 4800  # what pi counts for an image block in tool results and custom messages
+
+#: pi's per-role character rule: the parts of a message whose characters add up to ``chars``
+#: (``content``: a string content, or its text blocks; ``images``: :data:`IMAGE_CHARS` per image
+#: block, in user messages from pi 1.6 on; ``toolCall``: name + ``JSON.stringify(arguments)``;
+#: ``sections`` and ``toolsAdded``: pi 1.6's system message). Any other role counts 0.
+ROLE_CHARS: dict[str, tuple[str, ...]] = {
+    "user": ("content", "images"),
+    "toolResult": ("content", "images"),
+    "custom": ("content", "images"),
+    "assistant": ("text", "thinking", "toolCall"),
+    "bashExecution": ("command", "output"),
+    "branchSummary": ("summary",),
+    "compactionSummary": ("summary",),
+    "system": ("content", "images", "sections", "toolsAdded"),
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,6 +74,7 @@ typedef struct {
     int64_t name_entry; /* the last session_info, if its name is a string; else -1 */
     SVal name;
     int64_t leaf_count;
+    int64_t cross_rows; /* rows whose values need other lines of the file (tables/_pi16.py) */
 } FileFacts;
 
 /* Scan one file into the columns; -1 (with p->why) refuses it. Runs without the GIL. */
@@ -123,6 +124,9 @@ static int scan_file(Scanner *sc, FileFacts *ff) {
             ff->name_entry = e.name.kind == V_STR ? ff->n : -1;
             ff->name = e.name;
         }
+        if (t == T_CONTEXT_EDIT || (t == T_COMPACTION && e.has_system_message) ||
+            (t == T_MESSAGE && e.msg_kind == V_OBJ && e.m.role.kind == V_STR && sv_eq(p, &e.m.role, "system")))
+            ff->cross_rows++;
         Link lk = {e.id, e.parent};
         if (buf_put(&sc->links, &lk, sizeof lk)) FAIL(p, "out of memory");
         if (emit_entry(sc, &e, t, line, (int32_t)ff->n)) {
@@ -226,10 +230,11 @@ static PyObject *sval_obj(const P *p, const SVal *s) {
 }
 
 PyDoc_STRVAR(add_doc,
-"add(data: bytes) -> tuple | str\n\n"
+"add(data: bytes-like) -> tuple | str\n\n"
 "Scan one file's bytes and append its rows. Returns (entries, blocks, session_id, cwd,\n"
-"parent_session, header_timestamp, name, leaf_id, leaf_count), or the reason (a str) when the\n"
-"file is refused, in which case nothing of it is kept.");
+"parent_session, header_timestamp, name, leaf_id, leaf_count, cross_rows), or the reason (a str)\n"
+"when the file is refused, in which case nothing of it is kept. cross_rows counts the context\n"
+"edits, system messages and compactions with a systemMessage: their values need other lines.");
 
 static PyObject *Scanner_add(Scanner *self, PyObject *arg) {
     Py_buffer view;
@@ -275,9 +280,10 @@ static PyObject *Scanner_add(Scanner *self, PyObject *arg) {
         const Link *links = (const Link *)self->links.p;
         PyObject *leaf = ff.n ? sval_obj(p, &links[ff.n - 1].id) : (Py_INCREF(Py_None), Py_None);
         PyObject *name = ff.name_entry >= 0 ? sval_obj(p, &ff.name) : (Py_INCREF(Py_None), Py_None);
-        out = Py_BuildValue("(LLNNNNNNL)", (long long)ff.n, (long long)(self->block_rows - brows0),
+        out = Py_BuildValue("(LLNNNNNNLL)", (long long)ff.n, (long long)(self->block_rows - brows0),
                             sval_obj(p, &ff.header.id), sval_obj(p, &ff.header.cwd), sval_obj(p, &ff.header.parent_session),
-                            sval_obj(p, &ff.header.timestamp), name, leaf, (long long)ff.leaf_count);
+                            sval_obj(p, &ff.header.timestamp), name, leaf, (long long)ff.leaf_count,
+                            (long long)ff.cross_rows);
     }
     p->base = p->p = p->end = NULL;
     self->busy = 0;
@@ -404,9 +410,96 @@ fail:
     return -1;
 }
 
+/* One of pi's timestamps (JavaScript's toISOString: 2026-01-15T10:00:38.500Z, 0-3 fraction digits)
+ * as Unix milliseconds, as Python's datetime.fromisoformat reads it; 0 for any other form or for a
+ * date that does not exist (year 0, February 30, 24:00, second 60), which Python then parses. */
+static int pi_timestamp_ms(const unsigned char *s, size_t n, int64_t *out) {
+    static const char form[] = "dddd-dd-ddTdd:dd:dd";
+    if (n < 20 || n > 24 || s[n - 1] != 'Z') return 0;
+    for (size_t i = 0; i < 19; i++)
+        if (form[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != (unsigned char)form[i]) return 0;
+    int64_t frac = 0;
+    if (n > 20) {
+        if (s[19] != '.' || n == 21) return 0;
+        for (size_t i = 20; i < n - 1; i++) {
+            if (s[i] < '0' || s[i] > '9') return 0;
+            frac = frac * 10 + (s[i] - '0');
+        }
+        for (size_t i = n - 1; i < 23; i++) frac *= 10; /* .5 is 500 ms */
+    }
+#define D2(i) ((s[i] - '0') * 10 + (s[i + 1] - '0'))
+    int64_t y = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + D2(2), m = D2(5), d = D2(8);
+    int64_t hh = D2(11), mm = D2(14), ss = D2(17);
+#undef D2
+    static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    if (y < 1 || m < 1 || m > 12 || d < 1 || d > mdays[m - 1] + (m == 2 && leap) || hh > 23 || mm > 59 || ss > 59)
+        return 0;
+    /* days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil) */
+    int64_t yy = m <= 2 ? y - 1 : y;
+    int64_t era = (yy >= 0 ? yy : yy - 399) / 400;
+    int64_t yoe = yy - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    int64_t days = era * 146097 + doe - 719468;
+    *out = ((days * 24 + hh) * 60 + mm) * 60000 + ss * 1000 + frac;
+    return 1;
+}
+
+
+PyDoc_STRVAR(pi_timestamps_doc,
+"pi_timestamps(ends, data, valid) -> (ms, ok)\n\n"
+"A string column's buffers (int32 end offsets, bytes, one validity byte per row, as finish()\n"
+"gives them) read as pi's timestamps: int64 Unix milliseconds and one byte per row, 1 where the\n"
+"value has pi's form (2026-01-15T10:00:38.500Z) and is a real date, else 0 (the caller parses\n"
+"those rows its own way).");
+
+static PyObject *pi_timestamps(PyObject *mod, PyObject *args) {
+    Py_buffer ends, data, valid;
+    (void)mod;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &ends, &data, &valid)) return NULL;
+    PyObject *ms = NULL, *ok = NULL, *out = NULL;
+    Py_ssize_t n = valid.len;
+    const int32_t *e = (const int32_t *)ends.buf;
+    int bad = ends.len != n * 4;
+    for (Py_ssize_t i = 0; !bad && i < n; i++) /* offsets rise and stay inside the data */
+        bad = e[i] < (i ? e[i - 1] : 0) || e[i] > data.len;
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "pi_timestamps: offsets do not match the data");
+        goto done;
+    }
+    ms = PyBytes_FromStringAndSize(NULL, n * 8);
+    ok = PyBytes_FromStringAndSize(NULL, n);
+    if (!ms || !ok) goto done;
+    int64_t *m = (int64_t *)PyBytes_AS_STRING(ms);
+    char *k = PyBytes_AS_STRING(ok);
+    const unsigned char *d = (const unsigned char *)data.buf, *v = (const unsigned char *)valid.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t a = i ? e[i - 1] : 0;
+        m[i] = 0;
+        k[i] = (char)(v[i] && pi_timestamp_ms(d + a, (size_t)(e[i] - a), &m[i]));
+    }
+    Py_END_ALLOW_THREADS
+    out = PyTuple_Pack(2, ms, ok);
+done:
+    Py_XDECREF(ms);
+    Py_XDECREF(ok);
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&valid);
+    return out;
+}
+
+static PyMethodDef module_methods[] = {
+    {"pi_timestamps", pi_timestamps, METH_VARARGS, pi_timestamps_doc},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef scan_module = {
     PyModuleDef_HEAD_INIT, "_scan",
-    "Native scanner of clean pi v3 session files (the loader's fast path).", -1, NULL, NULL, NULL, NULL, NULL,
+    "Native scanner of clean pi v3 session files (the loader's fast path).", -1, module_methods, NULL, NULL, NULL,
+    NULL,
 };
 
 PyMODINIT_FUNC PyInit__scan(void) {

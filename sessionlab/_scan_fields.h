@@ -71,6 +71,7 @@ typedef struct {
     int msg_kind;
     Msg m;
     int has_parent_id_key, has_parent_snake_key;
+    int has_system_message; /* a compaction's systemMessage key (pi 1.6; skipped, resolved in Python) */
     uint32_t seen;
 } Ent;
 
@@ -337,6 +338,7 @@ static int read_entry(P *p, Ent *e) {
         else if (KEY("kind")) { ONCE(e->seen, 22); if (read_str(p, &e->kind, 1)) return -1; }
         else if (KEY("model")) { ONCE(e->seen, 23); if (read_str(p, &e->model, 1)) return -1; }
         else if (KEY("parent_id")) { e->has_parent_snake_key = 1; if (skip_value(p, 1)) return -1; }
+        else if (KEY("systemMessage")) { e->has_system_message = 1; if (skip_value(p, 1)) return -1; }
         else if (skip_value(p, 1)) return -1;
     });
     return 0;

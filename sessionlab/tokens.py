@@ -5,7 +5,9 @@
   tool results and custom messages, and in user messages from pi 1.6 on; tool calls counted as
   ``name`` + ``JSON.stringify(arguments)``; pi 1.6's system messages as content + sections +
   ``JSON.stringify(toolsAdded)``).
-- :data:`ROLE_CHARS` states the per-role rule as data: the loaders' fast paths (the C scanner
+- :data:`ROLE_CHARS` states the per-role rule as data (with :data:`CHARS_PER_TOKEN` and
+  :data:`IMAGE_CHARS` it is defined in :mod:`sessionlab._rules`, which imports no object model,
+  and re-exported here): the loaders' fast paths (the C scanner
   ``sessionlab._scan`` and :mod:`sessionlab.tables._fast`) apply it without building messages, and
   the tests check that they agree with this module (the scanner exports its own table and
   constants, compared with these at import and in ``tests/test_tokens.py``).
@@ -31,7 +33,7 @@ from functools import lru_cache
 from typing import Any
 
 from ._jsjson import js_len, js_stringify
-from ._rules import DEFAULT_RULES, Rules, pi_rules
+from ._rules import CHARS_PER_TOKEN, DEFAULT_RULES, IMAGE_CHARS, ROLE_CHARS, Rules, pi_rules
 from .model import messages as M
 from .model.content import ImageContent, TextContent, ThinkingContent, ToolCall
 
@@ -48,25 +50,6 @@ __all__ = [
     "calculate_context_tokens",
     "is_usage_source",
 ]
-
-CHARS_PER_TOKEN = 4
-IMAGE_CHARS = 4800  # what pi counts for an image block in tool results and custom messages
-
-#: pi's per-role character rule: the parts of a message whose characters add up to ``chars``
-#: (``content``: a string content, or its text blocks; ``images``: :data:`IMAGE_CHARS` per image
-#: block, in user messages from pi 1.6 on; ``toolCall``: name + ``JSON.stringify(arguments)``;
-#: ``sections`` and ``toolsAdded``: pi 1.6's system message). Any other role counts 0.
-ROLE_CHARS: dict[str, tuple[str, ...]] = {
-    "user": ("content", "images"),
-    "toolResult": ("content", "images"),
-    "custom": ("content", "images"),
-    "assistant": ("text", "thinking", "toolCall"),
-    "bashExecution": ("command", "output"),
-    "branchSummary": ("summary",),
-    "compactionSummary": ("summary",),
-    "system": ("content", "images", "sections", "toolsAdded"),
-}
-
 
 def _tokens(chars: int) -> int:
     return math.ceil(chars / CHARS_PER_TOKEN)

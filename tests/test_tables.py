@@ -314,13 +314,16 @@ def test_generated_corpus_if_available(tmp_path):
 
 
 def test_a_first_table_imports_only_the_loader():
-    """``import sessionlab`` then a pi table: no analysis, compaction, plotting or widget module,
-    no Claude Code / Codex reader and no Parquet (each is imported when first used)."""
-    clean = [str(p) for p in CLEAN_V3[:3]]
+    """``import sessionlab`` then a table of files the C scanner takes: no analysis, compaction,
+    plotting or widget module, no Claude Code / Codex reader, no Parquet, and not the object model
+    or the slower loader paths built on it (each is imported when first used)."""
+    clean = [str(p) for p in CLEAN_V3 if isinstance(_native._scan.Scanner().add(p.read_bytes()), tuple)][:3]
     code = ("import sys, sessionlab; sessionlab.entries_table(" + repr(clean) + ");"
             "bad = [m for m in ('sessionlab.analysis', 'sessionlab.compaction', 'sessionlab.plotting',"
             " 'sessionlab.widgets', 'sessionlab.synth', 'sessionlab.io.claude', 'sessionlab.io.codex',"
-            " 'pyarrow.parquet', 'pandas') if m in sys.modules];"
+            " 'pyarrow.parquet', 'pandas', 'sessionlab.model', 'sessionlab.context', 'sessionlab.tokens',"
+            " 'sessionlab.io.reader', 'sessionlab.io.dialects', 'sessionlab.tables._fast',"
+            " 'sessionlab.tables._objects', 'msgspec', 'multiprocessing') if m in sys.modules];"
             "assert not bad, bad")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]

@@ -11,17 +11,24 @@ import json
 import locale
 import math
 import os
+import re
 import shutil
 import subprocess
 import threading
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sessionlab import synth
+from sessionlab.context import iso_to_ms
 from sessionlab.tables import _file, _load, _native, blocks_table, entries_table, issues_table, sessions_table
+from sessionlab.tables._arrays import parse_timestamps
+from sessionlab.tables._schema import TIMESTAMP
 from tests._native_cases import (
     ACCEPTED,
     BASIC,
@@ -105,6 +112,53 @@ def test_pi16_sample_files_take_the_fast_paths(path, monkeypatch):
     monkeypatch.setenv("SESSIONLAB_NATIVE", "0")
     (res,) = _file.load_chunk([str(path)], True)
     assert res.fast and res.issues == []
+
+
+def _cross_rows(data: bytes) -> int:
+    """The rows whose values need other lines of their file, counted from the raw lines: context
+    edits, system messages, and compactions that carry a systemMessage."""
+    n = 0
+    for line in data.splitlines()[1:]:
+        obj = json.loads(line) if line.strip() else {}
+        msg = obj.get("message")
+        n += (obj.get("type") == "context_edit" or (obj.get("type") == "compaction" and "systemMessage" in obj)
+              or (obj.get("type") == "message" and isinstance(msg, dict) and msg.get("role") == "system"))
+    return n
+
+
+@needs_scan
+def test_scanner_counts_the_rows_that_need_other_lines():
+    """``add`` ends with that count: the batch keeps a copy of a file's bytes only when it is not 0."""
+    counts = {p.name: (info[-1], _cross_rows(p.read_bytes())) for p in DATA_FILES
+              if isinstance(info := scan(p.read_bytes()), tuple)}
+    assert all(got == want for got, want in counts.values()), counts
+    assert sum(1 for got, _ in counts.values() if got) >= 8 and sum(1 for got, _ in counts.values() if not got) >= 8
+
+
+def test_read_buffer_reads_whole_files_of_any_size(tmp_path):
+    """One buffer serves files larger and smaller than the one before (a view is valid until the
+    next read)."""
+    files = [tmp_path / f"{i}.jsonl" for i in range(3)]
+    for f, size in zip(files, (300_000, 5, 1_000_000)):
+        f.write_bytes(bytes(range(256)) * (size // 256) + b"x" * (size % 256))
+    buffer = _file.ReadBuffer()
+    for f in files:
+        with open(f, "rb") as fh:
+            assert bytes(buffer.read(fh, fh.read(7))) == f.read_bytes()
+    assert len(buffer.buf) > 1_000_000  # (the last file needed a larger buffer)
+
+
+def test_read_buffer_reads_a_file_that_grew(tmp_path, monkeypatch):
+    """A file longer than its size said a moment before is read to its end."""
+    f = tmp_path / "grew.jsonl"
+    f.write_bytes(b"y" * 100_000)
+
+    class Small:
+        st_size = 10
+
+    monkeypatch.setattr(_file.os, "fstat", lambda fd: Small)
+    with open(f, "rb") as fh:
+        assert bytes(_file.ReadBuffer().read(fh, fh.read(3))) == f.read_bytes()
 
 
 # ------------------------------------------------------------------ 3. generated sessions
@@ -321,6 +375,40 @@ def test_timestamps_do_not_depend_on_the_batch(tmp_path):
     (tmp_path / "a.jsonl").write_bytes(pi_file(*START, user() | {"timestamp": "0000-01-01T00:00:00Z"}))
     (tmp_path / "b.jsonl").write_bytes(b"\xef\xbb\xbf" + pi_file(*START, user() | {"timestamp": "2026-01-05T10:00:00.1234Z"}))
     assert_native_agrees(tmp_path)
+
+
+_TIMESTAMP_PARTS = (st.integers(0, 10_000), st.integers(0, 13), st.integers(0, 32), st.integers(0, 24),
+                    st.integers(0, 60), st.integers(0, 60), st.sampled_from(["", ".", ".5", ".05", ".123", ".1234"]),
+                    st.sampled_from(["Z", "Z", "", "+00:00", "-01:30", "z"]), st.sampled_from(["T", "T", " "]))
+
+
+@needs_scan
+@given(*_TIMESTAMP_PARTS)
+def test_scanner_timestamps_are_iso_to_ms(year, month, day, hour, minute, second, frac, zone, sep):
+    """The scanner's reading of a timestamp is ``iso_to_ms``'s wherever it reads one, and it reads
+    every value of pi's own form that is a real date (the others are left to Python)."""
+    text = f"{year:04d}-{month:02d}-{day:02d}{sep}{hour:02d}:{minute:02d}:{second:02d}{frac}{zone}"
+    raw = text.encode()
+    ms, ok = _scan.pi_timestamps(len(raw).to_bytes(4, "little"), raw, b"\x01")
+    want = iso_to_ms(text)
+    pi_form = re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,3})?Z", text)
+    assert ok == (b"\x01" if pi_form and want is not None else b"\x00"), text
+    if ok == b"\x01":
+        assert int.from_bytes(ms, "little", signed=True) == want, text
+
+
+@needs_scan
+def test_scanner_timestamps_of_other_forms_are_parsed_in_python():
+    """A batch's timestamps equal parse_timestamps (every path's reference), odd forms and nulls
+    included."""
+    values = ["2026-01-05T10:00:00.123Z", None, "2026-01-05 10:00:00", "2026-01-05T10:00:00+02:00",
+              "2026-02-30T00:00:00Z", "0000-01-01T00:00:00Z", "2026-01-05T10:00:00.1234Z", "x"]
+    arr = pa.array(values, pa.string())
+    ends = np.frombuffer(arr.buffers()[1], np.int32)[1:].tobytes()
+    valid = bytes(v is not None for v in values)
+    got = _native._timestamps(("timestamp", ends, arr.buffers()[2].to_pybytes(), valid), TIMESTAMP)
+    assert got.equals(parse_timestamps(values))
+    assert got.null_count == 4
 
 
 @needs_scan

@@ -15,11 +15,12 @@ ones; a known key whose value is ``null`` (pi writes absent ones by omitting the
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from ..model import content as C
 from ..model import entries as E
 from ..model import messages as M
+from .formats import HEAD_LINES, Dialect, detect_dialect
 
 __all__ = [
     "Dialect",
@@ -30,9 +31,9 @@ __all__ = [
     "message_from_dict",
     "message_to_dict",
     "detect_dialect",
+    "HEAD_LINES",
 ]
 
-Dialect = Literal["pi", "seed"]
 
 # kinds: v (value as is), null (value as is, None written as null), blocks, content (str or blocks),
 # usage, cost, message, messages, strs
@@ -362,34 +363,3 @@ def entry_to_dict(e: E.SessionEntry, dialect: Dialect = "pi") -> dict:
 
 def header_to_dict(h: E.SessionHeader, dialect: Dialect = "pi") -> dict:
     return _build(h, _HEADER, dialect, ("type", "session"))
-
-
-_SEED_MARKERS = frozenset({"parent_id", "parent_session", "metadata", "model_id", "thinking_level",
-                           "first_kept_entry_id", "tokens_before", "from_id", "target_id",
-                           "custom_type", "active_tool_names", "retained_tail"})
-_PI_MARKERS = frozenset({"parentId", "parentSession", "modelId", "thinkingLevel",
-                         "firstKeptEntryId", "firstKeptEntryIndex", "tokensBefore", "fromId",
-                         "targetId", "customType", "branchedFrom"})
-
-
-#: the lines at the head of a file whose objects :func:`detect_dialect` looks at (the header and 20
-#: entries); the C scanner's ``HEAD_LINES`` must agree (checked by ``tests/test_tokens.py``)
-HEAD_LINES = 21
-
-
-def detect_dialect(objects: list[dict]) -> Dialect:
-    """``"seed"`` if the objects use the seed's snake_case keys, else ``"pi"``.
-
-    The entries' parent key decides (``parent_id`` vs ``parentId``); failing that, the count of
-    dialect-specific keys over the objects given (pi's default when tied).
-    """
-    seed = pi = 0
-    for d in objects:
-        if "parent_id" in d:
-            return "seed"
-        if "parentId" in d:
-            return "pi"
-        keys = d.keys()
-        seed += len(_SEED_MARKERS.intersection(keys))
-        pi += len(_PI_MARKERS.intersection(keys))
-    return "seed" if seed > pi else "pi"

@@ -4,7 +4,8 @@ Every file is one of: a pi session (v1-v4, or the seed's snake_case dialect: a `
 header first), a Claude Code transcript (``~/.claude/projects/**.jsonl``: lines with
 ``uuid``/``parentUuid``/``sessionId``, or the ``summary`` / ``file-history-snapshot`` lines such
 files start with), or a Codex rollout (``{"timestamp", "type", "payload"}`` lines, ``session_meta``
-first). :func:`detect_agent` decides from the first bytes of the file.
+first). :func:`detect_agent` decides from the first bytes of the file, and
+:func:`detect_dialect` whether a pi file uses pi's camelCase keys or the seed's snake_case ones.
 
 :func:`iter_lines` yields a file's lines from fixed-size reads; a line longer than ``max_line``
 bytes (Claude Code's ``file-history-snapshot`` lines reach 700 MB) is streamed past, keeping only
@@ -19,9 +20,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
 
-from .reader import LineIssue
+from .issues import LineIssue
 
-__all__ = ["Agent", "AGENTS", "detect_agent", "iter_lines", "AgentFile", "HEAD_BYTES", "MAX_LINE"]
+__all__ = ["Agent", "AGENTS", "detect_agent", "iter_lines", "AgentFile", "HEAD_BYTES", "MAX_LINE", "Dialect",
+           "detect_dialect", "HEAD_LINES"]
 
 Agent = Literal["pi", "claude-code", "codex"]
 AGENTS: tuple[Agent, ...] = ("pi", "claude-code", "codex")
@@ -53,6 +55,18 @@ def _classify(obj: Any) -> Agent | None:
     return None
 
 
+def _complete_lines(head: bytes, most: int) -> Iterator[bytes]:
+    """The first ``most`` lines of ``head`` that end with a newline (found one at a time: the
+    first line decides for almost every file)."""
+    pos = 0
+    for _ in range(most):
+        end = head.find(b"\n", pos)
+        if end < 0:
+            return
+        yield head[pos:end]
+        pos = end + 1
+
+
 def detect_agent(head: bytes) -> Agent:
     """The agent of a file from its first bytes (:data:`HEAD_BYTES` are enough).
 
@@ -66,9 +80,7 @@ def detect_agent(head: bytes) -> Agent:
         >>> detect_agent(b'{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{}}\\n')
         'codex'
     """
-    lines = head.split(b"\n")
-    complete = lines[:-1] if len(lines) > 1 else []
-    for ln in complete[:20]:
+    for ln in _complete_lines(head, 20):
         s = ln.strip()
         if not s:
             continue
@@ -81,7 +93,7 @@ def detect_agent(head: bytes) -> Agent:
             return agent
         if isinstance(obj, dict):
             break  # an object of no known agent: pi's reader reports it
-    start = lines[0] if not complete else b""
+    start = head if b"\n" not in head else b""
     if start:  # a first line longer than the head: its start
         m = _TYPE_RE.search(start[:4096])
         if m is not None:
@@ -160,3 +172,38 @@ class AgentFile:
     issues: list[LineIssue] = field(default_factory=list)
     # the totals of every token_count of a Codex file (fork replays are matched against them)
     codex_totals: list[tuple] = field(default_factory=list)
+
+
+# -- pi's two dialects: pi's camelCase keys or the seed's snake_case ones (see .dialects) ------------
+
+Dialect = Literal["pi", "seed"]
+
+_SEED_MARKERS = frozenset({"parent_id", "parent_session", "metadata", "model_id", "thinking_level",
+                           "first_kept_entry_id", "tokens_before", "from_id", "target_id",
+                           "custom_type", "active_tool_names", "retained_tail"})
+_PI_MARKERS = frozenset({"parentId", "parentSession", "modelId", "thinkingLevel",
+                         "firstKeptEntryId", "firstKeptEntryIndex", "tokensBefore", "fromId",
+                         "targetId", "customType", "branchedFrom"})
+
+
+#: the lines at the head of a file whose objects :func:`detect_dialect` looks at (the header and 20
+#: entries); the C scanner's ``HEAD_LINES`` must agree (checked by ``tests/test_tokens.py``)
+HEAD_LINES = 21
+
+
+def detect_dialect(objects: list[dict]) -> Dialect:
+    """``"seed"`` if the objects use the seed's snake_case keys, else ``"pi"``.
+
+    The entries' parent key decides (``parent_id`` vs ``parentId``); failing that, the count of
+    dialect-specific keys over the objects given (pi's default when tied).
+    """
+    seed = pi = 0
+    for d in objects:
+        if "parent_id" in d:
+            return "seed"
+        if "parentId" in d:
+            return "pi"
+        keys = d.keys()
+        seed += len(_SEED_MARKERS.intersection(keys))
+        pi += len(_PI_MARKERS.intersection(keys))
+    return "seed" if seed > pi else "pi"

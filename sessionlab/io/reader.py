@@ -32,45 +32,25 @@ A file whose first line is a v4 header (``{"v": 4, "kind": "header", ...}``) is 
 from __future__ import annotations
 
 import os
-import warnings
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
 from .._jsjson import raw_decode
 from ..context import iso_to_ms
-from ..errors import BadInputError, BadLinesWarning, CycleError, EntryNotFoundError
+from ..errors import CycleError, EntryNotFoundError
 from ..model import SessionEntry, SessionHeader, UnknownEntry
 from ..model.entries import LeafEntry
 from .dialects import HEAD_LINES, Dialect, detect_dialect, entry_from_dict, header_from_dict
+from .issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
 from .migrate import CURRENT_VERSION, migrate_objects
 
 __all__ = ["LineIssue", "SessionFile", "read_session", "parse_session_bytes", "OnBadLines", "check_on_bad_lines",
-           "last_node_id"]
+           "last_node_id", "report_issues"]
 
-OnBadLines = Literal["raise", "warn", "skip"]
-
-
-def check_on_bad_lines(on_bad_lines: object) -> None:
-    """Raise ``ValueError`` unless ``on_bad_lines`` is one of :data:`OnBadLines`' values."""
-    if on_bad_lines not in get_args(OnBadLines):
-        raise ValueError(f"on_bad_lines must be 'raise', 'warn' or 'skip', not {on_bad_lines!r}")
 
 _EXCERPT = 80
 _WS = " \t\r\n\ufeff"
-
-
-@dataclass(frozen=True, slots=True)
-class LineIssue:
-    """One problem in one file: 1-based ``line``, a ``kind`` (see module doc) and a message."""
-
-    path: str
-    line: int
-    kind: str
-    message: str
-    excerpt: str = ""
-    entry_id: str | None = None
 
 
 @dataclass(eq=False)
@@ -399,20 +379,6 @@ def _check_tree(entries: list[SessionEntry], lines: list[int], texts: list[str],
 
 def _id_or_none(v: Any) -> str | None:
     return v if isinstance(v, str) else None
-
-
-def report_issues(path: str | None, issues: list[LineIssue], on_bad_lines: OnBadLines, *, stacklevel: int = 2) -> None:
-    """Act on one file's issues: ``"raise"`` a :class:`BadInputError`, ``"warn"`` once with the
-    counts by kind, ``"skip"`` nothing."""
-    if not issues or on_bad_lines == "skip":
-        return
-    counts = Counter(i.kind for i in issues)
-    summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-    first = issues[0]
-    msg = f"{path}: {summary} (first: line {first.line}, {first.message})"
-    if on_bad_lines == "raise":
-        raise BadInputError(msg, issues)
-    warnings.warn(msg, BadLinesWarning, stacklevel=stacklevel + 1)
 
 
 def _handle_issues(sf: SessionFile, on_bad_lines: OnBadLines) -> None:

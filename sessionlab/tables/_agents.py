@@ -18,12 +18,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..io import LineIssue
 from ..io.claude import dedupe_usage, read_claude
 from ..io.codex import read_codex, replayed_rows
 from ..io.formats import AgentFile
+from ..io.issues import LineIssue
 from ..pricing import price_calls
-from ._objects import parse_timestamps
+from ._arrays import parse_timestamps
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
 __all__ = ["load_agent_file", "finish_agents", "USAGE_COLUMNS"]

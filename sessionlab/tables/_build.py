@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from .._arrow import compute as pc
+from ._arrays import parse_timestamps
 from ._file import FileResult
-from ._objects import parse_timestamps
 from ._schema import (
     BLOCK_SCHEMA,
     ENTRY_SCHEMA,

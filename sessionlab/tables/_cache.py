@@ -45,9 +45,9 @@ from pathlib import Path
 from typing import Any, Union
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from ..io import LineIssue
+from .._arrow import compute as pc
+from ..io.issues import LineIssue
 from ._file import FileResult, load_data, materialize
 from ._native import NativeBatch, native_available
 from ._schema import ENTRY_SCHEMA

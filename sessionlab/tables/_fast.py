@@ -36,16 +36,14 @@ import pyarrow.compute as pc
 
 from .._jsjson import js_len, js_parse, js_stringify
 from .._rules import session_name
-from ..io import detect_dialect
-from ..io.dialects import HEAD_LINES
+from ..io.formats import HEAD_LINES, detect_dialect
 from ..model.messages import context_token_count
 from ..tokens import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
-from ._objects import parse_timestamps
+from ._arrays import parse_timestamps
+from ._schema import PI_TYPES
 
 __all__ = ["fast_columns", "PI_TYPES"]
 
-PI_TYPES = frozenset({"message", "thinking_level_change", "model_change", "compaction", "branch_summary",
-                      "custom", "custom_message", "label", "session_info", "usage", "context_edit"})
 
 # pi's per-role rule (tokens.ROLE_CHARS) as this path applies it: the roles whose content counts
 # (pi 1.6's images included: tables/_pi16.apply_rules takes them out for pi 0.58), and the roles

@@ -6,19 +6,19 @@ be read becomes a ``read_error`` issue) so one bad file cannot stop the others.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from ..io import LineIssue, parse_session_bytes
+from .._arrow import compute as pc
 from ..io.formats import HEAD_BYTES, detect_agent
-from ._fast import Refused, fast_columns
+from ..io.issues import LineIssue
+from ._arrays import parse_timestamps, with_pi_defaults
 from ._native import NativeBatch, native_available
-from ._objects import _str, block_rows, entry_rows, parse_timestamps, session_facts, with_pi_defaults
 from ._pi16 import resolve
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
@@ -28,6 +28,23 @@ Loader = Literal["native", "msgspec", "objects", "agent"]
 
 _ENTRY_NAMES = [f.name for f in ENTRY_SCHEMA]
 _BLOCK_NAMES = [f.name for f in BLOCK_SCHEMA]
+
+
+# The two slower paths, imported on first use: a load the C scanner takes whole never needs them
+# (nor the object model they are built on).
+
+def fast_columns(data: bytes, *, want_blocks: bool = False) -> dict[str, Any]:
+    """The msgspec path (:func:`._fast.fast_columns`); raises :class:`._fast.Refused`."""
+    from ._fast import fast_columns as columns
+
+    return columns(data, want_blocks=want_blocks)
+
+
+def parse_session_bytes(data: bytes, **options: Any) -> Any:
+    """The object model's tolerant reader (:func:`sessionlab.io.reader.parse_session_bytes`)."""
+    from ..io.reader import parse_session_bytes as parse
+
+    return parse(data, **options)
 
 
 @dataclass
@@ -45,6 +62,7 @@ class FileResult:
     # set when the native scanner failed on the file (a bug: the loader warns once per load)
     native_error: str | None = None
     # the file's bytes, kept until :func:`materialize` has resolved the rows that need other lines
+    # (the C scanner's batch keeps its own files' bytes until it has)
     data: bytes | None = field(default=None, repr=False)
     # the entry columns until :func:`materialize` turns a batch of files into one table
     pending: tuple[dict[str, Any], int, str | None] | None = field(default=None, repr=False)
@@ -97,20 +115,12 @@ def materialize(results: list[FileResult]) -> None:
                 arrays.append(pa.concat_arrays([
                     p if isinstance(p, pa.Array) and p.type == f.type else pa.array(p, f.type) for p in pieces]))
     table = with_pi_defaults(pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA))
+    table = resolve(table, [(n, r.data, (r.session or {}).get("dialect") or "pi") for r, n in zip(pend, counts)])
     start = 0
     for r, n in zip(pend, counts):
         r.entries = table.slice(start, n)
-        r.pending = None
+        r.pending = r.data = None
         start += n
-    resolve_all(results)
-
-
-def resolve_all(results: list[FileResult]) -> None:
-    """Fill the columns that need other lines of the file (:mod:`._pi16`), then drop the bytes."""
-    for r in results:
-        if r.entries is not None and r.data is not None:
-            r.entries = resolve(r.entries, r.data, (r.session or {}).get("dialect") or "pi")
-        r.data = None
 
 
 def _blocks_table(rows: list[tuple], session_id: str | None) -> pa.Table:
@@ -132,16 +142,44 @@ def load_file(path: str, want_blocks: bool = False) -> FileResult:
     return res if data is None else load_data(path, data, want_blocks)
 
 
-def _read(res: FileResult, want_blocks: bool = False) -> bytes | None:
-    """A pi file's bytes; ``None`` when the file was another agent's (then read into ``res`` as it
-    streams) or failed (a ``read_error`` issue in ``res``). The agent is decided from the first
-    64 KB, so a Claude Code file is never read whole."""
+class ReadBuffer:
+    """One buffer the files of a chunk are read into in turn. A fresh ``bytes`` per file costs the
+    kernel a page fault per 4 KB of it (in a fresh process as much time as the scan); the scanner
+    copies what it keeps, and :class:`NativeBatch` copies the few files it needs again."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray(0)
+
+    def read(self, fh: Any, head: bytes) -> memoryview:
+        """The whole of ``fh``, whose first bytes ``head`` were read, as a view of the buffer (valid
+        until the next read)."""
+        need = max(len(head), os.fstat(fh.fileno()).st_size) + 1  # (+1: the end is seen in one read)
+        if len(self.buf) < need:
+            self.buf = bytearray(max(need, 2 * len(self.buf)))  # a new object: old views stay valid
+        n = len(head)
+        self.buf[:n] = head
+        while True:
+            with memoryview(self.buf) as view:
+                k = fh.readinto(view[n:])
+            if not k:
+                return memoryview(self.buf)[:n]
+            n += k
+            if n == len(self.buf):  # the file grew while it was read
+                self.buf = self.buf + bytearray(len(self.buf))
+
+
+def _read(res: FileResult, want_blocks: bool = False, into: ReadBuffer | None = None) -> bytes | memoryview | None:
+    """A pi file's bytes (a view of ``into`` when given); ``None`` when the file was another
+    agent's (then read into ``res`` as it streams) or failed (a ``read_error`` issue in ``res``).
+    The agent is decided from the first 64 KB, so a Claude Code file is never read whole."""
     try:
         with open(res.path, "rb") as fh:
             head = fh.read(HEAD_BYTES)
             agent = detect_agent(head)
             if agent == "pi":
-                return head + fh.read()
+                if into is not None:
+                    return into.read(fh, head)
+                return head if len(head) < HEAD_BYTES else head + fh.read()
             fh.seek(0)
             from ._agents import load_agent_file  # Claude Code / Codex readers, on first use
             load_agent_file(res, agent, fh, want_blocks)
@@ -170,10 +208,11 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
         materialize(results)
         return results
     batch = NativeBatch(want_blocks)
+    buffer = ReadBuffer()
     results = []
     for path in paths:
         res = FileResult(path=path)
-        data = _read(res, want_blocks)
+        data = _read(res, want_blocks, buffer)
         if data is None:
             results.append(res)
             continue
@@ -183,10 +222,8 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
             accepted = batch.add(res, data)
         except Exception as exc:  # a scanner bug (or out of memory): the slower paths load the file
             accepted, error = False, f"{type(exc).__name__}: {exc}"
-        if accepted:
-            res.data = data
-        else:
-            res = load_data(path, data, want_blocks)
+        if not accepted:
+            res = load_data(path, bytes(data), want_blocks)
             res.native_error = error
         results.append(res)
     try:
@@ -202,7 +239,6 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
     results = [load_file(r.path, want_blocks) if r.fast and r.entries is not None
                and r.entries.column("timestamp").null_count else r for r in results]
     materialize(results)
-    resolve_all(results)
     return results
 
 
@@ -212,40 +248,53 @@ def load_data(path: str, data: bytes, want_blocks: bool = False) -> FileResult:
     try:
         agent = detect_agent(data[:HEAD_BYTES])
         if agent != "pi":
-            res.data = None  # (the bytes are only kept for pi's cross-line columns, see resolve_all)
+            res.data = None  # (the bytes are only kept for pi's cross-line columns, see materialize)
             from ._agents import load_agent_bytes
             return load_agent_bytes(res, agent, data, want_blocks)
-        try:
-            out = fast_columns(data, want_blocks=want_blocks)
-        except Refused:
-            out = None
-        if out is not None:
-            head, cols = out["header"], out["columns"]
-            res.pending = (cols, len(cols["type"]), head["session_id"])
-            if want_blocks:
-                res.blocks = _blocks_table(out["blocks"], head["session_id"])
-            res.session = _session_row(head, out["facts"], path, 0, "msgspec")
-            res.loader = "msgspec"
-            return res
-        sf = parse_session_bytes(data, path=path, on_bad_lines="skip")
-        res.issues = list(sf.issues)
-        h = sf.header
-        sid = _str(h.id) if h is not None else None
-        rows = entry_rows(sf)
-        cols = {name: [r.get(name) for r in rows] for name in _ENTRY_NAMES}
-        cols["entry_index"] = list(range(len(rows)))
-        cols["parent_index"] = _parent_indices(sf)
-        cols["line_no"] = sf.line_numbers
-        cols["timestamps"] = [_str(e.timestamp) for e in sf.entries]  # (a non-string is null)
-        res.pending = (cols, len(rows), sid)
-        if want_blocks:
-            brows = block_rows(sf)
-            res.blocks = _blocks_table([tuple(r[k] for k in _BLOCK_NAMES[1:]) for r in brows], sid)
-        head = {"session_id": sid, "version": sf.version, "dialect": sf.dialect,
-                "cwd": _str(h.cwd) if h else None, "parent_session": _str(h.parent_session) if h else None,
-                "header_timestamp": _str(h.timestamp) if h else None}
-        res.session = _session_row(head, session_facts(sf), path, len(sf.issues), "objects")
-        res.loader = "objects"
+        if not _load_msgspec(res, data, want_blocks):
+            _load_objects(res, data, want_blocks)
     except Exception as exc:  # a file that fails must not stop the others: it becomes an issue
         _failed(res, exc)
     return res
+
+
+def _load_msgspec(res: FileResult, data: bytes, want_blocks: bool) -> bool:
+    """The msgspec path into ``res``; False when it refuses the file."""
+    from ._fast import Refused
+
+    try:
+        out = fast_columns(data, want_blocks=want_blocks)
+    except Refused:
+        return False
+    head, cols = out["header"], out["columns"]
+    res.pending = (cols, len(cols["type"]), head["session_id"])
+    if want_blocks:
+        res.blocks = _blocks_table(out["blocks"], head["session_id"])
+    res.session = _session_row(head, out["facts"], res.path, 0, "msgspec")
+    res.loader = "msgspec"
+    return True
+
+
+def _load_objects(res: FileResult, data: bytes, want_blocks: bool) -> None:
+    """The tolerant path (the object model) into ``res``."""
+    from ._objects import _str, block_rows, entry_rows, session_facts
+
+    sf = parse_session_bytes(data, path=res.path, on_bad_lines="skip")
+    res.issues = list(sf.issues)
+    h = sf.header
+    sid = _str(h.id) if h is not None else None
+    rows = entry_rows(sf)
+    cols = {name: [r.get(name) for r in rows] for name in _ENTRY_NAMES}
+    cols["entry_index"] = list(range(len(rows)))
+    cols["parent_index"] = _parent_indices(sf)
+    cols["line_no"] = sf.line_numbers
+    cols["timestamps"] = [_str(e.timestamp) for e in sf.entries]  # (a non-string is null)
+    res.pending = (cols, len(rows), sid)
+    if want_blocks:
+        brows = block_rows(sf)
+        res.blocks = _blocks_table([tuple(r[k] for k in _BLOCK_NAMES[1:]) for r in brows], sid)
+    head = {"session_id": sid, "version": sf.version, "dialect": sf.dialect,
+            "cwd": _str(h.cwd) if h else None, "parent_session": _str(h.parent_session) if h else None,
+            "header_timestamp": _str(h.timestamp) if h else None}
+    res.session = _session_row(head, session_facts(sf), res.path, len(sf.issues), "objects")
+    res.loader = "objects"

@@ -18,23 +18,21 @@ tables: that pickling cost more than the loading and made two workers no faster 
 from __future__ import annotations
 
 import glob
-import multiprocessing
 import os
 import sys
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
-from typing import Union
+from typing import Any, Union
 
 import pyarrow as pa
 
 from ..errors import NativeLoaderWarning
-from ..io import LineIssue
 from ..io.formats import AGENTS, HEAD_BYTES, detect_agent
-from ..io.reader import OnBadLines, check_on_bad_lines, report_issues
+from ..io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
 from . import _cache
 from ._file import FileResult, load_chunk
 from ._native import native_available
@@ -224,9 +222,11 @@ def _size(p: str) -> int:
         return 0
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def _context() -> Any:
     # fork starts workers in milliseconds (the loader's modules are already imported); elsewhere
     # the platform default
+    import multiprocessing
+
     if sys.platform.startswith("linux"):
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context()
@@ -278,6 +278,8 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None) 
         with ThreadPoolExecutor(max_workers=min(workers, len(chunks))) as tx:
             yield from tx.map(load_chunk, chunks, [want_blocks] * len(chunks))
         return
+    from concurrent.futures import ProcessPoolExecutor  # (no scanner: processes, rarely needed)
+
     with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=_context()) as ex:
         yield from map(_unpack, ex.map(_load_chunk, chunks, [want_blocks] * len(chunks)))
 

@@ -20,15 +20,14 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from .._rules import session_name
+from .._arrow import from_numpy, validity
+from .._rules import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS, session_name
 from ..errors import NativeLoaderWarning
-from ..io.dialects import HEAD_LINES
-from ..tokens import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
-from ._fast import PI_TYPES, _batch_args_lens
-from ._objects import parse_timestamps, with_pi_defaults
-from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
+from ..io.formats import HEAD_LINES
+from ._arrays import with_pi_defaults
+from ._pi16 import resolve
+from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA, PI_TYPES
 
 try:
     from .. import _scan  # type: ignore[attr-defined]
@@ -40,9 +39,9 @@ _KINDS = {"string": pa.string(), "int64": pa.int64(), "int32": pa.int32(), "floa
 
 def scanner_disagreements(scan: Any) -> list[str]:
     """Where the built scanner's rules (its module attributes) differ from the Python ones: pi's
-    constants and per-role rule (:mod:`sessionlab.tokens`), the dialect's head lines, the entry
-    types (:data:`._fast.PI_TYPES`) and its columns against :mod:`._schema` (names and types;
-    ``est_chars`` becomes ``est_tokens``). Empty when they agree."""
+    constants and per-role rule (:mod:`sessionlab._rules`, applied by :mod:`sessionlab.tokens`),
+    the dialect's head lines, the entry types (:data:`._schema.PI_TYPES`) and its columns against
+    :mod:`._schema` (names and types; ``est_chars`` becomes ``est_tokens``). Empty when they agree."""
     want_roles = {r: "deferred" if r == "system" else " ".join(p) for r, p in ROLE_CHARS.items()}
     out = [f"{name} is {got!r}, not {want!r}" for name, got, want in [
         ("IMAGE_CHARS", scan.IMAGE_CHARS, IMAGE_CHARS), ("HEAD_LINES", scan.HEAD_LINES, HEAD_LINES),
@@ -72,9 +71,7 @@ def native_available() -> bool:
 
 
 def _validity(valid: bytes, n: int) -> tuple[pa.Buffer | None, int]:
-    v = np.frombuffer(valid, np.bool_)
-    nulls = n - int(np.count_nonzero(v))
-    return (None if nulls == 0 else pa.py_buffer(np.packbits(v, bitorder="little"))), nulls
+    return validity(np.frombuffer(valid, np.bool_))
 
 
 def _array(spec: tuple, n: int, typ: pa.DataType) -> pa.Array:
@@ -94,24 +91,33 @@ def _array(spec: tuple, n: int, typ: pa.DataType) -> pa.Array:
     return pa.Array.from_buffers(typ, n, [bitmap, buf], null_count=nulls)
 
 
-def strings(values: list[str | None]) -> pa.Array:
-    """A list of str/None as an Arrow string array, built from buffers.
+def _timestamps(spec: tuple, typ: pa.DataType) -> pa.Array:
+    """The timestamp strings as :func:`._arrays.parse_timestamps` reads them: pi's own form in C,
+    any other value (rare) by the object model's ``iso_to_ms``."""
+    _, ends, data, valid = spec
+    ms_bytes, ok_bytes = _scan.pi_timestamps(ends, data, valid)
+    ms, ok = np.frombuffer(ms_bytes, np.int64), np.frombuffer(ok_bytes, np.bool_)
+    odd = np.flatnonzero(~ok & np.frombuffer(valid, np.bool_))
+    if len(odd):
+        from ..context import iso_to_ms
 
-    (``pa.array`` would do, but its first call imports pandas, ~0.3 s a loader need not pay.)
-    """
-    data = [b"" if v is None else v.encode("utf-8", "surrogatepass") for v in values]
-    offsets = np.zeros(len(data) + 1, np.int32)
-    np.cumsum([len(b) for b in data], out=offsets[1:])
-    valid = np.array([v is not None for v in values], np.bool_)
-    bitmap, nulls = _validity(valid.tobytes(), len(values))
-    buffers = [bitmap, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
-    return pa.Array.from_buffers(pa.string(), len(values), buffers, null_count=nulls)
+        ms, ok = ms.copy(), ok.copy()
+        stops = np.frombuffer(ends, np.int32)
+        for i in odd.tolist():
+            text = data[(int(stops[i - 1]) if i else 0):int(stops[i])].decode("utf-8", "surrogatepass")
+            value = iso_to_ms(text)
+            ms[i], ok[i] = (value, True) if value is not None else (0, False)
+    return from_numpy(ms, mask=~ok, type=typ)
 
 
-def _owner(counts: list[int], values: list[Any]) -> pa.Array:
-    """A per-file value repeated over each file's rows."""
-    idx = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    return pc.take(strings(values), pa.Array.from_buffers(pa.int64(), len(idx), [None, pa.py_buffer(idx)]))
+def _owner(counts: list[int], values: list[str]) -> pa.Array:
+    """A per-file string repeated over each file's rows."""
+    data = [v.encode("utf-8", "surrogatepass") for v in values]
+    lengths = np.repeat(np.array([len(b) for b in data], np.int32), counts)
+    offsets = np.zeros(len(lengths) + 1, np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    body = b"".join(b * k for b, k in zip(data, counts))
+    return pa.Array.from_buffers(pa.string(), len(lengths), [None, pa.py_buffer(offsets), pa.py_buffer(body)])
 
 
 class NativeBatch:
@@ -122,20 +128,25 @@ class NativeBatch:
             raise RuntimeError("sessionlab._scan is not built")
         self._scanner = _scan.Scanner(want_blocks)
         self._want_blocks = want_blocks
-        self._files: list[tuple[Any, int, int, str]] = []  # (FileResult, rows, block rows, session id)
+        # (FileResult, rows, block rows, session id, bytes): the bytes of a file with rows that need
+        # other lines (else None), until they are resolved (:mod:`._pi16`)
+        self._files: list[tuple[Any, int, int, str, bytes | None]] = []
 
-    def add(self, res: Any, data: bytes) -> bool:
-        """Scan one file for ``res`` (a :class:`._file.FileResult`); ``False`` when refused."""
+    def add(self, res: Any, data: bytes | bytearray | memoryview) -> bool:
+        """Scan one file for ``res`` (a :class:`._file.FileResult`); ``False`` when refused. ``data``
+        may be a buffer the caller reuses: the batch keeps a copy only of the files with rows that
+        need other lines (:mod:`._pi16`)."""
         info = self._scanner.add(data)
         if isinstance(info, str):
             return False
-        n, nb, sid, cwd, parent_session, header_ts, name, leaf_id, leaf_count = info
+        n, nb, sid, cwd, parent_session, header_ts, name, leaf_id, leaf_count, cross_rows = info
         res.session = {"session_id": sid, "version": 3, "dialect": "pi", "cwd": cwd,
                        "parent_session": parent_session, "header_timestamp": header_ts, "file": res.path,
                        "name": session_name(name), "leaf_id": leaf_id, "leaf_count": leaf_count, "issue_count": 0,
                        "loader": "native", "agent": "pi"}
         res.loader = "native"
-        self._files.append((res, n, nb, sid))
+        kept = None if not cross_rows else data if isinstance(data, bytes) else bytes(data)
+        self._files.append((res, n, nb, sid, kept))
         return True
 
     def finish(self) -> None:
@@ -152,6 +163,8 @@ class NativeBatch:
         block_chars = None
         slow = np.frombuffer(out["slow"], np.int64).reshape(-1, 4)
         if len(slow):  # tool-call arguments JavaScript would format differently: measured in Python
+            from ._fast import _batch_args_lens  # (JavaScript's formatting of numbers: rare)
+
             raw = out["slow_bytes"]
             lens = np.array(_batch_args_lens([raw[o:o + k] for o, k in slow[:, 2:4].tolist()]), np.int64)
             np.add.at(est_chars, slow[:, 0], lens)
@@ -168,7 +181,7 @@ class NativeBatch:
             elif name == "file":
                 arrays.append(_owner(counts, [x[0].path for x in files]))
             elif name == "timestamp":
-                arrays.append(parse_timestamps(_array(specs["timestamp"], n, pa.string())))
+                arrays.append(_timestamps(specs["timestamp"], f.type))
             elif name == "est_tokens":
                 tokens = -(-est_chars // CHARS_PER_TOKEN)  # ceil(chars / 4)
                 arrays.append(_array(("est_tokens", tokens.tobytes(), est_valid), n, f.type))
@@ -177,6 +190,8 @@ class NativeBatch:
             else:  # the seed's retained tail (a native file never has one); pi 1.6's columns ._pi16 fills
                 arrays.append(pa.nulls(n, f.type))
         table = with_pi_defaults(pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA))
+        if any(f[4] is not None for f in files):
+            table = resolve(table, [(f[1], f[4], "pi") for f in files])
         blocks = None
         if self._want_blocks:
             bspecs = {s[0]: s for s in out["blocks"]}
@@ -192,7 +207,7 @@ class NativeBatch:
                     barrays.append(_array(bspecs[f.name], nb, f.type))
             blocks = pa.Table.from_arrays(barrays, schema=BLOCK_SCHEMA)
         start = bstart = 0
-        for res, k, kb, _ in files:
+        for res, k, kb, _, _ in files:
             res.entries = table.slice(start, k)
             start += k
             if blocks is not None:

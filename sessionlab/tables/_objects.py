@@ -10,23 +10,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from .._jsjson import js_len
 from .._rules import session_name
-from ..context import iso_to_ms
-from ..io import SessionFile
+from ..io.reader import SessionFile
 from ..model import content as C
 from ..model import entries as E
 from ..model import messages as M
 from ..tokens import estimate_chars, estimate_context_tokens, estimate_tokens
-from ._schema import TIMESTAMP
+from ._arrays import parse_timestamps, with_pi_defaults
 
 __all__ = ["entry_rows", "block_rows", "parse_timestamps", "session_facts", "with_pi_defaults"]
-
-
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -59,33 +52,6 @@ def _float(v: Any) -> float | None:
 
 def _bool(v: Any) -> bool | None:
     return v if isinstance(v, bool) else None
-
-
-# pi's own form, which Arrow's cast reads exactly as iso_to_ms does (checked on random values; year
-# 0 aside, which Arrow accepts and Python's datetime does not)
-_PI_TIMESTAMP = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,3})?Z$"
-_YEAR_1_MS = -62135596800000  # 0001-01-01T00:00:00Z
-
-
-def parse_timestamps(values: list[Any] | pa.Array) -> pa.Array:
-    """ISO-8601 strings to ``timestamp[ms, tz=UTC]``, each value as :func:`iso_to_ms` reads it (naive
-    means UTC, sub-ms digits truncated, unparseable or before year 1 is null).
-
-    When every value has pi's form (``...T12:34:56.789Z``) one Arrow cast reads them all; otherwise
-    each value is parsed on its own, so a value never depends on the others in its batch.
-    """
-    arr = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
-    if pc.all(pc.match_substring_regex(arr, _PI_TIMESTAMP)).as_py() in (True, None):
-        try:
-            ms = arr.cast(TIMESTAMP).cast(pa.int64())
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            pass  # e.g. February 30: the per-value parse makes it null
-        else:
-            low = pc.min(ms).as_py()
-            if low is not None and low < _YEAR_1_MS:  # (rare: the scalars below import pandas)
-                ms = pc.if_else(pc.less(ms, _YEAR_1_MS), None, ms)
-            return ms.cast(TIMESTAMP)
-    return pa.array([iso_to_ms(v) for v in arr.to_pylist()], pa.int64()).cast(TIMESTAMP)
 
 
 def _usage_row(u: M.Usage | None, kind: str, row: dict[str, Any]) -> None:
@@ -266,34 +232,3 @@ def session_facts(sf: SessionFile) -> dict[str, Any]:
     parents = {e.parent_id for e in nodes if e.parent_id is not None}
     leaf_count = sum(1 for e in nodes if e.id not in parents)
     return {"name": name, "leaf_id": _str(sf.leaf_id), "leaf_count": leaf_count}
-
-
-def _const_strings(value: bytes, valid: np.ndarray) -> pa.Array:
-    """``value`` where ``valid``, else null, built from buffers (``pa.array`` would import pandas,
-    which the native loader does not pay for)."""
-    n = len(valid)
-    offsets = np.zeros(n + 1, np.int32)
-    np.cumsum(valid.astype(np.int32) * len(value), out=offsets[1:])
-    nulls = n - int(valid.sum())
-    bitmap = None if nulls == 0 else pa.py_buffer(np.packbits(valid, bitorder="little"))
-    data = pa.py_buffer(value * int(valid.sum()))
-    return pa.Array.from_buffers(pa.string(), n, [bitmap, pa.py_buffer(offsets), data],
-                                 null_count=nulls)
-
-
-def with_pi_defaults(table: pa.Table) -> pa.Table:
-    """A pi entries table with the columns other agents fill: ``agent`` 'pi', ``cost_source``
-    'recorded' where the file has a cost, ``side_node`` false, ``root_session_id`` the session
-    (every loader path calls this, so they agree)."""
-    n = table.num_rows
-    values = {
-        "agent": _const_strings(b"pi", np.ones(n, bool)),
-        "cost_source": pc.if_else(pc.is_valid(table.column("cost_usd")), _const_strings(b"recorded", np.ones(n, bool)),
-                                  pa.nulls(n, pa.string())),
-        "side_node": pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(np.packbits(np.zeros(n, bool)))]),
-        "root_session_id": table.column("session_id"),
-    }
-    for name, arr in values.items():
-        i = table.schema.get_field_index(name)
-        table = table.set_column(i, table.schema.field(i), arr)
-    return table

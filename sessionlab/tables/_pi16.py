@@ -13,23 +13,22 @@ three paths cannot disagree on them.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
+from .._arrow import compute as pc
 from .._jsjson import raw_decode
-from ..context import _apply_edit, session_entry_to_context_messages
-from ..io.dialects import entry_from_dict
-from ..model import entries as E
-from ..model import messages as M
-from ..tokens import CHARS_PER_TOKEN, IMAGE_CHARS, current_system_message, estimate_tokens
-from ._native import strings
+from .._rules import CHARS_PER_TOKEN, IMAGE_CHARS
 
-__all__ = ["needs_resolve", "resolve"]
+if TYPE_CHECKING:  # the object model is imported when a file has rows to resolve
+    from ..model import entries as E
+    from ..model import messages as M
 
-# (built from buffers: pa.array and Python scalars in compute calls import pandas, which the loader avoids)
+__all__ = ["resolve", "table_rules", "table_rules_for", "apply_rules"]
+
 _EDIT = strings(["context_edit"])
 _COMPACTION = strings(["compaction"])
 _SYSTEM = strings(["system"])
@@ -61,40 +60,35 @@ class _Lines:
         return out
 
 
-def _indices(rows: list[int]) -> pa.Array:
-    return pa.Array.from_buffers(pa.int64(), len(rows), [None, pa.py_buffer(np.asarray(rows, np.int64))])
+def _flags(mask: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    return to_numpy(mask, False).astype(bool, copy=False)
 
 
-def _rows(mask) -> list[int]:
-    """Rows where ``mask`` is true (null counts as false; ``is_in`` gives no nulls)."""
-    return pc.indices_nonzero(mask).to_pylist()
+class _Batch:
+    """The rows of a batch of files (one table, file after file) the post-pass may read, found in
+    one pass over the whole batch. (``is_in`` is false, never null, on a null role: every entry
+    that is not a message has one.)"""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+        self.edit = _flags(pc.is_in(table["type"], value_set=_EDIT))
+        self.comp = _flags(pc.is_in(table["type"], value_set=_COMPACTION))
+        self.system = _flags(pc.is_in(table["role"], value_set=_SYSTEM))
+        self.any = bool(self.edit.any() or self.comp.any() or self.system.any())
+        self._leaf: np.ndarray | None = None
+
+    @property
+    def leaf(self) -> np.ndarray:
+        if self._leaf is None:
+            self._leaf = _flags(pc.is_in(self.table["type"], value_set=_LEAF))
+        return self._leaf
 
 
-def needs_resolve(table: pa.Table, data: bytes | None = None, lines: _Lines | None = None) -> bool:
-    """Whether the file's table has rows this module fills. Given the file's ``data``, compactions
-    alone count only when one of their lines may hold a ``systemMessage`` (with escapes, or the seed's
+def _compactions_hold_system(table: pa.Table, comps: np.ndarray, lines: _Lines) -> bool:
+    """Whether a compaction's line may hold a ``systemMessage`` (with escapes, or the seed's
     ``system_message``): those of older files never do, and their lines are all this reads."""
-    # (is_in is false, never null, on a null role: every entry that is not a message has one)
-    if pc.any(pc.or_(pc.is_in(table["type"], value_set=_EDIT), pc.is_in(table["role"], value_set=_SYSTEM))).as_py():
-        return True
-    compaction = pc.is_in(table["type"], value_set=_COMPACTION)
-    if not pc.any(compaction).as_py():
-        return False
-    if data is None:
-        return True
-    found = (lines or _Lines(data)).get(pc.filter(table["line_no"], compaction).to_pylist())
-    return any(b"systemMessage" in t or b"system_message" in t or b"\\u" in t for t in found.values())  # (seed key too)
-
-
-def _column(values: list, typ: pa.DataType) -> pa.Array:
-    """A string or int64 column from a list with None (without pa.array: see above)."""
-    if typ == pa.string():
-        return strings(values)
-    valid = np.array([v is not None for v in values], np.bool_)
-    data = np.array([0 if v is None else v for v in values], np.int64)
-    nulls = len(values) - int(valid.sum())
-    bitmap = None if nulls == 0 else pa.py_buffer(np.packbits(valid, bitorder="little"))
-    return pa.Array.from_buffers(typ, len(values), [bitmap, pa.py_buffer(data)], null_count=nulls)
+    found = lines.get(table["line_no"].take(arrow_indices(comps)).to_pylist())
+    return any(b"systemMessage" in t or b"system_message" in t or b"\\u" in t for t in found.values())
 
 
 def _line_objects(lines: _Lines, line_nos: list[int]) -> dict[int, list[Any]]:
@@ -123,6 +117,8 @@ def _glued(text: str) -> list[Any]:
 
 
 def _entry(objs: list[Any], entry_id: str | None, dialect: str) -> E.SessionEntry | None:
+    from ..io.dialects import entry_from_dict
+
     dicts = [o for o in objs if isinstance(o, dict)]
     for d in dicts:
         if entry_id is None or d.get("id") == entry_id:
@@ -131,6 +127,9 @@ def _entry(objs: list[Any], entry_id: str | None, dialect: str) -> E.SessionEntr
 
 
 def _system(entry: E.SessionEntry | None) -> M.Message | None:
+    from ..model import entries as E
+    from ..model import messages as M
+
     if isinstance(entry, E.MessageEntry) and isinstance(entry.message, M.SystemMessage):
         return entry.message
     if isinstance(entry, E.CompactionEntry) and entry.system_message is not None:
@@ -139,25 +138,27 @@ def _system(entry: E.SessionEntry | None) -> M.Message | None:
 
 
 class _Rows:
-    """The rows of one file the post-pass reads (edits, compactions, system messages and the edits'
-    targets), parsed from their lines."""
+    """The rows of one file (``table``, its slice of the batch) the post-pass reads: edits,
+    compactions, system messages and the edits' targets, parsed from their lines."""
 
-    def __init__(self, table: pa.Table, lines: Any, dialect: str) -> None:
-        self.edits = _rows(pc.is_in(table["type"], value_set=_EDIT))
-        self.comps = set(_rows(pc.is_in(table["type"], value_set=_COMPACTION)))
-        self.systems = set(_rows(pc.is_in(table["role"], value_set=_SYSTEM)))
+    def __init__(self, table: pa.Table, lines: _Lines, dialect: str, edits: list[int], comps: list[int],
+                 systems: list[int], leaf: np.ndarray) -> None:
+        self.edits = edits
+        self.comps = set(comps)
+        self.systems = set(systems)
         self.marked = self.comps | self.systems
         ids = table["entry_id"]
         self.last_row: dict[Any, int] = {}
         targets: set[int] = set()
-        if self.edits:  # pi's index: the later entry of a repeated id (never a seed leaf record)
-            leaf = set(_rows(pc.is_in(table["type"], value_set=_LEAF)))
-            self.last_row = {eid: i for i, eid in enumerate(ids.to_pylist()) if eid is not None and i not in leaf}
-            targets = {self.last_row[t] for t in table["target_id"].take(_indices(self.edits)).to_pylist()
-                       if t in self.last_row}
-        rows = sorted(set(self.edits) | self.marked | targets)
-        at = dict(zip(rows, table["line_no"].take(_indices(rows)).to_pylist()))
-        row_ids = dict(zip(rows, ids.take(_indices(rows)).to_pylist()))
+        if edits:  # pi's index: the later entry of a repeated id (never a seed leaf record)
+            wanted = [t for t in table["target_id"].take(arrow_indices(edits)).to_pylist() if t is not None]
+            hits = _flags(pc.is_in(ids, value_set=strings(sorted(set(wanted))))) & ~leaf
+            rows = np.flatnonzero(hits).tolist()
+            self.last_row = dict(zip(ids.take(arrow_indices(rows)).to_pylist(), rows))
+            targets = set(self.last_row.values())
+        rows = sorted(set(edits) | self.marked | targets)
+        at = dict(zip(rows, table["line_no"].take(arrow_indices(rows)).to_pylist()))
+        row_ids = dict(zip(rows, ids.take(arrow_indices(rows)).to_pylist()))
         objs = _line_objects(lines, list(at.values()))
         self.entry = {i: _entry(objs.get(at[i], []), row_ids[i], dialect) for i in rows}
         self.parent = table["parent_index"].to_pylist() if self.systems else []
@@ -195,34 +196,65 @@ class _SystemReplay:
         return state[i]
 
 
-def resolve(table: pa.Table, data: bytes, dialect: str = "pi") -> pa.Table:
-    """``table`` (one file's entries) with ``est_tokens``, ``edit_action`` and ``system_est_tokens``
-    filled where they depend on other entries; the other rows are untouched (only the few rows
-    concerned are read and written: a file without them costs one check)."""
+File = tuple[int, "bytes | None", str]
+"""One file of a batch: its row count, its bytes (None: nothing to resolve) and its dialect."""
+
+
+def resolve(table: pa.Table, files: list[File]) -> pa.Table:
+    """``table`` (a batch of files' entries, file after file, as ``files`` says) with
+    ``est_tokens``, ``edit_action`` and ``system_est_tokens`` filled where they depend on other
+    entries of their file; the other rows are untouched. The rows concerned are found in one pass
+    over the batch; only files that have some are read again, and only their lines for those rows."""
     if table.num_rows == 0:
         return table
-    lines = _Lines(data)
-    if not needs_resolve(table, data, lines):
+    batch = _Batch(table)
+    if not batch.any:
         return table
-    rows = _Rows(table, lines, dialect)
-    est: dict[int, int | None] = {}
-    action: dict[int, str | None] = {}
-    sys_est: dict[int, int | None] = {}
+    patches: dict[str, dict[int, Any]] = {"est_tokens": {}, "edit_action": {}, "system_est_tokens": {}}
+    start = 0
+    for n, data, dialect in files:
+        if data is not None and n:
+            _resolve_file(batch, start, n, data, dialect, patches)
+        start += n
+    for name, values in patches.items():
+        if values:
+            table = _patch(table, name, values)
+    return table
+
+
+def _resolve_file(batch: _Batch, start: int, n: int, data: bytes, dialect: str,
+                  patches: dict[str, dict[int, Any]]) -> None:
+    """Add one file's values to ``patches`` (rows of the batch)."""
+    edits = np.flatnonzero(batch.edit[start:start + n]).tolist()
+    comps = np.flatnonzero(batch.comp[start:start + n])
+    systems = np.flatnonzero(batch.system[start:start + n]).tolist()
+    table = batch.table.slice(start, n)
+    lines = _Lines(data)
+    if not edits and not systems and (not len(comps) or not _compactions_hold_system(table, comps, lines)):
+        return
+    from ..tokens import current_system_message, estimate_tokens
+
+    rows = _Rows(table, lines, dialect, edits, comps.tolist(), systems, batch.leaf[start:start + n])
+    est, action, sys_est = patches["est_tokens"], patches["edit_action"], patches["system_est_tokens"]
     for i in rows.edits:
         e = rows.entry.get(i)
-        action[i], est[i] = _edit(e, rows.entry.get(rows.last_row.get(getattr(e, "target_id", None))))  # type: ignore[arg-type]
+        target = rows.entry.get(rows.last_row.get(getattr(e, "target_id", None)))  # type: ignore[arg-type]
+        action[start + i], est[start + i] = _edit(e, target)
     replay = _SystemReplay(rows)
     for i in sorted(rows.marked):
         own = _system(rows.entry.get(i))
         if i in rows.systems and own is not None:
-            est[i] = estimate_tokens(own)
+            est[start + i] = estimate_tokens(own)
         current = current_system_message(replay.at(i)) if own is not None else None
-        sys_est[i] = estimate_tokens(current) if current is not None else None
-    out = table
-    for name, values in (("est_tokens", est), ("edit_action", action), ("system_est_tokens", sys_est)):
-        if values:
-            out = _patch(out, name, values)
-    return out
+        sys_est[start + i] = estimate_tokens(current) if current is not None else None
+
+
+def _column(values: list, typ: pa.DataType) -> pa.Array:
+    """A string or int64 column from a list with None."""
+    if typ == pa.string():
+        return strings(values)
+    valid = np.array([v is not None for v in values], np.bool_)
+    return from_numpy(np.array([0 if v is None else v for v in values], np.int64), mask=~valid, type=typ)
 
 
 def _patch(table: pa.Table, name: str, values: dict[int, Any]) -> pa.Table:
@@ -233,14 +265,16 @@ def _patch(table: pa.Table, name: str, values: dict[int, Any]) -> pa.Table:
     mask = np.zeros(table.num_rows, np.bool_)
     rows = sorted(values)
     mask[rows] = True
-    bitmap = pa.py_buffer(np.packbits(mask, bitorder="little"))
-    mask_arr = pa.Array.from_buffers(pa.bool_(), table.num_rows, [None, bitmap])
-    patched = pc.replace_with_mask(col, mask_arr, _column([values[i] for i in rows], field.type))
+    patched = pc.replace_with_mask(col, from_numpy(mask), _column([values[i] for i in rows], field.type))
     return table.set_column(k, field, patched)
 
 
 def _edit(edit: E.SessionEntry | None, target: E.SessionEntry | None) -> tuple[str | None, int | None]:
     """(edit_action, est_tokens) of a context_edit: what its replacement makes of its target."""
+    from ..context import _apply_edit, session_entry_to_context_messages
+    from ..model import entries as E
+    from ..tokens import estimate_tokens
+
     if not isinstance(edit, E.ContextEditEntry):
         return None, None
     if edit.replacement is None:
@@ -251,8 +285,6 @@ def _edit(edit: E.SessionEntry | None, target: E.SessionEntry | None) -> tuple[s
         return "replace", None
     msgs = _apply_edit(session_entry_to_context_messages(target, 0, [], rules="pi-1.6"), edit)
     return "replace", sum(estimate_tokens(m) for m in msgs)
-
-
 
 
 # -- which release's rules a table was built with ------------------------------------------------
@@ -292,12 +324,12 @@ def apply_rules(table: pa.Table, rules: str) -> pa.Table:
 
     check_rules(rules)
     if rules == "pi-0.58" and table.num_rows:
-        user = pc.fill_null(pc.equal(table["role"], "user"), False)
-        images = pc.fill_null(table["image_count"], 0).cast(pa.int64())
-        image_tokens = pc.multiply(images, IMAGE_CHARS // CHARS_PER_TOKEN)
+        user = pc.fill_null(pc.equal(table["role"], scalar("user")), scalar(False))
+        images = pc.fill_null(table["image_count"], scalar(0, pa.int32())).cast(pa.int64())
+        image_tokens = pc.multiply(images, scalar(IMAGE_CHARS // CHARS_PER_TOKEN))
         est = pc.if_else(user, pc.subtract(table["est_tokens"], image_tokens), table["est_tokens"])
-        system = pc.fill_null(pc.equal(table["role"], "system"), False)
-        est = pc.if_else(system, pa.scalar(0, pa.int64()), est)
+        system = pc.fill_null(pc.equal(table["role"], scalar("system")), scalar(False))
+        est = pc.if_else(system, scalar(0), est)
         k = table.schema.get_field_index("est_tokens")
         table = table.set_column(k, table.schema.field(k), est)
         k = table.schema.get_field_index("system_est_tokens")

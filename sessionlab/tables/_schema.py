@@ -34,9 +34,15 @@ __all__ = [
     "TIMESTAMP",
     "columns_doc",
     "schema_of",
+    "PI_TYPES",
 ]
 
 TIMESTAMP = pa.timestamp("ms", tz="UTC")
+
+#: the entry types of pi's files (pi 1.6's included) that the fast paths read; the C scanner's
+#: ``ENTRY_TYPES`` must be the same (checked when :mod:`._native` is imported)
+PI_TYPES = frozenset({"message", "thinking_level_change", "model_change", "compaction", "branch_summary",
+                      "custom", "custom_message", "label", "session_info", "usage", "context_edit"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,10 +17,10 @@ from collections.abc import Callable, Sequence
 from functools import cached_property
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from .._arrow import compute as pc
 from .._rules import DEFAULT_RULES, Rules
-from ..io.reader import OnBadLines
+from ..io.issues import OnBadLines
 from ._build import blocks_of, entries_of, issues_of, labels_of, sessions_of
 from ._cache import CacheOption
 from ._file import FileResult

@@ -94,7 +94,7 @@ def _with_hive_agent(table: pa.Table, file: str) -> pa.Table:
     parts = [p[len("agent="):] for p in file.replace("\\", "/").split("/") if p.startswith("agent=")]
     if not parts:
         return table
-    from ._native import strings
+    from .._arrow import strings
 
     return table.append_column("agent", strings([parts[-1]] * table.num_rows))
 

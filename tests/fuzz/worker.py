@@ -23,6 +23,7 @@ import json
 import os
 import random
 import shutil
+import struct
 import sys
 import tempfile
 import time
@@ -280,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
             if not isinstance(info, (tuple, str)):
                 emit({"kind": "mismatch", "input": _keep(current, counts), "detail": f"scanner returned {info!r}"})
             counts["accepted" if isinstance(info, tuple) else "refused"] += 1
+            _read_timestamps(_scan, data, rng)
             path.write_bytes(data)
             diff = _differences(_load(path, native=True), _load(path, native=False))
             if diff:
@@ -290,6 +292,19 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(tmp, ignore_errors=True)
     emit({"kind": "done", **counts, "by_mutator": by_mutator})
     return 0
+
+
+def _read_timestamps(scan, data: bytes, rng: random.Random) -> None:
+    """The scanner's timestamp reader on the input with random offsets (mostly rising, some out of
+    range or falling): it reads them or raises ValueError, nothing else."""
+    n = rng.randrange(40)
+    ends = [rng.randrange(-3, len(data) + 4) for _ in range(n)]
+    if rng.random() < 0.7:
+        ends.sort()
+    try:
+        scan.pi_timestamps(struct.pack(f"<{n}i", *ends), data, bytes(rng.getrandbits(1) for _ in range(n)))
+    except ValueError:
+        pass
 
 
 def _load(path: Path, *, native: bool) -> dict:
