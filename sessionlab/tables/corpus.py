@@ -253,11 +253,13 @@ def session_ids(session_id: SessionIds) -> list[str] | None:
 
 def session_mask(table: pa.Table, session_id: SessionIds) -> pa.Array | None:
     """Which rows belong to the sessions named (None when every row does)."""
+    from .._arrow import scalar, strings  # (built from buffers: pa.array would import pandas)
+
     ids = session_ids(session_id)
     if ids is None:
         return None
-    mask = pc.is_in(table["session_id"], value_set=pa.array(ids, pa.string()))
-    return pc.fill_null(mask, False)
+    mask = pc.is_in(table["session_id"], value_set=strings(ids))
+    return pc.fill_null(mask, scalar(False))
 
 
 def select_sessions(entries: Any, session_id: SessionIds) -> pa.Table:
