@@ -51,6 +51,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._arrow import arrow_indices, scalar, strings, to_numpy
 from .tables.corpus import as_entries, on_entries
 
 __all__ = ["Forest", "forest_of", "as_table", "per_table", "at_load", "clear_caches", "to_numpy", "arrow_indices",
@@ -122,52 +123,8 @@ def forest_of(entries) -> Forest:
     return Forest.of(as_table(entries))
 
 
-_NUMPY_TYPES = {"bool": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
-                "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
-                "float": np.float32, "double": np.float64}
-
-
-def to_numpy(col, fill=0) -> np.ndarray:
-    """An Arrow array or chunked array of integers, floats or booleans as NumPy, nulls replaced by
-    ``fill``. Read from the Arrow buffers: pyarrow's own conversions (``to_numpy``, ``pa.array``,
-    ``fill_null`` with a Python value) import pandas, which the load (where :func:`at_load`
-    builders run) must not pay for."""
-    dtype = _NUMPY_TYPES.get(str(col.type))
-    if dtype is None and not pa.types.is_null(col.type):
-        return np.asarray(pc.fill_null(col, fill).to_numpy(zero_copy_only=False))  # (not met by the builders)
-    if isinstance(col, pa.ChunkedArray):  # one array: a copy in C beats a Python step per chunk
-        if col.num_chunks == 0:
-            return np.zeros(0, dtype or type(fill))
-        col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
-    return _chunk_to_numpy(col, fill, dtype)
-
-
-def _bits(buf, offset: int, n: int) -> np.ndarray:
-    return np.unpackbits(np.frombuffer(buf, np.uint8), bitorder="little")[offset:offset + n].astype(bool)
-
-
-def _chunk_to_numpy(c, fill, dtype) -> np.ndarray:
-    n, off = len(c), c.offset
-    if dtype is None or c.null_count == n:  # a null-typed or all-null chunk
-        return np.full(n, fill, dtype or type(fill))
-    bufs = c.buffers()
-    data = _bits(bufs[1], off, n) if dtype is np.bool_ else np.frombuffer(bufs[1], dtype)[off:off + n]
-    if c.null_count:
-        data = np.where(_bits(bufs[0], off, n), data, np.asarray(fill).astype(dtype))
-    return data
-
-
-def arrow_indices(rows, mask=None) -> pa.Array:
-    """``rows`` as an int64 Arrow array (null where ``mask``), built from buffers (see :func:`to_numpy`)."""
-    a = np.ascontiguousarray(rows, np.int64)
-    if mask is None or not np.any(mask):
-        return pa.Array.from_buffers(pa.int64(), len(a), [None, pa.py_buffer(a)], null_count=0)
-    valid = pa.py_buffer(np.packbits(~np.asarray(mask, bool), bitorder="little"))
-    return pa.Array.from_buffers(pa.int64(), len(a), [valid, pa.py_buffer(a)], null_count=int(np.sum(mask)))
-
-
-def _to_np(a, fill) -> np.ndarray:
-    return to_numpy(a, fill)
+def _string_array(ids) -> pa.Array:
+    return ids.cast(pa.string()) if isinstance(ids, pa.Array) else strings(list(ids))
 
 
 def _codes(col) -> tuple[np.ndarray, np.ndarray]:
@@ -177,14 +134,14 @@ def _codes(col) -> tuple[np.ndarray, np.ndarray]:
     comparing neighbours. Only when a value comes back in a later run is the column hashed.
     """
     if col.null_count:
-        col = pc.fill_null(col, "")
+        col = pc.fill_null(col, scalar(""))
     n = len(col)
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     starts = np.ones(n, bool)
     if n > 1:
-        starts[1:] = _to_np(pc.not_equal(arr[1:], arr[:-1]), True)
+        starts[1:] = to_numpy(pc.not_equal(arr[1:], arr[:-1]), True)
     first = np.nonzero(starts)[0]
     heads = arr.take(arrow_indices(first)).to_pylist()
     if len(set(heads)) == len(heads):
@@ -269,7 +226,7 @@ class Forest:
         parent = self._parents_from_index()
         if parent is None:  # a table filtered or assembled by hand: map the parent ids now
             parent = self.lookup(table["parent_id"], np.arange(n))
-        has_pid = _to_np(pc.is_valid(table["parent_id"]), False)
+        has_pid = to_numpy(pc.is_valid(table["parent_id"]), False)
         self.dangling = has_pid & (parent < 0) & ~self.is_leaf_record
         self.parent = parent
         self._chains()
@@ -289,7 +246,7 @@ class Forest:
             col = self.table[column]
             arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
             enc = pc.dictionary_encode(arr)
-            cat = (_to_np(enc.indices, -1).astype(np.int64), enc.dictionary.to_pylist())
+            cat = (to_numpy(enc.indices, -1).astype(np.int64), enc.dictionary.to_pylist())
             self._categories[column] = cat
         codes, labels = cat
         wanted = [i for i, v in enumerate(labels) if v in values]
@@ -307,10 +264,10 @@ class Forest:
             return None
         n = self.n
         start = self.first_row_of_file[self.file_code] if n else np.zeros(0, np.int64)
-        own = _to_np(t["entry_index"], -1).astype(np.int64)
+        own = to_numpy(t["entry_index"], -1).astype(np.int64)
         if not np.array_equal(own, np.arange(n) - start):
             return None
-        pidx = _to_np(t["parent_index"], -1).astype(np.int64)
+        pidx = to_numpy(t["parent_index"], -1).astype(np.int64)
         count = np.bincount(self.file_code, minlength=len(self.first_row_of_file))[self.file_code]
         if (pidx >= count).any():  # rows cut off the end of a file
             return None
@@ -329,13 +286,13 @@ class Forest:
         out = np.full(len(rows), -1, np.int64)
         if len(rows) == 0 or self.n == 0:
             return out
-        ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else pa.array(ids, pa.string())
+        ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else _string_array(ids)
         probes = pc.unique(ids.drop_null()) if ids.null_count else pc.unique(ids)
         if len(probes) == 0:
             return out
-        want = _to_np(pc.index_in(ids, value_set=probes), -1).astype(np.int64)
+        want = to_numpy(pc.index_in(ids, value_set=probes), -1).astype(np.int64)
         # the rows whose own id is one of the probes: usually few
-        have = _to_np(pc.index_in(self.table["entry_id"], value_set=probes), -1).astype(np.int64)
+        have = to_numpy(pc.index_in(self.table["entry_id"], value_set=probes), -1).astype(np.int64)
         cand = np.nonzero((have >= 0) & ~self.is_leaf_record)[0]
         if cand.size == 0:
             return out

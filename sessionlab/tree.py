@@ -46,7 +46,7 @@ def session_tree(entries: Corpus | pa.Table | pd.DataFrame, *, session_id: Sessi
         A ``networkx.DiGraph`` with graph attributes ``session_id`` and ``leaf_id`` (pi's leaf
         after loading: the last entry in file order, or a seed leaf record's target).
     """
-    rows = one_session(entries, session_id).to_pylist()
+    rows = _rows(one_session(entries, session_id))
     import networkx as nx
 
     g = nx.DiGraph(session_id=rows[0]["session_id"] if rows else session_id, leaf_id=None)
@@ -73,6 +73,26 @@ def session_tree(entries: Corpus | pa.Table | pd.DataFrame, *, session_id: Sessi
     g.add_edges_from((p, c) for _, _, p, c in order)
     g.graph["leaf_id"] = leaf
     return g
+
+
+def _rows(table: pa.Table) -> list[dict[str, Any]]:
+    """``table.to_pylist()``; UTC millisecond timestamps are converted here, as pyarrow converts
+    them (to ``datetime`` in ``ZoneInfo("UTC")``), because pyarrow's conversion imports pandas."""
+    utc_ms = [i for i, f in enumerate(table.schema) if f.type == pa.timestamp("ms", tz="UTC")]
+    if not utc_ms:
+        return table.to_pylist()
+    for i in utc_ms:
+        table = table.set_column(i, table.field(i).name, table.column(i).cast(pa.int64()))
+    rows = table.to_pylist()
+    from datetime import datetime, timedelta
+    from zoneinfo import ZoneInfo
+
+    epoch = datetime(1970, 1, 1, tzinfo=ZoneInfo("UTC"))
+    for name in (table.field(i).name for i in utc_ms):
+        for row in rows:
+            if row[name] is not None:
+                row[name] = epoch + timedelta(milliseconds=row[name])
+    return rows
 
 
 def roots(g: nx.DiGraph) -> list[str]:

@@ -12,12 +12,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._arrow import arrow_indices, from_numpy, scalar
 from ..errors import ArgumentValueError, EntryNotFoundError
 from ..forest import Forest
 from ..tables._conventions import df_variant, returns
 from ..tables._schema import TIMESTAMP, Column, schema_of
 from ..tables.corpus import SessionIds, as_entries, select_sessions
-from .usage import _calls_mask, _np, current_branch_mask, previous_calls
+from .usage import _bool, _calls_mask, _np, arrow_table, current_branch_mask, previous_calls
 
 __all__ = ["branch_calls", "branch_calls_df", "branch_mask", "BRANCH_CALL_COLUMNS"]
 
@@ -58,7 +59,7 @@ def branch_mask(entries, *, leaf_id: str | None = None, forest: Forest | None = 
     f = forest or Forest.of(table)
     if leaf_id is None:
         return current_branch_mask(table, f)
-    hits = np.nonzero(np.asarray(pc.fill_null(pc.equal(table["entry_id"], leaf_id), False)) & ~f.is_leaf_record)[0]
+    hits = np.nonzero(_bool(pc.equal(table["entry_id"], scalar(leaf_id))) & ~f.is_leaf_record)[0]
     if hits.size == 0:
         raise EntryNotFoundError(f"entry {leaf_id!r} is not in the session")
     if np.unique(f.file_code[hits]).size > 1:
@@ -132,19 +133,19 @@ def branch_calls(entries, *, session_id: SessionIds = None, leaf_id: str | None 
     usage = {c: _np(table, c, 0, np.int64)[seq] for c in _BUCKETS}
     prompt = usage["cache_read_tokens"] + usage["cache_write_tokens"] + usage["input_tokens"]
     after = np.where(is_comp, _left_by(f, seq, is_comp, prompt), -1)
-    idx = pa.array(seq, pa.int64())
-    return pa.Table.from_pydict({
+    idx = arrow_indices(seq)
+    return arrow_table({
         "session_id": table["session_id"].take(idx),
         "at_id": table["entry_id"].take(idx),
-        "kind": pc.if_else(pa.array(is_comp, pa.bool_()), "compaction", "call"),
-        "call_index": pa.array(_positions(f, seq, is_comp), _I64),
+        "kind": pc.if_else(from_numpy(is_comp), scalar("compaction"), scalar("call")),
+        "call_index": _positions(f, seq, is_comp),
         "timestamp": table["timestamp"].take(idx),
-        **{c: pa.array(usage[c], _I64, mask=is_comp) for c in _BUCKETS},
-        "prompt_tokens": pa.array(prompt, _I64, mask=is_comp),
-        "branch_switch": pa.array(switch[seq] & ~is_comp, pa.bool_()),
-        "tokens_before": pa.array(_np(table, "tokens_before", 0, np.int64)[seq], _I64, mask=~is_comp),
-        "tokens_after": pa.array(np.maximum(after, 0), _I64, mask=after < 0),
-    }, schema=schema_of(BRANCH_CALL_COLUMNS))
+        **{c: from_numpy(usage[c], mask=is_comp, type=_I64) for c in _BUCKETS},
+        "prompt_tokens": from_numpy(prompt, mask=is_comp, type=_I64),
+        "branch_switch": switch[seq] & ~is_comp,
+        "tokens_before": from_numpy(_np(table, "tokens_before", 0, np.int64)[seq], mask=~is_comp, type=_I64),
+        "tokens_after": from_numpy(np.maximum(after, 0), mask=after < 0, type=_I64),
+    }, schema_of(BRANCH_CALL_COLUMNS))
 
 
 branch_calls_df = df_variant(branch_calls)

@@ -19,6 +19,8 @@ and pointer doubling (see :mod:`sessionlab.forest`):
 A compaction with the seed's ``retained_tail`` carries its kept messages itself: the entries table
 holds their count and estimates (``retained_tail_*`` columns), and the context is the summary, the
 tail, then the entries after the compaction.
+
+Arrays go to and from NumPy through :mod:`sessionlab._arrow` (pyarrow's own conversions import pandas).
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
 from .._rules import Rules, pi_rules
-from ..forest import Forest, arrow_indices, as_table, at_load, per_table, to_numpy
+from ..forest import Forest, as_table, at_load, per_table
 from ..tables._conventions import df_variant, returns
 from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, schema_of
@@ -324,7 +327,7 @@ def target_rows(prep: _Prepared, at: Any, session_id: SessionIds = None) -> tupl
     tgt, base = _all_targets(prep, at)
     mask = session_mask(prep.table, session_id)
     if mask is not None:
-        keep = np.asarray(mask.to_numpy(zero_copy_only=False), bool)[tgt]
+        keep = _np(mask, False, bool)[tgt]
         tgt, base = tgt[keep], base[keep]
     return tgt, base
 
@@ -334,7 +337,7 @@ def _all_targets(prep: _Prepared, at: Any) -> tuple[np.ndarray, np.ndarray]:
     f = prep.forest
     n = t.num_rows
     # an entry without an id (a pi --mode json event, say) is not a node: never a target
-    has_id = t["entry_id"].null_count == 0 or np.asarray(pc.is_valid(t["entry_id"]).to_numpy(zero_copy_only=False))
+    has_id = t["entry_id"].null_count == 0 or _np(pc.is_valid(t["entry_id"]), False, bool)
     rows = np.arange(n) if has_id is True else np.flatnonzero(has_id)
     if isinstance(at, str):
         if at == "calls":
@@ -355,10 +358,19 @@ def _all_targets(prep: _Prepared, at: Any) -> tuple[np.ndarray, np.ndarray]:
             tgt = rows[~f.is_leaf_record[rows]]
             return tgt, tgt
         raise ValueError(f"at must be 'calls', 'leaves', 'entries' or entry ids, not {at!r}")
-    ids = pa.array(list(at) if not isinstance(at, (pa.Array, pa.ChunkedArray)) else at, pa.string())
-    mask = np.asarray(pc.fill_null(pc.is_in(t["entry_id"], value_set=ids), False).to_numpy(zero_copy_only=False), bool)
+    mask = _np(pc.is_in(t["entry_id"], value_set=_id_array(at)), False, bool)
     tgt = rows[mask[rows] & ~f.is_leaf_record[rows]]
     return tgt, tgt
+
+
+def _id_array(at: Any) -> pa.Array:
+    """Entry ids given as ``at=`` (a sequence, NumPy array or Arrow array) as one string array."""
+    if isinstance(at, pa.ChunkedArray):
+        at = at.combine_chunks()
+    if isinstance(at, pa.Array):
+        return at.cast(pa.string())
+    ids = list(at)
+    return strings(ids) if all(i is None or isinstance(i, str) for i in ids) else pa.array(ids, pa.string())
 
 
 def first_line_of_response(prep: _Prepared, tgt: np.ndarray) -> np.ndarray:
@@ -368,12 +380,10 @@ def first_line_of_response(prep: _Prepared, tgt: np.ndarray) -> np.ndarray:
     if "message_id" not in t.column_names or t["message_id"].null_count == t.num_rows or not len(tgt):
         return tgt
     mid = t["message_id"]
-    has = np.asarray(pc.is_valid(mid).to_numpy(zero_copy_only=False), bool)
-    rows = np.nonzero(has)[0]
-    codes = pa.array(prep.forest.file_code[rows].astype(str))
-    key = pc.binary_join_element_wise(codes, mid.take(pa.array(rows)), "\x00")
-    uniq = pc.unique(key)
-    gid = np.asarray(pc.index_in(key, value_set=uniq).to_numpy(zero_copy_only=False), np.int64)
+    rows = np.nonzero(_np(pc.is_valid(mid), False, bool))[0]
+    enc = pc.dictionary_encode(mid.take(arrow_indices(rows)).combine_chunks())
+    key = prep.forest.file_code[rows] * len(enc.dictionary) + _np(enc.indices, 0, np.int64)
+    uniq, gid = np.unique(key, return_inverse=True)  # one group per (file, message_id)
     first = np.full(len(uniq), np.iinfo(np.int64).max, np.int64)
     np.minimum.at(first, gid, rows)
     row_first = np.arange(t.num_rows)
@@ -384,7 +394,7 @@ def first_line_of_response(prep: _Prepared, tgt: np.ndarray) -> np.ndarray:
 def take_or_null(col, idx: np.ndarray) -> pa.Array:
     """``col[idx]`` with null where ``idx`` is -1 (a null index takes a null)."""
     idx = np.asarray(idx, np.int64)
-    return pc.take(col, pa.array(idx, pa.int64(), mask=idx < 0))
+    return pc.take(col, arrow_indices(idx, idx < 0))
 
 
 @returns(CONTEXT_COLUMNS)
@@ -430,10 +440,10 @@ def _context_table(prep: _Prepared, tgt: np.ndarray, base: np.ndarray, r: dict[s
     null_count = r["cyclic"]
 
     def ints(a: np.ndarray) -> pa.Array:
-        return pa.array(a, pa.int64(), mask=null_count)
+        return from_numpy(a, mask=null_count, type=_I64)
 
     thinking = take_or_null(t["thinking_level"], r["think"])
-    thinking = pc.if_else(pa.array(null_count), pa.scalar(None, pa.string()), pc.fill_null(thinking, "off"))
+    thinking = pc.if_else(from_numpy(null_count), scalar(None, _S), pc.fill_null(thinking, scalar("off")))
     out = {
         "session_id": prep.forest.per_file("session_id", tgt),
         "file": prep.forest.per_file("file", tgt),
@@ -443,18 +453,18 @@ def _context_table(prep: _Prepared, tgt: np.ndarray, base: np.ndarray, r: dict[s
         "context_tokens": ints(r["context_tokens"]),
         "usage_tokens": ints(r["usage_tokens"]),
         "trailing_tokens": ints(r["trailing_tokens"]),
-        "projected_tokens": pa.array(r["projected_tokens"], pa.int64(),
-                                     mask=null_count | (not prep.rules.projection)),
+        "projected_tokens": from_numpy(r["projected_tokens"], mask=null_count | (not prep.rules.projection),
+                                       type=_I64),
         "thinking_level": thinking,
         "provider": take_or_null(t["provider"], r["model_src"]),
         "model": take_or_null(t["model"], r["model_src"]),
         "compaction_id": take_or_null(t["entry_id"], r["comp"]),
     }
     parts = [_np(t[c], 0, np.int64)[tgt] for c in ("input_tokens", "cache_read_tokens", "cache_write_tokens")]
-    has_usage = np.asarray(pc.is_valid(t["input_tokens"]).to_numpy(zero_copy_only=False), bool)[tgt]
+    has_usage = _np(pc.is_valid(t["input_tokens"]), False, bool)[tgt]
     if not calls:  # the recorded prompt is a call's, sent at its parent
         has_usage = np.zeros(len(tgt), bool)
-    out["prompt_tokens"] = pa.array(parts[0] + parts[1] + parts[2], pa.int64(), mask=~has_usage)
+    out["prompt_tokens"] = from_numpy(parts[0] + parts[1] + parts[2], mask=~has_usage, type=_I64)
     out["estimated_tokens"] = ints(r["estimate_only"])
     return pa.Table.from_pydict(out, schema=schema_of(CONTEXT_COLUMNS))
 
@@ -498,7 +508,7 @@ def context_members(entries, *, at: Target = "calls", session_id: SessionIds = N
         "session_id": take_or_null(table["session_id"], tg),
         "at_id": take_or_null(table["entry_id"], tg),
         "entry_id": take_or_null(table["entry_id"], out_entry),
-        "position": pa.array(out_pos, pa.int64()),
+        "position": from_numpy(out_pos, type=_I64),
     }, schema=schema_of(MEMBER_COLUMNS))
 
 
@@ -568,7 +578,7 @@ def context_messages(entries, at_id: str, *, session_id: SessionIds = None, rule
     from ..io.reader import read_session
 
     table = as_table(entries)
-    mask = pc.equal(table["entry_id"], at_id)
+    mask = pc.equal(table["entry_id"], scalar(at_id))
     in_sessions = session_mask(table, session_id)
     if in_sessions is not None:
         mask = pc.and_(mask, in_sessions)

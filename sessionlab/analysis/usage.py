@@ -6,6 +6,8 @@ does: assistant ``message`` entries (the calls) and, from pi 1.6 on, spend that 
 summary records), each once, told apart by the ``usage_kind`` column. The *current branch* of a session is the
 path from the root to pi's leaf (the last entry in file order; a seed ``leaf`` record moves it);
 a call off that path is on an *abandoned* branch.
+
+Arrays go to and from NumPy through :mod:`sessionlab._arrow` (pyarrow's own conversions import pandas).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._arrow import arrow_indices, const_strings, from_numpy, scalar, strings, to_numpy
 from ..forest import Forest, as_table
 from ..tables._conventions import df_variant, returns
 from ..tables._schema import TIMESTAMP, Column, columns_doc, schema_of
@@ -90,20 +93,35 @@ _SUMS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_toke
 
 
 def _bool(a) -> np.ndarray:
-    return np.asarray(pc.fill_null(a, False).to_numpy(zero_copy_only=False), bool)
+    return np.asarray(to_numpy(a, False), bool)
 
 
 def _np(table: pa.Table, name: str, fill, dtype) -> np.ndarray:
-    return np.asarray(pc.fill_null(table[name], fill).to_numpy(zero_copy_only=False), dtype)
+    return np.asarray(to_numpy(table[name], fill), dtype)
+
+
+def arrow_table(columns: dict, schema: pa.Schema) -> pa.Table:
+    """``pa.Table.from_pydict(columns, schema=schema)``, NumPy columns given as Arrow arrays of
+    their field's type."""
+    return pa.Table.from_pydict({k: from_numpy(v, type=schema.field(k).type) if isinstance(v, np.ndarray) else v
+                                 for k, v in columns.items()}, schema=schema)
+
+
+def _date32(day) -> pa.Scalar:
+    """A ``datetime.date`` as an Arrow date32 scalar."""
+    import datetime as _dt
+
+    return from_numpy(np.array([(day - _dt.date(1970, 1, 1)).days], np.int32), type=pa.date32())[0]
 
 
 def _calls_mask(table: pa.Table) -> np.ndarray:
     """Assistant messages that are calls: every one in a pi file; in Claude Code and Codex files the
     ones carrying usage (a response's other streaming lines and replayed copies carry none)."""
-    asst = pc.and_(pc.equal(table["type"], "message"), pc.equal(table["role"], "assistant"))
+    asst = pc.and_(pc.equal(table["type"], scalar("message")), pc.equal(table["role"], scalar("assistant")))
     if "agent" not in table.column_names:
         return _bool(asst)
-    counted = pc.or_kleene(pc.is_valid(table["input_tokens"]), pc.fill_null(pc.equal(table["agent"], "pi"), True))
+    pi = pc.fill_null(pc.equal(table["agent"], scalar("pi")), scalar(True))
+    counted = pc.or_kleene(pc.is_valid(table["input_tokens"]), pi)
     return _bool(pc.and_(asst, counted))
 
 
@@ -138,7 +156,7 @@ def current_branch_mask(entries, forest: Forest | None = None) -> np.ndarray:
     leaf = last.copy()
     is_rec = f.is_leaf_record[last]
     if is_rec.any():
-        target = f.lookup(table["target_id"].take(pa.array(last[is_rec])), last[is_rec])
+        target = f.lookup(table["target_id"].take(arrow_indices(last[is_rec])), last[is_rec])
         leaf[is_rec] = target
     leaf_of_file = np.full(codes.max() + 1, -1, np.int64)
     leaf_of_file[codes[last]] = leaf
@@ -157,13 +175,13 @@ def _day(ts, tz: str) -> pa.Array:
 
 def _month(ts, tz: str) -> pa.Array:
     """'YYYY-MM' in ``tz``: the few distinct months formatted once, not every row."""
-    month = np.asarray(_day(ts, tz).to_numpy(zero_copy_only=False)).astype("datetime64[M]")
-    missing = np.isnat(month)
+    day = _day(ts, tz)
+    missing = ~_bool(pc.is_valid(day))
+    month = to_numpy(day, 0).astype(np.int64).astype("datetime64[D]").astype("datetime64[M]")
     names, which = np.unique(month[~missing], return_inverse=True)
     index = np.zeros(len(month), np.int64)
     index[~missing] = which.reshape(-1)
-    return pa.array(np.datetime_as_string(names, unit="M"), pa.string()).take(
-        pa.array(index, pa.int64(), mask=missing))
+    return strings(np.datetime_as_string(names, unit="M").tolist()).take(arrow_indices(index, missing))
 
 
 def _date(value, name: str):
@@ -200,7 +218,7 @@ def _group_sums(keys: dict[str, pa.Array], sums: dict[str, np.ndarray],
         if code.max(initial=0) > 2**40:  # keep the mixed radix small: renumber
             code = np.unique(code, return_inverse=True)[1].reshape(-1)
     group, first = _dense(code)
-    take = pa.array(first, pa.int64())
+    take = arrow_indices(first)
     out_keys = {k: col.take(take) for k, col in keys.items()}
     out = {}
     for name, v in sums.items():
@@ -219,7 +237,7 @@ def _codes(col) -> tuple[np.ndarray, int]:
     """Integer codes of a column (equal values, nulls included, share a code) and their count."""
     enc = pc.dictionary_encode(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col,
                                null_encoding="encode")
-    return np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int64), len(enc.dictionary)
+    return np.asarray(to_numpy(enc.indices), np.int64), len(enc.dictionary)
 
 
 def _dense(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -248,10 +266,10 @@ def _key_column(table: pa.Table, key: str, tz: str, rows: pa.Array) -> pa.Array:
     if key == "session":
         return table["session_id"].take(rows)
     if key == "agent" and "agent" not in table.column_names:
-        return pa.array(np.full(len(rows), "pi", object), pa.string())
+        return const_strings(b"pi", np.ones(len(rows), bool))
     if key == "branch":
-        cur = current_branch_mask(table)[rows.to_numpy()]
-        return pa.array(np.where(cur, "current", "abandoned"), pa.string())
+        cur = current_branch_mask(table)[to_numpy(rows)]
+        return pc.if_else(from_numpy(cur), scalar("current"), scalar("abandoned"))
     return table[key].take(rows)
 
 
@@ -261,12 +279,12 @@ def _spend_rows(table: pa.Table, tz: str, since, until) -> tuple[np.ndarray, np.
     spend = _spend_mask(table, calls)
     rows = np.nonzero(spend)[0]
     if since is not None or until is not None:
-        day = _day(table["timestamp"].take(pa.array(rows, pa.int64())), tz)
+        day = _day(table["timestamp"].take(arrow_indices(rows)), tz)
         when = np.ones(len(rows), bool)
         if since is not None:
-            when &= _bool(pc.greater_equal(day, pa.scalar(since, pa.date32())))
+            when &= _bool(pc.greater_equal(day, _date32(since)))
         if until is not None:
-            when &= _bool(pc.less_equal(day, pa.scalar(until, pa.date32())))
+            when &= _bool(pc.less_equal(day, _date32(until)))
         rows = rows[when]
     return rows, calls[rows]
 
@@ -311,7 +329,7 @@ def usage_by(entries, *, by: str | Sequence[str] = ("session_id",), tz: str = "U
     since, until = _date(since, "since"), _date(until, "until")
     table = select_sessions(entries, session_id)
     rows, is_call = _spend_rows(table, tz, since, until)
-    take = pa.array(rows, pa.int64())
+    take = arrow_indices(rows)
     sums = {"_call": is_call.astype(np.int64)}
     for s in _SUMS:
         sums[s] = _np(table, s, 0, np.float64 if s == "cost_usd" else np.int64)[rows]
@@ -321,7 +339,7 @@ def usage_by(entries, *, by: str | Sequence[str] = ("session_id",), tz: str = "U
     for s in _SUMS:
         out["total_tokens" if s == "context_tokens" else s] = totals[s]
     key_schema = {c.name: c for c in USAGE_KEY_COLUMNS}
-    result = pa.Table.from_pydict(out, schema=schema_of(tuple(key_schema[k] for k in keys) + USAGE_COLUMNS))
+    result = arrow_table(out, schema_of(tuple(key_schema[k] for k in keys) + USAGE_COLUMNS))
     return result.sort_by([(k, "ascending") for k in keys])
 
 
@@ -363,8 +381,8 @@ def branch_costs(entries, *, session_id: SessionIds = None) -> pa.Table:
     total = out["cost_current"] + out["cost_abandoned"]
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(total > 0, out["cost_abandoned"] / np.where(total > 0, total, 1.0), np.nan)
-    out["abandoned_cost_share"] = pa.array(share, pa.float64(), from_pandas=True)
-    return pa.Table.from_pydict({**keys, **out}, schema=schema_of(BRANCH_COST_COLUMNS)).sort_by(
+    out["abandoned_cost_share"] = from_numpy(share, mask=np.isnan(share), type=pa.float64())
+    return arrow_table({**keys, **out}, schema_of(BRANCH_COST_COLUMNS)).sort_by(
         [("session_id", "ascending"), ("file", "ascending")])
 
 
@@ -407,7 +425,7 @@ def _cache_causes(table: pa.Table, f: Forest, rows: np.ndarray, prev: np.ndarray
     cause[(prev >= 0) & differs] = 1
     cause[compaction_since] = 2
     cause[prev < 0] = 3
-    return pa.array(_CAUSES, pa.string()).take(pa.array(cause, pa.int64(), mask=cause < 0))
+    return strings(_CAUSES).take(arrow_indices(cause, cause < 0))
 
 
 @returns(CACHE_COLUMNS)
@@ -432,22 +450,21 @@ def cache_efficiency(entries, *, session_id: SessionIds = None) -> pa.Table:
     prompt = inp + cr + cw
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.where(prompt > 0, cr / np.maximum(prompt, 1), np.nan)
-    idx = pa.array(rows, pa.int64())
-    prev_ids = table["entry_id"].take(pa.array(np.where(prev >= 0, prev, None), pa.int64(), from_pandas=True)
-                                      if len(rows) else pa.array([], pa.int64()))
-    return pa.Table.from_pydict({
+    idx = arrow_indices(rows)
+    prev_ids = table["entry_id"].take(arrow_indices(np.maximum(prev, 0), prev < 0))
+    return arrow_table({
         "session_id": table["session_id"].take(idx),
         "at_id": table["entry_id"].take(idx),
         "timestamp": table["timestamp"].take(idx),
         "provider": table["provider"].take(idx),
         "model": table["model"].take(idx),
-        "prompt_tokens": pa.array(prompt, pa.int64()),
-        "cache_read_tokens": pa.array(cr),
-        "cache_write_tokens": pa.array(cw),
-        "hit_ratio": pa.array(ratio, pa.float64(), from_pandas=True),
+        "prompt_tokens": prompt,
+        "cache_read_tokens": cr,
+        "cache_write_tokens": cw,
+        "hit_ratio": from_numpy(ratio, mask=np.isnan(ratio), type=pa.float64()),
         "previous_call_id": prev_ids,
         "invalidated_by": cause,
-    }, schema=schema_of(CACHE_COLUMNS))
+    }, schema_of(CACHE_COLUMNS))
 
 
 cache_efficiency_df = df_variant(cache_efficiency)

@@ -21,9 +21,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._arrow import from_numpy, to_numpy
 from .._rules import Rules
 from ..analysis.contexts import Target, context_arrays, take_or_null, target_rows
-from ..forest import Forest, as_table, at_load, per_table, to_numpy
+from ..forest import Forest, as_table, at_load, per_table
 from ..tables._conventions import df_variant, returns
 from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, schema_of
@@ -200,14 +201,14 @@ def find_cut_points(
     bad = ~r["ok"]
 
     def ints(x: np.ndarray) -> pa.Array:
-        return pa.array(x, pa.int64(), mask=bad)
+        return from_numpy(x, mask=bad, type=pa.int64())
 
     return pa.Table.from_pydict({
         "session_id": prep.forest.per_file("session_id", tgt),
         "file": prep.forest.per_file("file", tgt),
         "at_id": take_or_null(table["entry_id"], tgt),
         "first_kept_entry_id": take_or_null(table["entry_id"], r["cut"]),
-        "is_split_turn": pa.array(r["split"], pa.bool_(), mask=bad),
+        "is_split_turn": from_numpy(r["split"], mask=bad, type=pa.bool_()),
         "turn_start_id": take_or_null(table["entry_id"], r["turn_start"]),
         "tokens_before": ints(r["tokens_before"]),
         "messages_to_summarize": ints(r["to_summarize"]),

@@ -47,9 +47,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
 from .._rules import Rules
 from ..analysis.contexts import context_arrays, first_line_of_response
-from ..analysis.usage import current_branch_mask
+from ..analysis.usage import arrow_table, current_branch_mask
 from ..forest import per_table
 from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, columns_doc, schema_of
@@ -160,15 +161,16 @@ def fit_prices(entries, *, session_id: SessionIds = None) -> dict[str, tuple[flo
     ``session_id``: fitted to the calls of this session (or these sessions) only."""
     table = select_sessions(entries, session_id)
     cols = ["model", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd"]
+    is_call = pc.and_(pc.equal(table["type"], scalar("message")), pc.equal(table["role"], scalar("assistant")))
     # (only the columns the fit reads are filtered: the whole table's strings would cost more)
-    calls = table.select(cols).filter(pc.and_(pc.equal(table["type"], "message"), pc.equal(table["role"], "assistant")))
+    calls = table.select(cols).filter(is_call)
 
     def col(name: str) -> np.ndarray:
         return _np(calls[name], 0, np.float64)
 
     x = np.stack([col("input_tokens"), col("output_tokens"), col("cache_read_tokens"), col("cache_write_tokens")], 1)
     y = col("cost_usd")
-    names, codes = _codes(pc.fill_null(calls["model"], ""))
+    names, codes = _codes(pc.fill_null(calls["model"], scalar("")))
     prices: dict[str, tuple[float, float, float, float]] = {}
     for code, m in sorted(enumerate(names), key=lambda cm: cm[1]):  # one small fit per model
         sel = codes == code
@@ -255,7 +257,7 @@ class _Rows:
 
 
 def _np(col, fill, dtype) -> np.ndarray:
-    return np.asarray(pc.fill_null(col, fill).to_numpy(zero_copy_only=False), dtype)
+    return np.asarray(to_numpy(col, fill), dtype)
 
 
 def _codes(col) -> tuple[list[str], np.ndarray]:
@@ -275,7 +277,7 @@ def _row_arrays(table: pa.Table, prep, recorded: str) -> _Rows:
     # the context after a call: its usage total; a call without usable usage (aborted, error) adds
     # nothing to what it was sent
     total_full = np.where(prep.usage_source, prep.ctx_tok + removed_above, prompt_full)
-    tool_use = _np(pc.equal(table["stop_reason"], "toolUse"), False, bool)
+    tool_use = _np(pc.equal(table["stop_reason"], scalar("toolUse")), False, bool)
     names, codes = _codes(table["model"])
     # the call each recorded compaction follows
     near_call = f.nearest(calls)
@@ -445,44 +447,44 @@ def _take_rows(col, rows: np.ndarray) -> pa.Array:
     rows = np.asarray(rows, np.int64)
     values = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     if len(values) >= 2**31 - 1 or not pa.types.is_string(values.type):
-        return pc.take(values, pa.array(rows, pa.int64(), mask=rows < 0))
-    indices = pa.array(rows.astype(np.int32), pa.int32(), mask=rows < 0)
+        return pc.take(values, arrow_indices(rows, rows < 0))
+    indices = from_numpy(rows.astype(np.int32), mask=rows < 0)
     return pa.DictionaryArray.from_arrays(indices, values).cast(values.type)
 
 
 def _sessions_table(table: pa.Table, parts: list[dict[str, np.ndarray]], policies: list) -> pa.Table:
     pidx = _cat(parts, "policy_index")
-    names = np.array([p.name for p in policies] or [""], object)
+    names = strings([p.name for p in policies])
     windows = np.array([p.context_window if p.context_window is not None else -1 for p in policies] or [-1])
     win = windows[pidx] if len(pidx) else np.zeros(0, np.int64)
-    return pa.Table.from_pydict({
+    return arrow_table({
         "session_id": _take_rows(table["session_id"], _cat(parts, "row")),
         "file": _take_rows(table["file"], _cat(parts, "row")),
         "leaf_id": _take_rows(table["entry_id"], _cat(parts, "leaf")),
-        "policy": pa.array(names[pidx] if len(pidx) else [], pa.string()),
-        "policy_index": pa.array(pidx, pa.int32()),
-        "context_window": pa.array(win, pa.int64(), mask=win < 0),
-        **{k: pa.array(np.round(_cat(parts, k)).astype(np.int64)) for k in (
+        "policy": names.take(arrow_indices(pidx)),
+        "policy_index": pidx,
+        "context_window": from_numpy(win, mask=win < 0, type=_I64),
+        **{k: np.round(_cat(parts, k)).astype(np.int64) for k in (
             "calls", "compactions", "recorded_compactions", "matched_compactions", "peak_context_tokens",
             "prompt_tokens", "summarized_tokens")},
-        **{k: pa.array(_cat(parts, k, np.float64)) for k in (
+        **{k: _cat(parts, k, np.float64) for k in (
             "cost_usd", "summary_calls_cost_usd", "recorded_cost_usd", "net_saving_usd")},
-        "overflow_calls": pa.array(_cat(parts, "overflow_calls", np.int64)),
-    }, schema=schema_of(SIMULATION_SESSION_COLUMNS))
+        "overflow_calls": _cat(parts, "overflow_calls", np.int64),
+    }, schema_of(SIMULATION_SESSION_COLUMNS))
 
 
 def _calls_table(table: pa.Table, parts: list[dict[str, np.ndarray]]) -> pa.Table:
-    return pa.Table.from_pydict({
+    return arrow_table({
         "session_id": _take_rows(table["session_id"], _cat(parts, "first")),
         "leaf_id": _take_rows(table["entry_id"], _cat(parts, "leaf")),
-        "policy_index": pa.array(_cat(parts, "policy_index"), pa.int32()),
+        "policy_index": _cat(parts, "policy_index"),
         "at_id": _take_rows(table["entry_id"], _cat(parts, "row")),
-        "call_index": pa.array(_cat(parts, "call_index"), pa.int64()),
-        **{k: pa.array(np.round(_cat(parts, k, np.float64)).astype(np.int64)) for k in (
+        "call_index": _cat(parts, "call_index"),
+        **{k: np.round(_cat(parts, k, np.float64)).astype(np.int64) for k in (
             "prompt_tokens", "context_before", "context_after")},
-        "compacted": pa.array(_cat(parts, "compacted", bool), pa.bool_()),
+        "compacted": _cat(parts, "compacted", bool),
         "cut_entry_id": _take_rows(table["entry_id"], _cat(parts, "cut_row")),
-        "recorded_compaction": pa.array(_cat(parts, "recorded_compaction", bool), pa.bool_()),
-        "cost_usd": pa.array(_cat(parts, "cost_usd", np.float64)),
-        "summary_cost_usd": pa.array(_cat(parts, "summary_cost_usd", np.float64)),
-    }, schema=schema_of(SIMULATION_CALL_COLUMNS))
+        "recorded_compaction": _cat(parts, "recorded_compaction", bool),
+        "cost_usd": _cat(parts, "cost_usd", np.float64),
+        "summary_cost_usd": _cat(parts, "summary_cost_usd", np.float64),
+    }, schema_of(SIMULATION_CALL_COLUMNS))

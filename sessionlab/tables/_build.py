@@ -1,7 +1,8 @@
 """The tables of a load, built from its per-file results (:class:`._file.FileResult`).
 
 :class:`~.corpus.Corpus` calls these once each, on first access; the ``*_table`` functions are
-that corpus's tables.
+that corpus's tables. Arrays are built through :mod:`sessionlab._arrow` (pyarrow's own conversions
+import pandas).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
 from .._arrow import compute as pc
 from ._arrays import parse_timestamps
 from ._file import FileResult
@@ -61,50 +63,91 @@ def issues_of(files: list[FileResult]) -> pa.Table:
 
 
 def session_totals(entries: pa.Table) -> pa.Table:
-    """Per-file aggregates of an entries table (one row per ``file``)."""
+    """Per-file aggregates of an entries table (one row per ``file``, in order of first appearance).
+
+    Grouped in NumPy: ``Table.group_by`` imports ``pyarrow.dataset``, which imports pandas. Sums
+    add the rows in row order (``np.bincount``), as a hash aggregate does."""
+    enc = pc.dictionary_encode(entries.column("file").combine_chunks(), null_encoding="encode")
+    codes, k = np.asarray(to_numpy(enc.indices), np.int64), len(enc.dictionary)
     typ = entries.column("type")
-    t = pa.table({
-        "file": entries.column("file"),
-        **{c: entries.column(c) for _, c, _ in _AGGREGATES if c in entries.column_names},
-        "is_entry": pa.array([1] * entries.num_rows, pa.int64()),
-        "is_message": pc.cast(pc.equal(typ, "message"), pa.int64()),
-        "is_compaction": pc.cast(pc.equal(typ, "compaction"), pa.int64()),
-        "is_branch_summary": pc.cast(pc.equal(typ, "branch_summary"), pa.int64()),
-    })
-    g = t.group_by("file", use_threads=False).aggregate(
-        [(c, agg, pc.ScalarAggregateOptions(min_count=0)) if agg == "sum" else (c, agg) for _, c, agg in _AGGREGATES])
-    return g.rename_columns({f"{c}_{agg}": name for name, c, agg in _AGGREGATES} | {"file": "file"})
+    flags = {"is_entry": np.ones(entries.num_rows, np.int64)}
+    for flag, value in (("is_message", "message"), ("is_compaction", "compaction"),
+                        ("is_branch_summary", "branch_summary")):
+        flags[flag] = to_numpy(pc.equal(typ, scalar(value)), False).astype(np.int64)
+    out: dict[str, pa.Array] = {"file": enc.dictionary}
+    for name, c, agg in _AGGREGATES:
+        col = entries.column(c) if c in entries.column_names else flags[c]
+        out[name] = _group_sum(codes, k, to_numpy(col, 0) if c not in flags else col) if agg == "sum" \
+            else _group_extreme(codes, k, col, agg)
+    return pa.table(out)
+
+
+def _group_sum(codes: np.ndarray, k: int, v: np.ndarray) -> pa.Array:
+    """Per group, the sum of ``v`` (integers exactly)."""
+    if v.dtype.kind == "f":
+        return from_numpy(np.bincount(codes, weights=v, minlength=k))
+    if np.abs(v).sum() < 2**53:
+        return from_numpy(np.bincount(codes, weights=v, minlength=k).astype(np.int64))
+    acc = np.zeros(k, np.int64)
+    np.add.at(acc, codes, v)
+    return from_numpy(acc)
+
+
+def _group_extreme(codes: np.ndarray, k: int, col: pa.ChunkedArray, agg: str) -> pa.Array:
+    """Per group, the ``min`` or ``max`` of a column of integers or timestamps (null: no value)."""
+    valid = to_numpy(pc.is_valid(col), False)
+    v = np.asarray(to_numpy(col, 0), np.int64)[valid]
+    ufunc, start = (np.minimum, np.iinfo(np.int64).max) if agg == "min" else (np.maximum, np.iinfo(np.int64).min)
+    acc = np.full(k, start, np.int64)
+    ufunc.at(acc, codes[valid], v)
+    seen = np.bincount(codes[valid], minlength=k) > 0
+    return from_numpy(acc, mask=~seen, type=col.type)
 
 
 def sessions_of(files: list[FileResult], entries: pa.Table) -> pa.Table:
     """One row per session file: its header and file-order facts plus totals over ``entries``."""
     ok = [r for r in files if r.session is not None]
-    totals = session_totals(entries).to_pydict()
-    by_file = {f: i for i, f in enumerate(totals["file"])}
-    rows = []
-    for r in ok:  # one row per session file
-        row = dict(r.session)  # type: ignore[arg-type]
-        i = by_file.get(r.path)
-        for name, _, agg in _AGGREGATES:
-            row[name] = totals[name][i] if i is not None else (0 if agg == "sum" and name.endswith("count") else None)
-        rows.append(row)
-    cols = {c.name: [row.get(c.name) for row in rows] for c in SESSION_COLUMNS}
-    cols["header_timestamp"] = parse_timestamps(cols["header_timestamp"])  # type: ignore[assignment]
-    return pa.table({c.name: pa.array(cols[c.name], c.type) if not isinstance(cols[c.name], pa.Array)
-                     else cols[c.name] for c in SESSION_COLUMNS}, schema=SESSION_SCHEMA)
+    totals = session_totals(entries)
+    by_file = {f: i for i, f in enumerate(totals["file"].to_pylist())}
+    at = np.array([by_file.get(r.path, -1) for r in ok], np.int64)
+    at = arrow_indices(np.maximum(at, 0), at < 0)  # each session file's row of totals (null: none)
+    types = {c.name: c.type for c in SESSION_COLUMNS}
+    cols: dict[str, pa.Array | pa.ChunkedArray] = {}
+    for name, _, agg in _AGGREGATES:
+        col = totals[name].take(at).cast(types[name])
+        cols[name] = pc.fill_null(col, scalar(0, types[name])) if agg == "sum" and name.endswith("count") else col
+    cols["header_timestamp"] = parse_timestamps(strings([(r.session or {}).get("header_timestamp") for r in ok]))
+    for c in SESSION_COLUMNS:
+        if c.name not in cols:
+            cols[c.name] = _py_column([(r.session or {}).get(c.name) for r in ok], c.type)
+    return pa.table({c.name: cols[c.name] for c in SESSION_COLUMNS}, schema=SESSION_SCHEMA)
+
+
+_NUMPY = {pa.int32(): np.int32, pa.int64(): np.int64, pa.float64(): np.float64}
+
+
+def _py_column(values: list, type: pa.DataType) -> pa.Array:  # noqa: A002
+    """Python values (None: null) as an Arrow array of ``type``."""
+    if pa.types.is_string(type) and all(v is None or isinstance(v, str) for v in values):
+        return strings(values)
+    if type in _NUMPY and all(v is None or isinstance(v, int) and not isinstance(v, bool) for v in values):
+        missing = np.fromiter((v is None for v in values), bool, len(values))
+        return from_numpy(np.array([0 if v is None else v for v in values], _NUMPY[type]), mask=missing, type=type)
+    return pa.array(values, type)  # (anything else as pyarrow reads it)
 
 
 def labels_of(entries: pa.Table) -> pa.Table:
     """The labels in effect: per (file, target), the last ``label`` entry in file order, when its
     label is a non-empty string (an empty or null label clears it), as pi's ``getLabel``."""
-    is_label = np.asarray(pc.fill_null(pc.equal(entries["type"], "label"), False).to_numpy(zero_copy_only=False),
-                          bool)
-    rows = np.nonzero(is_label)[0]
-    t = entries.take(pa.array(rows, pa.int64())).select(["session_id", "file", "target_id", "label"])
-    numbered = t.append_column("_row", pa.array(np.arange(t.num_rows), pa.int64()))
-    numbered = numbered.filter(pc.is_valid(numbered["target_id"]))
-    last = numbered.group_by(["file", "target_id"], use_threads=False).aggregate([("_row", "max")])
+    rows = np.nonzero(to_numpy(pc.equal(entries["type"], scalar("label")), False))[0]
+    t = entries.take(arrow_indices(rows)).select(["session_id", "file", "target_id", "label"])
+    has = np.nonzero(to_numpy(pc.is_valid(t["target_id"]), False))[0]
+    key = np.zeros(len(has), np.int64)
+    for name in ("file", "target_id"):
+        enc = pc.dictionary_encode(t[name].take(arrow_indices(has)).combine_chunks(), null_encoding="encode")
+        key = key * max(len(enc.dictionary), 1) + np.asarray(to_numpy(enc.indices), np.int64)
+    _, last_of_key = np.unique(key[::-1], return_index=True)
     # the last label entry of each target, in file order
-    t = t.take(pa.array(np.sort(last["_row_max"].to_numpy()), pa.int64()))
-    keep = pc.fill_null(pc.greater(pc.utf8_length(t["label"]), 0), False)
+    t = t.take(arrow_indices(np.sort(has[::-1][last_of_key])))
+    keep = pc.fill_null(pc.greater(pc.utf8_length(t["label"]), scalar(0, pa.int32())), scalar(False))
     return t.filter(keep).cast(schema_of(LABEL_COLUMNS))

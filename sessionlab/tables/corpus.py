@@ -19,6 +19,7 @@ from functools import cached_property
 import pyarrow as pa
 
 from .._arrow import compute as pc
+from .._arrow import scalar, strings
 from .._rules import DEFAULT_RULES, Rules
 from ..io.issues import OnBadLines
 from ._build import blocks_of, entries_of, issues_of, labels_of, sessions_of
@@ -256,8 +257,8 @@ def session_mask(table: pa.Table, session_id: SessionIds) -> pa.Array | None:
     ids = session_ids(session_id)
     if ids is None:
         return None
-    mask = pc.is_in(table["session_id"], value_set=pa.array(ids, pa.string()))
-    return pc.fill_null(mask, False)
+    mask = pc.is_in(table["session_id"], value_set=strings(ids))
+    return pc.fill_null(mask, scalar(False))
 
 
 def select_sessions(entries: Any, session_id: SessionIds) -> pa.Table:
