@@ -7,6 +7,7 @@ be read becomes a ``read_error`` issue) so one bad file cannot stop the others.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, Literal
@@ -168,6 +169,15 @@ class ReadBuffer:
                 self.buf = self.buf + bytearray(len(self.buf))
 
 
+_THREAD = threading.local()  # a loader pool thread's ReadBuffer, freed when the thread ends
+
+
+def keep_read_buffer() -> None:
+    """Give the calling thread one :class:`ReadBuffer` for every chunk it loads (the loader pool's
+    initializer: a buffer per chunk would grow, and be zeroed, again for each)."""
+    _THREAD.buffer = ReadBuffer()
+
+
 def _read(res: FileResult, want_blocks: bool = False, into: ReadBuffer | None = None) -> bytes | memoryview | None:
     """A pi file's bytes (a view of ``into`` when given); ``None`` when the file was another
     agent's (then read into ``res`` as it streams) or failed (a ``read_error`` issue in ``res``).
@@ -208,7 +218,7 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
         materialize(results)
         return results
     batch = NativeBatch(want_blocks)
-    buffer = ReadBuffer()
+    buffer = getattr(_THREAD, "buffer", None) or ReadBuffer()
     results = []
     for path in paths:
         res = FileResult(path=path)

@@ -34,7 +34,7 @@ from ..errors import NativeLoaderWarning
 from ..io.formats import AGENTS, HEAD_BYTES, detect_agent
 from ..io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
 from . import _cache
-from ._file import FileResult, load_chunk
+from ._file import FileResult, keep_read_buffer, load_chunk
 from ._native import native_available
 
 __all__ = ["Source", "OnBadLines", "default_sessions_dir", "default_roots", "find_files", "load_files", "refresh",
@@ -275,7 +275,7 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None) 
     if native_available():
         # the C scanner releases the GIL while it scans: threads share the work without the
         # processes' start-up and without shipping tables back
-        with ThreadPoolExecutor(max_workers=min(workers, len(chunks))) as tx:
+        with ThreadPoolExecutor(max_workers=min(workers, len(chunks)), initializer=keep_read_buffer) as tx:
             yield from tx.map(load_chunk, chunks, [want_blocks] * len(chunks))
         return
     from concurrent.futures import ProcessPoolExecutor  # (no scanner: processes, rarely needed)
