@@ -96,6 +96,7 @@ static int scan_file(Scanner *sc, FileFacts *ff) {
         if (*s != '{') FAIL(p, "a line is not one object");
         memset(&e, 0, sizeof e);
         p->blocks.len = 0;
+        const int64_t line_start = (int64_t)(s - buf);
         p->p = s;
         p->end = end;
         if (read_entry(p, &e)) return -1;
@@ -129,7 +130,7 @@ static int scan_file(Scanner *sc, FileFacts *ff) {
             ff->cross_rows++;
         Link lk = {e.id, e.parent};
         if (buf_put(&sc->links, &lk, sizeof lk)) FAIL(p, "out of memory");
-        if (emit_entry(sc, &e, t, line, (int32_t)ff->n)) {
+        if (buf_put(&sc->line_starts, &line_start, sizeof line_start) || emit_entry(sc, &e, t, line, (int32_t)ff->n)) {
             if (!p->why) p->why = "out of memory";
             return -1;
         }
@@ -192,6 +193,7 @@ static void sc_clear(Scanner *sc) {
     }
     buf_free(&sc->slow);
     buf_free(&sc->slow_bytes);
+    buf_free(&sc->line_starts);
     sc->rows = sc->block_rows = 0;
 }
 
@@ -249,7 +251,7 @@ static PyObject *Scanner_add(Scanner *self, PyObject *arg) {
     for (int i = 0; i < E_NCOLS; i++) em[i] = (ColMark){self->ecol[i].vals.len, self->ecol[i].data.len, self->ecol[i].valid.len};
     for (int i = 0; i < B_NCOLS; i++) bm[i] = (ColMark){self->bcol[i].vals.len, self->bcol[i].data.len, self->bcol[i].valid.len};
     int64_t rows0 = self->rows, brows0 = self->block_rows;
-    size_t slow0 = self->slow.len, slowb0 = self->slow_bytes.len;
+    size_t slow0 = self->slow.len, slowb0 = self->slow_bytes.len, starts0 = self->line_starts.len;
     P *p = &self->p;
     p->base = (const unsigned char *)view.buf;
     p->p = p->base;
@@ -274,6 +276,7 @@ static PyObject *Scanner_add(Scanner *self, PyObject *arg) {
         self->block_rows = brows0;
         self->slow.len = slow0;
         self->slow_bytes.len = slowb0;
+        self->line_starts.len = starts0;
         if (p->why && !strcmp(p->why, "out of memory")) PyErr_NoMemory();
         else out = PyUnicode_FromString(p->why ? p->why : "refused");
     } else {
@@ -304,7 +307,8 @@ PyDoc_STRVAR(finish_doc,
 "finish() -> dict\n\n"
 "The columns so far, as raw buffers, and a reset scanner: {'rows': n, 'block_rows': m,\n"
 "'entries': [(name, offsets, data, valid) or (name, values, valid)], 'blocks': [...],\n"
-"'slow': bytes of int64 (row, block_row, offset, length) records, 'slow_bytes': bytes}.");
+"'slow': bytes of int64 (row, block_row, offset, length) records, 'slow_bytes': bytes,\n"
+"'line_starts': bytes of int64, where each entry row's line starts in its file's bytes}.");
 
 static PyObject *Scanner_finish(Scanner *self, PyObject *Py_UNUSED(ignored)) {
     if (self->busy) {
@@ -323,10 +327,12 @@ static PyObject *Scanner_finish(Scanner *self, PyObject *Py_UNUSED(ignored)) {
         if (!t) goto fail;
         PyList_SET_ITEM(blks, i, t);
     }
-    PyObject *out = Py_BuildValue("{sLsLsNsNsy#sy#}", "rows", (long long)self->rows, "block_rows",
+    PyObject *out = Py_BuildValue("{sLsLsNsNsy#sy#sy#}", "rows", (long long)self->rows, "block_rows",
                                   (long long)self->block_rows, "entries", ents, "blocks", blks, "slow",
                                   self->slow.p ? self->slow.p : "", (Py_ssize_t)self->slow.len, "slow_bytes",
-                                  self->slow_bytes.p ? self->slow_bytes.p : "", (Py_ssize_t)self->slow_bytes.len);
+                                  self->slow_bytes.p ? self->slow_bytes.p : "", (Py_ssize_t)self->slow_bytes.len,
+                                  "line_starts", self->line_starts.p ? self->line_starts.p : "",
+                                  (Py_ssize_t)self->line_starts.len);
     sc_clear(self);
     sc_init_cols(self);
     return out;

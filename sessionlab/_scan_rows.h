@@ -105,6 +105,7 @@ typedef struct {
     Col bcol[B_NCOLS];
     Buf slow;       /* Slow records */
     Buf slow_bytes; /* their raw text */
+    Buf line_starts; /* int64 per entry row: where its line starts in its file's bytes */
     /* per-file scratch, kept between files to avoid reallocation */
     P p;
     Buf links; /* Link per entry */

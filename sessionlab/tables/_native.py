@@ -191,7 +191,7 @@ class NativeBatch:
                 arrays.append(pa.nulls(n, f.type))
         table = with_pi_defaults(pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA))
         if any(f[4] is not None for f in files):
-            table = resolve(table, [(f[1], f[4], "pi") for f in files])
+            table = resolve(table, [(f[1], f[4], "pi") for f in files], np.frombuffer(out["line_starts"], np.int64))
         blocks = None
         if self._want_blocks:
             bspecs = {s[0]: s for s in out["blocks"]}

@@ -13,6 +13,7 @@ three paths cannot disagree on them.
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,27 +37,35 @@ _LEAF = strings(["leaf"])
 
 
 class _Lines:
-    """Where each line of a file starts and ends, found once (a newline scan of the bytes)."""
+    """The lines of one file's rows: from where the C scanner saw each row's line start, else from
+    a newline scan of the file's bytes (once, on first use)."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, starts: np.ndarray | None) -> None:
         self.data = data
+        self.starts = starts  # per row of the file, or None
         self._ends: np.ndarray | None = None
 
     @property
     def ends(self) -> np.ndarray:
-        """Newline positions, scanned on first use (most files never need them)."""
         if self._ends is None:
             self._ends = np.flatnonzero(np.frombuffer(self.data, np.uint8) == 10)
         return self._ends
 
-    def get(self, line_nos) -> dict[int, bytes]:
-        """The bytes of each of ``line_nos`` (1-based), newline excluded."""
+    def get(self, rows: list[int], line_nos: list[int]) -> dict[int, bytes]:
+        """The bytes of each row's line (``rows`` of the file, their 1-based ``line_nos``), newline
+        excluded."""
+        data, out = self.data, {}
+        if self.starts is not None:
+            for r in rows:
+                a = int(self.starts[r])
+                b = data.find(b"\n", a)
+                out[r] = data[a:b if b >= 0 else len(data)]
+            return out
         ends, n = self.ends, len(self.ends)
-        out: dict[int, bytes] = {}
-        for ln in set(line_nos):
+        for r, ln in zip(rows, line_nos):
             if 1 <= ln <= n + 1:
                 a = int(ends[ln - 2]) + 1 if ln > 1 else 0
-                out[ln] = self.data[a:int(ends[ln - 1]) if ln - 1 < n else len(self.data)]
+                out[r] = data[a:int(ends[ln - 1]) if ln - 1 < n else len(data)]
         return out
 
 
@@ -69,37 +78,66 @@ class _Batch:
     one pass over the whole batch. (``is_in`` is false, never null, on a null role: every entry
     that is not a message has one.)"""
 
-    def __init__(self, table: pa.Table) -> None:
+    def __init__(self, table: pa.Table, counts: list[int]) -> None:
         self.table = table
         self.edit = _flags(pc.is_in(table["type"], value_set=_EDIT))
         self.comp = _flags(pc.is_in(table["type"], value_set=_COMPACTION))
         self.system = _flags(pc.is_in(table["role"], value_set=_SYSTEM))
-        self.any = bool(self.edit.any() or self.comp.any() or self.system.any())
-        self._leaf: np.ndarray | None = None
+        self.bounds = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+        hot = np.concatenate([[0], np.cumsum(self.edit | self.comp | self.system)])
+        self.hot = hot[self.bounds[1:]] - hot[self.bounds[:-1]]  # flagged rows per file
 
-    @property
-    def leaf(self) -> np.ndarray:
-        if self._leaf is None:
-            self._leaf = _flags(pc.is_in(self.table["type"], value_set=_LEAF))
-        return self._leaf
+    @cached_property
+    def line_no(self) -> np.ndarray:
+        return to_numpy(self.table["line_no"], 0)
+
+    @cached_property
+    def parent(self) -> list[int]:
+        """Each row's parent row in the batch (the file's row + the file's first row; -1: none)."""
+        local = to_numpy(self.table["parent_index"], -1).astype(np.int64)
+        first = np.repeat(self.bounds[:-1], np.diff(self.bounds))
+        return np.where(local >= 0, local + first, -1).tolist()
+
+    def ids(self, rows: list[int]) -> dict[int, str | None]:
+        """The entry ids of ``rows``."""
+        return dict(zip(rows, self.table["entry_id"].take(arrow_indices(rows)).to_pylist()))
+
+    def targets(self) -> dict[int, int]:
+        """Each edit row's target row: the later row of its file with the target's id, never a
+        seed leaf record (pi's index)."""
+        edits = np.flatnonzero(self.edit)
+        if not len(edits):
+            return {}
+        t = self.table
+        wanted = t["target_id"].take(arrow_indices(edits)).to_pylist()
+        hits = _flags(pc.is_in(t["entry_id"], value_set=strings(sorted({w for w in wanted if w is not None}))))
+        hits &= ~_flags(pc.is_in(t["type"], value_set=_LEAF))
+        rows = np.flatnonzero(hits)
+        last = dict(zip(zip(self.file_of(rows).tolist(), t["entry_id"].take(arrow_indices(rows)).to_pylist()),
+                        rows.tolist()))
+        return {e: last[key] for e, key in zip(edits.tolist(), zip(self.file_of(edits).tolist(), wanted))
+                if key in last}
+
+    def file_of(self, rows: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.bounds, rows, side="right") - 1
 
 
-def _compactions_hold_system(table: pa.Table, comps: np.ndarray, lines: _Lines) -> bool:
+def _compactions_hold_system(lines: _Lines, comps: list[int], line_nos: list[int]) -> bool:
     """Whether a compaction's line may hold a ``systemMessage`` (with escapes, or the seed's
     ``system_message``): those of older files never do, and their lines are all this reads."""
-    found = lines.get(table["line_no"].take(arrow_indices(comps)).to_pylist())
+    found = lines.get(comps, line_nos)
     return any(b"systemMessage" in t or b"system_message" in t or b"\\u" in t for t in found.values())
 
 
-def _line_objects(lines: _Lines, line_nos: list[int]) -> dict[int, list[Any]]:
-    """The JSON objects on each of ``line_nos`` (1-based; a glued line may hold several)."""
+def _line_objects(lines: dict[int, bytes]) -> dict[int, list[Any]]:
+    """The JSON objects on each row's line (a glued line may hold several)."""
     out: dict[int, list[Any]] = {}
-    for ln, raw in lines.get(line_nos).items():
+    for row, raw in lines.items():
         text = raw.decode("utf-8", errors="replace").strip(" \t\r\n\ufeff")
         try:
-            out[ln] = [json.loads(text)]
+            out[row] = [json.loads(text)]
         except ValueError:
-            out[ln] = _glued(text)
+            out[row] = _glued(text)
     return out
 
 
@@ -138,30 +176,30 @@ def _system(entry: E.SessionEntry | None) -> M.Message | None:
 
 
 class _Rows:
-    """The rows of one file (``table``, its slice of the batch) the post-pass reads: edits,
-    compactions, system messages and the edits' targets, parsed from their lines."""
+    """The rows of one file the post-pass reads (edits, compactions, system messages and the edits'
+    targets; rows of the batch); :meth:`parse` reads them from their lines."""
 
-    def __init__(self, table: pa.Table, lines: _Lines, dialect: str, edits: list[int], comps: list[int],
-                 systems: list[int], leaf: np.ndarray) -> None:
-        self.edits = edits
-        self.comps = set(comps)
-        self.systems = set(systems)
+    def __init__(self, batch: _Batch, k: int, targets: dict[int, int]) -> None:
+        a, b = int(batch.bounds[k]), int(batch.bounds[k + 1])
+        self.batch, self.first = batch, a
+        self.edits = (np.flatnonzero(batch.edit[a:b]) + a).tolist()
+        self.comps = set((np.flatnonzero(batch.comp[a:b]) + a).tolist())
+        self.systems = set((np.flatnonzero(batch.system[a:b]) + a).tolist())
         self.marked = self.comps | self.systems
-        ids = table["entry_id"]
-        self.last_row: dict[Any, int] = {}
-        targets: set[int] = set()
-        if edits:  # pi's index: the later entry of a repeated id (never a seed leaf record)
-            wanted = [t for t in table["target_id"].take(arrow_indices(edits)).to_pylist() if t is not None]
-            hits = _flags(pc.is_in(ids, value_set=strings(sorted(set(wanted))))) & ~leaf
-            rows = np.flatnonzero(hits).tolist()
-            self.last_row = dict(zip(ids.take(arrow_indices(rows)).to_pylist(), rows))
-            targets = set(self.last_row.values())
-        rows = sorted(set(edits) | self.marked | targets)
-        at = dict(zip(rows, table["line_no"].take(arrow_indices(rows)).to_pylist()))
-        row_ids = dict(zip(rows, ids.take(arrow_indices(rows)).to_pylist()))
-        objs = _line_objects(lines, list(at.values()))
-        self.entry = {i: _entry(objs.get(at[i], []), row_ids[i], dialect) for i in rows}
-        self.parent = table["parent_index"].to_pylist() if self.systems else []
+        self.target = {e: targets[e] for e in self.edits if e in targets}
+        self.rows = sorted(set(self.edits) | self.marked | set(self.target.values()))
+        self.entry: dict[int, Any] = {}
+
+    def parse(self, lines: _Lines, ids: dict[int, str | None], dialect: str) -> None:
+        """Each row's entry, from its line (``ids``: the rows' entry ids)."""
+        a, line_nos = self.first, self.batch.line_no
+        objs = _line_objects(lines.get([r - a for r in self.rows], [int(line_nos[r]) for r in self.rows]))
+        self.entry = {r: _entry(objs.get(r - a, []), ids[r], dialect) for r in self.rows}
+
+    @property
+    def parent(self) -> list[int]:
+        """Each row's parent row in the batch (-1: none)."""
+        return self.batch.parent
 
 
 class _SystemReplay:
@@ -176,9 +214,9 @@ class _SystemReplay:
         """The nearest system message or compaction row above row ``i``."""
         parent, marked = self.rows.parent, self.rows.marked
         j, seen = parent[i], 0
-        while j is not None and j not in marked and seen <= len(parent):
+        while j >= 0 and j not in marked and seen <= len(parent):
             j, seen = parent[j], seen + 1  # rows between two system messages: rare in practice
-        return j
+        return j if j >= 0 else None
 
     def at(self, i: int) -> tuple[M.Message, ...]:
         comps, state = self.rows.comps, self.state
@@ -200,53 +238,53 @@ File = tuple[int, "bytes | None", str]
 """One file of a batch: its row count, its bytes (None: nothing to resolve) and its dialect."""
 
 
-def resolve(table: pa.Table, files: list[File]) -> pa.Table:
+def resolve(table: pa.Table, files: list[File], line_starts: np.ndarray | None = None) -> pa.Table:
     """``table`` (a batch of files' entries, file after file, as ``files`` says) with
     ``est_tokens``, ``edit_action`` and ``system_est_tokens`` filled where they depend on other
     entries of their file; the other rows are untouched. The rows concerned are found in one pass
-    over the batch; only files that have some are read again, and only their lines for those rows."""
+    over the batch; only files that have some are read again, and only their lines for those rows
+    (``line_starts``: where each row's line starts in its file, as the C scanner saw it)."""
     if table.num_rows == 0:
         return table
-    batch = _Batch(table)
-    if not batch.any:
+    batch = _Batch(table, [f[0] for f in files])
+    todo = [k for k, f in enumerate(files) if f[1] is not None and batch.hot[k]]
+    if not todo:
         return table
+    targets = batch.targets()
+    work = []
+    for k in todo:
+        a, b = int(batch.bounds[k]), int(batch.bounds[k + 1])
+        lines = _Lines(files[k][1], None if line_starts is None else line_starts[a:b])  # type: ignore[arg-type]
+        if not batch.edit[a:b].any() and not batch.system[a:b].any():  # compactions only: from an older pi?
+            comps = np.flatnonzero(batch.comp[a:b])
+            if not _compactions_hold_system(lines, comps.tolist(), batch.line_no[comps + a].tolist()):
+                continue
+        work.append((_Rows(batch, k, targets), lines, files[k][2]))
+    ids = batch.ids(sorted(r for rows, _, _ in work for r in rows.rows))
     patches: dict[str, dict[int, Any]] = {"est_tokens": {}, "edit_action": {}, "system_est_tokens": {}}
-    start = 0
-    for n, data, dialect in files:
-        if data is not None and n:
-            _resolve_file(batch, start, n, data, dialect, patches)
-        start += n
+    for rows, lines, dialect in work:
+        rows.parse(lines, ids, dialect)
+        _resolve_file(rows, patches)
     for name, values in patches.items():
         if values:
             table = _patch(table, name, values)
     return table
 
 
-def _resolve_file(batch: _Batch, start: int, n: int, data: bytes, dialect: str,
-                  patches: dict[str, dict[int, Any]]) -> None:
+def _resolve_file(rows: _Rows, patches: dict[str, dict[int, Any]]) -> None:
     """Add one file's values to ``patches`` (rows of the batch)."""
-    edits = np.flatnonzero(batch.edit[start:start + n]).tolist()
-    comps = np.flatnonzero(batch.comp[start:start + n])
-    systems = np.flatnonzero(batch.system[start:start + n]).tolist()
-    table = batch.table.slice(start, n)
-    lines = _Lines(data)
-    if not edits and not systems and (not len(comps) or not _compactions_hold_system(table, comps, lines)):
-        return
     from ..tokens import current_system_message, estimate_tokens
 
-    rows = _Rows(table, lines, dialect, edits, comps.tolist(), systems, batch.leaf[start:start + n])
     est, action, sys_est = patches["est_tokens"], patches["edit_action"], patches["system_est_tokens"]
     for i in rows.edits:
-        e = rows.entry.get(i)
-        target = rows.entry.get(rows.last_row.get(getattr(e, "target_id", None)))  # type: ignore[arg-type]
-        action[start + i], est[start + i] = _edit(e, target)
+        action[i], est[i] = _edit(rows.entry.get(i), rows.entry.get(rows.target.get(i)))  # type: ignore[arg-type]
     replay = _SystemReplay(rows)
     for i in sorted(rows.marked):
         own = _system(rows.entry.get(i))
         if i in rows.systems and own is not None:
-            est[start + i] = estimate_tokens(own)
+            est[i] = estimate_tokens(own)
         current = current_system_message(replay.at(i)) if own is not None else None
-        sys_est[start + i] = estimate_tokens(current) if current is not None else None
+        sys_est[i] = estimate_tokens(current) if current is not None else None
 
 
 def _column(values: list, typ: pa.DataType) -> pa.Array:
