@@ -135,6 +135,23 @@ def test_scanner_counts_the_rows_that_need_other_lines():
     assert sum(1 for got, _ in counts.values() if got) >= 8 and sum(1 for got, _ in counts.values() if not got) >= 8
 
 
+@needs_scan
+def test_scanner_line_starts_are_where_each_entry_line_starts():
+    """finish()["line_starts"]: each entry row's line start in its file's bytes (the header, blank
+    lines and CRLF ends skipped), for files scanned one after the other into one batch."""
+    files = [p.read_bytes() for p in DATA_FILES if isinstance(scan(p.read_bytes()), tuple)]
+    files.append(pi_file(*START, user(), asst([text("x")])).replace(b"\n", b"\r\n\n"))
+    sc = _scan.Scanner()
+    want = []
+    for data in files:
+        assert isinstance(sc.add(data), tuple)
+        offsets = [0] + [i + 1 for i, c in enumerate(data) if c == 10]
+        starts = [o for o in offsets if o < len(data) and data[o:o + 1] == b"{"][1:]  # (the header has no row)
+        want += starts
+    got = np.frombuffer(sc.finish()["line_starts"], np.int64).tolist()
+    assert got == want and len(want) > 1000
+
+
 def test_read_buffer_reads_whole_files_of_any_size(tmp_path):
     """One buffer serves files larger and smaller than the one before (a view is valid until the
     next read)."""
@@ -471,8 +488,9 @@ def test_scanner_reuse_after_refusal():
     out = sc.finish()
     assert out["rows"] == a[0] + b[0] and out["block_rows"] == a[1] + b[1]
     assert len(out["slow"]) == 8 * 4 * 1  # one slow tool call (a float in its arguments)
+    assert len(out["line_starts"]) == 8 * out["rows"]  # (the refused file's rolled back too)
     again = sc.finish()
-    assert again["rows"] == 0 and again["slow"] == b""
+    assert again["rows"] == 0 and again["slow"] == b"" and again["line_starts"] == b""
     assert isinstance(sc.add(memoryview(BASIC)), tuple)  # any buffer
     with pytest.raises(TypeError):
         sc.add("not bytes")
