@@ -245,7 +245,7 @@ def test_pool_gives_the_same_table(monkeypatch, native):
     monkeypatch.setenv("SESSIONLAB_NATIVE", native)
     serial = entries_table(DATA, on_bad_lines="skip", max_workers=1)
     monkeypatch.setattr(_load, "_SERIAL_BYTES", 0)
-    monkeypatch.setattr(_load, "_CHUNK_BYTES", 200_000)
+    monkeypatch.setattr(_load, "_CHUNK_BYTES", (200_000, 200_000))
     pooled = entries_table(DATA, on_bad_lines="skip", max_workers=2)
     assert pooled.equals(serial)
 

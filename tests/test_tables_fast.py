@@ -31,7 +31,7 @@ def test_pool_results_equal_in_process(monkeypatch, native):
               blocks_table(DATA, on_bad_lines="skip", max_workers=1),
               sessions_table(DATA, on_bad_lines="skip", max_workers=1))
     monkeypatch.setattr(_load, "_SERIAL_BYTES", 0)
-    monkeypatch.setattr(_load, "_CHUNK_BYTES", 50_000)  # several files per chunk, several chunks
+    monkeypatch.setattr(_load, "_CHUNK_BYTES", (50_000, 50_000))  # several files per chunk, several chunks
     pooled = (entries_table(DATA, on_bad_lines="skip", max_workers=2),
               blocks_table(DATA, on_bad_lines="skip", max_workers=2),
               sessions_table(DATA, on_bad_lines="skip", max_workers=2))

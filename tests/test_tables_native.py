@@ -561,7 +561,7 @@ def test_thread_pool_equals_serial(synth_dir, tmp_path, monkeypatch):
     monkeypatch.delenv("SESSIONLAB_NATIVE", raising=False)
     serial = {k: fn(tmp_path, max_workers=1) for k, fn in _LOADERS.items()}
     monkeypatch.setattr(_load, "_SERIAL_BYTES", 0)
-    monkeypatch.setattr(_load, "_CHUNK_BYTES", 30_000)  # a few files per chunk, many chunks
+    monkeypatch.setattr(_load, "_CHUNK_BYTES", (30_000, 30_000))  # a few files per chunk, many chunks
     pooled = {k: fn(tmp_path, max_workers=2) for k, fn in _LOADERS.items()}
     assert not _differences(serial, pooled)
     monkeypatch.setenv("SESSIONLAB_NATIVE", "0")

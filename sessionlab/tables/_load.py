@@ -5,9 +5,9 @@ these; ``None`` means every default root of the agents that exists (:func:`defau
 sessions folder, Claude Code's projects folders and Codex's sessions folders. ``agents=`` keeps the
 files of some agents only. After the files are loaded, one pass over the Claude Code and Codex
 files removes repeated usage and prices the calls (:func:`._agents.finish_agents`). Files are
-loaded in chunks of about 8 MB by a pool of one worker per
-core (at most ``max_workers``); small loads run in the calling thread, where a pool would cost
-more than it saves. Results keep the order of the sorted file list.
+loaded in chunks by a pool of one worker per core (at most ``max_workers``), about two chunks per
+worker (4-32 MB each); small loads run in the calling thread, where a pool would cost more than it
+saves. Results keep the order of the sorted file list.
 
 With the native scanner the workers are threads: it releases the GIL while it scans, and nothing
 has to travel back. Without it they are processes, and a worker sends a chunk's tables back as one
@@ -43,7 +43,9 @@ __all__ = ["Source", "OnBadLines", "default_sessions_dir", "default_roots", "fin
 Source = Union[str, os.PathLike, Sequence[str | os.PathLike], None]
 
 _SERIAL_BYTES = 4_000_000  # below this, loading in-process beats starting workers
-_CHUNK_BYTES = 8_000_000  # files per task: about this many bytes
+# files per task: about 1/(2 x workers) of the load (two tasks per worker balance the pool; every
+# task builds its own tables, so fewer, larger ones cost less), within these bounds
+_CHUNK_BYTES = (4_000_000, 32_000_000)
 
 
 def default_sessions_dir() -> Path:
@@ -200,14 +202,14 @@ def _unpack(packed: tuple) -> list[FileResult]:
     return results
 
 
-def _chunks(paths: list[str]) -> list[list[str]]:
+def _chunks(paths: list[str], sizes: list[int], target: int) -> list[list[str]]:
     out: list[list[str]] = []
     cur: list[str] = []
     size = 0
-    for p in paths:
+    for p, n in zip(paths, sizes):
         cur.append(p)
-        size += _size(p)
-        if size >= _CHUNK_BYTES:
+        size += n
+        if size >= target:
             out.append(cur)
             cur, size = [], 0
     if cur:
@@ -266,12 +268,14 @@ class LoadResult:
 
 def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None) -> Iterator[list[FileResult]]:
     workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
-    total = sum(_size(p) for p in paths)
+    sizes = [_size(p) for p in paths]
+    total = sum(sizes)
+    low, high = _CHUNK_BYTES
+    chunks = _chunks(paths, sizes, min(high, max(low, total // (2 * max(workers, 1)))))
     if workers <= 1 or len(paths) <= 1 or total < _SERIAL_BYTES:
-        for chunk in _chunks(paths):
+        for chunk in chunks:
             yield load_chunk(chunk, want_blocks)
         return
-    chunks = _chunks(paths)
     if native_available():
         # the C scanner releases the GIL while it scans: threads share the work without the
         # processes' start-up and without shipping tables back
