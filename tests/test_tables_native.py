@@ -165,6 +165,20 @@ def test_read_buffer_reads_whole_files_of_any_size(tmp_path):
     assert len(buffer.buf) > 1_000_000  # (the last file needed a larger buffer)
 
 
+@needs_scan
+def test_files_read_into_one_buffer_keep_their_own_bytes():
+    """pi 1.6 files (rows that need other lines) read one after the other into the chunk's buffer:
+    the batch keeps each one's bytes (the buffer is left to it), so the chunk's tables equal each
+    file's alone."""
+    paths = [str(p) for p in PI16_FILES]
+    together = _file.load_chunk(paths)
+    assert [r.loader for r in together] == ["native"] * len(paths)
+    for r in together:
+        (alone,) = _file.load_chunk([r.path])
+        assert r.entries.equals(alone.entries), r.path
+    assert sum(r.entries["system_est_tokens"].null_count < r.entries.num_rows for r in together) >= 5
+
+
 def test_read_buffer_reads_a_file_that_grew(tmp_path, monkeypatch):
     """A file longer than its size said a moment before is read to its end."""
     f = tmp_path / "grew.jsonl"

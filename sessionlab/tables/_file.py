@@ -144,11 +144,15 @@ def load_file(path: str, want_blocks: bool = False) -> FileResult:
 
 
 class ReadBuffer:
-    """One buffer the files of a chunk are read into in turn. A fresh ``bytes`` per file costs the
-    kernel a page fault per 4 KB of it (in a fresh process as much time as the scan); the scanner
-    copies what it keeps, and :class:`NativeBatch` copies the few files it needs again."""
+    """One buffer files are read into in turn. A fresh ``bytes`` per file costs the kernel a page
+    fault per 4 KB of it (in a fresh process as much time as the scan); the scanner copies what it
+    keeps, and a file :class:`NativeBatch` needs again keeps the buffer (:meth:`detach`)."""
 
     def __init__(self) -> None:
+        self.buf = bytearray(0)
+
+    def detach(self) -> None:
+        """Leave the current buffer to whoever holds a view of it; the next read takes a new one."""
         self.buf = bytearray(0)
 
     def read(self, fh: Any, head: bytes) -> memoryview:
@@ -235,6 +239,8 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
         if not accepted:
             res = load_data(path, bytes(data), want_blocks)
             res.native_error = error
+        elif batch.kept_last:
+            buffer.detach()
         results.append(res)
     try:
         batch.finish()

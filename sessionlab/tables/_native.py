@@ -130,12 +130,15 @@ class NativeBatch:
         self._want_blocks = want_blocks
         # (FileResult, rows, block rows, session id, bytes): the bytes of a file with rows that need
         # other lines (else None), until they are resolved (:mod:`._pi16`)
-        self._files: list[tuple[Any, int, int, str, bytes | None]] = []
+        self._files: list[tuple[Any, int, int, str, Any]] = []
+        self.kept_last = False
 
     def add(self, res: Any, data: bytes | bytearray | memoryview) -> bool:
-        """Scan one file for ``res`` (a :class:`._file.FileResult`); ``False`` when refused. ``data``
-        may be a buffer the caller reuses: the batch keeps a copy only of the files with rows that
-        need other lines (:mod:`._pi16`)."""
+        """Scan one file for ``res`` (a :class:`._file.FileResult`); ``False`` when refused. The
+        batch keeps ``data`` until :meth:`finish` when the file has rows that need other lines
+        (:mod:`._pi16`): ``kept_last`` then says so, and a caller that reuses its buffer must take
+        a new one."""
+        self.kept_last = False
         info = self._scanner.add(data)
         if isinstance(info, str):
             return False
@@ -145,8 +148,8 @@ class NativeBatch:
                        "name": session_name(name), "leaf_id": leaf_id, "leaf_count": leaf_count, "issue_count": 0,
                        "loader": "native", "agent": "pi"}
         res.loader = "native"
-        kept = None if not cross_rows else data if isinstance(data, bytes) else bytes(data)
-        self._files.append((res, n, nb, sid, kept))
+        self.kept_last = cross_rows > 0
+        self._files.append((res, n, nb, sid, data if self.kept_last else None))
         return True
 
     def finish(self) -> None:

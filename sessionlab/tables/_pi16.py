@@ -40,8 +40,8 @@ class _Lines:
     """The lines of one file's rows: from where the C scanner saw each row's line start, else from
     a newline scan of the file's bytes (once, on first use)."""
 
-    def __init__(self, data: bytes, starts: np.ndarray | None) -> None:
-        self.data = data
+    def __init__(self, data: bytes | memoryview, starts: np.ndarray | None) -> None:
+        self.data = data  # (a memoryview only with starts)
         self.starts = starts  # per row of the file, or None
         self._ends: np.ndarray | None = None
 
@@ -55,11 +55,10 @@ class _Lines:
         """The bytes of each row's line (``rows`` of the file, their 1-based ``line_nos``), newline
         excluded."""
         data, out = self.data, {}
-        if self.starts is not None:
+        if self.starts is not None:  # a row's line ends before the next row's (blank lines are stripped)
+            starts, last = self.starts, len(self.starts) - 1
             for r in rows:
-                a = int(self.starts[r])
-                b = data.find(b"\n", a)
-                out[r] = data[a:b if b >= 0 else len(data)]
+                out[r] = bytes(data[int(starts[r]):int(starts[r + 1]) if r < last else len(data)])
             return out
         ends, n = self.ends, len(self.ends)
         for r, ln in zip(rows, line_nos):
