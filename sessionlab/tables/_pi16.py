@@ -47,8 +47,13 @@ class _Lines:
 
     @property
     def ends(self) -> np.ndarray:
+        """The newlines' positions (found in 64 MB pieces: a whole-file comparison would hold a
+        byte per byte of the file)."""
         if self._ends is None:
-            self._ends = np.flatnonzero(np.frombuffer(self.data, np.uint8) == 10)
+            raw = np.frombuffer(self.data, np.uint8)
+            step = 1 << 26
+            self._ends = np.concatenate([np.flatnonzero(raw[i:i + step] == 10) + i for i in range(0, len(raw), step)]
+                                        or [np.zeros(0, np.int64)])
         return self._ends
 
     def get(self, rows: list[int], line_nos: list[int]) -> dict[int, bytes]:
@@ -91,11 +96,11 @@ class _Batch:
         return to_numpy(self.table["line_no"], 0)
 
     @cached_property
-    def parent(self) -> list[int]:
+    def parent(self) -> np.ndarray:
         """Each row's parent row in the batch (the file's row + the file's first row; -1: none)."""
         local = to_numpy(self.table["parent_index"], -1).astype(np.int64)
         first = np.repeat(self.bounds[:-1], np.diff(self.bounds))
-        return np.where(local >= 0, local + first, -1).tolist()
+        return np.where(local >= 0, local + first, -1)
 
     def ids(self, rows: list[int]) -> dict[int, str | None]:
         """The entry ids of ``rows``."""
@@ -196,7 +201,7 @@ class _Rows:
         self.entry = {r: _entry(objs.get(r - a, []), ids[r], dialect) for r in self.rows}
 
     @property
-    def parent(self) -> list[int]:
+    def parent(self) -> np.ndarray:
         """Each row's parent row in the batch (-1: none)."""
         return self.batch.parent
 
@@ -212,9 +217,9 @@ class _SystemReplay:
     def _marked_above(self, i: int) -> int | None:
         """The nearest system message or compaction row above row ``i``."""
         parent, marked = self.rows.parent, self.rows.marked
-        j, seen = parent[i], 0
+        j, seen = int(parent[i]), 0
         while j >= 0 and j not in marked and seen <= len(parent):
-            j, seen = parent[j], seen + 1  # rows between two system messages: rare in practice
+            j, seen = int(parent[j]), seen + 1  # rows between two system messages: rare in practice
         return j if j >= 0 else None
 
     def at(self, i: int) -> tuple[M.Message, ...]:
