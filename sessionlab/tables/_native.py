@@ -116,7 +116,12 @@ def _owner(counts: list[int], values: list[str]) -> pa.Array:
     lengths = np.repeat(np.array([len(b) for b in data], np.int32), counts)
     offsets = np.zeros(len(lengths) + 1, np.int32)
     np.cumsum(lengths, out=offsets[1:])
-    body = b"".join(b * k for b, k in zip(data, counts))
+    body = np.empty(int(offsets[-1]), np.uint8)  # (filled in place: no second copy of a big column)
+    pos = 0
+    for b, k in zip(data, counts):
+        if b and k:
+            body[pos:pos + len(b) * k].reshape(k, len(b))[:] = np.frombuffer(b, np.uint8)
+        pos += len(b) * k
     return pa.Array.from_buffers(pa.string(), len(lengths), [None, pa.py_buffer(offsets), pa.py_buffer(body)])
 
 
