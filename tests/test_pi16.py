@@ -7,6 +7,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import pyarrow.compute as pc
 import pytest
 
@@ -189,6 +190,28 @@ def test_context_members_are_the_projection(path):
         assert members[e.id] == [p.entry.id for p in projected for _ in p.messages], e.id
         edited += any(p.entry.type == "context_edit" for p in projected)
     assert edited > 10  # the exact walk for edited contexts is exercised
+
+
+def test_context_members_of_edited_contexts_walk_as_the_exact_projection(monkeypatch):
+    """Edited contexts take the walk less their removed rows; forcing every one through the exact
+    projection instead gives the same table, and the walk does take most of them."""
+    from sessionlab.analysis import _edits
+
+    t = entries_table(GENERATED_16)
+    walked = context_members(t, at="entries")
+    good, removed, _ = _edits.removed_members(*_members_inputs(t))
+    assert good.sum() > 50 and removed.size > 10
+    monkeypatch.setattr(_edits, "removed_members", lambda prep, base, r: (
+        np.zeros(len(base), bool), np.zeros(0, np.int64), np.zeros(len(base), np.int64)))
+    assert context_members(t, at="entries").equals(walked)
+
+
+def _members_inputs(t):
+    from sessionlab.analysis.contexts import context_arrays, target_rows
+
+    prep = context_arrays(t, None)
+    _, base = target_rows(prep, "entries", None)
+    return prep, base, prep.compute(base)
 
 
 def test_rules_pi_058_keeps_the_058_estimates():

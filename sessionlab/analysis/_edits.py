@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ListView", "context_rows", "edit_pairs", "edited_contexts", "member"]
+__all__ = ["ListView", "context_rows", "edit_pairs", "edited_contexts", "member", "removed_members"]
 
 
 class ListView:
@@ -202,6 +202,30 @@ def _by_edits(prep, b: np.ndarray, idx: np.ndarray, out: dict[str, np.ndarray]) 
     out["usage_row"][q] = u[good]
     out["estimate_only"][q] = total[good]
     return good
+
+
+def removed_members(prep, base: np.ndarray, r: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For :func:`~.contexts.context_members`: which edited targets keep the members of their
+    unedited path but for removed rows (an edit touches their membership only by removing a
+    message: edits of a compaction, a system message or a row not above them, and contexts with a
+    retained tail, are walked instead), the ``target * n + row`` keys of those removed rows
+    (sorted), and how many each target loses."""
+    f = prep.forest
+    idx = np.nonzero(r["ok"] & r["edited"])[0]
+    good = np.zeros(len(base), bool)
+    lost = np.zeros(len(base), np.int64)
+    if not idx.size:
+        return good, np.zeros(0, np.int64), lost
+    c, sd = r["comp"][idx], r["start_depth"][idx]
+    k, e, x = edit_pairs(prep, base[idx], sd)
+    xx = np.maximum(x, 0)
+    bad_pair = (x >= 0) & ((x == c[k]) | prep.is_sys[xx] | prep.is_comp[xx] | ~prep.edit_above[e])
+    ok = ~((c >= 0) & prep.has_tail[np.maximum(c, 0)])
+    ok[k[bad_pair]] = False
+    rm = (x >= 0) & ~bad_pair & (f.depth[xx] >= sd[k]) & prep.gives[xx] & (prep.edit_action[e] == "remove") & ok[k]
+    good[idx[ok]] = True
+    lost[idx] = np.bincount(k[rm], minlength=len(idx))
+    return good, np.sort(idx[k[rm]] * f.n + x[rm]), lost
 
 
 def _usage_after_removals(prep, removed: np.ndarray, u: np.ndarray, sd: np.ndarray, good: np.ndarray) -> np.ndarray:

@@ -488,21 +488,7 @@ def context_members(entries, *, at: Target = "calls", session_id: SessionIds = N
     prep = context_arrays(table, rules)
     tgt, base = target_rows(prep, at, session_id)
     r = prep.compute(base)
-    counts = np.where(r["ok"], r["message_count"], 0)
-    offsets = np.concatenate([[0], np.cumsum(counts)])
-    total = int(offsets[-1])
-    out = (np.empty(total, np.int64), np.empty(total, np.int64), np.empty(total, np.int64))  # target, entry, pos
-    simple = r["ok"] & ~r["edited"]
-    _members_head(prep, r, simple, offsets, out)
-    _members_walk(prep, r, base, simple, offsets, out)
-    if r["edited"].any():  # targets with a context edit: the exact projection's entries
-        from ._edits import messages
-
-        for q in np.nonzero(r["edited"])[0].tolist():
-            rows = [m[0] for m in messages(prep, int(base[q]))]
-            sl = slice(offsets[q], offsets[q] + len(rows))
-            out[0][sl], out[1][sl], out[2][sl] = q, rows, np.arange(len(rows))
-    out_target, out_entry, out_pos = out
+    out_target, out_entry, out_pos = _members(prep, r, base)
     tg = tgt[out_target]
     return pa.Table.from_pydict({
         "session_id": take_or_null(table["session_id"], tg),
@@ -510,6 +496,39 @@ def context_members(entries, *, at: Target = "calls", session_id: SessionIds = N
         "entry_id": take_or_null(table["entry_id"], out_entry),
         "position": from_numpy(out_pos, type=_I64),
     }, schema=schema_of(MEMBER_COLUMNS))
+
+
+def _members(prep: _Prepared, r: dict[str, np.ndarray], base: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(target, entry row, position) of every member, target by target. Targets with a context
+    edit take the walk of their unedited path, less the rows their edits remove; the few whose
+    edits do more (see :func:`._edits.removed_members`) take the exact projection one by one."""
+    good, removed, lost = np.zeros(len(base), bool), np.zeros(0, np.int64), np.zeros(len(base), np.int64)
+    if r["edited"].any():
+        from ._edits import removed_members
+
+        good, removed, lost = removed_members(prep, base, r)
+    counts = np.where(r["ok"], r["message_count"], 0) + lost
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    total = int(offsets[-1])
+    out = (np.empty(total, np.int64), np.empty(total, np.int64), np.empty(total, np.int64))  # target, entry, pos
+    walk = r["ok"] & (~r["edited"] | good)
+    _members_head(prep, r, walk, offsets, out)
+    _members_walk(prep, r, base, walk, offsets, out)
+    if (r["ok"] & r["edited"] & ~good).any():  # edits the walk does not cover: the exact projection
+        from ._edits import messages
+
+        for q in np.nonzero(r["ok"] & r["edited"] & ~good)[0].tolist():
+            rows = [m[0] for m in messages(prep, int(base[q]))]
+            sl = slice(offsets[q], offsets[q] + len(rows))
+            out[0][sl], out[1][sl], out[2][sl] = q, rows, np.arange(len(rows))
+    if not removed.size:
+        return out
+    from ._edits import member
+
+    keep = ~member(removed, out[0] * prep.forest.n + out[1])
+    target, entry = out[0][keep], out[1][keep]
+    counts -= lost
+    return target, entry, np.arange(len(target)) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
 def _members_head(prep: _Prepared, r: dict[str, np.ndarray], simple: np.ndarray, offsets: np.ndarray,
