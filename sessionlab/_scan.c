@@ -460,16 +460,22 @@ PyDoc_STRVAR(pi_timestamps_doc,
 "value has pi's form (2026-01-15T10:00:38.500Z) and is a real date, else 0 (the caller parses\n"
 "those rows its own way).");
 
+static int32_t end_at(const unsigned char *ends, Py_ssize_t i) {
+    int32_t v;
+    memcpy(&v, ends + 4 * i, sizeof v);
+    return v;
+}
+
 static PyObject *pi_timestamps(PyObject *mod, PyObject *args) {
     Py_buffer ends, data, valid;
     (void)mod;
     if (!PyArg_ParseTuple(args, "y*y*y*", &ends, &data, &valid)) return NULL;
     PyObject *ms = NULL, *ok = NULL, *out = NULL;
     Py_ssize_t n = valid.len;
-    const int32_t *e = (const int32_t *)ends.buf;
+    const unsigned char *e = (const unsigned char *)ends.buf; /* (any alignment: read with memcpy) */
     int bad = ends.len != n * 4;
     for (Py_ssize_t i = 0; !bad && i < n; i++) /* offsets rise and stay inside the data */
-        bad = e[i] < (i ? e[i - 1] : 0) || e[i] > data.len;
+        bad = end_at(e, i) < (i ? end_at(e, i - 1) : 0) || end_at(e, i) > data.len;
     if (bad) {
         PyErr_SetString(PyExc_ValueError, "pi_timestamps: offsets do not match the data");
         goto done;
@@ -482,9 +488,9 @@ static PyObject *pi_timestamps(PyObject *mod, PyObject *args) {
     const unsigned char *d = (const unsigned char *)data.buf, *v = (const unsigned char *)valid.buf;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
-        int32_t a = i ? e[i - 1] : 0;
+        int32_t a = i ? end_at(e, i - 1) : 0;
         m[i] = 0;
-        k[i] = (char)(v[i] && pi_timestamp_ms(d + a, (size_t)(e[i] - a), &m[i]));
+        k[i] = (char)(v[i] && pi_timestamp_ms(d + a, (size_t)(end_at(e, i) - a), &m[i]));
     }
     Py_END_ALLOW_THREADS
     out = PyTuple_Pack(2, ms, ok);

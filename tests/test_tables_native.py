@@ -440,6 +440,9 @@ def test_scanner_timestamps_of_other_forms_are_parsed_in_python():
     got = _native._timestamps(("timestamp", ends, arr.buffers()[2].to_pybytes(), valid), TIMESTAMP)
     assert got.equals(parse_timestamps(values))
     assert got.null_count == 4
+    odd = memoryview(b"\0" + ends)[1:]  # offsets at any alignment
+    assert _scan.pi_timestamps(odd, arr.buffers()[2].to_pybytes(), valid) == _scan.pi_timestamps(
+        ends, arr.buffers()[2].to_pybytes(), valid)
 
 
 @needs_scan

@@ -164,14 +164,26 @@ class NativeBatch:
         self._files = []
         if not files:
             return
-        n = out["rows"]
+        est_chars, block_chars = self._chars(out)
+        table = self._entries(out, files, est_chars)
+        blocks = self._blocks(out, files, block_chars) if self._want_blocks else None
+        start = bstart = 0
+        for res, k, kb, _, _ in files:
+            res.entries = table.slice(start, k)
+            start += k
+            if blocks is not None:
+                res.blocks = blocks.slice(bstart, kb)
+                bstart += kb
+
+    def _chars(self, out: dict) -> tuple[np.ndarray, np.ndarray | None]:
+        """The entries' (and blocks') character counts, with the tool-call arguments JavaScript
+        would format differently measured in Python (rare: numbers JSON.stringify rewrites)."""
         specs = {s[0]: s for s in out["entries"]}
-        counts = [f[1] for f in files]
         est_chars = np.frombuffer(specs["est_chars"][1], np.int64).copy()
         block_chars = None
         slow = np.frombuffer(out["slow"], np.int64).reshape(-1, 4)
-        if len(slow):  # tool-call arguments JavaScript would format differently: measured in Python
-            from ._fast import _batch_args_lens  # (JavaScript's formatting of numbers: rare)
+        if len(slow):
+            from ._fast import _batch_args_lens
 
             raw = out["slow_bytes"]
             lens = np.array(_batch_args_lens([raw[o:o + k] for o, k in slow[:, 2:4].tolist()]), np.int64)
@@ -180,7 +192,13 @@ class NativeBatch:
                 block_chars = np.frombuffer(out["blocks"][-1][1], np.int64).copy()
                 has_block = slow[:, 1] >= 0
                 np.add.at(block_chars, slow[has_block, 1], lens[has_block])
-        est_valid = specs["est_chars"][2]
+        return est_chars, block_chars
+
+    @staticmethod
+    def _entries(out: dict, files: list, est_chars: np.ndarray) -> pa.Table:
+        n = out["rows"]
+        specs = {s[0]: s for s in out["entries"]}
+        counts = [f[1] for f in files]
         arrays = []
         for f in ENTRY_SCHEMA:
             name = f.name
@@ -192,7 +210,7 @@ class NativeBatch:
                 arrays.append(_timestamps(specs["timestamp"], f.type))
             elif name == "est_tokens":
                 tokens = -(-est_chars // CHARS_PER_TOKEN)  # ceil(chars / 4)
-                arrays.append(_array(("est_tokens", tokens.tobytes(), est_valid), n, f.type))
+                arrays.append(_array(("est_tokens", tokens.tobytes(), specs["est_chars"][2]), n, f.type))
             elif name in specs:
                 arrays.append(_array(specs[name], n, f.type))
             else:  # the seed's retained tail (a native file never has one); pi 1.6's columns ._pi16 fills
@@ -200,24 +218,19 @@ class NativeBatch:
         table = with_pi_defaults(pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA))
         if any(f[4] is not None for f in files):
             table = resolve(table, [(f[1], f[4], "pi") for f in files], np.frombuffer(out["line_starts"], np.int64))
-        blocks = None
-        if self._want_blocks:
-            bspecs = {s[0]: s for s in out["blocks"]}
-            nb = out["block_rows"]
-            bcounts = [f[2] for f in files]
-            barrays = []
-            for f in BLOCK_SCHEMA:
-                if f.name == "session_id":
-                    barrays.append(_owner(bcounts, [x[3] for x in files]))
-                elif f.name == "chars" and block_chars is not None:
-                    barrays.append(_array(("chars", block_chars.tobytes(), bspecs["chars"][2]), nb, f.type))
-                else:
-                    barrays.append(_array(bspecs[f.name], nb, f.type))
-            blocks = pa.Table.from_arrays(barrays, schema=BLOCK_SCHEMA)
-        start = bstart = 0
-        for res, k, kb, _, _ in files:
-            res.entries = table.slice(start, k)
-            start += k
-            if blocks is not None:
-                res.blocks = blocks.slice(bstart, kb)
-                bstart += kb
+        return table
+
+    @staticmethod
+    def _blocks(out: dict, files: list, block_chars: np.ndarray | None) -> pa.Table:
+        bspecs = {s[0]: s for s in out["blocks"]}
+        nb = out["block_rows"]
+        bcounts = [f[2] for f in files]
+        barrays = []
+        for f in BLOCK_SCHEMA:
+            if f.name == "session_id":
+                barrays.append(_owner(bcounts, [x[3] for x in files]))
+            elif f.name == "chars" and block_chars is not None:
+                barrays.append(_array(("chars", block_chars.tobytes(), bspecs["chars"][2]), nb, f.type))
+            else:
+                barrays.append(_array(bspecs[f.name], nb, f.type))
+        return pa.Table.from_arrays(barrays, schema=BLOCK_SCHEMA)
