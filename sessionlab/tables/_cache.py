@@ -32,12 +32,10 @@ Location: ``SESSIONLAB_CACHE_DIR`` if set (empty: no cache by default), else
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -130,10 +128,12 @@ def _fingerprint() -> str:
             st = f.stat()
             parts.append(f"{f.name}:{st.st_size}:{st.st_mtime_ns}")
     parts.append(os.environ.get("SESSIONLAB_NATIVE", ""))
-    return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+    return _hash("\n".join(parts).encode())
 
 
 def _hash(data: bytes) -> str:
+    import hashlib  # (with the cache only: its OpenSSL module is a tenth of the loader's import)
+
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
@@ -350,7 +350,7 @@ class Store:
                 metas.append((r, meta, False))
         kept = {m["segment"] for _, m, write in metas if not write}
         rewrite_all = len(kept) + 1 > _MAX_SEGMENTS
-        name = f"{self.key}-{uuid.uuid4().hex[:12]}.arrow"
+        name = f"{self.key}-{os.urandom(6).hex()}.arrow"
         batches: list[pa.RecordBatch] = []
         group: list[pa.Table] = []
         rows = size = 0
@@ -412,7 +412,7 @@ def _write_ipc(path: Path, batches: list[pa.RecordBatch]) -> None:
 def _atomic(target: Path, write: Callable[[Path], Any]) -> None:
     """``write`` a temporary file beside ``target``, then rename it to ``target``: a reader sees
     the old file or the new one, and a process killed mid-write leaves only the temporary file."""
-    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
     try:
         write(tmp)
         os.replace(tmp, target)
