@@ -8,7 +8,8 @@ only the ``*_df`` views import pandas.
 
 - :func:`strings`, :func:`const_strings`: string arrays from Python strings;
 - :func:`from_numpy`: a NumPy array of booleans, integers or floats (nulls where ``mask``), any
-  Arrow type of that width (``timestamp``, ``date32``...) given as ``type``;
+  Arrow type of that width (``timestamp``, ``date32``...) given as ``type``; :func:`from_pylist`
+  a list of Python values, and :func:`arrow_table` a table of such columns;
 - :func:`arrow_indices`: row numbers as int64 (nulls where ``mask``), for ``take``;
 - :func:`scalar`: an Arrow scalar for a compute function's Python argument;
 - :func:`to_numpy`: the other way, an Arrow column of numbers or booleans as NumPy, and
@@ -27,8 +28,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["strings", "const_strings", "from_numpy", "arrow_indices", "scalar", "to_numpy", "validity", "valid_mask",
-           "compute"]
+__all__ = ["strings", "const_strings", "from_numpy", "from_pylist", "arrow_table", "arrow_indices", "scalar",
+           "to_numpy", "validity", "valid_mask", "compute"]
 
 
 class _Compute:
@@ -100,6 +101,28 @@ def from_numpy(values: Any, *, mask: Any = None, type: pa.DataType | None = None
         data = pa.py_buffer(np.ascontiguousarray(a, want))
     bitmap, nulls = (None, 0) if mask is None else validity(~np.asarray(mask, np.bool_))
     return pa.Array.from_buffers(type, len(a), [bitmap, data], null_count=nulls)
+
+
+_LIST_TYPES = {pa.int32(): np.int32, pa.int64(): np.int64, pa.float64(): np.float64}
+
+
+def from_pylist(values: list, type: pa.DataType) -> pa.Array:  # noqa: A002
+    """Python values (None: null) as an Arrow array of ``type``: strings, and integers for an
+    integer or float type, from buffers; anything else as ``pa.array`` reads it."""
+    if pa.types.is_string(type) and all(v is None or isinstance(v, str) for v in values):
+        return strings(values)
+    if type in _LIST_TYPES and all(v is None or isinstance(v, int) and not isinstance(v, bool) for v in values):
+        missing = np.fromiter((v is None for v in values), bool, len(values))
+        data = np.array([0 if v is None else v for v in values], _LIST_TYPES[type])
+        return from_numpy(data, mask=missing, type=type)
+    return pa.array(values, type)
+
+
+def arrow_table(columns: dict, schema: pa.Schema) -> pa.Table:
+    """``pa.Table.from_pydict(columns, schema=schema)``, NumPy columns given as Arrow arrays of
+    their field's type."""
+    return pa.Table.from_pydict({k: from_numpy(v, type=schema.field(k).type) if isinstance(v, np.ndarray) else v
+                                 for k, v in columns.items()}, schema=schema)
 
 
 def _storage(type: pa.DataType) -> pa.DataType:  # noqa: A002

@@ -12,13 +12,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._arrow import arrow_indices, from_numpy, scalar
+from .._arrow import arrow_indices, arrow_table, from_numpy, scalar
 from ..errors import ArgumentValueError, EntryNotFoundError
 from ..forest import Forest
 from ..tables._conventions import df_variant, returns
 from ..tables._schema import TIMESTAMP, Column, schema_of
 from ..tables.corpus import SessionIds, as_entries, select_sessions
-from .usage import _bool, _calls_mask, _np, arrow_table, current_branch_mask, previous_calls
+from .usage import _bool, _calls_mask, _np, current_branch_mask, previous_calls
 
 __all__ = ["branch_calls", "branch_calls_df", "branch_mask", "BRANCH_CALL_COLUMNS"]
 

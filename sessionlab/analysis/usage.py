@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._arrow import arrow_indices, const_strings, from_numpy, scalar, strings, to_numpy
+from .._arrow import arrow_indices, arrow_table, const_strings, from_numpy, scalar, strings, to_numpy
 from ..forest import Forest, as_table
 from ..tables._conventions import df_variant, returns
 from ..tables._schema import TIMESTAMP, Column, columns_doc, schema_of
@@ -98,13 +98,6 @@ def _bool(a) -> np.ndarray:
 
 def _np(table: pa.Table, name: str, fill, dtype) -> np.ndarray:
     return np.asarray(to_numpy(table[name], fill), dtype)
-
-
-def arrow_table(columns: dict, schema: pa.Schema) -> pa.Table:
-    """``pa.Table.from_pydict(columns, schema=schema)``, NumPy columns given as Arrow arrays of
-    their field's type."""
-    return pa.Table.from_pydict({k: from_numpy(v, type=schema.field(k).type) if isinstance(v, np.ndarray) else v
-                                 for k, v in columns.items()}, schema=schema)
 
 
 def _date32(day) -> pa.Scalar:

@@ -47,10 +47,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
+from .._arrow import arrow_indices, arrow_table, from_numpy, scalar, strings, to_numpy
 from .._rules import Rules
 from ..analysis.contexts import context_arrays, first_line_of_response
-from ..analysis.usage import arrow_table, current_branch_mask
+from ..analysis.usage import current_branch_mask
 from ..forest import per_table
 from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, columns_doc, schema_of

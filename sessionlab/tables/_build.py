@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
+from .._arrow import arrow_indices, from_numpy, from_pylist, scalar, strings, to_numpy
 from .._arrow import compute as pc
 from ._arrays import parse_timestamps
 from ._file import FileResult
@@ -119,21 +119,8 @@ def sessions_of(files: list[FileResult], entries: pa.Table) -> pa.Table:
     cols["header_timestamp"] = parse_timestamps(strings([(r.session or {}).get("header_timestamp") for r in ok]))
     for c in SESSION_COLUMNS:
         if c.name not in cols:
-            cols[c.name] = _py_column([(r.session or {}).get(c.name) for r in ok], c.type)
+            cols[c.name] = from_pylist([(r.session or {}).get(c.name) for r in ok], c.type)
     return pa.table({c.name: cols[c.name] for c in SESSION_COLUMNS}, schema=SESSION_SCHEMA)
-
-
-_NUMPY = {pa.int32(): np.int32, pa.int64(): np.int64, pa.float64(): np.float64}
-
-
-def _py_column(values: list, type: pa.DataType) -> pa.Array:  # noqa: A002
-    """Python values (None: null) as an Arrow array of ``type``."""
-    if pa.types.is_string(type) and all(v is None or isinstance(v, str) for v in values):
-        return strings(values)
-    if type in _NUMPY and all(v is None or isinstance(v, int) and not isinstance(v, bool) for v in values):
-        missing = np.fromiter((v is None for v in values), bool, len(values))
-        return from_numpy(np.array([0 if v is None else v for v in values], _NUMPY[type]), mask=missing, type=type)
-    return pa.array(values, type)  # (anything else as pyarrow reads it)
 
 
 def labels_of(entries: pa.Table) -> pa.Table:

@@ -164,8 +164,9 @@ class NativeBatch:
         self._files = []
         if not files:
             return
-        est_chars, block_chars = self._chars(out)
-        table = self._entries(out, files, est_chars)
+        specs = {s[0]: s for s in out["entries"]}
+        est_chars, block_chars = self._chars(out, specs)
+        table = self._entries(out, specs, files, est_chars)
         blocks = self._blocks(out, files, block_chars) if self._want_blocks else None
         start = bstart = 0
         for res, k, kb, _, _ in files:
@@ -175,10 +176,9 @@ class NativeBatch:
                 res.blocks = blocks.slice(bstart, kb)
                 bstart += kb
 
-    def _chars(self, out: dict) -> tuple[np.ndarray, np.ndarray | None]:
+    def _chars(self, out: dict, specs: dict) -> tuple[np.ndarray, np.ndarray | None]:
         """The entries' (and blocks') character counts, with the tool-call arguments JavaScript
         would format differently measured in Python (rare: numbers JSON.stringify rewrites)."""
-        specs = {s[0]: s for s in out["entries"]}
         est_chars = np.frombuffer(specs["est_chars"][1], np.int64).copy()
         block_chars = None
         slow = np.frombuffer(out["slow"], np.int64).reshape(-1, 4)
@@ -195,9 +195,8 @@ class NativeBatch:
         return est_chars, block_chars
 
     @staticmethod
-    def _entries(out: dict, files: list, est_chars: np.ndarray) -> pa.Table:
+    def _entries(out: dict, specs: dict, files: list, est_chars: np.ndarray) -> pa.Table:
         n = out["rows"]
-        specs = {s[0]: s for s in out["entries"]}
         counts = [f[1] for f in files]
         arrays = []
         for f in ENTRY_SCHEMA:
@@ -216,9 +215,7 @@ class NativeBatch:
             else:  # the seed's retained tail (a native file never has one); pi 1.6's columns ._pi16 fills
                 arrays.append(pa.nulls(n, f.type))
         table = with_pi_defaults(pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA))
-        if any(f[4] is not None for f in files):
-            table = resolve(table, [(f[1], f[4], "pi") for f in files], np.frombuffer(out["line_starts"], np.int64))
-        return table
+        return resolve(table, [(f[1], f[4], "pi") for f in files], np.frombuffer(out["line_starts"], np.int64))
 
     @staticmethod
     def _blocks(out: dict, files: list, block_chars: np.ndarray | None) -> pa.Table:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
+from .._arrow import arrow_indices, from_numpy, from_pylist, scalar, strings, to_numpy
 from .._arrow import compute as pc
 from .._jsjson import raw_decode
 from .._rules import CHARS_PER_TOKEN, IMAGE_CHARS
@@ -248,7 +248,7 @@ def resolve(table: pa.Table, files: list[File], line_starts: np.ndarray | None =
     entries of their file; the other rows are untouched. The rows concerned are found in one pass
     over the batch; only files that have some are read again, and only their lines for those rows
     (``line_starts``: where each row's line starts in its file, as the C scanner saw it)."""
-    if table.num_rows == 0:
+    if table.num_rows == 0 or all(f[1] is None for f in files):
         return table
     batch = _Batch(table, [f[0] for f in files])
     todo = [k for k, f in enumerate(files) if f[1] is not None and batch.hot[k]]
@@ -291,14 +291,6 @@ def _resolve_file(rows: _Rows, patches: dict[str, dict[int, Any]]) -> None:
         sys_est[i] = estimate_tokens(current) if current is not None else None
 
 
-def _column(values: list, typ: pa.DataType) -> pa.Array:
-    """A string or int64 column from a list with None."""
-    if typ == pa.string():
-        return strings(values)
-    valid = np.array([v is not None for v in values], np.bool_)
-    return from_numpy(np.array([0 if v is None else v for v in values], np.int64), mask=~valid, type=typ)
-
-
 def _patch(table: pa.Table, name: str, values: dict[int, Any]) -> pa.Table:
     """``table`` with column ``name`` set at the rows of ``values`` (the other rows untouched)."""
     k = table.schema.get_field_index(name)
@@ -307,7 +299,7 @@ def _patch(table: pa.Table, name: str, values: dict[int, Any]) -> pa.Table:
     mask = np.zeros(table.num_rows, np.bool_)
     rows = sorted(values)
     mask[rows] = True
-    patched = pc.replace_with_mask(col, from_numpy(mask), _column([values[i] for i in rows], field.type))
+    patched = pc.replace_with_mask(col, from_numpy(mask), from_pylist([values[i] for i in rows], field.type))
     return table.set_column(k, field, patched)
 
 
