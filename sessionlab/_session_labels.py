@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from .forest import as_table
+from .tables import file_facts
 
 __all__ = ["SessionLabel", "label_column", "message_text", "session_labels"]
 
@@ -30,7 +31,7 @@ class SessionLabel:
 
     session_id: str
     file: str | None
-    name: str | None  # pi's session name (last non-empty session_info name)
+    name: str | None  # the session's name (the facts module's: pi 1.6's getSessionName)
     first_prompt: str | None  # text of the first user message, whitespace collapsed
     day: str | None  # UTC day of the first timestamped entry, YYYY-MM-DD
     folder: str | None  # last part of the header's cwd
@@ -86,8 +87,11 @@ def _read_lines(path: str, wanted: set[int]) -> dict[int, Any]:
     return out
 
 
-def session_labels(entries) -> dict[str, SessionLabel]:
+def session_labels(entries, *, names: dict[str, str | None] | None = None) -> dict[str, SessionLabel]:
     """A :class:`SessionLabel` per session of an entries table, in table order.
+
+    The name is the sessions table's (``names``: session id -> name, as a corpus's sessions table
+    gives them, agents' own titles included), else the facts module's from the table's rows.
 
     Example:
         >>> from sessionlab import entries_table  # doctest: +SKIP
@@ -98,21 +102,23 @@ def session_labels(entries) -> dict[str, SessionLabel]:
     table = as_table(entries)
     if table.num_rows == 0:
         return {}
-    cols = ["session_id", "file", "line_no", "type", "role", "name", "timestamp"]
+    if names is None:
+        facts = file_facts(table)
+        by_file = dict(zip(facts["file"].to_pylist(), facts["name"].to_pylist()))
+    cols = ["session_id", "file", "line_no", "type", "role", "timestamp"]
     d = table.select(cols).to_pydict()
     first: dict[str, dict[str, Any]] = {}
-    for sid, f, line, typ, role, name, ts in zip(*(d[c] for c in cols)):  # one pass, no parsing
+    for sid, f, line, typ, role, ts in zip(*(d[c] for c in cols)):  # one pass, no parsing
         if sid is None:
             continue
         s = first.get(sid)
         if s is None:
-            s = first[sid] = {"file": f, "prompt_line": None, "name": None, "ts": None}
+            s = first[sid] = {"file": f, "prompt_line": None, "ts": None,
+                              "name": names.get(sid) if names is not None else by_file.get(f)}
         if f != s["file"]:
             continue
         if typ == "message" and role == "user" and s["prompt_line"] is None and line is not None:
             s["prompt_line"] = line
-        if typ == "session_info" and name:
-            s["name"] = name
         if ts is not None and (s["ts"] is None or ts < s["ts"]):
             s["ts"] = ts
     out: dict[str, SessionLabel] = {}

@@ -68,28 +68,6 @@ def _roles_by_file(entries: pa.Table) -> dict[str, dict[str, int]]:
     return out
 
 
-def _tree_shape_by_file(entries: pa.Table) -> tuple[dict[str, int], dict[str, int]]:
-    """file -> leaves (entries that are no entry's parent) and file -> fork points (parent ids with
-    two or more children); seed ``leaf`` records are not nodes, and a side node (Claude Code
-    progress lines, Codex turn contexts) is no child that makes a fork."""
-    nodes = entries.select(["file", "entry_id", "parent_id", "side_node"]).filter(
-        pc.and_(pc.invert(pc.fill_null(pc.equal(entries["type"], "leaf"), False)), pc.is_valid(entries["entry_id"])))
-    sep = pa.scalar("\x00")
-    pkey = pc.binary_join_element_wise(nodes["file"], nodes["parent_id"], sep)  # null without a parent
-    kids = pa.table({"file": nodes["file"], "key": pkey}).filter(pc.is_valid(pkey))
-    conv_kids = kids.filter(pc.invert(pc.fill_null(nodes["side_node"].filter(pc.is_valid(pkey)), False)))
-    counts = kids.group_by(["file", "key"], use_threads=False).aggregate([([], "count_all")])
-    conv_counts = conv_kids.group_by(["file", "key"], use_threads=False).aggregate([([], "count_all")])
-    forks = conv_counts.filter(pc.greater_equal(conv_counts["count_all"], 2))
-    fork_n = forks.group_by("file", use_threads=False).aggregate([([], "count_all")])
-    ekey = pc.binary_join_element_wise(nodes["file"], nodes["entry_id"], sep)
-    is_parent = pc.fill_null(pc.is_in(ekey, value_set=counts["key"]), False)
-    leaf = pa.table({"file": nodes["file"], "leaf": pc.cast(pc.invert(is_parent), pa.int64())})
-    leaf_n = leaf.group_by("file", use_threads=False).aggregate([("leaf", "sum")])
-    return (dict(zip(leaf_n["file"].to_pylist(), leaf_n["leaf_sum"].to_pylist())),
-            dict(zip(fork_n["file"].to_pylist(), fork_n["count_all"].to_pylist())))
-
-
 def _count_by_file(entries: pa.Table, entry_type: str) -> dict[str, int]:
     """file -> number of entries of type ``entry_type``."""
     t = entries.select(["file"]).filter(pc.fill_null(pc.equal(entries["type"], entry_type), False))
@@ -109,16 +87,14 @@ def summarize_corpus(corpus: Corpus) -> list[dict[str, Any]]:
     ``version`` (as written, 1 when absent; ``None`` without a valid header), ``entries``,
     ``messages`` (a dict role -> count), ``custom_messages`` (``custom_message`` entries: extension
     messages that enter the context),
-    ``leaves`` (entries that are no entry's parent; seed ``leaf`` records and entries without an id
-    are not nodes; for other agents the sessions table's ``leaf_count``, side nodes left out),
-    ``fork_points`` (entries with two or more children), ``compactions``, the token sums over all
+    ``leaves`` and ``fork_points`` (the sessions table's ``leaf_count`` and ``fork_count``: side nodes,
+    seed ``leaf`` records and entries without an id are not nodes), ``compactions``, the token sums over all
     assistant messages of all branches ``input``, ``output``, ``cache_read``, ``cache_write``,
     ``total_tokens`` (each message's ``totalTokens``, or the sum of its four parts when missing),
     ``cost`` (sum of ``cost.total``, USD) and ``issues`` (line issues the reader reported).
     """
     sessions = corpus.sessions.to_pydict()
     roles = _roles_by_file(corpus.entries)
-    leaves, forks = _tree_shape_by_file(corpus.entries)
     customs = _count_by_file(corpus.entries, "custom_message")
     rows = []
     for i, f in enumerate(sessions["file"]):  # one row per session file
@@ -127,9 +103,8 @@ def summarize_corpus(corpus: Corpus) -> list[dict[str, Any]]:
             row["version"] = None
         row["messages"] = roles.get(f, {})
         row["custom_messages"] = customs.get(f, 0)
-        # (other agents' side nodes are never leaves: their sessions row counts conversation leaves)
-        row["leaves"] = leaves.get(f, 0) if row["agent"] == "pi" else (sessions["leaf_count"][i] or 0)
-        row["fork_points"] = forks.get(f, 0)
+        row["leaves"] = sessions["leaf_count"][i] or 0  # (the facts module's, as every face shows them)
+        row["fork_points"] = sessions["fork_count"][i] or 0
         for k in _TOKEN_KEYS:  # a file without entries has no sums
             row[k] = row[k] or 0
         row["cost"] = row["cost"] or 0.0

@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
 from .._rules import Rules, pi_rules
 from ..forest import Forest, as_table, at_load, per_table
+from ..tables import call_mask, leaf_mask
 from ..tables._conventions import df_variant, returns
 from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, schema_of
@@ -112,13 +113,7 @@ class _Prepared:
         f, n = self.forest, table.num_rows
         is_msg = self.is_msg = f.isin("type", ("message",))
         self.is_assistant = is_msg & f.isin("role", ("assistant",))
-        # calls: every assistant message of a pi file; of Claude Code and Codex files, the rows that
-        # carry a response's usage (its other streaming lines and replayed copies carry none)
-        if "agent" in table.column_names:
-            other = ~f.isin("agent", ("pi",)) & _np(pc.is_valid(table["agent"]), False, bool)  # (not null)
-            self.is_call = self.is_assistant & ~(other & ~_np(pc.is_valid(table["input_tokens"]), False, bool))
-        else:
-            self.is_call = self.is_assistant
+        self.is_call = call_mask(table)  # (the facts module's rule: one owner)
         self.is_comp = f.isin("type", ("compaction",))
         branch_summary = f.isin("type", ("branch_summary",)) & (_np(table["summary_chars"], 0, np.int64) > 0)
         never = _np(table["never_in_context"], False, bool) if "never_in_context" in table.column_names \
@@ -348,12 +343,8 @@ def _all_targets(prep: _Prepared, at: Any) -> tuple[np.ndarray, np.ndarray]:
             first = first_line_of_response(prep, tgt)
             base = np.where(f.cyclic[tgt], -2, f.parent[first])
             return tgt, base
-        if at == "leaves":
-            has_child = np.zeros(n, bool)
-            par = f.parent[rows]  # (an entry without an id is no node: it makes no parent)
-            p = par[(par >= 0) & ~f.is_leaf_record[rows]]
-            has_child[p] = True
-            tgt = rows[~has_child[rows] & ~f.is_leaf_record[rows] & ~f.cyclic[rows]]
+        if at == "leaves":  # the facts module's leaves (side nodes are never leaves)
+            tgt = rows[leaf_mask(t)[rows] & ~f.cyclic[rows]]
             return tgt, tgt
         if at == "entries":
             tgt = rows[~f.is_leaf_record[rows]]

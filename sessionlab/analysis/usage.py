@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from .._arrow import arrow_indices, arrow_table, const_strings, from_numpy, scalar, strings, to_numpy
 from ..forest import Forest, as_table
+from ..tables import call_mask
 from ..tables._conventions import df_variant, returns
 from ..tables._schema import TIMESTAMP, Column, columns_doc, schema_of
 from ..tables.corpus import SessionIds, select_sessions
@@ -108,14 +109,8 @@ def _date32(day) -> pa.Scalar:
 
 
 def _calls_mask(table: pa.Table) -> np.ndarray:
-    """Assistant messages that are calls: every one in a pi file; in Claude Code and Codex files the
-    ones carrying usage (a response's other streaming lines and replayed copies carry none)."""
-    asst = pc.and_(pc.equal(table["type"], scalar("message")), pc.equal(table["role"], scalar("assistant")))
-    if "agent" not in table.column_names:
-        return _bool(asst)
-    pi = pc.fill_null(pc.equal(table["agent"], scalar("pi")), scalar(True))
-    counted = pc.or_kleene(pc.is_valid(table["input_tokens"]), pi)
-    return _bool(pc.and_(asst, counted))
+    """Which rows are calls: the facts module's rule (:func:`sessionlab.tables.call_mask`)."""
+    return call_mask(table)
 
 
 def _spend_mask(table: pa.Table, calls: np.ndarray | None = None) -> np.ndarray:

@@ -52,6 +52,7 @@ from .._rules import Rules
 from ..analysis.contexts import context_arrays, first_line_of_response
 from ..analysis.usage import current_branch_mask
 from ..forest import per_table
+from ..tables import call_mask
 from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, columns_doc, schema_of
 from ..tables.corpus import SessionIds, select_sessions
@@ -161,9 +162,8 @@ def fit_prices(entries, *, session_id: SessionIds = None) -> dict[str, tuple[flo
     ``session_id``: fitted to the calls of this session (or these sessions) only."""
     table = select_sessions(entries, session_id)
     cols = ["model", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd"]
-    is_call = pc.and_(pc.equal(table["type"], scalar("message")), pc.equal(table["role"], scalar("assistant")))
     # (only the columns the fit reads are filtered: the whole table's strings would cost more)
-    calls = table.select(cols).filter(is_call)
+    calls = table.select(cols).filter(from_numpy(call_mask(table)))
 
     def col(name: str) -> np.ndarray:
         return _np(calls[name], 0, np.float64)

@@ -1,11 +1,9 @@
-"""Which agent wrote a session file, and reading its lines without holding a huge one in memory.
+"""Reading a session file's lines without holding a huge one in memory, the columns an agent's
+reader fills (:class:`AgentFile`), and pi's two dialects.
 
-Every file is one of: a pi session (v1-v4, or the seed's snake_case dialect: a ``session``
-header first), a Claude Code transcript (``~/.claude/projects/**.jsonl``: lines with
-``uuid``/``parentUuid``/``sessionId``, or the ``summary`` / ``file-history-snapshot`` lines such
-files start with), or a Codex rollout (``{"timestamp", "type", "payload"}`` lines, ``session_meta``
-first). :func:`detect_agent` decides from the first bytes of the file, and
-:func:`detect_dialect` whether a pi file uses pi's camelCase keys or the seed's snake_case ones.
+Which agent wrote a file is decided by :func:`sessionlab.agents.detect` (each agent declares how
+its files look); :func:`detect_dialect` says whether a pi file uses pi's camelCase keys or the
+seed's snake_case ones.
 
 :func:`iter_lines` yields a file's lines from fixed-size reads; a line longer than ``max_line``
 bytes (Claude Code's ``file-history-snapshot`` lines reach 700 MB) is streamed past, keeping only
@@ -14,95 +12,17 @@ its start for the report.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
 
 from .issues import LineIssue
 
-__all__ = ["Agent", "AGENTS", "detect_agent", "iter_lines", "AgentFile", "HEAD_BYTES", "MAX_LINE", "Dialect",
-           "detect_dialect", "HEAD_LINES"]
+__all__ = ["iter_lines", "AgentFile", "HEAD_BYTES", "MAX_LINE", "Dialect", "detect_dialect", "HEAD_LINES"]
 
-Agent = Literal["pi", "claude-code", "codex"]
-AGENTS: tuple[Agent, ...] = ("pi", "claude-code", "codex")
-
-HEAD_BYTES = 1 << 16  # what detection reads
+HEAD_BYTES = 1 << 16  # what detection reads (:func:`sessionlab.agents.detect`)
 MAX_LINE = 64 << 20  # a longer line is skipped (streamed past), not parsed
 _READ = 1 << 20
-
-CLAUDE_TYPES = frozenset({
-    "user", "assistant", "system", "progress", "attachment", "summary", "file-history-snapshot",
-    "queue-operation", "ai-title", "custom-title", "agent-name", "agent-color", "last-prompt",
-    "permission-mode", "mode", "pr-link", "agent-setting"})
-CODEX_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
-
-_TYPE_RE = re.compile(rb'"type"\s*:\s*"([A-Za-z_-]+)"')
-
-
-def _classify(obj: Any) -> Agent | None:
-    if not isinstance(obj, dict):
-        return None
-    typ = obj.get("type")
-    if typ == "session":
-        return "pi"
-    if "payload" in obj and typ in CODEX_TYPES:
-        return "codex"
-    if typ in CLAUDE_TYPES and ("uuid" in obj or "sessionId" in obj or "leafUuid" in obj
-                                or "messageId" in obj or typ in ("summary", "file-history-snapshot")):
-        return "claude-code"
-    return None
-
-
-def _complete_lines(head: bytes, most: int) -> Iterator[bytes]:
-    """The first ``most`` lines of ``head`` that end with a newline (found one at a time: the
-    first line decides for almost every file)."""
-    pos = 0
-    for _ in range(most):
-        end = head.find(b"\n", pos)
-        if end < 0:
-            return
-        yield head[pos:end]
-        pos = end + 1
-
-
-def detect_agent(head: bytes) -> Agent:
-    """The agent of a file from its first bytes (:data:`HEAD_BYTES` are enough).
-
-    The first complete lines that are JSON objects decide; a first line longer than ``head`` is
-    recognised by its start (a Claude Code ``file-history-snapshot``, a Codex envelope). Anything
-    else is ``"pi"``: pi's tolerant reader reports what is wrong with it.
-
-    Example:
-        >>> detect_agent(b'{"type":"session","version":3,"id":"s"}\\n')
-        'pi'
-        >>> detect_agent(b'{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{}}\\n')
-        'codex'
-    """
-    for ln in _complete_lines(head, 20):
-        s = ln.strip()
-        if not s:
-            continue
-        try:
-            obj = json.loads(s)
-        except ValueError:
-            continue
-        agent = _classify(obj)
-        if agent is not None:
-            return agent
-        if isinstance(obj, dict):
-            break  # an object of no known agent: pi's reader reports it
-    start = head if b"\n" not in head else b""
-    if start:  # a first line longer than the head: its start
-        m = _TYPE_RE.search(start[:4096])
-        if m is not None:
-            t = m.group(1).decode()
-            if t in CODEX_TYPES and b'"payload"' in start[:4096]:
-                return "codex"
-            if t in CLAUDE_TYPES or b'"parentUuid"' in start[:4096]:
-                return "claude-code"
-    return "pi"
 
 
 def iter_lines(fh: IO[bytes], *, max_line: int | None = None) -> Iterator[tuple[int, bytes | None, bytes]]:
@@ -164,7 +84,7 @@ class AgentFile:
     """
 
     path: str
-    agent: Agent
+    agent: str
     columns: dict[str, list] = field(default_factory=dict)
     n: int = 0
     blocks: list[tuple] = field(default_factory=list)

@@ -8,10 +8,11 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..analysis import branch_calls, branch_mask
-from ..compaction.policies import CompactionPolicy
-from ..compaction.simulate import fit_prices, simulate_compaction
+from ..compaction import CompactionPolicy, SimulationResult, fit_prices, simulate_compaction
+from ..errors import ArgumentValueError, OptionError
 from ..tables.corpus import SessionIds
 from ._common import new_axes, plain, session_rows, shorten, thousands
 
@@ -92,6 +93,14 @@ def _simulated(table: pa.Table, policies: list, leaf_id: str | None) -> pd.DataF
     return res.calls.select(["policy_index", "at_id", "context_before", "context_after", "compacted"]).to_pandas()
 
 
+def _given(simulation: SimulationResult, table: pa.Table) -> pd.DataFrame:
+    """The calls of a given simulation that belong to the session drawn."""
+    calls = simulation.calls
+    sid = table["session_id"][0].as_py() if table.num_rows else None
+    calls = calls.filter(pc.equal(calls["session_id"], sid)) if "session_id" in calls.column_names else calls
+    return calls.select(["policy_index", "at_id", "context_before", "context_after", "compacted"]).to_pandas()
+
+
 def _finish(ax, x: str, k: int, title: str | None, sid: str | None, leaf_id: str | None) -> None:
     """Axis labels, limits, title and legend."""
     ax.set_xlabel("call on the branch" if x == "call" else "time (UTC)")
@@ -118,6 +127,7 @@ def plot_context_timeline(
     session_id: SessionIds = None,
     leaf_id: str | None = None,
     policies: Sequence[CompactionPolicy] | None = None,
+    simulation: SimulationResult | None = None,
     ax=None,
     x: Literal["call", "time"] = "call",
     title: str | None = None,
@@ -142,6 +152,9 @@ def plot_context_timeline(
         leaf_id: The branch is the path from the root to this entry; ``None``: the current branch
             (root to pi's leaf).
         policies: Compaction policies to simulate on the branch and overlay.
+        simulation: A :func:`~sessionlab.simulate_compaction` result of this session's current
+            branch to overlay instead of simulating again (its policies are drawn; give either
+            this or ``policies``).
         ax: Axes to draw on; default a new figure.
         x: ``"call"``: the call's position on the branch (the simulation's ``call_index``);
             ``"time"``: its timestamp.
@@ -163,7 +176,10 @@ def plot_context_timeline(
         ...                                              NeverCompact(200_000)])  # doctest: +SKIP
     """
     if x not in ("call", "time"):
-        raise ValueError(f"x must be 'call' or 'time', not {x!r}")
+        raise OptionError(f"x must be 'call' or 'time', not {x!r}")
+    if simulation is not None and (policies is not None or leaf_id is not None):
+        raise ArgumentValueError("simulation", "give a simulation of the current branch, or policies, not both "
+                                 "(and no leaf_id with a simulation)")
     table = session_rows(entries, session_id)
     rows = branch_calls(table, leaf_id=leaf_id)
     rows = rows.append_column("time", pa.array(_naive_times(rows["timestamp"])))
@@ -182,13 +198,14 @@ def plot_context_timeline(
         cx = comps["call_index"].to_numpy(float) - 0.5 if x == "call" else comps["time"].to_numpy()
         _draw_compactions(ax, cx, comps["tokens_before"].to_numpy(np.int64),
                           comps["tokens_after"].fillna(0).to_numpy(np.int64))
-    policies = list(policies or [])
+    policies = list(simulation.policies if simulation is not None else policies or [])
     windows = [p.context_window for p in policies if p.context_window is not None]
     if windows:
         w = max(windows)
         ax.axhline(w, linestyle="--", color="black", linewidth=1, label=f"context window ({w:,})",
                    gid="context_window")
     if policies and k:
-        _draw_policies(ax, _simulated(table, policies, leaf_id), policies, calls, x)
+        sim = _simulated(table, policies, leaf_id) if simulation is None else _given(simulation, table)
+        _draw_policies(ax, sim, policies, calls, x)
     _finish(ax, x, k, title, table["session_id"][0].as_py(), leaf_id)
     return ax

@@ -18,7 +18,7 @@ from ..analysis import usage_by
 from ..plotting._common import to_np
 from ..plotting._layout import compute_layout
 from ..plotting._tree import NODE_KINDS, current_labels, node_kinds
-from ..tables._load import load_files
+from ..tables import call_mask, load
 
 __all__ = ["ReportData", "SessionInfo", "collect"]
 
@@ -63,24 +63,22 @@ def _iso(ts: Any) -> str | None:
     return None if ts is None else ts.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _detail(table: pa.Table) -> tuple[dict[str, Any], dict[str, int]]:
+def _detail(table: pa.Table) -> dict[str, Any]:
     """Timeline (context per call on the current branch, compactions) and tree arrays of one file."""
     lay = compute_layout(table)
     nodes, n = lay.nodes, lay.nodes.num_rows
     if n == 0:
-        return {"calls": [], "compactions": [], "tree": None}, {"leaves": 0, "forks": 0}
+        return {"calls": [], "compactions": [], "tree": None}
     types = to_np(nodes["type"], "").astype(object)
     roles = to_np(nodes["role"], "").astype(object)
     kinds = node_kinds(types, roles)
     kind_index = {k: i for i, k in enumerate(NODE_KINDS)}
     kind = np.fromiter((kind_index[k] for k in kinds), np.int64, n)
-    n_child = np.bincount(lay.parent[lay.parent >= 0], minlength=n)
     # the current branch from the root down: its calls' context and where compactions fall
     on = np.nonzero(lay.on_branch)[0]
     on = on[np.argsort(lay.y[on], kind="stable")]
     ctx = to_np(nodes["context_tokens"], 0).astype(np.int64)
-    is_call = (types == "message") & (roles == "assistant")
-    call_rows = on[is_call[on]]
+    call_rows = on[call_mask(nodes)[on]]
     comp_rows = on[types[on] == "compaction"]
     calls_before = np.searchsorted(lay.y[call_rows], lay.y[comp_rows])  # calls above each compaction
     tb = to_np(nodes["tokens_before"], 0).astype(np.int64)
@@ -100,47 +98,63 @@ def _detail(table: pa.Table) -> tuple[dict[str, Any], dict[str, int]]:
         "compactions": [[int(c), int(t)] for c, t in zip(calls_before, tb[comp_rows])],
         "tree": tree,
     }
-    return detail, {"leaves": int((n_child == 0).sum()), "forks": int((n_child >= 2).sum())}
+    return detail
+
+
+def _file_tables(entries: pa.Table) -> dict[str, pa.Table]:
+    """Each file's rows of an entries table (a load keeps a file's rows together, in line order)."""
+    if entries.num_rows == 0:
+        return {}
+    enc = pc.dictionary_encode(entries["file"].combine_chunks())
+    codes = np.asarray(enc.indices, np.int64)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(enc.dictionary) + 1))
+    contiguous = bool((np.diff(codes) >= 0).all())
+    out = {}
+    for k, f in enumerate(enc.dictionary.to_pylist()):  # one table per session file
+        lo, hi = int(bounds[k]), int(bounds[k + 1])
+        out[f] = entries.slice(lo, hi - lo) if contiguous else entries.take(pa.array(order[lo:hi]))
+    return out
+
+
+def _session_info(index: int, row: dict[str, Any], t: pa.Table, label: Any) -> SessionInfo:
+    """One session's list row and section: the numbers are the sessions table's (one owner)."""
+    detail = _detail(t)
+    models = [m for m in pc.unique(t.filter(pa.array(call_mask(t)))["model"]).to_pylist() if m]
+    tokens = sum(int(row[k] or 0) for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
+    return SessionInfo(
+        index=index, session_id=row["session_id"], file=row["file"], title=label.title if label else "(no prompt)",
+        name=row["name"], prompt=label.first_prompt if label else None, day=label.day if label else None,
+        folder=label.folder if label else None, first=_iso(row["first_timestamp"]), last=_iso(row["last_timestamp"]),
+        entries=int(row["entry_count"] or 0), calls=int(row["call_count"] or 0), cost_usd=float(row["cost_usd"] or 0.0),
+        tokens=tokens, leaves=int(row["leaf_count"] or 0), forks=int(row["fork_count"] or 0),
+        compactions=int(row["compaction_count"] or 0), models=models, detail=detail)
 
 
 def collect(source: Any, *, tz: str = "UTC") -> ReportData:
-    """Load ``source`` once (bad lines kept as issues) and compute everything the report shows."""
-    res = load_files(source, on_bad_lines="skip", progress=False)
-    tables = [r.entries for r in res.files if r.entries is not None and r.entries.num_rows]
-    entries = pa.concat_tables(tables) if tables else None
-    usage = usage_by(entries, by=["day", "model"], tz=tz) if entries is not None else pa.table({})
+    """Load ``source`` once (bad lines kept as issues) and compute everything the report shows.
+
+    Every per-session number (calls, leaves, fork points, compactions, tokens, cost) is the sessions
+    table's; the usage table is :func:`~sessionlab.usage_by`'s."""
+    corpus = load(source, on_bad_lines="skip", progress=False)
+    entries = corpus.entries
+    usage = usage_by(entries, by=["day", "model"], tz=tz) if entries.num_rows else pa.table({})
+    per_file = _file_tables(entries)
     sessions: list[SessionInfo] = []
     index_of_file: dict[str, int] = {}
-    for r in res.files:  # one section per session file
-        t = r.entries
-        if t is None or t.num_rows == 0 or r.session is None:
+    for row in corpus.sessions.to_pylist():  # one section per session file with entries
+        t = per_file.get(row["file"])
+        if t is None or t.num_rows == 0:
             continue
-        sid = r.session.get("session_id") or t["session_id"][0].as_py()
-        label = session_labels(t).get(sid)
-        detail, shape = _detail(t)
-        calls = pc.and_(pc.equal(t["type"], "message"), pc.equal(t["role"], "assistant"))
-        calls = pc.fill_null(calls, False)
-        c = t.filter(calls)
-        tok = sum(int(pc.sum(c[k]).as_py() or 0)
-                  for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
-        ts = pc.min_max(t["timestamp"])
-        models = [m for m in pc.unique(c["model"]).to_pylist() if m]
-        info = SessionInfo(
-            index=len(sessions), session_id=sid, file=r.path, title=label.title if label else "(no prompt)",
-            name=label.name if label else None, prompt=label.first_prompt if label else None,
-            day=label.day if label else None,
-            folder=label.folder if label else None, first=_iso(ts["min"].as_py()), last=_iso(ts["max"].as_py()),
-            entries=t.num_rows, calls=c.num_rows, cost_usd=float(pc.sum(c["cost_usd"]).as_py() or 0.0), tokens=tok,
-            leaves=shape["leaves"], forks=shape["forks"],
-            compactions=int(pc.sum(pc.cast(pc.equal(t["type"], "compaction"), pa.int64())).as_py() or 0),
-            models=models, detail=detail)
-        index_of_file[r.path] = info.index
+        label = session_labels(t, names={row["session_id"]: row["name"]}).get(row["session_id"])
+        info = _session_info(len(sessions), row, t, label)
+        index_of_file[row["file"]] = info.index
         sessions.append(info)
     issues = []
-    for i in res.issues:  # a handful per bad file
-        at = index_of_file.get(i.path)
-        issues.append({"file": i.path, "line": i.line, "kind": i.kind, "message": i.message,
-                       "excerpt": i.excerpt, "session": at})
+    for i in corpus.issues.to_pylist():  # a handful per bad file
+        at = index_of_file.get(i["file"])
+        issues.append({"file": i["file"], "line": i["line"], "kind": i["kind"], "message": i["message"],
+                       "excerpt": i["excerpt"], "session": at})
         if at is not None:
             sessions[at].issues += 1
     shown = ", ".join(map(str, source)) if isinstance(source, (list, tuple)) else str(source)

@@ -9,10 +9,19 @@
 - :func:`load_files` / :func:`refresh`: the per-file results of a load (cached, see
   :mod:`._cache`) and of a reload, with the :class:`Changes` in between; :func:`clear_cache`.
 
-Column names, types and meanings live in :mod:`sessionlab.tables._schema`.
+Column names, types and meanings live in :mod:`sessionlab.tables._schema`. The session and call
+facts (what is a call, leaves, fork points, the current leaf, the name) have one owner,
+:mod:`._facts`, whose :func:`call_mask`, :func:`leaf_mask`, :func:`fork_mask` and
+:func:`file_facts` the other packages use.
 """
 
 from ._cache import Changes, clear_cache
+
+# the package's own interface for the other packages (not sessionlab's public API)
+from ._facts import call_mask as call_mask
+from ._facts import file_facts as file_facts
+from ._facts import fork_mask as fork_mask
+from ._facts import leaf_mask as leaf_mask
 from ._load import LoadResult, default_roots, default_sessions_dir, find_files, load_files, refresh
 from ._pi16 import table_rules
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA, ISSUE_SCHEMA, SESSION_SCHEMA

@@ -1,7 +1,7 @@
-"""Claude Code and Codex files to tables, and what a load does across their files.
+"""Files of the registry's agents (Claude Code, Codex...) to tables, and what a load does across them.
 
-:func:`load_agent_file` reads one file with :mod:`sessionlab.io.claude` / :mod:`sessionlab.io.codex`
-(streaming it: a huge line is skipped, never held) and builds its entries and blocks tables.
+:func:`load_agent_file` reads one file with its agent's reader (:mod:`sessionlab.agents`;
+streaming it: a huge line is skipped, never held) and builds its entries and blocks tables.
 :func:`finish_agents` runs once over all files of a load, in load order: usage that another row
 already counts (Claude Code streaming lines of one response, sidechain replays, Codex forks and
 sub-agent threads replaying their parent) is nulled on the repeat, then every counted call without
@@ -18,8 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..io.claude import dedupe_usage, read_claude
-from ..io.codex import read_codex, replayed_rows
+from .. import agents as registry
 from ..io.formats import AgentFile
 from ..io.issues import LineIssue
 from ..pricing import price_calls
@@ -38,23 +37,6 @@ def _parent_index(ids: list, parents: list) -> list[int | None]:
     for i, e in enumerate(ids):  # one pass: id -> its last position, as pi's index
         last[e] = i
     return [last.get(p) if p is not None else None for p in parents]
-
-
-def _leaves(ids: list, parents: list, side: list) -> tuple[str | None, int]:
-    """(leaf id, leaf count) counting conversation entries only: a side node is never a leaf, and
-    an entry whose descendants are all side nodes is one."""
-    parent_of = dict(zip(ids, parents))
-    has_desc: set = set()
-    for e, p, s in zip(ids, parents, side):  # each conversation entry marks its ancestors once
-        if s:
-            continue
-        seen = {e}
-        while p is not None and p not in has_desc and p not in seen:
-            has_desc.add(p)
-            seen.add(p)
-            p = parent_of.get(p)
-    conv = [e for e, s in zip(ids, side) if not s]
-    return (conv[-1] if conv else None), sum(1 for e in conv if e not in has_desc)
 
 
 def _table(af: AgentFile, session: dict[str, Any]) -> pa.Table:
@@ -85,14 +67,13 @@ def _table(af: AgentFile, session: dict[str, Any]) -> pa.Table:
 
 
 def load_agent_file(res: Any, agent: str, fh: Any, want_blocks: bool) -> Any:
-    """Fill ``res`` (a :class:`._file.FileResult`) from an open binary file of a Claude Code or
-    Codex session."""
-    af = read_claude(res.path, fh) if agent == "claude-code" else read_codex(res.path, fh)
+    """Fill ``res`` (a :class:`._file.FileResult`) from an open binary file of an agent's session,
+    read by the agent's own reader (:mod:`sessionlab.agents`)."""
+    af = registry.spec(agent).read(res.path, fh)
     s = dict(af.session)
-    leaf_id, leaf_count = _leaves(af.columns["entry_id"], af.columns["parent_id"], af.columns["side_node"])
     res.session = {"session_id": s["session_id"], "file": res.path, "version": None, "dialect": None,
                    "cwd": s.get("cwd"), "parent_session": None, "header_timestamp": None, "name": s.get("name"),
-                   "leaf_id": leaf_id, "leaf_count": leaf_count, "issue_count": len(af.issues),
+                   "issue_count": len(af.issues),
                    "agent": agent, "agent_version": s.get("agent_version"),
                    "parent_session_id": s.get("parent_session_id"), "parent_tool_call_id": None,
                    "loader": "agent"}
@@ -140,6 +121,8 @@ def _claude_dedupe(results: list) -> None:
         owners.append(r)
     if not files:
         return
+    from ..io.claude import dedupe_usage
+
     keep = dedupe_usage(files)
     for r, f, k in zip(owners, files, keep):
         if all(k):
@@ -156,6 +139,8 @@ def _codex_replays(results: list) -> None:
         parent = by_id.get(r.session.get("parent_session_id"))
         if parent is None or parent is r:
             continue
+        from ..io.codex import replayed_rows
+
         rows = replayed_rows(r.agent_extra or [], parent.agent_extra or [])
         if rows:
             drop = np.zeros(r.entries.num_rows, bool)
@@ -165,8 +150,9 @@ def _codex_replays(results: list) -> None:
 
 def _price(results: list) -> None:
     todo = []
+    priced = registry.priced_agents()
     for r in results:
-        if r.entries is None or r.session is None or r.session.get("agent") not in ("claude-code", "codex"):
+        if r.entries is None or r.session is None or r.session.get("agent") not in priced:
             continue
         t = r.entries
         need = pc.and_(pc.is_valid(t["input_tokens"]), pc.is_null(t["cost_usd"]))
@@ -226,9 +212,22 @@ def _claude_spawns(results: list) -> None:
             r.session["parent_tool_call_id"] = spawned.get((r.session.get("parent_session_id"), agent_id))
 
 
-def finish_agents(results: list) -> None:
-    """Cross-file work of a load over its Claude Code and Codex files, in load order."""
+def finish_claude_code(results: list) -> None:
+    """Claude Code's pass over a load: subagents' spawning calls, then usage counted once."""
     _claude_spawns(results)
     _claude_dedupe(results)
+
+
+def finish_codex(results: list) -> None:
+    """Codex's pass over a load: a fork or sub-agent thread's replay of its parent counted once."""
     _codex_replays(results)
+
+
+def finish_agents(results: list) -> None:
+    """Cross-file work of a load over its files of the registry's agents, in load order: each
+    agent's own pass (:attr:`~sessionlab.agents.AgentSpec.finish`), then the pricing."""
+    present = {(r.session or {}).get("agent") for r in results}
+    for spec in registry.specs():
+        if spec.name in present:
+            spec.finish_load(results)
     _price(results)

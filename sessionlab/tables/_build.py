@@ -13,6 +13,7 @@ import pyarrow as pa
 from .._arrow import arrow_indices, from_numpy, from_pylist, scalar, strings, to_numpy
 from .._arrow import compute as pc
 from ._arrays import parse_timestamps
+from ._facts import FACT_COLUMNS, declared, file_facts
 from ._file import FileResult
 from ._schema import (
     BLOCK_SCHEMA,
@@ -105,9 +106,12 @@ def _group_extreme(codes: np.ndarray, k: int, col: pa.ChunkedArray, agg: str) ->
 
 
 def sessions_of(files: list[FileResult], entries: pa.Table) -> pa.Table:
-    """One row per session file: its header and file-order facts plus totals over ``entries``."""
+    """One row per session file: its header, its facts (:mod:`._facts`: name, leaf, leaves, fork
+    points, calls) and totals over ``entries``."""
     ok = [r for r in files if r.session is not None]
     totals = session_totals(entries)
+    facts = file_facts(entries).to_pydict()
+    fact_at = {f: i for i, f in enumerate(facts["file"])}
     by_file = {f: i for i, f in enumerate(totals["file"].to_pylist())}
     at = np.array([by_file.get(r.path, -1) for r in ok], np.int64)
     at = arrow_indices(np.maximum(at, 0), at < 0)  # each session file's row of totals (null: none)
@@ -117,6 +121,11 @@ def sessions_of(files: list[FileResult], entries: pa.Table) -> pa.Table:
         col = totals[name].take(at).cast(types[name])
         cols[name] = pc.fill_null(col, scalar(0, types[name])) if agg == "sum" and name.endswith("count") else col
     cols["header_timestamp"] = parse_timestamps(strings([(r.session or {}).get("header_timestamp") for r in ok]))
+    empty = {"name": None, "leaf_id": None, "leaf_count": 0, "fork_count": 0, "call_count": 0, "has_name_entry": False}
+    per_file = [declared(r.session or {}, {k: facts[k][fact_at[r.path]] for k in facts} if r.path in fact_at else empty)
+                for r in ok]
+    for c in FACT_COLUMNS:
+        cols[c] = from_pylist([f[c] for f in per_file], types[c])
     for c in SESSION_COLUMNS:
         if c.name not in cols:
             cols[c.name] = from_pylist([(r.session or {}).get(c.name) for r in ok], c.type)

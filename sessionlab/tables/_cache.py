@@ -476,7 +476,7 @@ def _extend(path: str, meta: dict, old: FileResult) -> tuple[FileResult, dict] |
     if table is None:
         return None
     res = FileResult(path=path, nbytes=complete + len(tail), entries=table, loader=old.loader,
-                     session={**s, **_facts(table), "issue_count": 0})
+                     session={**s, "issue_count": 0})  # (facts: the sessions table's owner)
     key = probe(path)
     if key is None or key["size"] != complete + len(tail):
         return None  # it grew again while we read: load it whole
@@ -561,17 +561,3 @@ def _join(kept: pa.Table, new: FileResult, lines: int, stubs: list[str]) -> pa.T
     }
     arrays = [pc.cast(cols[f.name], f.type) if f.name in cols else t[f.name] for f in ENTRY_SCHEMA]
     return pa.concat_tables([kept, pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA)])
-
-
-def _facts(table: pa.Table) -> dict[str, Any]:
-    """pi's name, leaf and leaf count of one clean pi file, from its rows."""
-    n = table.num_rows
-    if n == 0:
-        return {"name": None, "leaf_id": None, "leaf_count": 0}
-    named = table.filter(pc.and_(pc.equal(table["type"], "session_info"),
-                                 pc.greater(pc.utf8_length(pc.fill_null(table["name"], "")), 0)))
-    name = named["name"][-1].as_py() if named.num_rows else None
-    parents = pc.unique(pc.drop_null(table["parent_id"]))
-    is_parent = pc.is_in(table["entry_id"], value_set=parents.combine_chunks() if isinstance(parents, pa.ChunkedArray)
-                         else parents)
-    return {"name": name, "leaf_id": table["entry_id"][-1].as_py(), "leaf_count": n - (pc.sum(is_parent).as_py() or 0)}

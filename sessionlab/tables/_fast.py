@@ -35,7 +35,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._jsjson import js_len, js_parse, js_stringify
-from .._rules import session_name
 from ..io.formats import HEAD_LINES, detect_dialect
 from ..model.messages import context_token_count
 from ..tokens import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
@@ -483,7 +482,7 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
     """Columns of a clean pi v3 file, or :class:`Refused`.
 
     Returns ``{"header": {...}, "columns": {name: list or Arrow array}, "blocks": [tuples] or None,
-    "facts": {name, leaf_id, leaf_count}}``.
+    }`` (the session's facts are the facts module's, from the rows).
     """
     objs, lines = _decode(data)
     header = objs[0]
@@ -497,16 +496,9 @@ def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
     found = {"line_no": pa.array(lines[1:], pa.int32()), **links, "timestamps": timestamps, **estimates,
              **_usage_columns(rows), **_field_columns(rows)}
     columns = {name: found[name] for name in _COLUMN_ORDER}
-    infos = rows.by_type.get("session_info", ())
-    n = rows.n
-    facts = {
-        "name": session_name(rows.ents[infos[-1]].name) if infos else None,  # the latest one (pi 1.6)
-        "leaf_id": rows.ids[-1] if n else None,
-        "leaf_count": n - len(set(rows.parents) - {None}),
-    }
     head = {"session_id": header.id, "version": 3, "dialect": "pi", "cwd": header.cwd,
             "parent_session": header.parentSession, "header_timestamp": header.timestamp}
-    return {"header": head, "columns": columns, "blocks": blocks, "facts": facts}
+    return {"header": head, "columns": columns, "blocks": blocks}
 
 
 # the columns in the order fast_columns has always given them (callers index them by name)

@@ -16,7 +16,8 @@ import numpy as np
 import pyarrow as pa
 
 from .._arrow import compute as pc
-from ..io.formats import HEAD_BYTES, detect_agent
+from ..agents import detect as detect_agent
+from ..io.formats import HEAD_BYTES
 from ..io.issues import LineIssue
 from ._arrays import parse_timestamps, with_pi_defaults
 from ._native import NativeBatch, native_available
@@ -131,9 +132,10 @@ def _blocks_table(rows: list[tuple], session_id: str | None) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=BLOCK_SCHEMA)
 
 
-def _session_row(head: dict[str, Any], facts: dict[str, Any], path: str, n_issues: int, loader: Loader) -> dict:
-    """The header and file-order facts of a session; totals are added over the entries table."""
-    return {**head, "file": path, **facts, "issue_count": n_issues, "loader": loader, "agent": "pi"}
+def _session_row(head: dict[str, Any], declared: dict[str, Any], path: str, n_issues: int, loader: Loader) -> dict:
+    """The header of a session (and what a v4 file declares: name, leaf, tips); its facts and
+    totals come from the entries table (:mod:`._facts`, :mod:`._build`)."""
+    return {**head, "file": path, **declared, "issue_count": n_issues, "loader": loader, "agent": "pi"}
 
 
 def load_file(path: str, want_blocks: bool = False) -> FileResult:
@@ -286,14 +288,14 @@ def _load_msgspec(res: FileResult, data: bytes, want_blocks: bool) -> bool:
     res.pending = (cols, len(cols["type"]), head["session_id"])
     if want_blocks:
         res.blocks = _blocks_table(out["blocks"], head["session_id"])
-    res.session = _session_row(head, out["facts"], res.path, 0, "msgspec")
+    res.session = _session_row(head, {}, res.path, 0, "msgspec")
     res.loader = "msgspec"
     return True
 
 
 def _load_objects(res: FileResult, data: bytes, want_blocks: bool) -> None:
     """The tolerant path (the object model) into ``res``."""
-    from ._objects import _str, block_rows, entry_rows, session_facts
+    from ._objects import _str, block_rows, declared_facts, entry_rows
 
     sf = parse_session_bytes(data, path=res.path, on_bad_lines="skip")
     res.issues = list(sf.issues)
@@ -312,5 +314,5 @@ def _load_objects(res: FileResult, data: bytes, want_blocks: bool) -> None:
     head = {"session_id": sid, "version": sf.version, "dialect": sf.dialect,
             "cwd": _str(h.cwd) if h else None, "parent_session": _str(h.parent_session) if h else None,
             "header_timestamp": _str(h.timestamp) if h else None}
-    res.session = _session_row(head, session_facts(sf), res.path, len(sf.issues), "objects")
+    res.session = _session_row(head, declared_facts(sf), res.path, len(sf.issues), "objects")
     res.loader = "objects"

@@ -31,7 +31,7 @@ from typing import Any, Union
 import pyarrow as pa
 
 from ..errors import NativeLoaderWarning
-from ..io.formats import AGENTS, HEAD_BYTES, detect_agent
+from ..io.formats import HEAD_BYTES
 from ..io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
 from . import _cache
 from ._file import FileResult, keep_read_buffer, load_chunk
@@ -51,66 +51,30 @@ _CHUNK_BYTES = (4_000_000, 32_000_000)
 def default_sessions_dir() -> Path:
     """pi's sessions folder: ``$PI_CODING_AGENT_DIR/sessions`` (``~`` expanded), else
     ``~/.pi/agent/sessions``."""
-    env = os.environ.get("PI_CODING_AGENT_DIR")
-    agent = Path(os.path.expanduser(env)) if env else Path.home() / ".pi" / "agent"
-    return agent / "sessions"
+    from ..agents.pi import sessions_dir
 
-
-def _home_path(raw: str) -> Path:
-    return Path(os.path.expanduser(raw.strip()))
+    return sessions_dir()
 
 
 def default_roots() -> dict[str, list[Path]]:
-    """Each agent's default session folders (existing or not).
+    """Each agent's default session folders (existing or not), as each agent's module declares them
+    (:mod:`sessionlab.agents`): for example pi's ``$PI_CODING_AGENT_DIR/sessions`` (else
+    ``~/.pi/agent/sessions``), Claude Code's ``projects`` folders of ``$CLAUDE_CONFIG_DIR`` (else
+    ``~/.config/claude/projects`` and ``~/.claude/projects``), Codex's ``sessions`` and
+    ``archived_sessions`` of ``$CODEX_HOME`` (else of ``~/.codex``)."""
+    from .. import agents
 
-    - ``pi``: ``$PI_CODING_AGENT_DIR/sessions``, else ``~/.pi/agent/sessions``;
-    - ``claude-code``: ``<dir>/projects`` for each ``<dir>`` of ``$CLAUDE_CONFIG_DIR``
-      (comma-separated; a ``.../projects`` folder itself is accepted), else
-      ``$XDG_CONFIG_HOME/claude/projects`` (``~/.config/claude/projects``) and ``~/.claude/projects``;
-    - ``codex``: ``sessions`` and ``archived_sessions`` of ``$CODEX_HOME``, else of ``~/.codex``.
-    """
-    claude: list[Path] = []
-    env = os.environ.get("CLAUDE_CONFIG_DIR")
-    if env:
-        for raw in env.split(","):
-            if raw.strip():
-                p = _home_path(raw)
-                claude.append(p if p.name == "projects" else p / "projects")
-    else:
-        xdg = os.environ.get("XDG_CONFIG_HOME")
-        claude = [(Path(xdg) if xdg else Path.home() / ".config") / "claude" / "projects",
-                  Path.home() / ".claude" / "projects"]
-    home = os.environ.get("CODEX_HOME")
-    codex = _home_path(home) if home else Path.home() / ".codex"
-    return {"pi": [default_sessions_dir()], "claude-code": claude,
-            "codex": [codex / "sessions", codex / "archived_sessions"]}
-
-
-def _check_agents(agents: Sequence[str] | None) -> list[str]:
-    if agents is None:
-        return list(AGENTS)
-    chosen = [agents] if isinstance(agents, str) else list(agents)
-    bad = [a for a in chosen if a not in AGENTS]
-    if bad:
-        raise ValueError(f"agents must be among {AGENTS}, not {bad!r}")
-    return chosen
+    return agents.default_roots()
 
 
 def _agent_of(path: str) -> str:
+    from ..agents import detect
+
     try:
         with open(path, "rb") as fh:
-            return detect_agent(fh.read(HEAD_BYTES))
+            return detect(fh.read(HEAD_BYTES))
     except OSError:
         return "pi"  # the load reports the read error
-
-
-def _codex_default_files(sessions: Path, archived: Path) -> list[str]:
-    """Both Codex folders' files; a file of ``archived_sessions`` whose relative path is also in
-    ``sessions`` is left out (the active copy wins)."""
-    active = _expand(sessions) if sessions.is_dir() else []
-    rel = {os.path.relpath(f, sessions) for f in active}
-    old = [f for f in (_expand(archived) if archived.is_dir() else []) if os.path.relpath(f, archived) not in rel]
-    return active + old
 
 
 def _expand(item: str | os.PathLike) -> list[str]:
@@ -136,18 +100,12 @@ def find_files(source: Source = None, *, agents: Sequence[str] | None = None) ->
         >>> find_files("tests/data/pi/real")  # doctest: +SKIP
         ['tests/data/pi/real/before-compaction.jsonl', 'tests/data/pi/real/large-session.jsonl']
     """
-    chosen = _check_agents(agents)
-    seen: dict[str, None] = {}
+    from .. import agents as registry
+
+    chosen = registry.check_agents(agents)
     if source is None:
-        roots = default_roots()
-        for agent in chosen:
-            if agent == "codex":
-                files = _codex_default_files(*roots["codex"])
-            else:
-                files = [f for root in roots[agent] if root.is_dir() for f in _expand(root)]
-            for f in files:
-                seen.setdefault(f, None)
-        return list(seen)
+        return registry.default_files(chosen)
+    seen: dict[str, None] = {}
     items: Iterable = [source] if isinstance(source, (str, os.PathLike)) else source
     for item in items:
         for f in _expand(item):

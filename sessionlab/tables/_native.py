@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._arrow import from_numpy, validity
-from .._rules import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS, session_name
+from .._rules import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
 from ..errors import NativeLoaderWarning
 from ..io.formats import HEAD_LINES
 from ._arrays import with_pi_defaults
@@ -147,11 +147,11 @@ class NativeBatch:
         info = self._scanner.add(data)
         if isinstance(info, str):
             return False
-        n, nb, sid, cwd, parent_session, header_ts, name, leaf_id, leaf_count, cross_rows = info
+        # (the scanner's name and leaf values are not used: the facts module owns them)
+        n, nb, sid, cwd, parent_session, header_ts, _name, _leaf_id, _leaf_count, cross_rows = info
         res.session = {"session_id": sid, "version": 3, "dialect": "pi", "cwd": cwd,
                        "parent_session": parent_session, "header_timestamp": header_ts, "file": res.path,
-                       "name": session_name(name), "leaf_id": leaf_id, "leaf_count": leaf_count, "issue_count": 0,
-                       "loader": "native", "agent": "pi"}
+                       "issue_count": 0, "loader": "native", "agent": "pi"}
         res.loader = "native"
         self.kept_last = cross_rows > 0
         self._files.append((res, n, nb, sid, data if self.kept_last else None))

@@ -11,7 +11,6 @@ import re
 from typing import Any
 
 from .._jsjson import js_len
-from .._rules import session_name
 from ..io.reader import SessionFile
 from ..model import content as C
 from ..model import entries as E
@@ -19,7 +18,7 @@ from ..model import messages as M
 from ..tokens import estimate_chars, estimate_context_tokens, estimate_tokens
 from ._arrays import parse_timestamps, with_pi_defaults
 
-__all__ = ["entry_rows", "block_rows", "parse_timestamps", "session_facts", "with_pi_defaults"]
+__all__ = ["entry_rows", "block_rows", "parse_timestamps", "declared_facts", "with_pi_defaults"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -216,19 +215,10 @@ def block_rows(sf: SessionFile) -> list[dict[str, Any]]:
     return out
 
 
-def session_facts(sf: SessionFile) -> dict[str, Any]:
-    """Per-session values that need file order: pi's name, leaf id and leaf count.
-
-    A v4 file takes them from its values: the name from ``pi.session.name``, the leaf from the
-    branch tips (``main``'s, else the tip set last; see :attr:`SessionFile.leaf_id`) and the leaf
-    count as the number of distinct tips.
-    """
-    if sf.version == 4:
-        return {"name": sf.name or None, "leaf_id": _str(sf.leaf_id), "leaf_count": len(set(sf.branch_tips.values()))}
-    infos = [e for e in sf.entries if isinstance(e, E.SessionInfoEntry)]
-    name = session_name(infos[-1].name) if infos else None  # the latest one (pi 1.6)
-    # (entries without an id are not nodes: a pi --mode json event stream has no leaf)
-    nodes = [e for e in sf.entries if not isinstance(e, E.LeafEntry) and isinstance(e.id, str)]
-    parents = {e.parent_id for e in nodes if e.parent_id is not None}
-    leaf_count = sum(1 for e in nodes if e.id not in parents)
-    return {"name": name, "leaf_id": _str(sf.leaf_id), "leaf_count": leaf_count}
+def declared_facts(sf: SessionFile) -> dict[str, Any]:
+    """What a v4 file declares as values instead of rows: the name (``pi.session.name``), the leaf
+    (``main``'s tip, else the tip set last; see :attr:`SessionFile.leaf_id`) and the leaf count
+    (distinct tips). Other files declare nothing: their facts come from their rows."""
+    if sf.version != 4:
+        return {}
+    return {"name": sf.name or None, "leaf_id": _str(sf.leaf_id), "leaf_count": len(set(sf.branch_tips.values()))}

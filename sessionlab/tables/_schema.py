@@ -157,10 +157,14 @@ SESSION_COLUMNS: tuple[Column, ...] = (
     Column("last_timestamp", TIMESTAMP, "Latest entry timestamp."),
     Column("entry_count", _I64, "Number of entries."),
     Column("message_count", _I64, "Number of message entries."),
-    Column("leaf_id", _S, "pi's leaf after loading: the last entry in file order (a seed leaf "
-           "record moves it to its target; v4: the tip of branch main, else the tip set last)."),
-    Column("leaf_count", _I64, "Entries that are no entry's parent (leaf records excluded; v4: the "
-           "number of distinct branch tips)."),
+    Column("leaf_id", _S, "The current leaf, pi's leaf after loading: the last conversation entry in file "
+           "order (a seed leaf record moves it to its target; v4: the tip of branch main, else the tip set "
+           "last)."),
+    Column("leaf_count", _I64, "Leaves: conversation entries that are no conversation entry's parent "
+           "(leaf records and side nodes excluded; v4: the number of distinct branch tips)."),
+    Column("fork_count", _I64, "Fork points: conversation entries with two or more conversation children."),
+    Column("call_count", _I64, "Calls: assistant messages sent to the model, by the agent's rule (every "
+           "assistant message of a pi file; in Claude Code and Codex files those carrying usage)."),
     Column("compaction_count", _I64, "Number of compaction entries."),
     Column("branch_summary_count", _I64, "Number of branch_summary entries."),
     Column("input_tokens", _I64, "Sum of input_tokens over every usage of the file (all branches; calls and "

@@ -47,7 +47,9 @@ class CompactionLab(StaticFallback, W.VBox):
 
     The policies, all with the sliders' window, keep-recent tokens and summary size: never compact
     (overflowing calls counted against the window), pi's threshold (``window - reserve``) and a
-    fraction of the window. Every change re-runs :func:`~sessionlab.simulate_compaction` and redraws
+    fraction of the window. Every change runs :func:`~sessionlab.simulate_compaction` once, on the
+    whole table with ``session_id=`` (so its prices and costs are the ones
+    ``simulate_compaction(corpus, ..., session_id=sid)`` gives), and hands that result to
     :func:`sessionlab.plotting.plot_context_timeline`.
 
     Attributes:
@@ -172,9 +174,11 @@ class CompactionLab(StaticFallback, W.VBox):
         self.notes.value = note(
             f"In a {window:,}-token window, at most half can be reserved or kept and a quarter summarized: "
             + "; ".join(esc(c) for c in self._clamped), kind="warn") if self._clamped else ""
-        self._rows = rows = session_table(self.entries, sid)
+        self._rows = session_table(self.entries, sid)
         self.policies = self.make_policies()
-        self.result = res = simulate_compaction(rows, self.policies, branch="current")
+        # one simulation per change, on the whole table (prices fitted on every session, as
+        # simulate_compaction(corpus, ..., session_id=sid) does); the plot draws this result
+        self.result = res = simulate_compaction(self.entries, self.policies, session_id=sid, branch="current")
         calls = res.sessions["calls"][0].as_py() if res.sessions.num_rows else 0
         shown = res.sessions.select(SUMMARY_COLUMNS)
         label = self.session.label or sid
@@ -194,5 +198,5 @@ class CompactionLab(StaticFallback, W.VBox):
 
         lab = session_labels(self._rows).get(self.session.value)
         title = f"{lab.title} · {lab.day}" if lab and lab.day else label
-        plot_context_timeline(self._rows, session_id=self.session.value, policies=self.policies, ax=ax, title=title)
+        plot_context_timeline(self._rows, session_id=self.session.value, simulation=self.result, ax=ax, title=title)
         return None

@@ -18,6 +18,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 from ..plotting._common import session_rows, to_np
 from ..plotting._layout import compute_layout
 from ..plotting._tree import NODE_KINDS, current_labels, node_kinds
+from ..tables import call_mask
 from ..tables.corpus import SessionIds
 
 __all__ = ["SessionTree", "tree_payload"]
@@ -65,7 +66,7 @@ def tree_payload(entries, session_id: str | None) -> dict[str, Any]:
     names = list(NODE_KINDS)
     kind_index = {k: i for i, k in enumerate(names)}
     kind = np.array([kind_index[k] for k in kinds], np.int64) if n else np.zeros(0, np.int64)
-    is_call = (types == "message") & (roles == "assistant")
+    is_call = call_mask(nodes)
     ctx = to_np(nodes["context_tokens"], -1).astype(np.int64)
     est = to_np(nodes["est_tokens"], -1).astype(np.int64)
     tok = np.where(is_call, ctx, est)

@@ -1,0 +1,152 @@
+"""The agents whose session files sessionlab reads, as a seam: one module per agent, one registry.
+
+Each agent module (:mod:`.pi`, :mod:`.claude_code`, :mod:`.codex`) declares an
+:class:`~._spec.AgentSpec`: how to recognise its files, its default folders and the environment
+variables they follow, its reader into the common columns, its is-a-call rule and its side-node
+kinds. This registry drives everything that depends on the agent:
+
+- format detection, once per file (:func:`detect`), from the file's first bytes;
+- ``load(agents=...)`` and ``load()``'s default folders (:func:`default_roots`, :func:`default_files`);
+- the CLI's ``--agent`` choices and the docs (:func:`names`);
+- the facts module's call rule (:func:`calls_need_usage`) and the pricing of unpriced calls.
+
+Adding an agent is one module with its ``SPEC`` and a :func:`register` call (a test adds a toy
+agent this way and gets every table and report).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..errors import ArgumentTypeError, ArgumentValueError, OptionError
+from . import claude_code, codex, pi
+from ._spec import AgentSpec, home_path, jsonl_below
+
+__all__ = ["AgentSpec", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
+           "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below"]
+
+_REGISTRY: dict[str, AgentSpec] = {}
+
+
+def register(agent: AgentSpec) -> AgentSpec:
+    """Add (or replace) an agent; returns it. Detection asks agents in registration order, pi first."""
+    if not isinstance(agent, AgentSpec):
+        raise ArgumentTypeError("agent", f"agent must be an AgentSpec, not {type(agent).__name__}")
+    _REGISTRY[agent.name] = agent
+    return agent
+
+
+def unregister(name: str) -> None:
+    """Remove an agent added with :func:`register` (pi cannot be removed)."""
+    if name == "pi":
+        raise ArgumentValueError("name", "pi cannot be unregistered")
+    _REGISTRY.pop(name, None)
+
+
+for _module in (pi, codex, claude_code):
+    register(_module.SPEC)
+
+
+def specs() -> tuple[AgentSpec, ...]:
+    """Every registered agent, in registration order."""
+    return tuple(_REGISTRY.values())
+
+
+def names() -> tuple[str, ...]:
+    """The registered agents' names (the ``agent`` column's values, ``agents=`` and ``--agent``)."""
+    return tuple(_REGISTRY)
+
+
+def spec(name: str) -> AgentSpec:
+    """The agent called ``name``."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise OptionError(f"agent must be one of {', '.join(map(repr, _REGISTRY))}, not {name!r}") from None
+
+
+def check_agents(agents: object) -> list[str]:
+    """``agents=`` checked: None (every agent), one name or a list of names."""
+    if agents is None:
+        return list(_REGISTRY)
+    chosen = [agents] if isinstance(agents, str) else list(agents)  # type: ignore[call-overload]
+    bad = [a for a in chosen if a not in _REGISTRY]
+    if bad:
+        raise OptionError(f"agents must be among {', '.join(map(repr, _REGISTRY))}, not {bad!r}")
+    return chosen
+
+
+def calls_need_usage() -> frozenset[str]:
+    """The agents whose calls are the assistant lines that carry usage."""
+    return frozenset(a.name for a in _REGISTRY.values() if a.calls_need_usage)
+
+
+def priced_agents() -> frozenset[str]:
+    """The agents whose calls without a recorded cost are priced."""
+    return frozenset(a.name for a in _REGISTRY.values() if a.priced)
+
+
+def default_roots() -> dict[str, list[Path]]:
+    """Each agent's default session folders (existing or not)."""
+    return {a.name: a.roots() for a in _REGISTRY.values()}
+
+
+def default_files(agents: object = None) -> list[str]:
+    """The session files in the default folders of ``agents`` (all by default), each once."""
+    seen: dict[str, None] = {}
+    for name in check_agents(agents):
+        a = _REGISTRY[name]
+        for f in a.files(a.roots()):
+            seen.setdefault(f, None)
+    return list(seen)
+
+
+def _complete_lines(head: bytes, most: int) -> Iterator[bytes]:
+    pos = 0
+    for _ in range(most):
+        end = head.find(b"\n", pos)
+        if end < 0:
+            return
+        yield head[pos:end]
+        pos = end + 1
+
+
+_TYPE_RE = re.compile(rb'"type"\s*:\s*"')
+
+
+def detect(head: bytes) -> str:
+    """The agent of a file from its first bytes (64 KB are enough).
+
+    The first complete lines that are JSON objects decide (every agent is asked, in registry
+    order); a first line longer than ``head`` is recognised by its start. Anything else is
+    ``"pi"``: pi's tolerant reader reports what is wrong with it.
+
+    Example:
+        >>> detect(b'{"type":"session","version":3,"id":"s"}\\n')
+        'pi'
+        >>> detect(b'{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{}}\\n')
+        'codex'
+    """
+    agents = tuple(_REGISTRY.values())
+    for ln in _complete_lines(head, 20):
+        s = ln.strip()
+        if not s:
+            continue
+        try:
+            obj = json.loads(s)
+        except ValueError:
+            continue
+        if not isinstance(obj, dict):
+            continue
+        for a in agents:
+            if a.recognise(obj):
+                return a.name
+        break  # an object of no known agent: pi's reader reports it
+    if b"\n" not in head and _TYPE_RE.search(head[:4096]):  # a first line longer than the head: its start
+        for a in agents:
+            if a.recognise_start is not None and a.recognise_start(head[:4096]):
+                return a.name
+    return "pi"

@@ -1,0 +1,81 @@
+"""What an agent declares: :class:`AgentSpec`, one per module of :mod:`sessionlab.agents`."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["AgentSpec", "home_path", "jsonl_below"]
+
+
+def home_path(raw: str) -> Path:
+    """A folder named by an environment variable, ``~`` expanded."""
+    return Path(os.path.expanduser(raw.strip()))
+
+
+def jsonl_below(roots: Sequence[Path]) -> list[str]:
+    """Every ``*.jsonl`` file below the folders that exist, each folder's files sorted."""
+    return [f for root in roots if root.is_dir() for f in sorted(str(p) for p in root.rglob("*.jsonl") if p.is_file())]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentSpec:
+    """One agent, as data: the registry (:func:`sessionlab.agents.register`) drives format
+    detection, ``load(agents=...)``, the default folders, the CLI's ``--agent`` choices, the
+    call rule of the facts module and the docs from these fields.
+
+    Attributes:
+        name: The ``agent`` column's value (``"claude-code"``); also what ``agents=`` and ``--agent`` take.
+        title: The agent's name for people (``"Claude Code"``).
+        recognise: Whether one JSON object from the head of a file (one of its first lines) is
+            this agent's. Detection asks every agent, in registry order, about each line.
+        recognise_start: Whether a first line longer than the head (64 KB) is this agent's, from its
+            first 4 KB (optional).
+        roots: The agent's default session folders (existing or not), following its environment
+            variables.
+        env: The environment variables ``roots`` follows, for the docs.
+        files: The session files below ``roots()`` (default: every ``*.jsonl``).
+        reader: ``"module:function"`` of the reader, ``read(path, fh) -> AgentFile`` (a binary file
+            object in, the common columns out), imported on first use; None for pi, whose files
+            take the pi loader's paths (the C scanner, msgspec, the object model).
+        finish: ``"module:function"`` of a pass over all of a load's files of this agent (in load
+            order) after reading, or None: ``finish(results)``.
+        calls_need_usage: A call is an assistant line that carries usage (the others are the same
+            response's streamed lines or replays); False: every assistant message is a call.
+        priced: Calls without a recorded cost are priced from the price table (``cost_source``).
+        side_kinds: The line kinds kept in the tree as side nodes (never leaves), for the docs.
+        folder_doc: Where the files live, in words, for the docs.
+    """
+
+    name: str
+    title: str
+    recognise: Callable[[dict], bool]
+    roots: Callable[[], list[Path]]
+    recognise_start: Callable[[bytes], bool] | None = None
+    env: tuple[str, ...] = ()
+    files: Callable[[list[Path]], list[str]] = jsonl_below
+    reader: str | None = None
+    finish: str | None = None
+    calls_need_usage: bool = True
+    priced: bool = True
+    side_kinds: tuple[str, ...] = ()
+    folder_doc: str = ""
+
+    def read(self, path: str, fh: IO[bytes]) -> Any:
+        """The file read into the common columns (an ``AgentFile``)."""
+        if self.reader is None:
+            raise NotImplementedError(f"{self.name} files are read by the pi loader")
+        return _resolve(self.reader)(path, fh)
+
+    def finish_load(self, results: list) -> None:
+        if self.finish is not None:
+            _resolve(self.finish)(results)
+
+
+def _resolve(ref: str) -> Callable:
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,57 @@
+"""Codex rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`` and ``archived_sessions``).
+
+Recognised by ``{"timestamp", "type", "payload"}`` lines of Codex's line types. Read by
+:func:`sessionlab.io.codex.read_codex`; a call is an assistant message carrying usage (Codex's
+``token_count`` differences); a fork or sub-agent thread's replay of its parent is counted once;
+calls are priced from the price table.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from ._spec import AgentSpec, home_path, jsonl_below
+
+__all__ = ["SPEC", "LINE_TYPES", "roots", "files"]
+
+LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+
+
+def _recognise(obj: dict) -> bool:
+    return "payload" in obj and obj.get("type") in LINE_TYPES
+
+
+_TYPE_RE = re.compile(rb'"type"\s*:\s*"([A-Za-z_-]+)"')
+
+
+def _recognise_start(start: bytes) -> bool:
+    m = _TYPE_RE.search(start)
+    return m is not None and m.group(1).decode() in LINE_TYPES and b'"payload"' in start
+
+
+def roots() -> list[Path]:
+    """``sessions`` and ``archived_sessions`` of ``$CODEX_HOME``, else of ``~/.codex``."""
+    env = os.environ.get("CODEX_HOME")
+    home = home_path(env) if env else Path.home() / ".codex"
+    return [home / "sessions", home / "archived_sessions"]
+
+
+def files(folders: list[Path]) -> list[str]:
+    """Both folders' files; a file of ``archived_sessions`` whose relative path is also in
+    ``sessions`` is left out (the active copy wins)."""
+    sessions, archived = folders
+    active = jsonl_below([sessions])
+    rel = {os.path.relpath(f, sessions) for f in active}
+    return active + [f for f in jsonl_below([archived]) if os.path.relpath(f, archived) not in rel]
+
+
+SPEC = AgentSpec(
+    name="codex", title="Codex", recognise=_recognise, recognise_start=_recognise_start, roots=roots,
+    env=("CODEX_HOME",), files=files, reader="sessionlab.io.codex:read_codex",
+    finish="sessionlab.tables._agents:finish_codex", calls_need_usage=True, priced=True,
+    side_kinds=("turn_context",),
+    folder_doc="`sessions/` and `archived_sessions/` of `$CODEX_HOME`, else of `~/.codex` "
+               "(`YYYY/MM/DD/rollout-<time>-<id>.jsonl`)",
+)

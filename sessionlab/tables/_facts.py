@@ -1,0 +1,220 @@
+"""The one owner of session and call facts: what is a call, which entries are leaves and fork
+points, the current leaf, the session's name and its call count.
+
+Every face reads these from here (the sessions table's ``name``, ``leaf_id``, ``leaf_count``,
+``fork_count`` and ``call_count`` columns, :func:`call_mask` and :func:`leaf_mask` over an entries
+table); none computes them again. They are functions of the entries table alone, so a fresh load,
+a cached reload, a Parquet round trip and a Dask partition give the same facts.
+
+The rules:
+
+- **Nodes** are the rows with an id that are not seed ``leaf`` records (a pi ``--mode json`` event
+  has no id: no node). **Conversation nodes** are the nodes that are not side nodes
+  (``side_node``: Claude Code progress and system lines, Codex turn contexts).
+- A conversation node's **conversation parent** is its parent, or, when that parent is a side
+  node, the nearest conversation node above it: side nodes between two messages neither make a
+  leaf nor hide a fork. For pi files (no side nodes) this is the written ``parentId``, and a
+  **leaf** is an entry that is no entry's parent (pi's rule, ids compared within the file, as pi's
+  index does).
+- A **leaf** is a conversation node that is no conversation node's conversation parent; a **fork
+  point** is one that is the conversation parent of two or more conversation nodes.
+- The **current leaf** (``leaf_id``) is pi's leaf after loading: the last node in file order, or the
+  target of a later seed ``leaf`` record when that target is a node of the file; side nodes are
+  passed over. v4 harness files declare their leaf, tip count and name as values
+  (:func:`declared`): those win.
+- A **call** is an assistant message the agent sent to the model, by the agent's rule
+  (:mod:`sessionlab.agents`): every assistant message of a pi file; in Claude Code and Codex files
+  the ones carrying usage (a response's other streamed lines and replayed copies carry none).
+- The **name** is pi 1.6's ``getSessionName``: the latest ``session_info`` entry's name, trimmed,
+  an empty one clearing it; a file without ``session_info`` entries takes the name its agent's
+  reader found (a Claude Code title, for example).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy, valid_mask
+from .._arrow import compute as pc
+from .._rules import session_name
+
+__all__ = ["call_mask", "leaf_mask", "fork_mask", "file_facts", "FACT_COLUMNS", "declared"]
+
+#: the sessions-table columns this module owns
+FACT_COLUMNS = ("name", "leaf_id", "leaf_count", "fork_count", "call_count")
+
+
+def _bool(col: Any) -> np.ndarray:
+    return np.asarray(to_numpy(col, False), bool)
+
+
+def call_mask(table: pa.Table) -> np.ndarray:
+    """For each row of an entries table, whether it is a call (see the module doc)."""
+    from ..agents import calls_need_usage
+
+    asst = _bool(pc.and_(pc.equal(table["type"], scalar("message")), pc.equal(table["role"], scalar("assistant"))))
+    if "agent" not in table.column_names or not asst.any():
+        return asst
+    need = calls_need_usage()  # agents whose calls are the assistant lines that carry usage
+    if not need:
+        return asst
+    agent = table["agent"]
+    by_usage = _bool(pc.is_in(agent, value_set=strings(sorted(need))))
+    if not by_usage.any():
+        return asst
+    return asst & (~by_usage | valid_mask(table["input_tokens"]))
+
+
+def _file_codes(table: pa.Table) -> tuple[np.ndarray, pa.Array]:
+    enc = pc.dictionary_encode(table.column("file").combine_chunks(), null_encoding="encode")
+    return np.asarray(to_numpy(enc.indices), np.int64), enc.dictionary
+
+
+class _Shape:
+    """The node, conversation and leaf/fork flags of an entries table (one pass of array work)."""
+
+    def __init__(self, table: pa.Table, codes: np.ndarray) -> None:
+        n = table.num_rows
+        self.codes = codes
+        self.leaf_record = _bool(pc.equal(table["type"], scalar("leaf")))
+        node = valid_mask(table["entry_id"]) & ~self.leaf_record
+        side = _bool(table["side_node"]) if "side_node" in table.column_names else np.zeros(n, bool)
+        self.conv = node & ~side
+        # ids and parent ids as integer codes over one dictionary, keyed by file
+        ids = pc.dictionary_encode(pa.concat_arrays([_flat(table["entry_id"]), _flat(table["parent_id"])]))
+        width = max(len(ids.dictionary), 1)
+        codes_all = np.asarray(to_numpy(ids.indices, -1), np.int64)
+        own, par = codes_all[:n], codes_all[n:]
+        self.key = np.where(own >= 0, codes * width + own, -1)
+        pkey = np.where(par >= 0, codes * width + par, -1)
+        if side[valid_mask(table["entry_id"])].any():
+            pkey = self._through_side_nodes(table, pkey, side)
+        child_keys = pkey[self.conv & (pkey >= 0)]
+        uniq, count = np.unique(child_keys, return_counts=True)
+        self.leaf = self.conv & ~np.isin(self.key, uniq)
+        forks = uniq[count >= 2]
+        self.fork = self.conv & np.isin(self.key, forks)
+        # a fork point counts once, however many rows share its id
+        fork_keys = np.unique(self.key[self.fork])
+        self.fork_file = fork_keys // width
+
+    def _through_side_nodes(self, table: pa.Table, pkey: np.ndarray, side: np.ndarray) -> np.ndarray:
+        """Conversation parents: a parent that is a side node is replaced by the nearest
+        conversation node above it (none: no parent)."""
+        from ..forest import Forest
+
+        f = Forest.of(table)
+        parent = f.parent
+        near = f.nearest(self.conv)  # nearest conversation row at or above each row
+        p = np.maximum(parent, 0)
+        via_side = (parent >= 0) & side[p]
+        above = np.where(via_side, near[p], -1)
+        return np.where(via_side, np.where(above >= 0, self.key[np.maximum(above, 0)], -1), pkey)
+
+
+def _flat(col: Any) -> pa.Array:
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    return arr.cast(pa.string()) if not pa.types.is_string(arr.type) else arr
+
+
+def leaf_mask(table: pa.Table) -> np.ndarray:
+    """For each row of an entries table, whether it is a leaf (see the module doc)."""
+    codes, _ = _file_codes(table) if table.num_rows else (np.zeros(0, np.int64), None)
+    return _Shape(table, codes).leaf if table.num_rows else np.zeros(0, bool)
+
+
+def fork_mask(table: pa.Table) -> np.ndarray:
+    """For each row of an entries table, whether it is a fork point (see the module doc)."""
+    codes, _ = _file_codes(table) if table.num_rows else (np.zeros(0, np.int64), None)
+    return _Shape(table, codes).fork if table.num_rows else np.zeros(0, bool)
+
+
+def _file_order(codes: np.ndarray, line: np.ndarray) -> np.ndarray:
+    """Row numbers sorted by (file code, line, row)."""
+    n = len(codes)
+    if n < 2 or (not (np.diff(codes) < 0).any() and not ((np.diff(line) < 0) & (np.diff(codes) == 0)).any()):
+        return np.arange(n)
+    return np.lexsort((np.arange(n), line, codes))
+
+
+def _last_per_file(order: np.ndarray, codes: np.ndarray, rows_mask: np.ndarray, k: int) -> np.ndarray:
+    """Per file code, its last row (in ``order``) where ``rows_mask`` holds (-1: none)."""
+    out = np.full(k, -1, np.int64)
+    sel = order[rows_mask[order]]
+    out[codes[sel]] = sel  # later assignments win: the last row of each file
+    return out
+
+
+def _leaf_ids(table: pa.Table, shape: _Shape, order: np.ndarray, k: int) -> list[str | None]:
+    """Per file, pi's leaf after loading (a seed leaf record's target when it is a conversation
+    node of the file, else the last conversation node)."""
+    codes = shape.codes
+    last_conv = _last_per_file(order, codes, shape.conv, k)
+    last_any = _last_per_file(order, codes, shape.conv | (shape.leaf_record & valid_mask(table["target_id"])), k)
+    ids = table["entry_id"]
+    out = [None if r < 0 else ids[int(r)].as_py() for r in last_conv]
+    moved = np.nonzero((last_any >= 0) & (last_any != last_conv) & shape.leaf_record[np.maximum(last_any, 0)])[0]
+    if len(moved):  # a seed leaf record last: its target, when that is a conversation node of its file
+        file_ids: dict[int, set] = {}
+        conv_rows = np.nonzero(shape.conv & np.isin(codes, moved))[0]
+        for r, eid in zip(codes[conv_rows].tolist(), ids.take(arrow_indices(conv_rows)).to_pylist()):
+            file_ids.setdefault(r, set()).add(eid)  # (a loop over the few files with leaf records)
+        for c in moved.tolist():
+            target = table["target_id"][int(last_any[c])].as_py()
+            if target in file_ids.get(c, ()):
+                out[c] = target
+    return out
+
+
+def _names(table: pa.Table, order: np.ndarray, codes: np.ndarray, k: int) -> tuple[list, np.ndarray]:
+    """Per file, pi 1.6's session name from its latest ``session_info`` entry, and whether the
+    file has one."""
+    info = _bool(pc.equal(table["type"], scalar("session_info")))
+    last = _last_per_file(order, codes, info, k)
+    has = last >= 0
+    names: list = [None] * k
+    if has.any():
+        values = table["name"].take(arrow_indices(last[has])).to_pylist()
+        for c, v in zip(np.nonzero(has)[0].tolist(), values):
+            names[c] = session_name(v)
+    return names, has
+
+
+def file_facts(table: pa.Table) -> pa.Table:
+    """One row per file of an entries table (in order of first appearance): ``file``, ``name``,
+    ``has_name_entry``, ``leaf_id``, ``leaf_count``, ``fork_count`` and ``call_count``."""
+    if table.num_rows == 0:
+        return pa.table({"file": pa.array([], pa.string()), "name": pa.array([], pa.string()),
+                         "has_name_entry": pa.array([], pa.bool_()), "leaf_id": pa.array([], pa.string()),
+                         "leaf_count": pa.array([], pa.int64()), "fork_count": pa.array([], pa.int64()),
+                         "call_count": pa.array([], pa.int64())})
+    codes, files = _file_codes(table)
+    k = len(files)
+    shape = _Shape(table, codes)
+    order = _file_order(codes, np.asarray(to_numpy(table["line_no"], 0), np.int64))
+    names, has_name = _names(table, order, codes, k)
+    return pa.table({
+        "file": files,
+        "name": strings(names),
+        "has_name_entry": from_numpy(has_name),
+        "leaf_id": strings(_leaf_ids(table, shape, order, k)),
+        "leaf_count": from_numpy(np.bincount(codes[shape.leaf], minlength=k).astype(np.int64)),
+        "fork_count": from_numpy(np.bincount(shape.fork_file, minlength=k).astype(np.int64)),
+        "call_count": from_numpy(np.bincount(codes[call_mask(table)], minlength=k).astype(np.int64)),
+    })
+
+
+def declared(session: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
+    """A session's facts: ``facts`` (from :func:`file_facts`) except what its file declares as
+    values: a v4 harness file's name, leaf and tip count, and the name an agent's reader found
+    when the file has no ``session_info`` entry."""
+    out = dict(facts)
+    if session.get("version") == 4:
+        for c in ("name", "leaf_id", "leaf_count"):
+            out[c] = session.get(c)
+    elif not facts.get("has_name_entry") and session.get("agent", "pi") != "pi":
+        out["name"] = session.get("name")
+    return out
