@@ -22,6 +22,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from . import agents
+
 __all__ = ["add_usage_parser", "usage_report"]
 
 _REPORTS = {"daily": ("day", "date"), "monthly": ("month", "month"), "session": ("session", "sessionId")}
@@ -205,7 +207,7 @@ def add_usage_parser(sub: Any) -> None:
     up.add_argument("--since", help="first date to include (YYYY-MM-DD or YYYYMMDD, in --tz)")
     up.add_argument("--until", help="last date to include (YYYY-MM-DD or YYYYMMDD, in --tz)")
     up.add_argument("--tz", default="UTC", help="time zone of the days (default: UTC)")
-    up.add_argument("--agent", action="append", choices=("pi", "claude-code", "codex"),
+    up.add_argument("--agent", action="append", choices=agents.names(),
                     help="only this agent's files (repeatable)")
     fmt = up.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="JSON with ccusage's field names")

@@ -258,8 +258,9 @@ def branch_costs(ddf: dd.DataFrame) -> pa.Table:
 
 
 def _calls_only(t: pa.Table) -> pa.Table:
-    keep = pc.and_(pc.equal(t["type"], "message"), pc.equal(t["role"], "assistant"))
-    return t.filter(keep)
+    from .tables import call_mask
+
+    return t.filter(pa.array(call_mask(t)))
 
 
 def simulate_compaction(ddf: dd.DataFrame, policies: Sequence[Any], *, branch: str = "current",

@@ -22,11 +22,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import ArgumentTypeError, ArgumentValueError, OptionError
+from ..io.formats import AgentFile
 from . import claude_code, codex, pi
 from ._spec import AgentSpec, home_path, jsonl_below
 
-__all__ = ["AgentSpec", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
-           "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below"]
+__all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
+           "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below", "markdown"]
 
 _REGISTRY: dict[str, AgentSpec] = {}
 
@@ -150,3 +151,15 @@ def detect(head: bytes) -> str:
             if a.recognise_start is not None and a.recognise_start(head[:4096]):
                 return a.name
     return "pi"
+
+
+def markdown() -> str:
+    """The registry as the Markdown table of ``docs/agents.md`` (a test keeps the two equal)."""
+    rows = ["| agent (`agents=`, `--agent`) | name | default folders | environment | a call is | side nodes |",
+            "|---|---|---|---|---|---|"]
+    for a in _REGISTRY.values():
+        call = "an assistant line that carries usage" if a.calls_need_usage else "every assistant message"
+        env = ", ".join(f"`{e}`" for e in a.env) or "-"
+        side = ", ".join(a.side_kinds) or "-"
+        rows.append(f"| `{a.name}` | {a.title} | {a.folder_doc or '-'} | {env} | {call} | {side} |")
+    return "\n".join(rows) + "\n"

@@ -10,7 +10,6 @@ from typing import Any
 
 import ipywidgets as W
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..forest import as_table
 from ..tables.corpus import select_sessions
@@ -214,19 +213,17 @@ class StaticFallback:
 def session_rows(table: pa.Table) -> list[dict[str, Any]]:
     """One dict per session of an entries table, in table order: session_id, file, name.
 
-    ``name`` is pi's session name: the last ``session_info`` entry's non-empty name (or None).
+    ``name`` is the session's name as the facts module gives it (pi 1.6's ``getSessionName``).
     """
+    from ..tables import file_facts
+
+    names = dict(zip(*(file_facts(table)[c].to_pylist() for c in ("file", "name"))))
     ids = table["session_id"].to_pylist()
     files = table["file"].to_pylist()
     order: dict[str, dict[str, Any]] = {}
     for sid, f in zip(ids, files):  # first file of every session id, in table order
         if sid is not None and sid not in order:
-            order[sid] = {"session_id": sid, "file": f, "name": None}
-    named = table.filter(pc.fill_null(pc.and_(pc.equal(table["type"], "session_info"),
-                                              pc.greater(pc.utf8_length(table["name"]), 0)), False))
-    for sid, name in zip(named["session_id"].to_pylist(), named["name"].to_pylist()):
-        if sid in order:
-            order[sid]["name"] = name  # later entries win
+            order[sid] = {"session_id": sid, "file": f, "name": names.get(f)}
     return list(order.values())
 
 
