@@ -27,7 +27,8 @@ from . import claude_code, codex, pi
 from ._spec import AgentSpec, home_path, jsonl_below
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
-           "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below", "markdown"]
+           "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below",
+           "markdown"]
 
 _REGISTRY: dict[str, AgentSpec] = {}
 
