@@ -11,8 +11,8 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pytest
 
-from sessionlab.io import formats
 from sessionlab.agents import detect as detect_agent
+from sessionlab.io import formats
 from sessionlab.io.formats import iter_lines
 from sessionlab.tables import blocks_table, entries_table, find_files, issues_table, sessions_table
 from sessionlab.tables._load import default_roots

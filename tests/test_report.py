@@ -9,7 +9,6 @@ import json
 import re
 from pathlib import Path
 
-import pyarrow.compute as pc
 import pytest
 
 import sessionlab as sl
