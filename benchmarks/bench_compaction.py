@@ -85,7 +85,7 @@ def replay_only(table, pols) -> float:
 def profile(table, pols, top: int = 25) -> str:
     """cProfile of one cold grid run with its calls table, sessionlab functions by cumulative time."""
     from sessionlab.compaction import simulate_compaction
-    from sessionlab.forest import clear_caches
+    from sessionlab.tables.forest import clear_caches
 
     clear_caches()
     pr = cProfile.Profile()
@@ -112,8 +112,8 @@ def main() -> int:
     import pandas  # noqa: F401
 
     from sessionlab.compaction import simulate_compaction
-    from sessionlab.forest import clear_caches
     from sessionlab.tables import entries_table
+    from sessionlab.tables.forest import clear_caches
 
     files = sorted(str(p) for p in corpus.rglob("*.jsonl"))
     mb = sum(os.path.getsize(f) for f in files) / 1e6

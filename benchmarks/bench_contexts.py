@@ -10,7 +10,7 @@ model was sent (built at the call's parent) and pi's estimateContextTokens of it
 timed in either path: the vectorised path starts from the entries table, the object path from
 opened sessions (whose id index was built when they were opened). The vectorised path is timed
 cold, the first call on a freshly loaded table (nothing cached from an earlier call; whatever the
-load builds for every analysis, see :func:`sessionlab.forest.at_load`, is part of the untimed
+load builds for every analysis, see :func:`sessionlab.tables.forest.at_load`, is part of the untimed
 load, as the object model's id index is part of opening), and warm (the same table again). The
 results of the two paths are compared before anything is printed.
 """

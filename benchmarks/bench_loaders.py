@@ -134,7 +134,7 @@ METHODS = {"entries_table": m_entries_table, "duckdb read_json": m_duckdb,
 # what each method imports: timed as part of its seconds, and also reported on its own
 IMPORTS = {"entries_table": "sessionlab.tables", "duckdb read_json": "duckdb",
            "pyarrow json (explicit schema, no content)": "pyarrow.json",
-           "json.loads loop (with pi token estimate)": "sessionlab.tokens",  # (what tests._dict_estimate imports)
+           "json.loads loop (with pi token estimate)": "sessionlab.pi.tokens",  # (what tests._dict_estimate imports)
            "json.loads loop (plain: raw fields only, no estimate)": "json"}
 
 

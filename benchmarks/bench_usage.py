@@ -29,7 +29,7 @@ from bench_loaders import duckdb_read, files_of  # noqa: E402
 
 
 def _forest():
-    from sessionlab import forest
+    from sessionlab.tables import forest
     return forest
 
 

@@ -8,6 +8,7 @@ sessionlab`` stays cheap. ``from sessionlab import X`` and ``sessionlab.X`` work
 """
 
 import importlib
+import sys
 
 from .errors import (
     AmbiguousSessionError,
@@ -46,15 +47,15 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "PiThresholdPolicy", "RetainedTailPolicy", "SimulationResult", "SummarySize", "compact",
         "find_cut_points", "find_cut_points_df", "fit_prices", "prepare_compaction", "simulate_compaction",
     ),
-    "sessionlab.context": (
+    "sessionlab.pi.context": (
         "ModelRef", "SessionContext", "SessionContextBuildOptions", "build_session_context",
         "merge_context_build_options",
     ),
-    "sessionlab.io": (
+    "sessionlab.pi.io": (
         "LineIssue", "SessionFile", "SessionWriter", "entry_from_dict", "entry_to_dict", "header_from_dict",
         "header_to_dict", "message_from_dict", "message_to_dict", "read_session", "write_session",
     ),
-    "sessionlab.model": (
+    "sessionlab.pi.model": (
         "ActiveToolsChangeEntry", "AssistantMessage", "BashExecutionMessage", "BranchSummaryEntry",
         "BranchSummaryMessage", "CompactionEntry", "CompactionSummaryMessage", "ContextEditEntry", "Cost",
         "CustomEntry", "CustomMessage", "CustomMessageEntry", "ImageContent", "LabelEntry", "LeafEntry",
@@ -62,13 +63,13 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "TextContent", "ThinkingContent", "ThinkingLevelChangeEntry", "ToolCall", "ToolResultMessage",
         "UnknownContent", "UnknownEntry", "UnknownMessage", "Usage", "UsageEntry", "UserMessage",
     ),
-    "sessionlab.repo": (
+    "sessionlab.pi.repo": (
         "InMemorySessionRepo", "JsonlSessionRepo", "SessionInfo", "get_entries_to_fork",
     ),
-    "sessionlab.session": (
+    "sessionlab.pi.session": (
         "Session", "open_session",
     ),
-    "sessionlab.storage": (
+    "sessionlab.pi.storage": (
         "InMemorySessionStorage", "JsonlSessionStorage", "SessionStats", "SessionStorage",
         "new_session_header",
     ),
@@ -79,7 +80,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "Corpus", "blocks_df", "blocks_table", "entries_df", "entries_table", "issues_df", "issues_table",
         "load", "sessions_df", "sessions_table", "table_rules", "to_parquet",
     ),
-    "sessionlab.tokens": (
+    "sessionlab.pi.tokens": (
         "ContextEstimate", "estimate_context_tokens", "estimate_projected_context_tokens", "estimate_tokens",
     ),
     "sessionlab.tree": (
@@ -96,6 +97,8 @@ _EXTRAS = ("sessionlab.plotting", "sessionlab.widgets")
 
 def __getattr__(name: str):
     module = _LAZY.get(name)
+    if module is None and _moved_name(f"sessionlab.{name}") is not None:  # an old module path
+        return importlib.import_module(f"sessionlab.{name}")
     if module is None:
         raise AttributeError(f"module 'sessionlab' has no attribute {name!r}")
     try:
@@ -272,3 +275,64 @@ __all__ = [
     "CompactionLab",
     "SessionTree",
 ]
+
+
+# -- old import paths, kept for one release -------------------------------------------------------
+# The package's modules moved into its wings (pi/, agents/, tables/, cli/, synth/); code that imports
+# them by their old paths gets the same module objects. To be removed in the next release.
+_MOVED = {
+    "sessionlab.model": "sessionlab.pi.model",
+    "sessionlab.io.claude": "sessionlab.agents._claude_reader",
+    "sessionlab.io.codex": "sessionlab.agents._codex_reader",
+    "sessionlab.io": "sessionlab.pi.io",
+    "sessionlab.context": "sessionlab.pi.context",
+    "sessionlab.tokens": "sessionlab.pi.tokens",
+    "sessionlab.storage": "sessionlab.pi.storage",
+    "sessionlab.session": "sessionlab.pi.session",
+    "sessionlab.repo": "sessionlab.pi.repo",
+    "sessionlab.compaction.prepare": "sessionlab.pi.compaction.prepare",
+    "sessionlab.compaction.compact": "sessionlab.pi.compaction.compact",
+    "sessionlab.compaction.rules": "sessionlab.pi.compaction.rules",
+    "sessionlab.forest": "sessionlab.tables.forest",
+}
+
+
+def _moved_name(name: str) -> str | None:
+    for old, new in _MOVED.items():
+        if name == old or name.startswith(old + "."):
+            return new + name[len(old):]
+    return None
+
+
+class _MovedFinder:
+    """Finds a module by its old path and hands back the module at its new one."""
+
+    @staticmethod
+    def find_spec(name: str, path: object = None, target: object = None):
+        new = _moved_name(name) if name.startswith("sessionlab.") else None
+        if new is None:
+            return None
+        import importlib.util
+
+        return importlib.util.spec_from_loader(name, _MovedFinder, is_package=True)
+
+    @staticmethod
+    def create_module(spec):
+        module = importlib.import_module(_moved_name(spec.name))
+        _REAL_SPECS[spec.name] = (module.__spec__, module.__loader__)
+        return module
+
+    @staticmethod
+    def exec_module(module) -> None:
+        # the import system set the old name's spec on the module: give it its own back (relative
+        # imports inside it read its spec)
+        for old, (spec, loader) in list(_REAL_SPECS.items()):
+            if spec is not None and spec.name == module.__name__:
+                module.__spec__, module.__loader__ = spec, loader
+                del _REAL_SPECS[old]
+
+
+_REAL_SPECS: dict[str, tuple] = {}
+
+
+sys.meta_path.insert(0, _MovedFinder)  # type: ignore[arg-type]

@@ -46,9 +46,9 @@ from .analysis import usage_by as _usage_by
 from .compaction import SimulationResult, fit_prices
 from .compaction import find_cut_points as _find_cut_points
 from .compaction import simulate_compaction as _simulate_compaction
-from .forest import as_table
 from .tables import ENTRY_SCHEMA, entries_table, find_files
 from .tables.entries import to_pandas
+from .tables.forest import as_table
 
 if TYPE_CHECKING:
     import dask.dataframe as dd

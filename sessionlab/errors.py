@@ -61,7 +61,7 @@ class SessionLabError(Exception):
 class BadInputError(SessionLabError, ValueError):
     """A session file has a problem and the reader was asked to raise.
 
-    ``issues`` holds the :class:`~sessionlab.io.LineIssue` records found so far.
+    ``issues`` holds the :class:`~sessionlab.pi.io.LineIssue` records found so far.
     """
 
     def __init__(self, message: str, issues: list | None = None) -> None:

@@ -1,6 +1,6 @@
 """pi's per-message estimate on a message in pi's dict form: a plain reference for the tests (and
 ``benchmarks/bench_loaders.py``'s json.loads loop), written from pi's source independently of the
-object model's :func:`sessionlab.tokens.estimate_tokens`, which the tests compare it with."""
+object model's :func:`sessionlab.pi.tokens.estimate_tokens`, which the tests compare it with."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import math
 from typing import Any
 
 from sessionlab._jsjson import js_len
-from sessionlab._rules import DEFAULT_RULES, Rules, pi_rules
-from sessionlab.tokens import CHARS_PER_TOKEN, IMAGE_CHARS, _json_len, _tools_len
+from sessionlab.pi.rules import DEFAULT_RULES, Rules, pi_rules
+from sessionlab.pi.tokens import CHARS_PER_TOKEN, IMAGE_CHARS, _json_len, _tools_len
 
 __all__ = ["estimate_tokens_dict"]
 

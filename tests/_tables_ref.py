@@ -8,11 +8,11 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sessionlab import model as Mo
+from sessionlab.pi import model as Mo
 from sessionlab import read_session
 from sessionlab._jsjson import js_len
-from sessionlab.io.dialects import block_from_dict
-from sessionlab.tokens import current_system_message, estimate_tokens
+from sessionlab.pi.io.dialects import block_from_dict
+from sessionlab.pi.tokens import current_system_message, estimate_tokens
 from tests._dict_estimate import estimate_tokens_dict
 
 DATA = Path(__file__).parent / "data" / "pi"

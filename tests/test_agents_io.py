@@ -12,8 +12,8 @@ import pyarrow.compute as pc
 import pytest
 
 from sessionlab.agents import detect as detect_agent
-from sessionlab.io import formats
-from sessionlab.io.formats import iter_lines
+from sessionlab.pi.io import formats
+from sessionlab.pi.io.formats import iter_lines
 from sessionlab.tables import blocks_table, entries_table, find_files, issues_table, sessions_table
 from sessionlab.tables._load import default_roots
 

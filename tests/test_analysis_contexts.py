@@ -10,9 +10,9 @@ import pytest
 
 from sessionlab import message_to_dict, open_session
 from sessionlab.analysis import context_members, context_messages, contexts
-from sessionlab.context import project_context_entries
+from sessionlab.pi.context import project_context_entries
+from sessionlab.pi.tokens import estimate_context_tokens
 from sessionlab.tables import entries_table, table_rules
-from sessionlab.tokens import estimate_context_tokens
 from tests._pi_expected import PI, leaf_cases
 
 DATA = Path(__file__).parent.parent / "data"

@@ -76,7 +76,7 @@ def test_table_fits_a_narrow_terminal(monkeypatch):
 
     from rich.console import Console
 
-    from sessionlab._cli_usage import render_table, usage_report
+    from sessionlab.cli._usage import render_table, usage_report
 
     data = usage_report("session", [str(CLAUDE)])
     monkeypatch.setattr(Console, "is_terminal", property(lambda self: True))

@@ -15,7 +15,7 @@ from sessionlab import (
     open_session,
 )
 from sessionlab.compaction import compact
-from sessionlab.compaction.compact import SPLIT_TURN_SEPARATOR
+from sessionlab.pi.compaction.compact import SPLIT_TURN_SEPARATOR
 from tests._pi_expected import PI
 
 CUT_CASES = json.loads((PI / "expected" / "compaction-cut-points.json").read_text())["cases"]
@@ -48,7 +48,7 @@ def test_compact_reproduces_the_compactions_pi_made(tmp_path, kind, case):
     assert "<read-files>" in mine.summary or not pis.details["readFiles"]
     ctx = session.build_context()
     kept = session.get_branch()[prep["firstKeptBranchIndex"]:-1]
-    from sessionlab.context import build_session_context
+    from sessionlab.pi.context import build_session_context
     assert ctx.messages[0].role == "compactionSummary" and ctx.messages[0].summary == mine.summary
     assert ctx.messages[1:] == build_session_context(kept).messages
     if kind == "jsonl":

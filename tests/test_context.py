@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from sessionlab import message_to_dict, open_session
-from sessionlab.context import (
+from sessionlab.pi.context import (
     SessionContextBuildOptions,
     build_session_context,
     iso_to_ms,
     merge_context_build_options,
 )
-from sessionlab.model import (
+from sessionlab.pi.model import (
     AssistantMessage,
     CompactionEntry,
     CustomEntry,
@@ -21,7 +21,7 @@ from sessionlab.model import (
     ThinkingLevelChangeEntry,
     UserMessage,
 )
-from sessionlab.tokens import estimate_context_tokens, estimate_tokens
+from sessionlab.pi.tokens import estimate_context_tokens, estimate_tokens
 from tests._pi_expected import PI, leaf_cases, valid_expected
 
 _SESSIONS: dict = {}

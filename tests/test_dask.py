@@ -13,8 +13,8 @@ distributed = pytest.importorskip("distributed", reason="the [dask] extra (distr
 
 import sessionlab as sl  # noqa: E402
 from sessionlab import dask as sd  # noqa: E402
-from sessionlab.forest import as_table  # noqa: E402
 from sessionlab.synth import generate_corpus  # noqa: E402
+from sessionlab.tables.forest import as_table  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
 SOURCES = {"data": ROOT / "data", "samples": ROOT / "tests" / "data" / "pi"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sessionlab.io import (
+from sessionlab.pi.io import (
     detect_dialect,
     entry_from_dict,
     entry_to_dict,
@@ -13,8 +13,8 @@ from sessionlab.io import (
     message_from_dict,
     message_to_dict,
 )
-from sessionlab.io.dialects import block_from_dict, block_to_dict
-from sessionlab.model import (
+from sessionlab.pi.io.dialects import block_from_dict, block_to_dict
+from sessionlab.pi.model import (
     ActiveToolsChangeEntry,
     AssistantMessage,
     BashExecutionMessage,

@@ -1,4 +1,4 @@
-"""sessionlab.forest: the public tree engine against plain Python walks, and its weak per-table cache."""
+"""sessionlab.tables.forest: the public tree engine against plain Python walks, and its weak per-table cache."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from sessionlab import forest
-from sessionlab.forest import (
+from sessionlab.tables import forest
+from sessionlab.tables import entries_table, load
+from sessionlab.tables.forest import (
     Forest,
     arrow_indices,
     at_load,
@@ -21,7 +22,6 @@ from sessionlab.forest import (
     per_table,
     to_numpy,
 )
-from sessionlab.tables import entries_table, load
 
 SAMPLES = "tests/data/pi/generated/sessions"
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from sessionlab.io import parse_session_bytes
-from sessionlab.io.reader import SessionFile
-from sessionlab.model import (
+from sessionlab.pi.io import parse_session_bytes
+from sessionlab.pi.io.reader import SessionFile
+from sessionlab.pi.model import (
     ENTRY_TYPES,
     ActiveToolsChangeEntry,
     AssistantMessage,

@@ -22,8 +22,8 @@ from sessionlab import (
 )
 from sessionlab.analysis import context_members
 from sessionlab.compaction import find_cut_points, prepare_compaction
-from sessionlab.context import project_context_entries, projected_context_estimate
-from sessionlab.tokens import estimate_context_tokens, estimate_tokens
+from sessionlab.pi.context import project_context_entries, projected_context_estimate
+from sessionlab.pi.tokens import estimate_context_tokens, estimate_tokens
 from tests.conftest import PI_DATA
 
 EXPECTED = sorted((PI_DATA / "expected-1.6").glob("*__*.json"))

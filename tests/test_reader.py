@@ -11,8 +11,8 @@ import pytest
 
 from sessionlab._jsjson import js_stringify
 from sessionlab.errors import BadInputError, BadLinesWarning
-from sessionlab.io import header_to_dict, parse_session_bytes, read_session
-from sessionlab.model import LeafEntry, MessageEntry, UnknownEntry
+from sessionlab.pi.io import header_to_dict, parse_session_bytes, read_session
+from sessionlab.pi.model import LeafEntry, MessageEntry, UnknownEntry
 
 HEADER = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}'
 

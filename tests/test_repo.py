@@ -18,7 +18,7 @@ from sessionlab import (
     open_session,
     read_session,
 )
-from sessionlab.repo import encode_cwd
+from sessionlab.pi.repo import encode_cwd
 from tests._pi_expected import PI
 from tests.test_session import assistant, user
 

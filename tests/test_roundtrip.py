@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionlab._jsjson import js_parse, js_stringify
-from sessionlab.io import (
+from sessionlab.pi.io import (
     entry_from_dict,
     entry_to_dict,
     header_from_dict,
@@ -19,8 +19,8 @@ from sessionlab.io import (
     to_line,
     write_session,
 )
-from sessionlab.io.reader import SessionFile
-from sessionlab.model import (
+from sessionlab.pi.io.reader import SessionFile
+from sessionlab.pi.model import (
     ActiveToolsChangeEntry,
     AssistantMessage,
     BashExecutionMessage,

@@ -141,7 +141,7 @@ def test_pi_leaf_record_keeps_pi_on_the_same_branch(tmp_path):
     last = json.loads(path.read_text().splitlines()[-1])
     assert last["type"] == "leaf" and last["parentId"] == a and last["targetId"] == a
     # what pi would build: the branch to the last line, unknown types contribute nothing
-    from sessionlab.context import build_session_context
+    from sessionlab.pi.context import build_session_context
     st = s.storage
     pi_path = st.get_branch(last["id"])
     assert [e.id for e in pi_path[:-1]] == [a]

@@ -15,7 +15,7 @@ import json
 import pytest
 
 from sessionlab.compaction import NeverCompact, RetainedTailPolicy, SummarySize, simulate_compaction
-from sessionlab.compaction._summary_prompt import (
+from sessionlab.pi.compaction.summary_prompt import (
     CONVERSATION_WRAPPER,
     SUMMARIZATION_PROMPT,
     SUMMARIZATION_SYSTEM_PROMPT,

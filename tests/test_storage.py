@@ -10,8 +10,8 @@ import pytest
 
 import sessionlab as sl
 from sessionlab import CycleError, EntryNotFoundError, SessionError
-from sessionlab import model as E
-from sessionlab.storage import InMemorySessionStorage, JsonlSessionStorage, SessionStorage, new_session_header
+from sessionlab.pi import model as E
+from sessionlab.pi.storage import InMemorySessionStorage, JsonlSessionStorage, SessionStorage, new_session_header
 from tests._pi_expected import PI
 
 T = "2026-01-01T00:00:00.000Z"
@@ -112,7 +112,7 @@ def test_a_duplicate_id_is_refused_on_append_and_resolves_to_the_later_entry_whe
     s = InMemorySessionStorage(storage.get_metadata(), [msg("a", None, "one"), msg("a", None, "two")])
     assert s.get_entry("a").message.content == "two"
     if isinstance(storage, JsonlSessionStorage):  # read back, the repeated id is a line issue
-        from sessionlab.io.writer import to_line
+        from sessionlab.pi.io.writer import to_line
 
         p = tmp_path / "dup.jsonl"
         p.write_text("".join(to_line(x, "pi") + "\n" for x in (s.get_metadata(), *s.get_entries())))

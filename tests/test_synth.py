@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sessionlab.io import read_session, to_line
-from sessionlab.model import AssistantMessage, MessageEntry
+from sessionlab.pi.io import read_session, to_line
+from sessionlab.pi.model import AssistantMessage, MessageEntry
 from sessionlab.synth import MODELS, encode_cwd, generate_corpus, generate_session, session_file_name
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -320,9 +320,9 @@ def test_a_first_table_imports_only_the_loader():
     clean = [str(p) for p in CLEAN_V3 if isinstance(_native._scan.Scanner().add(p.read_bytes()), tuple)][:3]
     code = ("import sys, sessionlab; sessionlab.entries_table(" + repr(clean) + ");"
             "bad = [m for m in ('sessionlab.analysis', 'sessionlab.compaction', 'sessionlab.plotting',"
-            " 'sessionlab.widgets', 'sessionlab.synth', 'sessionlab.io.claude', 'sessionlab.io.codex',"
-            " 'pyarrow.parquet', 'pandas', 'sessionlab.model', 'sessionlab.context', 'sessionlab.tokens',"
-            " 'sessionlab.io.reader', 'sessionlab.io.dialects', 'sessionlab.tables._fast',"
+            " 'sessionlab.widgets', 'sessionlab.synth', 'sessionlab.agents._claude_reader', 'sessionlab.agents._codex_reader',"
+            " 'pyarrow.parquet', 'pandas', 'sessionlab.pi.model', 'sessionlab.pi.context', 'sessionlab.pi.tokens',"
+            " 'sessionlab.pi.io.reader', 'sessionlab.pi.io.dialects', 'sessionlab.tables._fast',"
             " 'sessionlab.tables._objects', 'msgspec', 'multiprocessing') if m in sys.modules];"
             "assert not bad, bad")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

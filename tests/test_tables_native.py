@@ -25,7 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sessionlab import synth
-from sessionlab.context import iso_to_ms
+from sessionlab.pi.context import iso_to_ms
 from sessionlab.tables import _file, _load, _native, blocks_table, entries_table, issues_table, sessions_table
 from sessionlab.tables._arrays import parse_timestamps
 from sessionlab.tables._schema import TIMESTAMP

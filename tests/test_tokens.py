@@ -1,4 +1,4 @@
-"""pi's token rules (sessionlab.tokens) against pi's own numbers and a table of hand-counted cases,
+"""pi's token rules (sessionlab.pi.tokens) against pi's own numbers and a table of hand-counted cases,
 and the loaders' fast paths (the C scanner, the msgspec path) against those rules."""
 
 from __future__ import annotations
@@ -8,11 +8,9 @@ import math
 import pytest
 
 from sessionlab import estimate_context_tokens, estimate_tokens, message_from_dict
-from sessionlab.io.dialects import HEAD_LINES
-from sessionlab.model.messages import context_token_count
-from sessionlab.tables import _fast, _native, entries_table
-from sessionlab.tables._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
-from sessionlab.tokens import (
+from sessionlab.pi.io.dialects import HEAD_LINES
+from sessionlab.pi.model.messages import context_token_count
+from sessionlab.pi.tokens import (
     CHARS_PER_TOKEN,
     IMAGE_CHARS,
     ROLE_CHARS,
@@ -20,6 +18,8 @@ from sessionlab.tokens import (
     estimate_chars,
     is_usage_source,
 )
+from sessionlab.tables import _fast, _native, entries_table
+from sessionlab.tables._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 from tests._dict_estimate import estimate_tokens_dict
 from tests._native_cases import assert_paths_agree, msg, needs_scan, pi_file
 from tests._pi_expected import leaf_cases
@@ -149,7 +149,7 @@ def test_context_estimate_anchors_on_the_last_valid_usage():
 
 
 # ---------------------------------------------------------------------------- one rule table
-# pi's rules are stated once in Python (sessionlab.tokens, Usage.context_tokens, io.dialects); the
+# pi's rules are stated once in Python (sessionlab.pi.tokens, Usage.context_tokens, io.dialects); the
 # loaders' fast paths apply them without building messages: the C scanner exports its constants,
 # per-role table and columns, and both fast paths must give the object model's numbers.
 

@@ -312,7 +312,7 @@ def test_explorer_takes_names_and_labels_from_the_corpus(data_table, monkeypatch
     corpus = sl.load(DATA)
     want = BranchExplorer(data_table, session_id=RUST_CLI)
     # nothing but the context's messages is read from the file: the session object is never opened
-    monkeypatch.setattr("sessionlab.session.open_session", None)
+    monkeypatch.setattr("sessionlab.pi.session.open_session", None)
     monkeypatch.setattr("sessionlab.open_session", None)
     ex = BranchExplorer(corpus, session_id=RUST_CLI)
     assert ex.entry.options == want.entry.options
@@ -326,7 +326,7 @@ def test_explorer_takes_names_and_labels_from_the_corpus(data_table, monkeypatch
 # -- what a person sees: labels, units, bounds, empty cases, a picture when unrun ------------------
 
 def test_sessions_are_picked_by_name_or_first_prompt_day_and_folder(data_table):
-    from sessionlab._session_labels import session_labels
+    from sessionlab.tables.labels import session_labels
 
     labels = session_labels(data_table)
     assert labels[RUST_CLI].text == "Release prep · 2026-02-02 · rust-cli · b627ef1d"
@@ -337,7 +337,7 @@ def test_sessions_are_picked_by_name_or_first_prompt_day_and_folder(data_table):
 
 
 def test_labels_keep_hostile_text_as_text(nasty):
-    from sessionlab._session_labels import session_labels
+    from sessionlab.tables.labels import session_labels
 
     label = session_labels(nasty["table"])[nasty["session_id"]]
     assert label.name == "name <script>alert(1)</script> <img src=x onerror=alert(1)> $y$"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from sessionlab.io import SessionWriter, parse_session_bytes, read_session, to_line, write_session
-from sessionlab.io.reader import SessionFile
-from sessionlab.model import MessageEntry, SessionHeader, UserMessage
+from sessionlab.pi.io import SessionWriter, parse_session_bytes, read_session, to_line, write_session
+from sessionlab.pi.io.reader import SessionFile
+from sessionlab.pi.model import MessageEntry, SessionHeader, UserMessage
 
 HEADER = SessionHeader(version=3, id="s1", timestamp="2026-01-01T00:00:00.000Z", cwd="/w")
 
@@ -138,8 +138,8 @@ def test_torn_file_gets_no_header(tmp_path):
 _APPENDER = textwrap.dedent(
     """
     import sys
-    from sessionlab.io import SessionWriter
-    from sessionlab.model import MessageEntry, SessionHeader, UserMessage
+    from sessionlab.pi.io import SessionWriter
+    from sessionlab.pi.model import MessageEntry, SessionHeader, UserMessage
     path, tag, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     header = SessionHeader(version=3, id="s1", timestamp="2026-01-01T00:00:00.000Z", cwd="/w")
     text = tag * 300  # long lines make interleaving likely if the lock did not work
@@ -182,8 +182,8 @@ def test_two_processes_append_without_interleaving(tmp_path):
 _ENDLESS = textwrap.dedent(
     """
     import sys
-    from sessionlab.io import SessionWriter
-    from sessionlab.model import MessageEntry, SessionHeader, UserMessage
+    from sessionlab.pi.io import SessionWriter
+    from sessionlab.pi.model import MessageEntry, SessionHeader, UserMessage
     header = SessionHeader(version=3, id="s1", timestamp="2026-01-01T00:00:00.000Z", cwd="/w")
     with SessionWriter(sys.argv[1], header=header) as w:
         i = 0

@@ -22,13 +22,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import ArgumentTypeError, ArgumentValueError, OptionError
-from ..io.formats import AgentFile
+from ..pi.io.formats import AgentFile
 from . import claude_code, codex, pi
-from ._spec import AgentSpec, home_path, jsonl_below
+from ._spec import USAGE_COLUMNS, AgentSpec, home_path, jsonl_below, null_usage
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
            "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below",
-           "markdown"]
+           "markdown", "USAGE_COLUMNS", "null_usage"]
 
 _REGISTRY: dict[str, AgentSpec] = {}
 

@@ -9,7 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["AgentSpec", "home_path", "jsonl_below"]
+__all__ = ["AgentSpec", "home_path", "jsonl_below", "USAGE_COLUMNS", "null_usage"]
+
+USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
+                 "context_tokens", "cost_usd", "reasoning_tokens", "cache_write_1h_tokens", "usage_kind",
+                 "cost_source")
+"""The entries columns of a row's usage: what a repeat of counted usage has nulled."""
 
 
 def home_path(raw: str) -> Path:
@@ -79,3 +84,16 @@ class AgentSpec:
 def _resolve(ref: str) -> Callable:
     module, _, name = ref.partition(":")
     return getattr(importlib.import_module(module), name)
+
+
+def null_usage(t: Any, drop: Any) -> Any:
+    """``t`` with the usage columns nulled on the rows of ``drop`` (a boolean mask)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    mask = pa.array(drop)
+    for c in USAGE_COLUMNS:
+        i = t.schema.get_field_index(c)
+        col = t.column(i)
+        t = t.set_column(i, c, pc.if_else(mask, pa.scalar(None, col.type), col))
+    return t

@@ -3,7 +3,7 @@ files).
 
 Recognised by a line of one of Claude Code's line types carrying ``uuid``, ``sessionId``,
 ``leafUuid`` or ``messageId`` (or the ``summary`` / ``file-history-snapshot`` lines such files
-start with). Read by :func:`sessionlab.io.claude.read_claude`; a call is an assistant line that
+start with). Read by :func:`sessionlab.agents._claude_reader.read_claude`; a call is an assistant line that
 carries usage (a response's streamed lines and sidechain replays are counted once, across the
 load's files); calls are priced from the price table.
 """
@@ -56,8 +56,8 @@ def roots() -> list[Path]:
 
 SPEC = AgentSpec(
     name="claude-code", title="Claude Code", recognise=_recognise, recognise_start=_recognise_start, roots=roots,
-    env=("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME"), reader="sessionlab.io.claude:read_claude",
-    finish="sessionlab.tables._agents:finish_claude_code", calls_need_usage=True, priced=True,
+    env=("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME"), reader="sessionlab.agents._claude_reader:read_claude",
+    finish="sessionlab.agents._claude_reader:finish", calls_need_usage=True, priced=True,
     side_kinds=("progress", "attachment", "system (other than compact_boundary)"),
     folder_doc="`<dir>/projects` of each `$CLAUDE_CONFIG_DIR` entry, else `~/.config/claude/projects` and "
                "`~/.claude/projects` (`<project>/<session>.jsonl`, subagents in `<session>/subagents/`)",

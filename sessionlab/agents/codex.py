@@ -1,7 +1,7 @@
 """Codex rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`` and ``archived_sessions``).
 
 Recognised by ``{"timestamp", "type", "payload"}`` lines of Codex's line types. Read by
-:func:`sessionlab.io.codex.read_codex`; a call is an assistant message carrying usage (Codex's
+:func:`sessionlab.agents._codex_reader.read_codex`; a call is an assistant message carrying usage (Codex's
 ``token_count`` differences); a fork or sub-agent thread's replay of its parent is counted once;
 calls are priced from the price table.
 """
@@ -49,8 +49,8 @@ def files(folders: list[Path]) -> list[str]:
 
 SPEC = AgentSpec(
     name="codex", title="Codex", recognise=_recognise, recognise_start=_recognise_start, roots=roots,
-    env=("CODEX_HOME",), files=files, reader="sessionlab.io.codex:read_codex",
-    finish="sessionlab.tables._agents:finish_codex", calls_need_usage=True, priced=True,
+    env=("CODEX_HOME",), files=files, reader="sessionlab.agents._codex_reader:read_codex",
+    finish="sessionlab.agents._codex_reader:finish", calls_need_usage=True, priced=True,
     side_kinds=("turn_context",),
     folder_doc="`sessions/` and `archived_sessions/` of `$CODEX_HOME`, else of `~/.codex` "
                "(`YYYY/MM/DD/rollout-<time>-<id>.jsonl`)",

@@ -1,6 +1,12 @@
 """Vectorised analysis over the entries table: contexts and token accounting."""
 
 from ._branch_calls import BRANCH_CALL_COLUMNS, branch_calls, branch_calls_df, branch_mask
+
+# the package's own interface for the other packages (not sessionlab's public API)
+from ._edits import ListView as ListView
+from ._edits import context_rows as context_rows
+from ._edits import edit_pairs as edit_pairs
+from ._edits import member as member
 from .contexts import (
     CONTEXT_COLUMNS,
     MEMBER_COLUMNS,
@@ -10,6 +16,7 @@ from .contexts import (
     contexts,
     contexts_df,
 )
+from .contexts import PreparedContexts as PreparedContexts
 from .usage import (
     BRANCH_COST_COLUMNS,
     CACHE_COLUMNS,

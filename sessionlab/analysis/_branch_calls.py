@@ -14,10 +14,9 @@ import pyarrow.compute as pc
 
 from .._arrow import arrow_indices, arrow_table, from_numpy, scalar
 from ..errors import ArgumentValueError, EntryNotFoundError
-from ..forest import Forest
-from ..tables._conventions import df_variant, returns
-from ..tables._schema import TIMESTAMP, Column, schema_of
+from ..tables import TIMESTAMP, Column, df_variant, returns, schema_of
 from ..tables.corpus import SessionIds, as_entries, select_sessions
+from ..tables.forest import Forest
 from .usage import _bool, _calls_mask, _np, current_branch_mask, previous_calls
 
 __all__ = ["branch_calls", "branch_calls_df", "branch_mask", "BRANCH_CALL_COLUMNS"]

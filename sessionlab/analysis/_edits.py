@@ -278,8 +278,8 @@ def _walked(prep, base: np.ndarray, idx: list[int], out: dict[str, np.ndarray], 
 
 def _reread_all(prep, b: int, q: int, out: dict[str, np.ndarray], cache: dict) -> None:
     """Target ``q`` from the object model: the file read once, the context built at row ``b``."""
-    from ..context import build_session_context, projected_context_estimate
-    from ..tokens import estimate_context_tokens
+    from ..pi.context import build_session_context, projected_context_estimate
+    from ..pi.tokens import estimate_context_tokens
 
     path = _read(prep, b, cache).branch(prep.table["entry_id"][b].as_py())
     msgs = build_session_context(path, rules="pi-1.6").messages
@@ -292,7 +292,7 @@ def _reread_all(prep, b: int, q: int, out: dict[str, np.ndarray], cache: dict) -
 
 
 def _read(prep, b: int, cache: dict):
-    from ..io.reader import read_session
+    from ..pi.io.reader import read_session
 
     file = prep.table["file"][b].as_py()
     if file not in cache:
@@ -302,7 +302,7 @@ def _read(prep, b: int, cache: dict):
 
 def _reread_projected(prep, b: int, cache: dict) -> int:
     """pi 1.6's projected estimate at row ``b`` from the object model (the file read once)."""
-    from ..context import projected_context_estimate
+    from ..pi.context import projected_context_estimate
 
     path = _read(prep, b, cache).branch(prep.table["entry_id"][b].as_py())
     return projected_context_estimate(path, rules="pi-1.6").tokens

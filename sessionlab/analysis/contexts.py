@@ -2,7 +2,7 @@
 
 The object model builds one context by walking parent pointers (``Session.build_context``, pi's
 ``buildSessionContext``). Here the same rules run on the entries table with parent-index arrays
-and pointer doubling (see :mod:`sessionlab.forest`):
+and pointer doubling (see :mod:`sessionlab.tables.forest`):
 
 - an entry *gives a message* when it is a ``message``, a ``custom_message`` or a
   ``branch_summary`` with a non-empty summary; path sums of that flag and of ``est_tokens`` give
@@ -33,13 +33,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
-from .._rules import Rules, pi_rules
-from ..forest import Forest, as_table, at_load, per_table
-from ..tables import call_mask, leaf_mask
-from ..tables._conventions import df_variant, returns
-from ..tables._pi16 import table_rules_for
-from ..tables._schema import Column, schema_of
+from ..pi.rules import Rules, pi_rules
+from ..tables import Column, call_mask, df_variant, leaf_mask, returns, schema_of, table_rules_for
 from ..tables.corpus import SessionIds, session_mask
+from ..tables.forest import Forest, as_table, at_load, per_table
 from ._members import members
 
 __all__ = ["contexts", "contexts_df", "context_members", "context_members_df", "context_messages", "CONTEXT_COLUMNS",
@@ -89,10 +86,10 @@ def _np(col, fill, dtype) -> np.ndarray:
     return np.asarray(to_numpy(col, fill), dtype)
 
 
-class _Prepared:
+class PreparedContexts:
     """Per-row arrays every context computation needs, built once per table and rules.
 
-    Holds its table only through its :class:`~sessionlab.forest.Forest` (weakly), as every value
+    Holds its table only through its :class:`~sessionlab.tables.forest.Forest` (weakly), as every value
     of the per-table cache must."""
 
     def __init__(self, table: pa.Table, rules: Rules = "pi-1.6") -> None:
@@ -212,9 +209,9 @@ class _Prepared:
 
 class _Window:
     """The context at each of ``base`` rows: the compaction in effect, its kept range and what
-    follows it (the pieces :meth:`_Prepared.compute` sums)."""
+    follows it (the pieces :meth:`PreparedContexts.compute` sums)."""
 
-    def __init__(self, prep: _Prepared, base: np.ndarray) -> None:
+    def __init__(self, prep: PreparedContexts, base: np.ndarray) -> None:
         self.p = p = prep
         f = self.f = prep.forest
         ok = base >= 0
@@ -296,21 +293,21 @@ class _Window:
         }
 
 
-def _prepared_16(table: pa.Table) -> _Prepared:
-    return _Prepared(table, "pi-1.6")
+def _prepared_16(table: pa.Table) -> PreparedContexts:
+    return PreparedContexts(table, "pi-1.6")
 
 
-def _prepared_058(table: pa.Table) -> _Prepared:
-    return _Prepared(table, "pi-0.58")
+def _prepared_058(table: pa.Table) -> PreparedContexts:
+    return PreparedContexts(table, "pi-0.58")
 
 
 # The interface the compaction layer builds on (cut points, the what-if replay): the per-table
 # arrays (``context_arrays``), the rows ``at=`` names (``target_rows``), a streamed response's first
 # line (``first_line_of_response``) and a take with -1 as null (``take_or_null``). Not re-exported.
-def context_arrays(table: pa.Table, rules: Rules | None = None) -> _Prepared:
+def context_arrays(table: pa.Table, rules: Rules | None = None) -> PreparedContexts:
     """The arrays for ``table`` under ``rules`` (default: the table's own, see
     :func:`sessionlab.tables.table_rules`), shared by the calls on one table (see
-    :func:`~sessionlab.forest.per_table`); built with the load for the table's own rules."""
+    :func:`~sessionlab.tables.forest.per_table`); built with the load for the table's own rules."""
     which = table_rules_for(table, rules)
     return per_table(_prepared_16 if which == "pi-1.6" else _prepared_058, table)
 
@@ -318,7 +315,7 @@ def context_arrays(table: pa.Table, rules: Rules | None = None) -> _Prepared:
 at_load(context_arrays)
 
 
-def target_rows(prep: _Prepared, at: Any, session_id: SessionIds = None) -> tuple[np.ndarray, np.ndarray]:
+def target_rows(prep: PreparedContexts, at: Any, session_id: SessionIds = None) -> tuple[np.ndarray, np.ndarray]:
     """(target rows, base rows) for ``at``, within the sessions ``session_id`` names (None: all)."""
     tgt, base = _all_targets(prep, at)
     mask = session_mask(prep.table, session_id)
@@ -328,7 +325,7 @@ def target_rows(prep: _Prepared, at: Any, session_id: SessionIds = None) -> tupl
     return tgt, base
 
 
-def _all_targets(prep: _Prepared, at: Any) -> tuple[np.ndarray, np.ndarray]:
+def _all_targets(prep: PreparedContexts, at: Any) -> tuple[np.ndarray, np.ndarray]:
     t = prep.table
     f = prep.forest
     n = t.num_rows
@@ -365,7 +362,7 @@ def _id_array(at: Any) -> pa.Array:
     return strings(ids) if all(i is None or isinstance(i, str) for i in ids) else pa.array(ids, pa.string())
 
 
-def first_line_of_response(prep: _Prepared, tgt: np.ndarray) -> np.ndarray:
+def first_line_of_response(prep: PreparedContexts, tgt: np.ndarray) -> np.ndarray:
     """For each call row, the first row of its file with the same ``message_id`` (itself when it
     has none): the line a streamed Claude Code response starts on."""
     t = prep.table
@@ -401,7 +398,7 @@ def contexts(entries, *, at: Target = "calls", session_id: SessionIds = None, ru
             are nobody's parent), ``"entries"`` (every entry), or entry ids (matched in every
             session unless ``session_id`` is given).
         session_id: only the targets of this session (or these sessions).
-        rules: ``"pi-1.6"`` or ``"pi-0.58"`` (see :mod:`sessionlab._rules`); default: the rules the
+        rules: ``"pi-1.6"`` or ``"pi-0.58"`` (see :mod:`sessionlab.pi.rules`); default: the rules the
             table was loaded with (a different value raises :class:`~sessionlab.RulesMismatchError`).
 
     Returns:
@@ -425,7 +422,7 @@ def contexts(entries, *, at: Target = "calls", session_id: SessionIds = None, ru
 contexts_df = df_variant(contexts)
 
 
-def _context_table(prep: _Prepared, tgt: np.ndarray, base: np.ndarray, r: dict[str, np.ndarray], *,
+def _context_table(prep: PreparedContexts, tgt: np.ndarray, base: np.ndarray, r: dict[str, np.ndarray], *,
                    calls: bool) -> pa.Table:
     """The rows of :func:`contexts` for targets ``tgt`` built at ``base`` (``r``: their aggregates)."""
     t = prep.table
@@ -500,8 +497,8 @@ def context_messages(entries, at_id: str, *, session_id: SessionIds = None, rule
     ``session_id`` (one id or a list) says where to look when the id is in several sessions. The
     table holds no message content, so the member entries are read back from their file.
     """
-    from ..context import build_session_context
-    from ..io.reader import read_session
+    from ..pi.context import build_session_context
+    from ..pi.io.reader import read_session
 
     table = as_table(entries)
     mask = pc.equal(table["entry_id"], scalar(at_id))

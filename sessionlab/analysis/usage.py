@@ -19,11 +19,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._arrow import arrow_indices, arrow_table, const_strings, from_numpy, scalar, strings, to_numpy
-from ..forest import Forest, as_table
-from ..tables import call_mask
-from ..tables._conventions import df_variant, returns
-from ..tables._schema import TIMESTAMP, Column, columns_doc, schema_of
+from ..tables import TIMESTAMP, Column, call_mask, columns_doc, df_variant, returns, schema_of
 from ..tables.corpus import SessionIds, select_sessions
+from ..tables.forest import Forest, as_table
 
 __all__ = ["usage_by", "usage_by_df", "branch_costs", "branch_costs_df", "cache_efficiency", "cache_efficiency_df",
            "current_branch_mask", "USAGE_GROUPS", "USAGE_KEY_COLUMNS", "USAGE_COLUMNS", "BRANCH_COST_COLUMNS",

@@ -1,6 +1,8 @@
 """Compaction: pi's cut points, compacting a session, and what-if policy simulation."""
 
-from .compact import compact, format_file_operations
+from ..pi.compaction.compact import compact, format_file_operations
+from ..pi.compaction.prepare import CompactionPreparation, CutPoint, file_lists, find_cut_point, prepare_compaction
+from ..pi.compaction.rules import is_cut_point, is_turn_start
 from .cut_points import CUT_POINT_COLUMNS, find_cut_points, find_cut_points_df
 from .policies import (
     CompactionPolicy,
@@ -11,8 +13,6 @@ from .policies import (
     RetainedTailPolicy,
     SummarySize,
 )
-from .prepare import CompactionPreparation, CutPoint, file_lists, find_cut_point, prepare_compaction
-from .rules import is_cut_point, is_turn_start
 from .simulate import (
     SIMULATION_CALL_COLUMNS,
     SIMULATION_SESSION_COLUMNS,

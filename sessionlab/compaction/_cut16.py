@@ -1,6 +1,6 @@
 """pi 1.6's cut point (``prepareCompaction`` on the projection) for many targets at once.
 
-The rules (:func:`sessionlab.compaction.prepare.prepare_compaction` with ``rules="pi-1.6"`` is the
+The rules (:func:`sessionlab.pi.compaction.prepare.prepare_compaction` with ``rules="pi-1.6"`` is the
 plain reference) differ from 0.58's in where the segment starts and what an entry weighs:
 
 - the projected entries are the compaction in effect, then its kept range (without system
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..analysis.contexts import _Prepared
+from ..analysis import PreparedContexts
 
 __all__ = ["CutArrays16", "cut_point_rows_16"]
 
@@ -36,7 +36,7 @@ _TURN_ROLES = ("user", "bashExecution", "custom")
 class CutArrays16:
     """Per-row arrays of the 1.6 cut rules, on top of the contexts' arrays of the same table."""
 
-    def __init__(self, prep: _Prepared) -> None:
+    def __init__(self, prep: PreparedContexts) -> None:
         self.prep = p = prep
         f = self.forest = prep.forest
         msg = f.isin("type", ("message",))
@@ -92,7 +92,7 @@ class _Segment:
 
 def cut_point_rows_16(a: CutArrays16, t: np.ndarray, keep_recent_tokens: int,
                       ctx: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The 1.6 cut point for target rows ``t``; ``ctx`` is :meth:`_Prepared.compute` at ``t``."""
+    """The 1.6 cut point for target rows ``t``; ``ctx`` is :meth:`PreparedContexts.compute` at ``t``."""
     from ._cut16_edits import Corrections, edited_cut_points
 
     s = _Segment(a, t, ctx)

@@ -21,7 +21,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from ..analysis._edits import ListView, context_rows, edit_pairs, member
+from ..analysis import ListView, context_rows, edit_pairs, member
 
 __all__ = ["Corrections", "edited_cut_points"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._summary_prompt import SUMMARY_PROMPT_TOKENS
+from ..pi.compaction.summary_prompt import SUMMARY_PROMPT_TOKENS
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """pi's cut point (``prepareCompaction``) for many targets of many sessions at once.
 
-The same rules as :func:`~sessionlab.compaction.prepare.prepare_compaction` (the plain
+The same rules as :func:`~sessionlab.pi.compaction.prepare.prepare_compaction` (the plain
 reference, tested equal on random trees), computed on the entries table:
 
 - the boundary starts after the nearest compaction at or above the target;
@@ -22,14 +22,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._arrow import from_numpy, to_numpy
-from .._rules import Rules
 from ..analysis.contexts import Target, context_arrays, take_or_null, target_rows
-from ..forest import Forest, as_table, at_load, per_table
-from ..tables._conventions import df_variant, returns
-from ..tables._pi16 import table_rules_for
-from ..tables._schema import Column, schema_of
+from ..pi.compaction.rules import CUT_POINT_ENTRY_TYPES, CUT_POINT_ROLES, TURN_START_ENTRY_TYPES, TURN_START_ROLES
+from ..pi.rules import Rules
+from ..tables import Column, df_variant, returns, schema_of, table_rules_for
 from ..tables.corpus import SessionIds
-from .rules import CUT_POINT_ENTRY_TYPES, CUT_POINT_ROLES, TURN_START_ENTRY_TYPES, TURN_START_ROLES
+from ..tables.forest import Forest, as_table, at_load, per_table
 
 __all__ = ["find_cut_points", "find_cut_points_df", "CUT_POINT_COLUMNS"]
 

@@ -48,14 +48,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._arrow import arrow_indices, arrow_table, from_numpy, scalar, strings, to_numpy
-from .._rules import Rules
 from ..analysis.contexts import context_arrays, first_line_of_response
 from ..analysis.usage import current_branch_mask
-from ..forest import per_table
-from ..tables import call_mask
-from ..tables._pi16 import table_rules_for
-from ..tables._schema import Column, columns_doc, schema_of
+from ..pi.rules import Rules
+from ..tables import Column, call_mask, columns_doc, schema_of, table_rules_for
 from ..tables.corpus import SessionIds, select_sessions
+from ..tables.forest import per_table
 from ._replay import Policies, Runs, replay
 from .cut_points import _arrays, cut_point_rows
 from .policies import CompactionPolicy

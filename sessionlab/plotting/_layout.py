@@ -11,7 +11,7 @@ Rules (a "leaf-rank" tidy tree, as in Reingold-Tilford without subtree packing):
 Every subtree then owns a range of leaf ranks no other subtree at its depth overlaps, so no two
 nodes share a position and no edges cross.
 
-How it runs without recursion (``n`` entries, ``c`` chains of the :class:`~sessionlab.forest.Forest`, ``k``
+How it runs without recursion (``n`` entries, ``c`` chains of the :class:`~sessionlab.tables.forest.Forest`, ``k``
 fork points): subtree sizes are chain lengths summed bottom-up over the chain graph (one NumPy
 step per chain level) plus a cumulative sum inside each chain; the depth-first position of every
 node is a path sum of "1 + sizes of the earlier siblings"; the ``x`` of a node with one child is
@@ -30,10 +30,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..analysis.usage import current_branch_mask
-from ..forest import Forest, doubling_nearest, doubling_sum
-from ..tables._conventions import df_variant, returns
-from ..tables._schema import Column, schema_of
+from ..tables import Column, df_variant, returns, schema_of
 from ..tables.corpus import SessionIds
+from ..tables.forest import Forest, doubling_nearest, doubling_sum
 from ._common import session_rows, to_np
 
 __all__ = ["tree_layout", "tree_layout_df", "LAYOUT_COLUMNS", "Layout", "compute_layout"]

@@ -13,12 +13,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._session_labels import session_labels
 from ..analysis import usage_by
-from ..plotting._common import to_np
-from ..plotting._layout import compute_layout
-from ..plotting._tree import NODE_KINDS, current_labels, node_kinds
+from ..plotting import NODE_KINDS, compute_layout, current_labels, node_kinds, to_np
 from ..tables import call_mask, load
+from ..tables.labels import session_labels
 
 __all__ = ["ReportData", "SessionInfo", "collect"]
 

@@ -16,15 +16,22 @@ facts (what is a call, leaves, fork points, the current leaf, the name) have one
 """
 
 from ._cache import Changes, clear_cache
-
-# the package's own interface for the other packages (not sessionlab's public API)
+from ._conventions import df_variant as df_variant
+from ._conventions import returns as returns
 from ._facts import call_mask as call_mask
 from ._facts import file_facts as file_facts
 from ._facts import fork_mask as fork_mask
 from ._facts import leaf_mask as leaf_mask
 from ._load import LoadResult, default_roots, default_sessions_dir, find_files, load_files, refresh
 from ._pi16 import table_rules
+
+# the package's own interface for the other packages (not sessionlab's public API)
+from ._pi16 import table_rules_for as table_rules_for
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA, ISSUE_SCHEMA, SESSION_SCHEMA
+from ._schema import TIMESTAMP as TIMESTAMP
+from ._schema import Column as Column
+from ._schema import columns_doc as columns_doc
+from ._schema import schema_of as schema_of
 from .blocks import blocks_df, blocks_table
 from .corpus import Corpus, as_entries, load
 from .entries import entries_df, entries_table

@@ -19,17 +19,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import agents as registry
-from ..io.formats import AgentFile
-from ..io.issues import LineIssue
+from ..pi.io.formats import AgentFile
+from ..pi.io.issues import LineIssue
 from ..pricing import price_calls
 from ._arrays import parse_timestamps
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
-__all__ = ["load_agent_file", "finish_agents", "USAGE_COLUMNS"]
-
-USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
-                 "context_tokens", "cost_usd", "reasoning_tokens", "cache_write_1h_tokens", "usage_kind",
-                 "cost_source")
+__all__ = ["load_agent_file", "finish_agents"]
 
 
 def _parent_index(ids: list, parents: list) -> list[int | None]:
@@ -94,60 +90,6 @@ def load_agent_bytes(res: Any, agent: str, data: bytes, want_blocks: bool) -> An
     return load_agent_file(res, agent, io.BytesIO(data), want_blocks)
 
 
-def _null_rows(t: pa.Table, drop: np.ndarray) -> pa.Table:
-    """``t`` with the usage columns nulled on the rows of ``drop`` (a boolean mask)."""
-    mask = pa.array(drop)
-    for c in USAGE_COLUMNS:
-        i = t.schema.get_field_index(c)
-        col = t.column(i)
-        t = t.set_column(i, c, pc.if_else(mask, pa.scalar(None, col.type), col))
-    return t
-
-
-def _claude_dedupe(results: list) -> None:
-    files, owners = [], []
-    for r in results:
-        if r.entries is None or (r.session or {}).get("agent") != "claude-code":
-            continue
-        t = r.entries
-        has = np.asarray(pc.is_valid(t["input_tokens"]).to_numpy(zero_copy_only=False), bool)
-        rows = np.flatnonzero(has)
-        take = pa.array(rows, pa.int64())
-        tot = sum(np.asarray(pc.fill_null(t[c].take(take), 0).to_numpy(zero_copy_only=False), np.int64)
-                  for c in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
-        files.append((t["message_id"].take(take).to_pylist(), t["request_id"].take(take).to_pylist(),
-                      t["is_sidechain"].take(take).to_pylist(), list(np.asarray(tot).tolist()) if len(rows) else [],
-                      rows))
-        owners.append(r)
-    if not files:
-        return
-    from ..io.claude import dedupe_usage
-
-    keep = dedupe_usage(files)
-    for r, f, k in zip(owners, files, keep):
-        if all(k):
-            continue
-        drop = np.zeros(r.entries.num_rows, bool)
-        drop[f[4][~np.asarray(k, bool)]] = True
-        r.entries = _null_rows(r.entries, drop)
-
-
-def _codex_replays(results: list) -> None:
-    by_id = {r.session["session_id"]: r for r in results
-             if r.session is not None and r.session.get("agent") == "codex" and r.entries is not None}
-    for r in by_id.values():
-        parent = by_id.get(r.session.get("parent_session_id"))
-        if parent is None or parent is r:
-            continue
-        from ..io.codex import replayed_rows
-
-        rows = replayed_rows(r.agent_extra or [], parent.agent_extra or [])
-        if rows:
-            drop = np.zeros(r.entries.num_rows, bool)
-            drop[sorted(rows)] = True
-            r.entries = _null_rows(r.entries, drop)
-
-
 def _price(results: list) -> None:
     todo = []
     priced = registry.priced_agents()
@@ -197,30 +139,6 @@ def _price(results: list) -> None:
         i = t.schema.get_field_index("cost_source")
         r.entries = t.set_column(i, "cost_source", pa.array(full_src, pa.string()))
         pos += k
-
-
-def _claude_spawns(results: list) -> None:
-    """A subagent session's ``parent_tool_call_id``: the Task/Agent call whose result names it."""
-    claude = [r for r in results if r.session is not None and r.session.get("agent") == "claude-code"]
-    spawned: dict[tuple, str] = {}
-    for r in claude:
-        for agent_id, call in ((r.agent_extra or (None, {}))[1]).items():
-            spawned[(r.session["session_id"], agent_id)] = call
-    for r in claude:
-        agent_id = (r.agent_extra or (None, {}))[0]
-        if agent_id is not None:
-            r.session["parent_tool_call_id"] = spawned.get((r.session.get("parent_session_id"), agent_id))
-
-
-def finish_claude_code(results: list) -> None:
-    """Claude Code's pass over a load: subagents' spawning calls, then usage counted once."""
-    _claude_spawns(results)
-    _claude_dedupe(results)
-
-
-def finish_codex(results: list) -> None:
-    """Codex's pass over a load: a fork or sub-agent thread's replay of its parent counted once."""
-    _codex_replays(results)
 
 
 def finish_agents(results: list) -> None:

@@ -40,7 +40,7 @@ def parse_timestamps(values: list[Any] | pa.Array) -> pa.Array:
             if low is not None and low < _YEAR_1_MS:
                 ms = pc.if_else(pc.less(ms, scalar(_YEAR_1_MS)), scalar(None, pa.int64()), ms)
             return ms.cast(TIMESTAMP)
-    from ..context import iso_to_ms  # (the object model: only for values not in pi's form)
+    from .._time import iso_to_ms  # (the object model: only for values not in pi's form)
 
     return pa.array([iso_to_ms(v) for v in arr.to_pylist()], pa.int64()).cast(TIMESTAMP)
 

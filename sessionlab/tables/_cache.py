@@ -45,7 +45,7 @@ from typing import Any, Union
 import pyarrow as pa
 
 from .._arrow import compute as pc
-from ..io.issues import LineIssue
+from ..pi.io.issues import LineIssue
 from ._file import FileResult, load_data, materialize
 from ._native import NativeBatch, native_available
 from ._schema import ENTRY_SCHEMA

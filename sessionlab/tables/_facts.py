@@ -39,7 +39,7 @@ import pyarrow as pa
 
 from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy, valid_mask
 from .._arrow import compute as pc
-from .._rules import session_name
+from ..pi.rules import session_name
 
 __all__ = ["call_mask", "leaf_mask", "fork_mask", "file_facts", "FACT_COLUMNS", "declared"]
 
@@ -103,16 +103,34 @@ class _Shape:
 
     def _through_side_nodes(self, table: pa.Table, pkey: np.ndarray, side: np.ndarray) -> np.ndarray:
         """Conversation parents: a parent that is a side node is replaced by the nearest
-        conversation node above it (none: no parent)."""
-        from ..forest import Forest
+        conversation node above it (none: no parent). One array step per side node in a row."""
+        parent = _parent_rows(table, self.codes)
+        p = parent.copy()
+        hop = (p >= 0) & side[np.maximum(p, 0)]
+        via_side = hop.copy()
+        for _ in range(len(p)):  # (as many passes as the longest run of side nodes between two messages)
+            if not hop.any():
+                break
+            p[hop] = parent[p[hop]]
+            hop = (p >= 0) & side[np.maximum(p, 0)]
+        else:
+            p[hop] = -1  # side nodes on a parent cycle: no conversation node above
+        above = np.where(p >= 0, self.key[np.maximum(p, 0)], -1)
+        return np.where(via_side, above, pkey)
 
-        f = Forest.of(table)
-        parent = f.parent
-        near = f.nearest(self.conv)  # nearest conversation row at or above each row
-        p = np.maximum(parent, 0)
-        via_side = (parent >= 0) & side[p]
-        above = np.where(via_side, near[p], -1)
-        return np.where(via_side, np.where(above >= 0, self.key[np.maximum(above, 0)], -1), pkey)
+
+def _parent_rows(table: pa.Table, codes: np.ndarray) -> np.ndarray:
+    """Each row's parent row (-1: none) from the loader's ``entry_index``/``parent_index`` (the
+    parent rule of pi's index, applied at load), rows in any order."""
+    index = np.asarray(to_numpy(table["entry_index"], -1), np.int64)
+    pidx = np.asarray(to_numpy(table["parent_index"], -1), np.int64)
+    width = int(max(index.max(initial=0), pidx.max(initial=0))) + 1
+    keys = codes * width + index
+    order = np.argsort(keys, kind="stable")
+    want = codes * width + pidx
+    pos = np.minimum(np.searchsorted(keys[order], want), len(keys) - 1)
+    found = (pidx >= 0) & (keys[order][pos] == want)
+    return np.where(found, order[pos], -1)
 
 
 def _flat(col: Any) -> pa.Array:

@@ -35,9 +35,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._jsjson import js_len, js_parse, js_stringify
-from ..io.formats import HEAD_LINES, detect_dialect
-from ..model.messages import context_token_count
-from ..tokens import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
+from ..pi.io.formats import HEAD_LINES, detect_dialect
+from ..pi.model.messages import context_token_count
+from ..pi.tokens import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
 from ._arrays import parse_timestamps
 from ._schema import PI_TYPES
 
@@ -365,7 +365,7 @@ def _assistant_chars(rows: _Rows, i: int, blocks: list | None, raws: list[tuple[
 
 
 def _message_chars(rows: _Rows, i: int, blocks: list | None, raws: list[tuple[int, int, bytes]]) -> int:
-    """A message's characters by pi's per-role rule (:data:`sessionlab.tokens.ROLE_CHARS`)."""
+    """A message's characters by pi's per-role rule (:data:`sessionlab.pi.tokens.ROLE_CHARS`)."""
     m = rows.msgs[i]
     r = rows.roles[i]
     if r == "assistant":

@@ -17,8 +17,8 @@ import pyarrow as pa
 
 from .._arrow import compute as pc
 from ..agents import detect as detect_agent
-from ..io.formats import HEAD_BYTES
-from ..io.issues import LineIssue
+from ..pi.io.formats import HEAD_BYTES
+from ..pi.io.issues import LineIssue
 from ._arrays import parse_timestamps, with_pi_defaults
 from ._native import NativeBatch, native_available
 from ._pi16 import resolve
@@ -43,8 +43,8 @@ def fast_columns(data: bytes, *, want_blocks: bool = False) -> dict[str, Any]:
 
 
 def parse_session_bytes(data: bytes, **options: Any) -> Any:
-    """The object model's tolerant reader (:func:`sessionlab.io.reader.parse_session_bytes`)."""
-    from ..io.reader import parse_session_bytes as parse
+    """The object model's tolerant reader (:func:`sessionlab.pi.io.reader.parse_session_bytes`)."""
+    from ..pi.io.reader import parse_session_bytes as parse
 
     return parse(data, **options)
 

@@ -31,8 +31,8 @@ from typing import Any, Union
 import pyarrow as pa
 
 from ..errors import NativeLoaderWarning
-from ..io.formats import HEAD_BYTES
-from ..io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
+from ..pi.io.formats import HEAD_BYTES
+from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
 from . import _cache
 from ._file import FileResult, keep_read_buffer, load_chunk
 from ._native import native_available

@@ -22,9 +22,9 @@ import numpy as np
 import pyarrow as pa
 
 from .._arrow import from_numpy, validity
-from .._rules import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
 from ..errors import NativeLoaderWarning
-from ..io.formats import HEAD_LINES
+from ..pi.io.formats import HEAD_LINES
+from ..pi.rules import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
 from ._arrays import with_pi_defaults
 from ._pi16 import resolve
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA, PI_TYPES
@@ -39,7 +39,7 @@ _KINDS = {"string": pa.string(), "int64": pa.int64(), "int32": pa.int32(), "floa
 
 def scanner_disagreements(scan: Any) -> list[str]:
     """Where the built scanner's rules (its module attributes) differ from the Python ones: pi's
-    constants and per-role rule (:mod:`sessionlab._rules`, applied by :mod:`sessionlab.tokens`),
+    constants and per-role rule (:mod:`sessionlab.pi.rules`, applied by :mod:`sessionlab.pi.tokens`),
     the dialect's head lines, the entry types (:data:`._schema.PI_TYPES`) and its columns against
     :mod:`._schema` (names and types; ``est_chars`` becomes ``est_tokens``). Empty when they agree."""
     want_roles = {r: "deferred" if r == "system" else " ".join(p) for r, p in ROLE_CHARS.items()}
@@ -99,7 +99,7 @@ def _timestamps(spec: tuple, typ: pa.DataType) -> pa.Array:
     ms, ok = np.frombuffer(ms_bytes, np.int64), np.frombuffer(ok_bytes, np.bool_)
     odd = np.flatnonzero(~ok & np.frombuffer(valid, np.bool_))
     if len(odd):
-        from ..context import iso_to_ms
+        from .._time import iso_to_ms
 
         ms, ok = ms.copy(), ok.copy()
         stops = np.frombuffer(ends, np.int32)

@@ -1,7 +1,7 @@
 """Table rows from the object model: the tolerant path, used for every file the fast path refuses.
 
 Files with line issues, v1/v2 files (which need migration), seed-dialect files and anything odd go
-through :func:`sessionlab.io.parse_session_bytes` and the entry objects it returns. This path loops
+through :func:`sessionlab.pi.io.parse_session_bytes` and the entry objects it returns. This path loops
 over entries in Python; it is the readable reference the fast path (:mod:`._fast`) must agree with.
 """
 
@@ -11,11 +11,11 @@ import re
 from typing import Any
 
 from .._jsjson import js_len
-from ..io.reader import SessionFile
-from ..model import content as C
-from ..model import entries as E
-from ..model import messages as M
-from ..tokens import estimate_chars, estimate_context_tokens, estimate_tokens
+from ..pi.io.reader import SessionFile
+from ..pi.model import content as C
+from ..pi.model import entries as E
+from ..pi.model import messages as M
+from ..pi.tokens import estimate_chars, estimate_context_tokens, estimate_tokens
 from ._arrays import parse_timestamps, with_pi_defaults
 
 __all__ = ["entry_rows", "block_rows", "parse_timestamps", "declared_facts", "with_pi_defaults"]
@@ -101,7 +101,7 @@ def _message_row(m: M.Message, row: dict[str, Any]) -> None:
 
 def _harness_kept(m: M.Message) -> bool:
     """pi's v4 harness never sends an assistant message that ended in error, aborted or deferred."""
-    from .._v4_context import DROPPED_STOP_REASONS
+    from ..pi.v4_context import DROPPED_STOP_REASONS
 
     return not (isinstance(m, M.AssistantMessage) and m.stop_reason in DROPPED_STOP_REASONS)
 
@@ -172,7 +172,7 @@ def entry_rows(sf: SessionFile) -> list[dict[str, Any]]:
 
 
 def _block_chars(block: C.ContentBlock, role_message: type) -> int:
-    # the block's share of pi's estimate, by the one rule in sessionlab.tokens
+    # the block's share of pi's estimate, by the one rule in sessionlab.pi.tokens
     if role_message is M.AssistantMessage:
         return estimate_chars(M.AssistantMessage(content=(block,)))
     return estimate_chars(role_message(content=(block,)))

@@ -5,8 +5,8 @@ them: a ``context_edit``'s ``est_tokens`` (its replacement measured as its *targ
 its ``edit_action``, and ``system_est_tokens`` (every system message from the compaction in effect
 down to this one replayed into one, pi-ai's ``getCurrentSystemMessage``; at a compaction, its own
 ``systemMessage``). The rows concerned are rare (system messages, edits, compactions), so their
-lines are parsed again here, with the object model's rules (:mod:`sessionlab.tokens`,
-:mod:`sessionlab.context`), whichever path (C scanner, msgspec, objects) built the table: the
+lines are parsed again here, with the object model's rules (:mod:`sessionlab.pi.tokens`,
+:mod:`sessionlab.pi.context`), whichever path (C scanner, msgspec, objects) built the table: the
 three paths cannot disagree on them.
 """
 
@@ -22,11 +22,11 @@ import pyarrow as pa
 from .._arrow import arrow_indices, from_numpy, from_pylist, scalar, strings, to_numpy
 from .._arrow import compute as pc
 from .._jsjson import raw_decode
-from .._rules import CHARS_PER_TOKEN, IMAGE_CHARS
+from ..pi.rules import CHARS_PER_TOKEN, IMAGE_CHARS
 
 if TYPE_CHECKING:  # the object model is imported when a file has rows to resolve
-    from ..model import entries as E
-    from ..model import messages as M
+    from ..pi.model import entries as E
+    from ..pi.model import messages as M
 
 __all__ = ["resolve", "table_rules", "table_rules_for", "apply_rules"]
 
@@ -159,7 +159,7 @@ def _glued(text: str) -> list[Any]:
 
 
 def _entry(objs: list[Any], entry_id: str | None, dialect: str) -> E.SessionEntry | None:
-    from ..io.dialects import entry_from_dict
+    from ..pi.io.dialects import entry_from_dict
 
     dicts = [o for o in objs if isinstance(o, dict)]
     for d in dicts:
@@ -169,8 +169,8 @@ def _entry(objs: list[Any], entry_id: str | None, dialect: str) -> E.SessionEntr
 
 
 def _system(entry: E.SessionEntry | None) -> M.Message | None:
-    from ..model import entries as E
-    from ..model import messages as M
+    from ..pi.model import entries as E
+    from ..pi.model import messages as M
 
     if isinstance(entry, E.MessageEntry) and isinstance(entry.message, M.SystemMessage):
         return entry.message
@@ -277,7 +277,7 @@ def resolve(table: pa.Table, files: list[File], line_starts: np.ndarray | None =
 
 def _resolve_file(rows: _Rows, patches: dict[str, dict[int, Any]]) -> None:
     """Add one file's values to ``patches`` (rows of the batch)."""
-    from ..tokens import current_system_message, estimate_tokens
+    from ..pi.tokens import current_system_message, estimate_tokens
 
     est, action, sys_est = patches["est_tokens"], patches["edit_action"], patches["system_est_tokens"]
     for i in rows.edits:
@@ -305,9 +305,9 @@ def _patch(table: pa.Table, name: str, values: dict[int, Any]) -> pa.Table:
 
 def _edit(edit: E.SessionEntry | None, target: E.SessionEntry | None) -> tuple[str | None, int | None]:
     """(edit_action, est_tokens) of a context_edit: what its replacement makes of its target."""
-    from ..context import _apply_edit, session_entry_to_context_messages
-    from ..model import entries as E
-    from ..tokens import estimate_tokens
+    from ..pi.context import apply_context_edit, session_entry_to_context_messages
+    from ..pi.model import entries as E
+    from ..pi.tokens import estimate_tokens
 
     if not isinstance(edit, E.ContextEditEntry):
         return None, None
@@ -317,7 +317,7 @@ def _edit(edit: E.SessionEntry | None, target: E.SessionEntry | None) -> tuple[s
         return None, None  # pi would fail on it; sessionlab leaves the target as it is
     if target is None:
         return "replace", None
-    msgs = _apply_edit(session_entry_to_context_messages(target, 0, [], rules="pi-1.6"), edit)
+    msgs = apply_context_edit(session_entry_to_context_messages(target, 0, [], rules="pi-1.6"), edit)
     return "replace", sum(estimate_tokens(m) for m in msgs)
 
 
@@ -336,8 +336,8 @@ def table_rules(table: pa.Table) -> str:
 def table_rules_for(table: pa.Table, rules: object = None) -> str:
     """The rules a function should follow on ``table``: the table's own when ``rules`` is ``None``;
     a :class:`~sessionlab.RulesMismatchError` when they differ (its estimates would be wrong)."""
-    from .._rules import check_rules
     from ..errors import RulesMismatchError
+    from ..pi.rules import check_rules
 
     own = table_rules(table)
     if rules is None:
@@ -354,7 +354,7 @@ def apply_rules(table: pa.Table, rules: str) -> pa.Table:
     """An entries table (loaded under pi 1.6's per-entry rules) as ``rules`` would have it, with the
     rules recorded in its schema metadata. pi 0.58 counts no image in a user message (1,200 tokens
     fewer per image) and knows no system role (0 tokens, no system_est_tokens)."""
-    from .._rules import check_rules
+    from ..pi.rules import check_rules
 
     check_rules(rules)
     if rules == "pi-0.58" and table.num_rows:

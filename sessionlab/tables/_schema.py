@@ -206,7 +206,7 @@ BLOCK_COLUMNS: tuple[Column, ...] = (
 ISSUE_COLUMNS: tuple[Column, ...] = (
     Column("file", _S, "Path of the file."),
     Column("line", _I32, "1-based line number."),
-    Column("kind", _S, "Issue kind (see sessionlab.io.reader; 'read_error' when the file failed)."),
+    Column("kind", _S, "Issue kind (see sessionlab.pi.io.reader; 'read_error' when the file failed)."),
     Column("message", _S, "What is wrong."),
     Column("excerpt", _S, "The start of the line."),
     Column("entry_id", _S, "Entry concerned, when known."),

@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
 
 import pyarrow as pa
 
-from ..io.issues import OnBadLines
+from ..pi.io.issues import OnBadLines
 from ._conventions import returns
 from ._load import Source
 from ._schema import BLOCK_COLUMNS

@@ -20,8 +20,8 @@ import pyarrow as pa
 
 from .._arrow import compute as pc
 from .._arrow import scalar, strings
-from .._rules import DEFAULT_RULES, Rules
-from ..io.issues import OnBadLines
+from ..pi.io.issues import OnBadLines
+from ..pi.rules import DEFAULT_RULES, Rules
 from ._build import blocks_of, entries_of, issues_of, labels_of, sessions_of
 from ._cache import CacheOption
 from ._file import FileResult
@@ -90,7 +90,7 @@ class Corpus:
     @cached_property
     def entries(self) -> pa.Table:
         table = apply_rules(entries_of(self._results), self.rules)
-        for hook in _ON_ENTRIES:  # the forest arrays every analysis shares (sessionlab.forest.at_load)
+        for hook in _ON_ENTRIES:  # the forest arrays every analysis shares (sessionlab.tables.forest.at_load)
             hook(table)
         return table
 
@@ -154,7 +154,7 @@ _ON_ENTRIES: list[Callable[[pa.Table], object]] = []
 
 def on_entries(hook: Callable[[pa.Table], object]) -> None:
     """Call ``hook(table)`` on every entries table a :class:`Corpus` builds: the layers above the
-    tables (:mod:`sessionlab.forest`) build the per-table arrays every analysis shares there."""
+    tables (:mod:`sessionlab.tables.forest`) build the per-table arrays every analysis shares there."""
     if hook not in _ON_ENTRIES:
         _ON_ENTRIES.append(hook)
 
@@ -206,7 +206,7 @@ def load(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: 
 def _load(source: Source, *, on_bad_lines: OnBadLines, progress: bool | None, max_workers: int | None,
           want_blocks: bool = False, rules: Rules = DEFAULT_RULES, cache: CacheOption = None,
           agents: Sequence[str] | None = None) -> Corpus:
-    from .._rules import check_rules
+    from ..pi.rules import check_rules
 
     check_rules(rules)
     res = load_files(source, want_blocks=want_blocks, on_bad_lines=on_bad_lines, progress=progress,

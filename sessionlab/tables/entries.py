@@ -10,8 +10,8 @@ if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
 
 import pyarrow as pa
 
-from .._rules import DEFAULT_RULES, Rules
-from ..io.issues import OnBadLines
+from ..pi.io.issues import OnBadLines
+from ..pi.rules import DEFAULT_RULES, Rules
 from ._cache import CacheOption
 from ._conventions import returns
 from ._load import Source

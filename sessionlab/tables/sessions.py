@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # pandas is imported by the *_df functions only, when called
 
 import pyarrow as pa
 
-from ..io.issues import OnBadLines
+from ..pi.io.issues import OnBadLines
 from ._build import session_totals
 from ._cache import CacheOption
 from ._conventions import returns

@@ -11,8 +11,8 @@ from typing import Any
 import ipywidgets as W
 import pyarrow as pa
 
-from ..forest import as_table
 from ..tables.corpus import select_sessions
+from ..tables.forest import as_table
 
 __all__ = ["as_table", "esc", "html_table", "arrow_html", "show_figure", "session_options", "session_rows",
            "session_table", "first_session", "note", "png_html", "style_widget", "STYLE", "StaticFallback",
@@ -229,12 +229,12 @@ def session_rows(table: pa.Table) -> list[dict[str, Any]]:
 
 def session_options(table: pa.Table, session_id: Any = None) -> list[tuple[str, str]]:
     """(label, session_id) for a Dropdown, in table order: ``name or first prompt · day · folder ·
-    id prefix`` (see :func:`sessionlab._session_labels.session_labels`); only the sessions
+    id prefix`` (see :func:`sessionlab.tables.labels.session_labels`); only the sessions
     ``session_id`` names when it is a list (one id, or None: every session).
 
     Dropdown labels are plain text in the browser (never HTML), so they are not escaped.
     """
-    from .._session_labels import session_labels
+    from ..tables.labels import session_labels
 
     only = set(session_id) if session_id is not None and not isinstance(session_id, str) else None
     return [(label.text, sid) for sid, label in session_labels(table).items() if only is None or sid in only]

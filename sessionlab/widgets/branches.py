@@ -187,8 +187,8 @@ class BranchExplorer(StaticFallback, W.VBox):
         return (9.2, float(min(max(3.2, 2.0 + 0.012 * depth), 6.0)))
 
     def _draw_tree(self, ax: Any) -> None:
-        from .._session_labels import session_labels
         from ..plotting import plot_tree
+        from ..tables.labels import session_labels
 
         label = session_labels(self._rows).get(self.session.value)
         plot_tree(self._rows, session_id=self.session.value, ax=ax,

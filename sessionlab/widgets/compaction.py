@@ -194,7 +194,7 @@ class CompactionLab(StaticFallback, W.VBox):
         if self.result is not None and not (self.result.sessions["calls"].to_pylist() or [0])[0]:
             return (f"Nothing to plot: the current branch of {label} has no assistant call "
                     "(no recorded usage to replay).")
-        from .._session_labels import session_labels
+        from ..tables.labels import session_labels
 
         lab = session_labels(self._rows).get(self.session.value)
         title = f"{lab.title} · {lab.day}" if lab and lab.day else label

@@ -15,9 +15,7 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError('SessionTree needs anywidget: pip install "sessionlab[notebook]"') from e
 
-from ..plotting._common import session_rows, to_np
-from ..plotting._layout import compute_layout
-from ..plotting._tree import NODE_KINDS, current_labels, node_kinds
+from ..plotting import NODE_KINDS, compute_layout, current_labels, node_kinds, session_rows, to_np
 from ..tables import call_mask
 from ..tables.corpus import SessionIds
 
@@ -150,7 +148,7 @@ class SessionTree(anywidget.AnyWidget):
 
     def set_session(self, entries, session_id: str | None) -> None:
         """Draw another session (``session_id=None``: the table's only session)."""
-        from .._session_labels import session_labels
+        from ..tables.labels import session_labels
 
         payload = tree_payload(entries, session_id)
         rows = session_rows(entries, session_id)

@@ -48,7 +48,7 @@ class UsageDashboard(StaticFallback, W.VBox):
 
     def __init__(self, entries, *, session_id: SessionIds = None, tz: str = "UTC", group: str = "day",
                  **kwargs: Any) -> None:
-        from .._session_labels import session_labels
+        from ..tables.labels import session_labels
 
         self.entries: pa.Table = select_sessions(entries, session_id)
         self.labels = session_labels(self.entries)
@@ -91,7 +91,7 @@ class UsageDashboard(StaticFallback, W.VBox):
         changed is read) and show it; a range that covered every day grows with the new days."""
         if self._corpus is None:
             return
-        from .._session_labels import session_labels
+        from ..tables.labels import session_labels
 
         self._corpus = self._corpus.refresh()
         self.entries = select_sessions(self._corpus, self._session_id)
@@ -154,7 +154,7 @@ class UsageDashboard(StaticFallback, W.VBox):
 
     def _refresh(self, change: Any = None) -> None:
         from .. import usage_by
-        from .._session_labels import label_column
+        from ..tables.labels import label_column
 
         key = GROUPS[self.group.value]
         tz = self._tz

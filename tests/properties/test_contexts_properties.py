@@ -39,9 +39,9 @@ from sessionlab import (
     new_session_header,
 )
 from sessionlab.analysis.contexts import context_members, contexts
-from sessionlab.context import project_context_entries, projected_context_estimate
+from sessionlab.pi.context import project_context_entries, projected_context_estimate
+from sessionlab.pi.tokens import estimate_context_tokens
 from sessionlab.tables import entries_table
-from sessionlab.tokens import estimate_context_tokens
 
 KINDS = ["user", "assistant", "tool", "model", "thinking", "compaction", "branch_summary", "custom_message", "label",
          "duplicate", "compaction_tail", "system", "compaction_system", "edit", "edit", "user_image"]

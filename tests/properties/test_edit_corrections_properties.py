@@ -18,8 +18,8 @@ from sessionlab.analysis import _edits
 from sessionlab.analysis.contexts import context_arrays, contexts, target_rows
 from sessionlab.compaction import _cut16_edits
 from sessionlab.compaction.cut_points import find_cut_points
-from sessionlab.forest import clear_caches
 from sessionlab.tables import entries_table
+from sessionlab.tables.forest import clear_caches
 from tests.conftest import PI_DATA
 from tests.properties.test_contexts_properties import KINDS, build
 

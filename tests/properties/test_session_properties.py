@@ -57,10 +57,10 @@ def deterministic():
             return self.hex
 
     clock = itertools.count(0)
-    with mock.patch("sessionlab.storage.uuid.uuid4", FakeUUID), \
-         mock.patch("sessionlab.session.create_timestamp",
+    with mock.patch("sessionlab.pi.storage.uuid.uuid4", FakeUUID), \
+         mock.patch("sessionlab.pi.session.create_timestamp",
                     lambda: f"2026-01-01T00:{(next(clock) // 60) % 60:02d}:{next(clock) % 60:02d}.000Z"), \
-         mock.patch("sessionlab.storage.create_timestamp", lambda: "2026-01-01T01:00:00.000Z"):
+         mock.patch("sessionlab.pi.storage.create_timestamp", lambda: "2026-01-01T01:00:00.000Z"):
         yield
 
 

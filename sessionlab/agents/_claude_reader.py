@@ -1,0 +1,453 @@
+"""Claude Code transcripts (``~/.claude/projects/<cwd>/<session>.jsonl``) to entry rows.
+
+Every line with a ``uuid`` is an entry: ``entry_id``/``parent_id`` are ``uuid``/``parentUuid``
+(a ``compact_boundary``, whose ``parentUuid`` is null, hangs from its ``logicalParentUuid``).
+``user`` and ``assistant`` lines are ``message`` entries (role ``user``; ``toolResult`` when the
+content holds tool results; ``assistant``); a ``compact_boundary`` is a ``compaction`` entry with
+the agent's ``preTokens``/``postTokens``; every other line type (``progress``, ``attachment``,
+other ``system`` subtypes...) keeps its on-disk type and is a side node (``side_node``), kept in
+the tree but never a leaf. ``summary``, ``ai-title``, ``file-history-snapshot`` and
+``queue-operation`` lines are not tree nodes: the title lines name the session, the others are
+skipped (a ``file-history-snapshot`` line of hundreds of MB is streamed past unread).
+
+Usage is read per line (``input_tokens`` is uncached input; cache writes with their 1-hour part);
+duplicate usage (streaming lines of one response, sidechain replays) is removed across all loaded
+files by :func:`dedupe_usage`, as ccusage does.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .._jsjson import js_len
+from ..pi.io import formats
+from ..pi.io.formats import AgentFile, iter_lines
+from ..pi.io.reader import LineIssue
+from ..pi.tokens import CHARS_PER_TOKEN, IMAGE_CHARS
+from ._spec import null_usage
+
+__all__ = ["finish", "read_claude", "dedupe_usage", "CLAUDE_NODE_LESS"]
+
+CLAUDE_NODE_LESS = frozenset({"summary", "file-history-snapshot", "queue-operation", "ai-title", "custom-title"})
+"""Line types that are not tree nodes (they have no ``uuid``)."""
+
+
+class _CacheCreation(msgspec.Struct):
+    ephemeral_5m_input_tokens: int | None = None
+    ephemeral_1h_input_tokens: int | None = None
+
+
+class _Usage(msgspec.Struct):
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+    cache_creation: _CacheCreation | None = None
+    speed: str | None = None
+
+
+class _Inner(msgspec.Struct):
+    type: str | None = None
+    text: str | None = None
+
+
+class _Block(msgspec.Struct):
+    type: str | None = None
+    text: str | None = None
+    thinking: str | None = None
+    name: str | None = None
+    id: str | None = None
+    input: msgspec.Raw = msgspec.Raw()
+    tool_use_id: str | None = None
+    content: str | list[_Inner] | None = None
+    is_error: bool | None = None
+
+
+class _Message(msgspec.Struct):
+    id: str | None = None
+    role: str | None = None
+    model: str | None = None
+    content: str | list[_Block] | None = None
+    stop_reason: str | None = None
+    usage: _Usage | None = None
+
+
+class _Compact(msgspec.Struct):
+    trigger: str | None = None
+    preTokens: int | None = None
+    postTokens: int | None = None
+
+
+class _Data(msgspec.Struct):
+    type: str | None = None
+
+
+class _Line(msgspec.Struct):
+    type: str | None = None
+    uuid: str | None = None
+    parentUuid: str | None = None
+    logicalParentUuid: str | None = None
+    sessionId: str | None = None
+    timestamp: str | None = None
+    isSidechain: bool | None = None
+    agentId: str | None = None
+    version: str | None = None
+    cwd: str | None = None
+    message: _Message | None = None
+    requestId: str | None = None
+    costUSD: float | None = None
+    subtype: str | None = None
+    compactMetadata: _Compact | None = None
+    isCompactSummary: bool | None = None
+    summary: str | None = None
+    title: str | None = None
+    aiTitle: str | None = None
+    data: _Data | None = None
+    error: Any = None
+    isApiErrorMessage: bool | None = None
+    forkedFrom: Any = None
+    toolUseResult: msgspec.Raw = msgspec.Raw()
+
+
+_DECODE = msgspec.json.Decoder(_Line).decode
+_DECODE_ANY = msgspec.json.Decoder().decode
+
+# entry columns this reader fills (the others are null)
+_COLS = ("line_no", "entry_id", "parent_id", "type", "timestamps", "role", "provider", "model", "stop_reason",
+         "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
+         "context_tokens", "cost_usd", "est_tokens", "tool_name", "tool_call_count", "is_error",
+         "error_message", "tokens_before", "custom_type", "response_model", "cache_write_1h_tokens",
+         "usage_kind", "cost_source", "side_node", "is_sidechain", "message_id", "request_id", "tokens_after")
+
+
+def _len(s: str | None) -> int:
+    if not s:
+        return 0
+    return len(s) if s.isascii() else js_len(s)
+
+
+def _lenient(raw: bytes) -> _Line:
+    """A line whose fields have unexpected JSON types: the envelope fields that are strings."""
+    obj = _DECODE_ANY(raw)
+    if not isinstance(obj, dict):
+        raise msgspec.ValidationError("not a JSON object")
+
+    def s(k: str) -> str | None:
+        v = obj.get(k)
+        return v if isinstance(v, str) else None
+
+    return _Line(type=s("type"), uuid=s("uuid"), parentUuid=s("parentUuid"),
+                 logicalParentUuid=s("logicalParentUuid"), sessionId=s("sessionId"), timestamp=s("timestamp"),
+                 version=s("version"), cwd=s("cwd"), agentId=s("agentId"), subtype=s("subtype"))
+
+
+class _Rows:
+    """Rows being gathered as dicts of the columns they set; :attr:`cols` turns them into column
+    lists once (one comprehension per column beats a per-row loop over every column)."""
+
+    def __init__(self) -> None:
+        self._rows: list[dict[str, Any]] = []
+
+    def add(self, **values: Any) -> None:
+        self._rows.append(values)
+
+    @property
+    def n(self) -> int:
+        return len(self._rows)
+
+    @property
+    def cols(self) -> dict[str, list]:
+        rows = self._rows
+        return {c: [r.get(c) for r in rows] for c in _COLS}
+
+
+def _content(m: _Message, role: str, eid: str, blocks: list[tuple], tool_names: dict[str, str]) -> tuple:
+    """(chars, tool calls, role, tool name, is_error) of a message, its blocks appended."""
+    content = m.content
+    if content is None:
+        return 0, None, role, None, None
+    if isinstance(content, str):
+        blocks.append((eid, role, 0, "text", None, None, _len(content)))
+        return _len(content), None, role, None, None
+    chars = calls = 0
+    has_result = any(b.type == "tool_result" for b in content)
+    if role == "user" and has_result:
+        role = "toolResult"
+    tool_name = is_error = None
+    for j, b in enumerate(content):
+        bt = b.type
+        name = call_id = None
+        if bt == "text":
+            nc, kind = _len(b.text), "text"
+        elif bt == "thinking":
+            nc, kind = _len(b.thinking), "thinking"
+        elif bt == "redacted_thinking":
+            nc, kind = 0, "thinking"
+        elif bt == "tool_use":
+            calls += 1
+            name, call_id = b.name, b.id
+            if isinstance(b.id, str) and isinstance(b.name, str):
+                tool_names[b.id] = b.name
+            nc, kind = _len(b.name) + len(bytes(b.input)), "toolCall"
+        elif bt == "tool_result":
+            call_id = b.tool_use_id
+            name = tool_names.get(call_id) if isinstance(call_id, str) else None
+            tool_name = tool_name or name
+            is_error = bool(is_error) or bool(b.is_error)
+            c = b.content
+            if isinstance(c, str):
+                nc = _len(c)
+            elif c:
+                nc = sum(_len(x.text) if x.type == "text" else IMAGE_CHARS if x.type == "image" else 0 for x in c)
+            else:
+                nc = 0
+            kind = "toolResult"
+        elif bt == "image":
+            nc, kind = (IMAGE_CHARS if role == "toolResult" else 0), "image"
+        else:
+            nc, kind = 0, bt or "unknown"
+        chars += nc
+        blocks.append((eid, role, j, kind, name, call_id, nc))
+    return chars, (calls if m.role == "assistant" else None), role, tool_name, is_error
+
+
+def _decode_line(path: str, line_no: int, raw: bytes, issues: list[LineIssue]) -> _Line | None:
+    """One line's envelope, or ``None`` (with its issue) when it is no entry."""
+    try:
+        try:
+            return _DECODE(raw)
+        except msgspec.ValidationError as exc:
+            ln = _lenient(raw)  # one issue per line: the entry keeps its envelope, or is lost with it
+            issues.append(LineIssue(path, line_no, "bad_field", f"unexpected field type: {exc}"
+                                    + ("" if ln.uuid is not None else "; the line is not an entry"),
+                                    raw[:80].decode("utf-8", "replace"), ln.uuid))
+            return ln if ln.uuid is not None else None
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        issues.append(LineIssue(path, line_no, "invalid_json", str(exc), raw[:80].decode("utf-8", "replace")))
+        return None
+
+
+def _assistant_values(ln: _Line, m: _Message) -> dict[str, Any]:
+    """An assistant row's model, stop reason, ids, error, tokens and recorded cost."""
+    u = m.usage
+    model = m.model if m.model != "<synthetic>" else None
+    vals: dict[str, Any] = dict(
+        provider="anthropic" if model else None, model=m.model, stop_reason=m.stop_reason, message_id=m.id,
+        request_id=ln.requestId, error_message=str(ln.error) if ln.isApiErrorMessage and ln.error is not None else None)
+    if u is not None:
+        inp, out_, cw, cr = (u.input_tokens or 0, u.output_tokens or 0,
+                             u.cache_creation_input_tokens or 0, u.cache_read_input_tokens or 0)
+        cc = u.cache_creation
+        vals.update(input_tokens=inp, output_tokens=out_, cache_write_tokens=cw, cache_read_tokens=cr,
+                    total_tokens=inp + out_ + cw + cr, context_tokens=inp + out_ + cw + cr,
+                    cache_write_1h_tokens=cc.ephemeral_1h_input_tokens if cc is not None else None,
+                    usage_kind="message")
+        if ln.costUSD is not None:
+            vals.update(cost_usd=ln.costUSD, cost_source="recorded")
+    return vals
+
+
+class _Reader:
+    """One transcript being read: its rows, blocks and what its lines say of the session."""
+
+    def __init__(self, path: str) -> None:
+        self.out = AgentFile(path=path, agent="claude-code")
+        self.rows = _Rows()
+        self.blocks: list[tuple] = []
+        self.tool_names: dict[str, str] = {}
+        self.session_id: str | None = None
+        self.agent_id: str | None = None
+        self.version: str | None = None
+        self.cwd: str | None = None
+        self.name: str | None = None
+        self.spawn: Any = None  # forkedFrom of a /branch session
+        self.spawned: dict[str, str] = {}  # subagent id -> the tool call that ran it
+
+    def line(self, line_no: int, raw: bytes) -> None:
+        ln = _decode_line(self.out.path, line_no, raw, self.out.issues)
+        if ln is None:
+            return
+        typ = ln.type
+        if typ in ("summary", "ai-title", "custom-title"):
+            self.name = ln.summary or ln.title or ln.aiTitle or self.name
+            return
+        if ln.uuid is None:
+            if typ not in CLAUDE_NODE_LESS:
+                self.out.issues.append(LineIssue(self.out.path, line_no, "missing_id", f"{typ!r} line without uuid",
+                                                 raw[:80].decode("utf-8", "replace")))
+            return
+        self.session_id = self.session_id or ln.sessionId
+        self.agent_id = self.agent_id or ln.agentId
+        self.version = ln.version or self.version
+        self.cwd = self.cwd or ln.cwd
+        if self.spawn is None and ln.forkedFrom is not None:
+            self.spawn = ln.forkedFrom
+        common = dict(line_no=line_no, entry_id=ln.uuid, parent_id=ln.parentUuid, timestamps=ln.timestamp,
+                      is_sidechain=ln.isSidechain, side_node=False)
+        m = ln.message
+        if typ in ("user", "assistant") and m is not None:
+            self.rows.add(**common, **self._message(ln, m))
+        elif typ == "system" and ln.subtype == "compact_boundary":
+            meta = ln.compactMetadata
+            common["parent_id"] = ln.parentUuid or ln.logicalParentUuid
+            self.rows.add(**common, type="compaction", est_tokens=0, custom_type=meta.trigger if meta else None,
+                          tokens_before=meta.preTokens if meta else None,
+                          tokens_after=meta.postTokens if meta else None)
+        else:
+            sub = ln.subtype if typ == "system" else (ln.data.type if typ == "progress" and ln.data else None)
+            common["side_node"] = True
+            self.rows.add(**common, type=typ or "unknown", custom_type=sub)
+
+    def _message(self, ln: _Line, m: _Message) -> dict[str, Any]:
+        """A user or assistant row's values (a Task/Agent call's result also names its subagent)."""
+        role = "assistant" if ln.type == "assistant" else "user"
+        chars, calls, role, tool_name, is_error = _content(m, role, ln.uuid, self.blocks, self.tool_names)  # type: ignore[arg-type]
+        tr = bytes(ln.toolUseResult)
+        if tr and b'"agentId"' in tr and isinstance(m.content, list):  # a Task/Agent call's result
+            res = _DECODE_ANY(tr)
+            call = next((b.tool_use_id for b in m.content if b.type == "tool_result"), None)
+            if isinstance(res, dict) and isinstance(res.get("agentId"), str) and call:
+                self.spawned[res["agentId"]] = call
+        vals: dict[str, Any] = dict(type="message", role=role, est_tokens=-(-chars // CHARS_PER_TOKEN),
+                                    tool_call_count=calls, tool_name=tool_name, is_error=is_error)
+        if role == "assistant":
+            vals.update(_assistant_values(ln, m))
+        return vals
+
+    def finish(self) -> AgentFile:
+        """The file's columns, blocks and session row (a subagent's or a /branch session's parent)."""
+        out, path, session_id = self.out, self.out.path, self.session_id
+        out.columns, out.n, out.blocks = self.rows.cols, self.rows.n, self.blocks
+        is_sub = self.agent_id is not None or os.sep + "subagents" + os.sep in path
+        sid = session_id
+        parent = None
+        spawn = self.spawn
+        if is_sub:
+            stem = os.path.basename(path)[:-6] if path.endswith(".jsonl") else os.path.basename(path)
+            sid, parent = (f"{session_id}/{stem}" if session_id else stem), session_id
+        elif isinstance(spawn, dict) and isinstance(spawn.get("sessionId"), str) and spawn["sessionId"] != session_id:
+            parent = spawn["sessionId"]
+        elif isinstance(spawn, str) and spawn != session_id:
+            parent = spawn
+        out.session = {"session_id": sid, "agent": "claude-code", "agent_version": self.version, "cwd": self.cwd,
+                       "name": self.name, "parent_session_id": parent,
+                       "root_session_id": session_id if is_sub else sid,
+                       "agent_id": self.agent_id if is_sub else None, "spawned": self.spawned}
+        return out
+
+
+def read_claude(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile:
+    """Read one Claude Code transcript from a binary file object ``fh``.
+
+    Example:
+        >>> with open("tests/data/claude/real/apanloco-random-session.jsonl", "rb") as fh:  # doctest: +SKIP
+        ...     af = read_claude("x.jsonl", fh)
+    """
+    max_line = formats.MAX_LINE if max_line is None else max_line
+    reader = _Reader(path)
+    for line_no, raw, start in iter_lines(fh, max_line=max_line):
+        if raw is None:
+            if b"file-history-snapshot" not in start:
+                reader.out.issues.append(LineIssue(path, line_no, "line_too_long",
+                                                   f"line longer than {max_line} bytes skipped",
+                                                   start[:80].decode("utf-8", "replace")))
+        elif raw.strip():
+            reader.line(line_no, raw)
+    return reader.finish()
+
+
+def dedupe_usage(files: Sequence[tuple[list, list, list, list, Any]]) -> list[list[bool]]:
+    """Which usage rows count, across files in load order, as ccusage counts them.
+
+    ``files`` holds, per file, the usage rows' ``message_id``, ``request_id``, ``is_sidechain``,
+    token totals and row positions. A row repeats another when both have the same message id and
+    request id, or the same message id and one of them is a sidechain copy (a subagent or ``/btw``
+    file replaying its parent). Of a group, the non-sidechain row wins, then the largest token
+    total, then the first in load order. Rows without a message id always count.
+
+    Returns one list of booleans per file (``True``: the row counts).
+    """
+    slots: list[tuple[int, int]] = []  # a kept row per slot; a replacement takes over the slot
+    exact: dict[tuple[str, str | None], int] = {}  # (message id, request id) -> slot
+    by_msg: dict[str, list[int]] = {}  # message id -> slots
+    keep = [[True] * len(f[0]) for f in files]
+    # one pass over usage rows (not entries), with dicts keyed on ids, as ccusage's hash map
+    for fi, (mids, rids, side, totals, _) in enumerate(files):
+        for i, mid in enumerate(mids):
+            if mid is None:
+                continue
+            rid = rids[i]
+            cand_side = bool(side[i])
+            slot = exact.get((mid, rid))
+            if slot is None:
+                for sl in by_msg.get(mid, ()):
+                    hf, hi = slots[sl]
+                    if cand_side or files[hf][2][hi]:
+                        slot = sl
+                        break
+            if slot is None:
+                exact[(mid, rid)] = len(slots)
+                by_msg.setdefault(mid, []).append(len(slots))
+                slots.append((fi, i))
+                continue
+            hf, hi = slots[slot]
+            ex_side = bool(files[hf][2][hi])
+            if ex_side if cand_side != ex_side else totals[i] > files[hf][3][hi]:
+                keep[hf][hi] = False
+                slots[slot] = (fi, i)
+                exact[(mid, rid)] = slot
+            else:
+                keep[fi][i] = False
+    return keep
+
+
+def _claude_spawns(results: list) -> None:
+    """A subagent session's ``parent_tool_call_id``: the Task/Agent call whose result names it."""
+    claude = [r for r in results if r.session is not None and r.session.get("agent") == "claude-code"]
+    spawned: dict[tuple, str] = {}
+    for r in claude:
+        for agent_id, call in ((r.agent_extra or (None, {}))[1]).items():
+            spawned[(r.session["session_id"], agent_id)] = call
+    for r in claude:
+        agent_id = (r.agent_extra or (None, {}))[0]
+        if agent_id is not None:
+            r.session["parent_tool_call_id"] = spawned.get((r.session.get("parent_session_id"), agent_id))
+
+
+def _claude_dedupe(results: list) -> None:
+    files, owners = [], []
+    for r in results:
+        if r.entries is None or (r.session or {}).get("agent") != "claude-code":
+            continue
+        t = r.entries
+        has = np.asarray(pc.is_valid(t["input_tokens"]).to_numpy(zero_copy_only=False), bool)
+        rows = np.flatnonzero(has)
+        take = pa.array(rows, pa.int64())
+        tot = sum(np.asarray(pc.fill_null(t[c].take(take), 0).to_numpy(zero_copy_only=False), np.int64)
+                  for c in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
+        files.append((t["message_id"].take(take).to_pylist(), t["request_id"].take(take).to_pylist(),
+                      t["is_sidechain"].take(take).to_pylist(), list(np.asarray(tot).tolist()) if len(rows) else [],
+                      rows))
+        owners.append(r)
+    if not files:
+        return
+    keep = dedupe_usage(files)
+    for r, f, k in zip(owners, files, keep):
+        if all(k):
+            continue
+        drop = np.zeros(r.entries.num_rows, bool)
+        drop[f[4][~np.asarray(k, bool)]] = True
+        r.entries = null_usage(r.entries, drop)
+
+
+def finish(results: list) -> None:
+    """Claude Code's pass over a load: subagents' spawning calls, then usage counted once."""
+    _claude_spawns(results)
+    _claude_dedupe(results)

@@ -1,0 +1,337 @@
+"""Codex rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) to entry rows.
+
+Codex lines carry no ids, so the reader synthesises a linear chain: one entry per response item
+that the model saw or wrote, each the child of the previous one, with the id ``L<line>`` (the line
+the entry starts on, stable across loads because rollouts only grow). The items of one model
+response (reasoning, assistant message, tool calls) form one ``assistant`` message entry, as pi
+stores a response; ``user``/``developer``/``system`` messages are message entries with that role;
+tool outputs are ``toolResult`` entries named after their call; a ``compacted`` line is a
+``compaction`` entry (its estimate is that of its ``replacement_history``, the context that
+replaced the old one, else of its summary); ``turn_context`` lines are side nodes carrying the model.
+
+Usage: each ``token_count`` event gives one call's usage from ``last_token_usage`` (or the
+difference of ``total_token_usage`` from the previous event); an event whose cumulative total
+equals the previous one is a duplicate and is collapsed. Codex ``input_tokens`` include the cached
+ones: ``input_tokens`` here is the uncached part, ``cache_read_tokens`` the cached part, and
+``reasoning_tokens`` the part of ``output_tokens`` spent reasoning. The usage lands on the response
+entry it follows (or on a usage-only assistant entry when the rollout has none). A fork or a
+sub-agent thread that replays its parent's history replays its ``token_count`` lines too; those are
+not counted again (see :func:`replayed_rows`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from .._jsjson import js_len
+from ..pi.io import formats
+from ..pi.io.formats import AgentFile, iter_lines
+from ..pi.io.reader import LineIssue
+from ..pi.tokens import CHARS_PER_TOKEN
+from ._spec import null_usage
+
+__all__ = ["finish", "read_codex", "replayed_rows"]
+
+
+class _TU(msgspec.Struct):
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_output_tokens: int = 0
+    total_tokens: int | None = None
+
+
+class _Info(msgspec.Struct):
+    total_token_usage: _TU | None = None
+    last_token_usage: _TU | None = None
+    model_context_window: int | None = None
+
+
+class _Item(msgspec.Struct):
+    type: str | None = None
+    text: str | None = None
+
+
+class _Payload(msgspec.Struct):
+    type: str | None = None
+    role: str | None = None
+    content: str | list[_Item] | None = None
+    name: str | None = None
+    arguments: str | None = None
+    input: str | None = None
+    call_id: str | None = None
+    output: msgspec.Raw = msgspec.Raw()
+    summary: str | list[_Item] | None = None
+    info: _Info | None = None
+    model: str | None = None
+    id: str | None = None
+    cli_version: str | None = None
+    cwd: str | None = None
+    source: Any = None
+    forked_from_id: str | None = None
+    message: str | None = None
+    replacement_history: msgspec.Raw = msgspec.Raw()
+
+
+class _HistoryItem(msgspec.Struct):
+    type: str | None = None
+    content: str | list[_Item] | None = None
+
+
+class _Line(msgspec.Struct):
+    timestamp: str | None = None
+    type: str | None = None
+    payload: _Payload | None = None
+
+
+_DECODE = msgspec.json.Decoder(_Line).decode
+_DECODE_HISTORY = msgspec.json.Decoder(list[_HistoryItem]).decode
+
+
+def _history_chars(raw: bytes) -> int | None:
+    """Characters of the messages of a ``replacement_history`` (None without a readable one)."""
+    if not raw or raw == b"null":
+        return None
+    try:
+        items = _DECODE_HISTORY(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return sum(_items_chars(it.content) for it in items if it.type == "message")
+
+_ASSISTANT_ITEMS = frozenset({"reasoning", "function_call", "custom_tool_call", "local_shell_call",
+                              "web_search_call", "tool_search_call", "image_generation_call"})
+_OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
+_COLS = ("line_no", "entry_id", "parent_id", "type", "timestamps", "role", "provider", "model",
+         "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
+         "context_tokens", "est_tokens", "tool_name", "tool_call_count", "tokens_before", "custom_type",
+         "summary_chars", "reasoning_tokens", "usage_kind", "side_node")
+
+
+def _len(s: str | None) -> int:
+    if not s:
+        return 0
+    return len(s) if s.isascii() else js_len(s)
+
+
+def _items_chars(content: Any) -> int:
+    if isinstance(content, str):
+        return _len(content)
+    if not content:
+        return 0
+    return sum(_len(x.text) for x in content)
+
+
+def _parent_thread(source: Any) -> str | None:
+    """``source.subagent.thread_spawn.parent_thread_id`` of a spawned sub-agent thread."""
+    if isinstance(source, dict):
+        sub = source.get("subagent")
+        if isinstance(sub, dict):
+            spawn = sub.get("thread_spawn")
+            if isinstance(spawn, dict) and isinstance(spawn.get("parent_thread_id"), str):
+                return spawn["parent_thread_id"]
+    return None
+
+
+class _Reader:
+    def __init__(self, path: str) -> None:
+        self.out = AgentFile(path=path, agent="codex")
+        self.cols: dict[str, list] = {c: [] for c in _COLS}
+        self.n = 0
+        self.model: str | None = None
+        self.open_call: int | None = None  # the assistant entry awaiting its usage
+        self.prev_total: tuple | None = None
+        self.last_prompt: int | None = None
+        self.tool_names: dict[str, str] = {}
+        self.nblocks: dict[int, int] = {}
+
+    def add(self, line_no: int, ts: str | None, **values: Any) -> int:
+        i = self.n
+        values.update(line_no=line_no, entry_id=f"L{line_no}", timestamps=ts,
+                      parent_id=self.cols["entry_id"][i - 1] if i else None)
+        values.setdefault("side_node", False)
+        for c, col in self.cols.items():
+            col.append(values.get(c))
+        self.n += 1
+        return i
+
+    def block(self, i: int, kind: str, nc: int, name: str | None = None, call_id: str | None = None) -> None:
+        k = self.nblocks.get(i, 0)  # position within the entry
+        self.nblocks[i] = k + 1
+        self.out.blocks.append((self.cols["entry_id"][i], self.cols["role"][i], k, kind, name, call_id, nc))
+        self.cols["est_tokens"][i] = None if self.cols["est_tokens"][i] is None else self.cols["est_tokens"][i] + nc
+
+    def assistant_item(self, line_no: int, ts: str | None, p: _Payload) -> None:
+        i = self.open_call
+        if i is None or self.cols["input_tokens"][i] is not None:
+            i = self.open_call = self.add(line_no, ts, type="message", role="assistant", provider="openai",
+                                          model=self.model, est_tokens=0, tool_call_count=0)
+        t = p.type
+        if t == "message":
+            self.block(i, "text", _items_chars(p.content))
+        elif t == "reasoning":
+            self.block(i, "thinking", _items_chars(p.summary))
+        else:
+            name = p.name or t
+            if isinstance(p.call_id, str) and name:
+                self.tool_names[p.call_id] = name
+            self.cols["tool_call_count"][i] += 1
+            self.block(i, "toolCall", _len(name) + _len(p.arguments if p.arguments is not None else p.input),
+                       name, p.call_id)
+
+    def token_count(self, line_no: int, ts: str | None, info: _Info) -> None:
+        tot = info.total_token_usage
+        key = (tot.input_tokens, tot.cached_input_tokens, tot.output_tokens, tot.reasoning_output_tokens) \
+            if tot is not None else None
+        if key is not None and key == self.prev_total:
+            return  # the same cumulative total again: a duplicate event
+        last = info.last_token_usage
+        if last is None and tot is not None:
+            p = self.prev_total or (0, 0, 0, 0)
+            last = _TU(tot.input_tokens - p[0], tot.cached_input_tokens - p[1], tot.output_tokens - p[2],
+                       tot.reasoning_output_tokens - p[3])
+        if key is not None:
+            self.prev_total = key
+        if last is None or not (last.input_tokens or last.cached_input_tokens or last.output_tokens):
+            return
+        i = self.open_call
+        if i is None or self.cols["input_tokens"][i] is not None:
+            i = self.add(line_no, ts, type="message", role="assistant", provider="openai", model=self.model,
+                         est_tokens=0, tool_call_count=0)
+        cached = min(last.cached_input_tokens, last.input_tokens)
+        total = last.total_tokens if last.total_tokens is not None else last.input_tokens + last.output_tokens
+        c = self.cols
+        c["input_tokens"][i] = last.input_tokens - cached
+        c["cache_read_tokens"][i] = cached
+        c["cache_write_tokens"][i] = 0
+        c["output_tokens"][i] = last.output_tokens
+        c["reasoning_tokens"][i] = last.reasoning_output_tokens
+        c["total_tokens"][i] = total
+        c["context_tokens"][i] = last.input_tokens + last.output_tokens
+        c["usage_kind"][i] = "message"
+        if c["model"][i] is None:
+            c["model"][i] = self.model
+        self.last_prompt = last.input_tokens
+        self.out.codex_totals.append((i, key))
+        self.open_call = None
+
+
+    def response_item(self, line_no: int, ts: Any, p: Any) -> None:
+        """A ``response_item`` line: an assistant item, a message, a tool output or a side node."""
+        pt = p.type
+        if pt == "message" and p.role == "assistant" or pt in _ASSISTANT_ITEMS:
+            self.assistant_item(line_no, ts, p)
+        elif pt == "message":
+            self.open_call = None
+            i = self.add(line_no, ts, type="message", role=p.role, est_tokens=0)
+            self.block(i, "text", _items_chars(p.content))
+        elif pt in _OUTPUT_ITEMS:
+            self.open_call = None
+            name = self.tool_names.get(p.call_id) if isinstance(p.call_id, str) else None
+            i = self.add(line_no, ts, type="message", role="toolResult", tool_name=name, est_tokens=0)
+            self.block(i, "toolResult", max(len(bytes(p.output)) - 2, 0), name, p.call_id)
+        else:
+            self.add(line_no, ts, type="response_item", custom_type=pt, side_node=True)
+
+    def compacted(self, line_no: int, ts: Any, p: Any) -> None:
+        """A ``compacted`` line: a compaction row estimated from the history that replaced the context."""
+        self.open_call = None
+        nc = _len(p.message)
+        hist = _history_chars(bytes(p.replacement_history))  # the context that replaced the old one
+        self.add(line_no, ts, type="compaction", tokens_before=self.last_prompt, summary_chars=nc,
+                 est_tokens=-(-(nc if hist is None else hist) // CHARS_PER_TOKEN))
+
+    def characters_to_tokens(self) -> None:
+        """``est_tokens`` held characters until now: ``ceil(chars / 4)`` (compaction rows have tokens already)."""
+        est = self.cols["est_tokens"]
+        self.cols["est_tokens"] = [None if v is None else -(-v // CHARS_PER_TOKEN) for v in est]
+        for i in range(self.n):
+            if self.cols["type"][i] == "compaction":
+                self.cols["est_tokens"][i] = est[i]
+
+
+def read_codex(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile:
+    """Read one Codex rollout from a binary file object ``fh``."""
+    max_line = formats.MAX_LINE if max_line is None else max_line
+    r = _Reader(path)
+    out = r.out
+    sid = version = cwd = parent = spawned = None
+    for line_no, raw, start in iter_lines(fh, max_line=max_line):
+        if raw is None:
+            out.issues.append(LineIssue(path, line_no, "line_too_long", f"line longer than {max_line} bytes skipped",
+                                        start[:80].decode("utf-8", "replace")))
+            continue
+        if not raw.strip():
+            continue
+        try:
+            ln = _DECODE(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            kind = "bad_field" if isinstance(exc, msgspec.ValidationError) else "invalid_json"
+            out.issues.append(LineIssue(path, line_no, kind, str(exc), raw[:80].decode("utf-8", "replace")))
+            continue
+        p, typ, ts = ln.payload, ln.type, ln.timestamp
+        if p is None:
+            out.issues.append(LineIssue(path, line_no, "missing_payload", f"{typ!r} line without payload",
+                                        raw[:80].decode("utf-8", "replace")))
+            continue
+        pt = p.type
+        if typ == "session_meta":
+            if sid is None:  # (a fork may repeat its parent's meta line: the first one is this thread)
+                sid, version, cwd = p.id, p.cli_version, p.cwd
+                spawned = _parent_thread(p.source)
+                parent = p.forked_from_id or spawned
+        elif typ == "turn_context":
+            r.model = p.model or r.model
+            r.add(line_no, ts, type="turn_context", model=p.model, side_node=True)
+        elif typ == "response_item":
+            r.response_item(line_no, ts, p)
+        elif typ == "event_msg":
+            if pt == "token_count" and p.info is not None:
+                r.token_count(line_no, ts, p.info)
+        elif typ == "compacted":
+            r.compacted(line_no, ts, p)
+        else:
+            out.issues.append(LineIssue(path, line_no, "unknown_type", f"unknown line type {typ!r}",
+                                        raw[:80].decode("utf-8", "replace")))
+    r.characters_to_tokens()
+    out.columns, out.n = r.cols, r.n
+    out.session = {"session_id": sid, "agent": "codex", "agent_version": version, "cwd": cwd, "name": None,
+                   "parent_session_id": parent, "root_session_id": _parent_thread_of(parent, spawned) or sid}
+    return out
+
+
+def _parent_thread_of(parent: str | None, spawned: str | None) -> str | None:
+    return spawned if spawned is not None and parent == spawned else None
+
+
+def replayed_rows(child: list[tuple[int, tuple | None]], parent: list[tuple[int, tuple | None]]) -> set[int]:
+    """Rows of a fork or sub-agent thread whose usage replays its parent's: the child's leading
+    token counts whose cumulative totals the parent file also has."""
+    seen = {k for _, k in parent if k is not None}
+    out: set[int] = set()
+    for i, k in child:
+        if k is None or k not in seen:
+            break
+        out.add(i)
+    return out
+
+
+def _codex_replays(results: list) -> None:
+    by_id = {r.session["session_id"]: r for r in results
+             if r.session is not None and r.session.get("agent") == "codex" and r.entries is not None}
+    for r in by_id.values():
+        parent = by_id.get(r.session.get("parent_session_id"))
+        if parent is None or parent is r:
+            continue
+        rows = replayed_rows(r.agent_extra or [], parent.agent_extra or [])
+        if rows:
+            drop = np.zeros(r.entries.num_rows, bool)
+            drop[sorted(rows)] = True
+            r.entries = null_usage(r.entries, drop)
+
+
+def finish(results: list) -> None:
+    """Codex's pass over a load: a fork or sub-agent thread's replay of its parent counted once."""
+    _codex_replays(results)

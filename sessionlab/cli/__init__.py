@@ -1,0 +1,292 @@
+"""The ``sessionlab`` command line.
+
+``sessionlab summary PATH [PATH...]`` prints one row per session file (a folder is searched
+recursively for ``*.jsonl``) and a grand total, then the calls' usage by model and by day
+(``usage_by`` on the entries table; ``--tz`` picks the time zone of the days). The files are read
+once, by :func:`sessionlab.load`; :func:`summarize_corpus` turns the :class:`~sessionlab.Corpus`
+into rows of plain dicts and :func:`format_summary` those into the aligned text table.
+
+Example:
+    >>> from sessionlab.cli import main
+    >>> main(["summary", "data/"])  # doctest: +SKIP
+    0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..tables import Corpus, load
+
+__all__ = ["format_summary", "format_usage", "main", "summarize_corpus", "summarize_session", "summarize_sessions",
+           "usage_views"]
+
+ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom")
+"""Message roles with their own column; any other role is counted under ``other``."""
+
+UNKNOWN_DAY = "unknown day"
+"""The day of calls whose entry has no readable timestamp, in the usage-by-day view."""
+
+_TOKEN_KEYS = ("input", "output", "cache_read", "cache_write", "total_tokens")
+# summary key -> sessions-table column
+_FROM_SESSIONS = {"session_id": "session_id", "agent": "agent", "name": "name", "cwd": "cwd", "file": "file",
+                  "version": "version", "entries": "entry_count", "compactions": "compaction_count",
+                  "input": "input_tokens", "output": "output_tokens", "cache_read": "cache_read_tokens",
+                  "cache_write": "cache_write_tokens", "total_tokens": "total_tokens", "cost": "cost_usd",
+                  "issues": "issue_count"}
+
+
+def _mask(expr) -> np.ndarray:
+    return np.asarray(pc.fill_null(expr, False).to_numpy(zero_copy_only=False), bool)
+
+
+def _roles_by_file(entries: pa.Table) -> dict[str, dict[str, int]]:
+    """file -> {role: message count}, roles in order of first appearance (``unknown`` for a message
+    without a role); a message entry without a message object counts nowhere."""
+    has_msg = _mask(pc.and_(pc.equal(entries["type"], "message"), pc.is_valid(entries["est_tokens"])))
+    rows = np.nonzero(has_msg)[0]
+    msgs = entries.select(["file", "role"]).take(pa.array(rows, pa.int64()))
+    role = msgs["role"]
+    named = pc.fill_null(pc.greater(pc.utf8_length(role), 0), False)
+    t = pa.table({"file": msgs["file"], "role": pc.if_else(named, role, "unknown"),
+                  "row": pa.array(np.arange(len(rows)), pa.int64())})
+    g = t.group_by(["file", "role"], use_threads=False).aggregate([("row", "count"), ("row", "min")])
+    g = g.sort_by("row_min")
+    out: dict[str, dict[str, int]] = {}
+    for f, r, n in zip(g["file"].to_pylist(), g["role"].to_pylist(), g["row_count"].to_pylist()):
+        out.setdefault(f, {})[r] = n
+    return out
+
+
+def _count_by_file(entries: pa.Table, entry_type: str) -> dict[str, int]:
+    """file -> number of entries of type ``entry_type``."""
+    t = entries.select(["file"]).filter(pc.fill_null(pc.equal(entries["type"], entry_type), False))
+    g = t.group_by("file", use_threads=False).aggregate([([], "count_all")])
+    return dict(zip(g["file"].to_pylist(), g["count_all"].to_pylist()))
+
+
+_ROW_KEYS = ("session_id", "agent", "name", "cwd", "file", "version", "entries", "messages", "custom_messages",
+             "leaves", "fork_points", "compactions", *_TOKEN_KEYS, "cost", "issues")
+
+
+def summarize_corpus(corpus: Corpus) -> list[dict[str, Any]]:
+    """One summary row per session file of a loaded :class:`~sessionlab.Corpus`.
+
+    Keys: ``session_id``, ``agent`` (``pi``, ``claude-code`` or ``codex``), ``name`` (latest
+    non-empty ``session_info`` name), ``cwd``, ``file``,
+    ``version`` (as written, 1 when absent; ``None`` without a valid header), ``entries``,
+    ``messages`` (a dict role -> count), ``custom_messages`` (``custom_message`` entries: extension
+    messages that enter the context),
+    ``leaves`` and ``fork_points`` (the sessions table's ``leaf_count`` and ``fork_count``: side nodes,
+    seed ``leaf`` records and entries without an id are not nodes), ``compactions``, the token sums over all
+    assistant messages of all branches ``input``, ``output``, ``cache_read``, ``cache_write``,
+    ``total_tokens`` (each message's ``totalTokens``, or the sum of its four parts when missing),
+    ``cost`` (sum of ``cost.total``, USD) and ``issues`` (line issues the reader reported).
+    """
+    sessions = corpus.sessions.to_pydict()
+    roles = _roles_by_file(corpus.entries)
+    customs = _count_by_file(corpus.entries, "custom_message")
+    rows = []
+    for i, f in enumerate(sessions["file"]):  # one row per session file
+        row: dict[str, Any] = {k: sessions[c][i] for k, c in _FROM_SESSIONS.items()}
+        if row["session_id"] is None:
+            row["version"] = None
+        row["messages"] = roles.get(f, {})
+        row["custom_messages"] = customs.get(f, 0)
+        row["leaves"] = sessions["leaf_count"][i] or 0  # (the facts module's, as every face shows them)
+        row["fork_points"] = sessions["fork_count"][i] or 0
+        for k in _TOKEN_KEYS:  # a file without entries has no sums
+            row[k] = row[k] or 0
+        row["cost"] = row["cost"] or 0.0
+        rows.append({k: row[k] for k in _ROW_KEYS})
+    return rows
+
+
+def summarize_sessions(paths: Iterable[str | os.PathLike[str]]) -> list[dict[str, Any]]:
+    """:func:`summarize_corpus` of the session files in ``paths`` (files, folders or globs).
+
+    Example:
+        >>> rows = summarize_sessions(["data/pi/large-session.jsonl"])  # doctest: +SKIP
+        >>> rows[0]["messages"]["user"]
+        88
+    """
+    return summarize_corpus(load(list(paths), on_bad_lines="skip", progress=False))
+
+
+def summarize_session(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """One session file's summary row (see :func:`summarize_corpus`)."""
+    return summarize_sessions([path])[0]
+
+
+_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("session", "<"), ("name", "<"), ("cwd", "<"), ("file", "<"), ("ver", ">"), ("entries", ">"),
+    *((r, ">") for r in ROLES), ("other", ">"), ("custom_message", ">"), ("leaves", ">"), ("forks", ">"),
+    ("compactions", ">"),
+    ("input", ">"), ("output", ">"), ("cache_read", ">"), ("cache_write", ">"), ("total", ">"),
+    ("cost_usd", ">"), ("issues", ">"),
+)
+
+
+def _cells(row: dict[str, Any], *, total: bool = False) -> list[str]:
+    msgs = row["messages"]
+    other = sum(n for r, n in msgs.items() if r not in ROLES)
+    head = [f"TOTAL ({row['sessions']} sessions)", "", "", "", ""] if total else [
+        row["session_id"] or "-", row["name"] or "-", row["cwd"] or "-", row["file"], str(row["version"] or "-")]
+    return head + [
+        f"{row['entries']:,}", *(f"{msgs.get(r, 0):,}" for r in ROLES), f"{other:,}", f"{row['custom_messages']:,}",
+        f"{row['leaves']:,}", f"{row['fork_points']:,}", f"{row['compactions']:,}",
+        *(f"{row[k]:,}" for k in _TOKEN_KEYS), f"{row['cost']:.4f}", f"{row['issues']:,}",
+    ]
+
+
+def total_row(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The grand total of summary rows (numbers and role counts summed; ``sessions`` = row count)."""
+    roles: Counter[str] = Counter()
+    for r in rows:
+        roles.update(r["messages"])
+    out: dict[str, Any] = {"sessions": len(rows), "messages": dict(roles)}
+    for k in ("entries", "custom_messages", "leaves", "fork_points", "compactions", *_TOKEN_KEYS, "cost", "issues"):
+        out[k] = sum(r[k] for r in rows)
+    return out
+
+
+def format_summary(rows: Sequence[dict[str, Any]]) -> str:
+    """The rows of :func:`summarize_sessions` as an aligned text table with a grand-total line."""
+    body = [_cells(r) for r in rows]
+    tot = _cells(total_row(rows), total=True)
+    header = [c for c, _ in _COLUMNS]
+    widths = [max(len(x[i]) for x in [header, *body, tot]) for i in range(len(header))]
+    # the total's label may span the empty text columns after it
+    label_span = sum(widths[:5]) + 2 * 4
+
+    def fmt(cells: list[str], *, label: bool = False) -> str:
+        parts = []
+        for i, (c, (_, align)) in enumerate(zip(cells, _COLUMNS)):
+            if label and i < 5:
+                if i == 0:
+                    parts.append(c.ljust(label_span))
+                continue
+            parts.append(c.ljust(widths[i]) if align == "<" else c.rjust(widths[i]))
+        return "  ".join(parts).rstrip()
+
+    lines = [fmt(header), "  ".join("-" * w for w in widths)]
+    lines += [fmt(c) for c in body]
+    lines += ["  ".join("-" * w for w in widths), fmt(tot, label=True)]
+    return "\n".join(lines)
+
+
+def usage_views(source: Corpus | Iterable[str | os.PathLike[str]], *, by: Sequence[str] = ("model", "day"),
+                tz: str = "UTC") -> dict[str, list[dict[str, Any]]]:
+    """``usage_by`` over a corpus's entries table (or that of the files in ``source``), one list
+    of rows per grouping in ``by``."""
+    from ..analysis import usage_by
+
+    corpus = source if isinstance(source, Corpus) else load(list(source), on_bad_lines="skip", progress=False)
+    if corpus.entries.num_rows == 0:
+        return {b: [] for b in by}
+    out = {}
+    for b in by:
+        rows = usage_by(corpus, by=b, tz=tz).to_pylist()
+        for r in rows:
+            if b == "day":  # calls whose entry has no readable timestamp (a bad_timestamp issue)
+                r["day"] = r["day"].isoformat() if r["day"] is not None else UNKNOWN_DAY
+        out[b] = rows
+    return out
+
+
+def format_usage(title: str, key: str, rows: Sequence[dict[str, Any]]) -> str:
+    """A ``usage_by`` view as an aligned text table."""
+    cols = [key, "calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+            "total_tokens", "cost_usd"]
+    head = [key, "calls", "input", "output", "cache_read", "cache_write", "total", "cost_usd"]
+    body = [[str(r[key]) if r[key] is not None else "-"]
+            + [f"{r[c]:,}" for c in cols[1:-1]] + [f"{r['cost_usd']:.4f}"] for r in rows]
+    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
+
+    def fmt(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+    return "\n".join([title, fmt(head), "  ".join("-" * w for w in widths), *map(fmt, body)])
+
+
+def _cmd_summary(args: argparse.Namespace) -> int:
+    corpus = load(args.paths, on_bad_lines="skip", progress=False)
+    rows = summarize_corpus(corpus)
+    views = usage_views(corpus, tz=args.tz) if args.usage else {}
+    if args.format == "json":
+        print(json.dumps({"sessions": rows, "total": total_row(rows), "usage": views}, indent=2,
+                         ensure_ascii=False))
+    else:
+        print(format_summary(rows))
+        if views:
+            print()
+            print(format_usage("Usage by model (all branches)", "model", views["model"]))
+            print()
+            print(format_usage(f"Usage by day ({args.tz})", "day", views["day"]))
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="sessionlab", description="Study pi coding-agent sessions (JSONL trees).")
+    sub = ap.add_subparsers(dest="command", required=True)
+    sp = sub.add_parser("summary", help="one line per session file: entries, roles, tree shape, tokens, cost",
+                        description="Summarize session files; folders are searched recursively for *.jsonl.")
+    sp.add_argument("paths", nargs="+", metavar="PATH", help="a session file or a folder")
+    sp.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
+    sp.add_argument("--tz", default="UTC", help="time zone for the usage-by-day view (default: UTC)")
+    sp.add_argument("--no-usage", dest="usage", action="store_false", help="leave out the usage views")
+    # (user_errors: what a command reports in one line with exit code 2, see main)
+    sp.set_defaults(func=_cmd_summary, user_errors=(OSError, ValueError))  # a missing path, an unknown time zone
+    cp = sub.add_parser("cache", help="the loaders' cache: 'clear' empties it",
+                        description="The loaders keep parsed files in $SESSIONLAB_CACHE_DIR, "
+                                    "else the user's cache folder.")
+    cp.add_argument("action", choices=("clear",))
+    cp.set_defaults(func=_cmd_cache)
+    rp = sub.add_parser("report", help="one self-contained offline HTML report: usage, sessions, trees, issues",
+                        description="Write a single HTML file about the sessions in SOURCE (see sessionlab.report).")
+    rp.add_argument("source", nargs="+", metavar="SOURCE", help="a session file or a folder")
+    rp.add_argument("-o", "--output", default="report.html", help="the HTML file to write (default: report.html)")
+    rp.add_argument("--tz", default="UTC", help="time zone of the usage days (default: UTC)")
+    rp.set_defaults(func=_cmd_report)  # (any error: a missing folder, an unknown time zone, an unwritable output)
+    from ._usage import add_usage_parser
+
+    add_usage_parser(sub)
+    return ap
+
+
+def _cmd_cache(args: argparse.Namespace) -> int:
+    from ..tables import clear_cache
+
+    where, n, size = clear_cache()
+    print(f"sessionlab cache: removed {n} files ({size / 1e6:.1f} MB) from {where}" if where else
+          "sessionlab cache: off (SESSIONLAB_CACHE_DIR is empty)")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from ..report import write_report
+
+    source = args.source[0] if len(args.source) == 1 else args.source
+    out = write_report(source, args.output, tz=args.tz)
+    print(f"wrote {out}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except getattr(args, "user_errors", Exception) as exc:  # the one place a command's failure is reported
+        print(f"sessionlab {args.command}: {exc}", file=sys.stderr)
+        return 2
