@@ -118,7 +118,9 @@ class _Prepared:
             other = ~f.isin("agent", ("pi",)) & _np(pc.is_valid(table["agent"]), False, bool)  # (not null)
             self.is_call = self.is_assistant & ~(other & ~_np(pc.is_valid(table["input_tokens"]), False, bool))
         else:
+            other = np.zeros(n, bool)
             self.is_call = self.is_assistant
+        self.is_other_agent = other
         self.is_comp = f.isin("type", ("compaction",))
         branch_summary = f.isin("type", ("branch_summary",)) & (_np(table["summary_chars"], 0, np.int64) > 0)
         never = _np(table["never_in_context"], False, bool) if "never_in_context" in table.column_names \
@@ -142,7 +144,10 @@ class _Prepared:
         self.comp = f.nearest(self.is_comp)
         self.usage = f.nearest(self.usage_source)
         self.think = f.nearest(f.isin("type", ("thinking_level_change",)))
-        self.model_src = f.nearest(self.is_assistant | f.isin("type", ("model_change",)))
+        # the model in effect: pi's last assistant or model change; a Codex turn_context names it too
+        self.model_src = f.nearest(self.is_assistant | f.isin("type", ("model_change",))
+                                   | (f.isin("type", ("turn_context",)) & _np(pc.is_valid(self.table["model"]),
+                                                                            False, bool)))
         self.cum_sys_n = f.path_sum(self.is_sys.astype(np.int64))
         self.cum_sys_est = f.path_sum(np.where(self.is_sys, self.est, 0))
 
@@ -443,6 +448,10 @@ def _context_table(prep: _Prepared, tgt: np.ndarray, base: np.ndarray, r: dict[s
     def ints(a: np.ndarray) -> pa.Array:
         return from_numpy(a, mask=null_count, type=_I64)
 
+    model_src = r["model_src"]
+    if calls:  # a Claude Code or Codex call names the model it was sent to (pi's follows pi's rule)
+        model_src = np.where(prep.is_other_agent[tgt] & ~null_count, tgt, model_src)
+
     thinking = take_or_null(t["thinking_level"], r["think"])
     thinking = pc.if_else(from_numpy(null_count), scalar(None, _S), pc.fill_null(thinking, scalar("off")))
     out = {
@@ -457,8 +466,8 @@ def _context_table(prep: _Prepared, tgt: np.ndarray, base: np.ndarray, r: dict[s
         "projected_tokens": from_numpy(r["projected_tokens"], mask=null_count | (not prep.rules.projection),
                                        type=_I64),
         "thinking_level": thinking,
-        "provider": take_or_null(t["provider"], r["model_src"]),
-        "model": take_or_null(t["model"], r["model_src"]),
+        "provider": take_or_null(t["provider"], model_src),
+        "model": take_or_null(t["model"], model_src),
         "compaction_id": take_or_null(t["entry_id"], r["comp"]),
     }
     parts = [_np(t[c], 0, np.int64)[tgt] for c in ("input_tokens", "cache_read_tokens", "cache_write_tokens")]

@@ -16,11 +16,16 @@ ones: ``input_tokens`` here is the uncached part, ``cache_read_tokens`` the cach
 ``reasoning_tokens`` the part of ``output_tokens`` spent reasoning. The usage lands on the response
 entry it follows (or on a usage-only assistant entry when the rollout has none). A fork or a
 sub-agent thread that replays its parent's history replays its ``token_count`` lines too; those are
-not counted again (see :func:`replayed_rows`).
+not counted again (see :func:`replayed_rows`). A rollout that never names its model is priced as
+:data:`FALLBACK_MODEL` (``cost_source = 'fallback'``).
+
+A rollout written pretty-printed (one JSON object over several lines, not one per line) is read
+object by object; an entry's id is then the line its object starts on.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -31,7 +36,7 @@ from . import formats
 from .formats import AgentFile, iter_lines
 from .reader import LineIssue
 
-__all__ = ["read_codex", "replayed_rows"]
+__all__ = ["read_codex", "replayed_rows", "FALLBACK_MODEL"]
 
 
 class _TU(msgspec.Struct):
@@ -58,10 +63,11 @@ class _Payload(msgspec.Struct):
     role: str | None = None
     content: str | list[_Item] | None = None
     name: str | None = None
-    arguments: str | None = None
+    arguments: msgspec.Raw = msgspec.Raw()  # a JSON string, or an object (Codex 0.142 tool_search_call)
     input: str | None = None
     call_id: str | None = None
     output: msgspec.Raw = msgspec.Raw()
+    tools: msgspec.Raw = msgspec.Raw()  # a tool_search_output's result
     summary: str | list[_Item] | None = None
     info: _Info | None = None
     model: str | None = None
@@ -105,13 +111,30 @@ _OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output", "t
 _COLS = ("line_no", "entry_id", "parent_id", "type", "timestamps", "role", "provider", "model",
          "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
          "context_tokens", "est_tokens", "tool_name", "tool_call_count", "tokens_before", "custom_type",
-         "summary_chars", "reasoning_tokens", "usage_kind", "side_node")
+         "summary_chars", "reasoning_tokens", "usage_kind", "side_node", "cost_source")
+
+FALLBACK_MODEL = "gpt-5"
+"""The model of a call in a rollout that names none (Codex before ``turn_context`` carried the
+model, e.g. 0.34-0.42): those releases' default, as ccusage assumes (``isFallbackModel``); such a
+call's ``cost_source`` is ``'fallback'``."""
 
 
 def _len(s: str | None) -> int:
     if not s:
         return 0
     return len(s) if s.isascii() else js_len(s)
+
+
+def _raw_chars(raw: bytes) -> int:
+    """Characters of a JSON value as the model gets it: a string's text, else the JSON itself."""
+    if not raw or raw == b"null":
+        return 0
+    if raw[:1] == b'"':
+        try:
+            return _len(msgspec.json.decode(raw, type=str))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return len(raw)
+    return len(raw)
 
 
 def _items_chars(content: Any) -> int:
@@ -176,7 +199,8 @@ class _Reader:
             if isinstance(p.call_id, str) and name:
                 self.tool_names[p.call_id] = name
             self.cols["tool_call_count"][i] += 1
-            self.block(i, "toolCall", _len(name) + _len(p.arguments if p.arguments is not None else p.input),
+            args = bytes(p.arguments)
+            self.block(i, "toolCall", _len(name) + (_raw_chars(args) if args and args != b"null" else _len(p.input)),
                        name, p.call_id)
 
     def token_count(self, line_no: int, ts: str | None, info: _Info) -> None:
@@ -211,6 +235,8 @@ class _Reader:
         c["usage_kind"][i] = "message"
         if c["model"][i] is None:
             c["model"][i] = self.model
+        if c["model"][i] is None:  # an old rollout that never names its model
+            c["model"][i], c["provider"][i], c["cost_source"][i] = FALLBACK_MODEL, "openai", "fallback"
         self.last_prompt = last.input_tokens
         self.out.codex_totals.append((i, key))
         self.open_call = None
@@ -229,7 +255,8 @@ class _Reader:
             self.open_call = None
             name = self.tool_names.get(p.call_id) if isinstance(p.call_id, str) else None
             i = self.add(line_no, ts, type="message", role="toolResult", tool_name=name, est_tokens=0)
-            self.block(i, "toolResult", max(len(bytes(p.output)) - 2, 0), name, p.call_id)
+            out = bytes(p.output) or bytes(p.tools)  # (a tool_search_output's result is its tools)
+            self.block(i, "toolResult", max(len(out) - 2, 0), name, p.call_id)
         else:
             self.add(line_no, ts, type="response_item", custom_type=pt, side_node=True)
 
@@ -250,13 +277,42 @@ class _Reader:
                 self.cols["est_tokens"][i] = est[i]
 
 
+def _objects(fh: Any, max_line: int) -> Iterator[tuple[int, bytes | None, bytes]]:
+    """``iter_lines`` of a rollout, or, for a pretty-printed one (its first line is ``{``), one
+    ``(line the object starts on, the object's bytes, b"")`` per object."""
+    lines = iter_lines(fh, max_line=max_line)
+    for line_no, raw, start in lines:
+        if raw is not None and not raw.strip():
+            continue
+        if raw is None or raw.strip() != b"{":
+            yield line_no, raw, start
+            yield from lines
+            return
+        buf, first = [raw], line_no
+        for line_no, raw, start in lines:
+            if raw is None:  # a line past the limit: the object holding it is too long
+                yield first, None, start
+                return
+            if not buf:
+                if not raw.strip():
+                    continue
+                first = line_no
+            buf.append(raw)
+            if raw[:1] == b"}":  # a top-level object closes at column 0
+                yield first, b"\n".join(buf), b""
+                buf = []
+        if buf:
+            yield first, b"\n".join(buf), b""
+        return
+
+
 def read_codex(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile:
     """Read one Codex rollout from a binary file object ``fh``."""
     max_line = formats.MAX_LINE if max_line is None else max_line
     r = _Reader(path)
     out = r.out
     sid = version = cwd = parent = spawned = None
-    for line_no, raw, start in iter_lines(fh, max_line=max_line):
+    for line_no, raw, start in _objects(fh, max_line):
         if raw is None:
             out.issues.append(LineIssue(path, line_no, "line_too_long", f"line longer than {max_line} bytes skipped",
                                         start[:80].decode("utf-8", "replace")))

@@ -94,6 +94,8 @@ def detect_agent(head: bytes) -> Agent:
         if isinstance(obj, dict):
             break  # an object of no known agent: pi's reader reports it
     start = head if b"\n" not in head else b""
+    if head.lstrip()[:1] == b"{" and head.lstrip().split(b"\n", 1)[0].strip() == b"{":
+        start = head  # pretty-printed: one object over several lines (its start decides)
     if start:  # a first line longer than the head: its start
         m = _TYPE_RE.search(start[:4096])
         if m is not None:

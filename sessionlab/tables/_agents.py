@@ -113,12 +113,14 @@ def load_agent_bytes(res: Any, agent: str, data: bytes, want_blocks: bool) -> An
     return load_agent_file(res, agent, io.BytesIO(data), want_blocks)
 
 
-def _null_rows(t: pa.Table, drop: np.ndarray) -> pa.Table:
-    """``t`` with the usage columns nulled on the rows of ``drop`` (a boolean mask)."""
+def _null_rows(t: pa.Table, drop: np.ndarray, source: np.ndarray | None = None) -> pa.Table:
+    """``t`` with the usage columns nulled on the rows of ``drop`` (a boolean mask), after each row
+    took the usage of row ``source[row]`` (when given: an index array, ``arange`` for no move)."""
     mask = pa.array(drop)
+    take = None if source is None else pa.array(source, pa.int64())
     for c in USAGE_COLUMNS:
         i = t.schema.get_field_index(c)
-        col = t.column(i)
+        col = t.column(i) if take is None else t.column(i).take(take)
         t = t.set_column(i, c, pc.if_else(mask, pa.scalar(None, col.type), col))
     return t
 
@@ -140,13 +142,19 @@ def _claude_dedupe(results: list) -> None:
         owners.append(r)
     if not files:
         return
-    keep = dedupe_usage(files)
-    for r, f, k in zip(owners, files, keep):
-        if all(k):
+    keep, moves = dedupe_usage(files)
+    for r, f, k, mv in zip(owners, files, keep, moves):
+        if all(k) and not mv:
             continue
         drop = np.zeros(r.entries.num_rows, bool)
         drop[f[4][~np.asarray(k, bool)]] = True
-        r.entries = _null_rows(r.entries, drop)
+        source = None
+        if mv:  # a response's usage moves to its first line (see dedupe_usage)
+            source = np.arange(r.entries.num_rows)
+            rows = f[4]
+            for to, frm in mv.items():
+                source[rows[to]] = rows[frm]
+        r.entries = _null_rows(r.entries, drop, source)
 
 
 def _codex_replays(results: list) -> None:
@@ -199,7 +207,8 @@ def _price(results: list) -> None:
         full_src = t["cost_source"].to_pylist()
         for j, row in enumerate(rows):  # a loop over priced calls only
             full_cost[row] = part[j]
-            full_src[row] = "priced" if part[j] is not None else "unknown"
+            if full_src[row] != "fallback" or part[j] is None:  # (a fallback model stays flagged)
+                full_src[row] = "priced" if part[j] is not None else "unknown"
             if pos + j in first_unknown:
                 model, count = first_unknown[pos + j]
                 r.issues.append(LineIssue(r.path, int(t["line_no"][int(row)].as_py() or 0), "unknown_model",
