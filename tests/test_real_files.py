@@ -47,7 +47,7 @@ def codex():
 
 
 def test_real_files_load_without_issues(claude, codex):
-    assert claude.sessions.num_rows == 8 and codex.sessions.num_rows == 6
+    assert claude.sessions.num_rows == 9 and codex.sessions.num_rows == 6
     assert claude.issues.num_rows == 0 and codex.issues.num_rows == 0
     assert set(claude.sessions["agent_version"].to_pylist()) == {"2.0.64", "2.0.76", "2.1.4", "2.1.7"}
     assert set(codex.sessions["agent_version"].to_pylist()) == {"0.104.0-alpha.1"}
@@ -105,7 +105,7 @@ def test_4_codex_tool_search_call_with_object_arguments():
 def test_5_every_call_names_its_model(which, claude, codex):
     c = claude if which == "claude" else codex
     x = contexts(c, at="calls")
-    assert x.num_rows == (84 if which == "claude" else 485) == pc.sum(pc.is_valid(c.entries["input_tokens"])).as_py()
+    assert x.num_rows == (139 if which == "claude" else 485) == pc.sum(pc.is_valid(c.entries["input_tokens"])).as_py()
     assert x["model"].null_count == 0
     calls = c.entries.filter(pc.is_valid(c.entries["input_tokens"]))
     by_id = dict(zip(calls["entry_id"].to_pylist(), calls["model"].to_pylist()))

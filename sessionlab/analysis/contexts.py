@@ -535,5 +535,21 @@ def context_messages(entries, at_id: str, *, session_id: SessionIds = None, rule
     if len(files) != 1:
         raise ValueError(f"entry id {at_id!r} is in {len(files)} files; pass session_id")
     which = table_rules_for(table, rules)
+    agent = rows["agent"][0].as_py() if "agent" in rows.column_names else None
+    if agent in ("claude-code", "codex"):
+        return _agent_context_messages(table, rows, at_id, agent, files.pop(), which)
     sf = read_session(files.pop(), on_bad_lines="skip")
     return build_session_context(sf.branch(at_id), rules=which).messages
+
+
+def _agent_context_messages(table: pa.Table, rows: pa.Table, at_id: str, agent: str, path: str,
+                            rules: Rules) -> list:
+    """A Claude Code or Codex context: its members (:func:`context_members`, the entries the
+    tables count) read back from the file as messages."""
+    from ..io.agent_messages import agent_messages
+
+    sid = rows["session_id"][0].as_py()
+    mem = context_members(table, at=[at_id], session_id=sid, rules=rules)
+    ids = mem.sort_by("position")["entry_id"].to_pylist()
+    msgs = agent_messages(path, agent, set(ids))
+    return [msgs[e] for e in ids if e in msgs]

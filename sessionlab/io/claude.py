@@ -199,7 +199,8 @@ def _content(m: _Message, role: str, eid: str, blocks: list[tuple], tool_names: 
             name, call_id = b.name, b.id
             if isinstance(b.id, str) and isinstance(b.name, str):
                 tool_names[b.id] = b.name
-            nc, kind = _len(b.name) + len(bytes(b.input)), "toolCall"
+            raw = bytes(b.input)  # (JSON as written: its length in UTF-16 units, as JSON.stringify's)
+            nc, kind = _len(b.name) + (len(raw) if raw.isascii() else js_len(raw.decode("utf-8", "replace"))), "toolCall"
         elif bt == "tool_result":
             call_id = b.tool_use_id
             name = tool_names.get(call_id) if isinstance(call_id, str) else None

@@ -167,6 +167,11 @@ class _Reader:
         self.last_prompt: int | None = None
         self.tool_names: dict[str, str] = {}
         self.nblocks: dict[int, int] = {}
+        self.items: dict[int, list] | None = None  # row -> its payloads, when asked (agent_messages)
+
+    def keep(self, i: int, p: Any) -> None:
+        if self.items is not None:
+            self.items.setdefault(i, []).append(p)
 
     def add(self, line_no: int, ts: str | None, **values: Any) -> int:
         i = self.n
@@ -189,6 +194,7 @@ class _Reader:
         if i is None or self.cols["input_tokens"][i] is not None:
             i = self.open_call = self.add(line_no, ts, type="message", role="assistant", provider="openai",
                                           model=self.model, est_tokens=0, tool_call_count=0)
+        self.keep(i, p)
         t = p.type
         if t == "message":
             self.block(i, "text", _items_chars(p.content))
@@ -250,11 +256,13 @@ class _Reader:
         elif pt == "message":
             self.open_call = None
             i = self.add(line_no, ts, type="message", role=p.role, est_tokens=0)
+            self.keep(i, p)
             self.block(i, "text", _items_chars(p.content))
         elif pt in _OUTPUT_ITEMS:
             self.open_call = None
             name = self.tool_names.get(p.call_id) if isinstance(p.call_id, str) else None
             i = self.add(line_no, ts, type="message", role="toolResult", tool_name=name, est_tokens=0)
+            self.keep(i, p)
             out = bytes(p.output) or bytes(p.tools)  # (a tool_search_output's result is its tools)
             self.block(i, "toolResult", max(len(out) - 2, 0), name, p.call_id)
         else:
@@ -265,8 +273,9 @@ class _Reader:
         self.open_call = None
         nc = _len(p.message)
         hist = _history_chars(bytes(p.replacement_history))  # the context that replaced the old one
-        self.add(line_no, ts, type="compaction", tokens_before=self.last_prompt, summary_chars=nc,
-                 est_tokens=-(-(nc if hist is None else hist) // CHARS_PER_TOKEN))
+        i = self.add(line_no, ts, type="compaction", tokens_before=self.last_prompt, summary_chars=nc,
+                     est_tokens=-(-(nc if hist is None else hist) // CHARS_PER_TOKEN))
+        self.keep(i, p)
 
     def characters_to_tokens(self) -> None:
         """``est_tokens`` held characters until now: ``ceil(chars / 4)`` (compaction rows have tokens already)."""
@@ -306,10 +315,12 @@ def _objects(fh: Any, max_line: int) -> Iterator[tuple[int, bytes | None, bytes]
         return
 
 
-def read_codex(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile:
-    """Read one Codex rollout from a binary file object ``fh``."""
+def read_codex(path: str, fh: Any, *, max_line: int | None = None, items: dict | None = None) -> AgentFile:
+    """Read one Codex rollout from a binary file object ``fh`` (``items``, when given, receives
+    each row's payloads: what :mod:`sessionlab.io.agent_messages` turns into messages)."""
     max_line = formats.MAX_LINE if max_line is None else max_line
     r = _Reader(path)
+    r.items = items
     out = r.out
     sid = version = cwd = parent = spawned = None
     for line_no, raw, start in _objects(fh, max_line):

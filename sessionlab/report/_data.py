@@ -80,6 +80,10 @@ def _detail(table: pa.Table) -> tuple[dict[str, Any], dict[str, int]]:
     on = on[np.argsort(lay.y[on], kind="stable")]
     ctx = to_np(nodes["context_tokens"], 0).astype(np.int64)
     is_call = (types == "message") & (roles == "assistant")
+    if "agent" in nodes.column_names and to_np(nodes["agent"], "pi")[0] != "pi":
+        # Claude Code writes a response as one line per content block and only the counted one
+        # carries its usage: the others are no call (they would draw the line down to 0)
+        is_call &= to_np(pc.is_valid(nodes["context_tokens"]), False).astype(bool)
     call_rows = on[is_call[on]]
     comp_rows = on[types[on] == "compaction"]
     calls_before = np.searchsorted(lay.y[call_rows], lay.y[comp_rows])  # calls above each compaction
@@ -116,7 +120,7 @@ def collect(source: Any, *, tz: str = "UTC") -> ReportData:
         if t is None or t.num_rows == 0 or r.session is None:
             continue
         sid = r.session.get("session_id") or t["session_id"][0].as_py()
-        label = session_labels(t).get(sid)
+        label = session_labels(t, names={sid: r.session.get("name")}).get(sid)  # (Claude Code's own title)
         detail, shape = _detail(t)
         calls = pc.and_(pc.equal(t["type"], "message"), pc.equal(t["role"], "assistant"))
         calls = pc.fill_null(calls, False)
