@@ -5,7 +5,8 @@
 by the same per-file loader as :func:`sessionlab.entries_table`, so the columns and their
 Arrow-backed dtypes are those of the local table (``ENTRY_SCHEMA``). A session never spans two
 partitions, nor do files whose usage the load compares across files (a Claude Code project
-folder: sessions and their subagents; a Codex thread and its forks), so every analysis that works session by session runs on each partition with
+folder: sessions and their subagents; a Codex thread and its forks), so every analysis that works
+session by session runs on each partition with
 ``map_partitions`` (``meta`` is the local function applied to the declared, empty entries table)
 and the pieces combine into exactly what the local function returns on the whole table:
 
@@ -176,9 +177,9 @@ def _units(files: list[tuple[str, int]], storage_options: dict | None) -> list[i
             j = by_key.setdefault(key, i)
             unit[find(i)] = find(j)
     for i, parent in parent_of:
-        j = by_key.get(("codex", parent))
-        if j is not None:
-            unit[find(i)] = find(j)
+        at = by_key.get(("codex", parent))
+        if at is not None:
+            unit[find(i)] = find(at)
     return [find(i) for i in range(len(files))]
 
 

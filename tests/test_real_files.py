@@ -161,3 +161,14 @@ def test_8_a_bedrock_model_id_is_priced_as_its_model(claude, tmp_path):
         c = load(p, cache=False)
     call = c.entries.filter(pc.is_valid(c.entries["input_tokens"])).to_pylist()
     assert [(r["cost_usd"], r["cost_source"]) for r in call] == [(None, "unknown")]
+
+
+def test_usage_daily_on_claude_code_folders_raises_no_warning(capsys):
+    """`sessionlab usage daily` on folders of the lines Claude Code writes: no warning, no issue."""
+    from sessionlab.cli import main
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["usage", "daily", str(CLAUDE_REAL), str(BOOKKEEPING), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["unpricedModels"] == [] and len(data["daily"]) == 7

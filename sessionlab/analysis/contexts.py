@@ -543,7 +543,7 @@ def context_messages(entries, at_id: str, *, session_id: SessionIds = None, rule
 
 
 def _agent_context_messages(table: pa.Table, rows: pa.Table, at_id: str, agent: str, path: str,
-                            rules: Rules) -> list:
+                            rules: Any) -> list:
     """A Claude Code or Codex context: its members (:func:`context_members`, the entries the
     tables count) read back from the file as messages."""
     from ..io.agent_messages import agent_messages

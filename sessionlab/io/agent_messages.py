@@ -53,7 +53,7 @@ def _claude_block(b: Any) -> C.ContentBlock:
     if t == "tool_use":
         return C.ToolCall(id=b.get("id"), name=str(b.get("name") or ""), arguments=b.get("input"))
     if t == "image":
-        src = b.get("source") if isinstance(b.get("source"), dict) else {}
+        src: dict = b["source"] if isinstance(b.get("source"), dict) else {}
         return C.ImageContent(data=str(src.get("data") or ""), mime_type=src.get("media_type"))
     return C.UnknownContent(block_type=t, raw=b)
 
@@ -124,7 +124,7 @@ def _claude(path: str, want: set[str]) -> dict[str, M.Message]:
             elif typ == "assistant":
                 out[uid] = _claude_assistant(d)
             elif typ == "system" and d.get("subtype") == "compact_boundary":
-                meta = d.get("compactMetadata") if isinstance(d.get("compactMetadata"), dict) else {}
+                meta: dict = d["compactMetadata"] if isinstance(d.get("compactMetadata"), dict) else {}
                 out[uid] = M.CompactionSummaryMessage(summary="", tokens_before=meta.get("preTokens"))
     return out
 

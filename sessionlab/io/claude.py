@@ -6,8 +6,9 @@ Every line with a ``uuid`` is an entry: ``entry_id``/``parent_id`` are ``uuid``/
 content holds tool results; ``assistant``); a ``compact_boundary`` is a ``compaction`` entry with
 the agent's ``preTokens``/``postTokens``; every other line type (``progress``, ``attachment``,
 other ``system`` subtypes...) keeps its on-disk type and is a side node (``side_node``), kept in
-the tree but never a leaf. Lines without a ``uuid`` are not tree nodes: the title lines (``custom-title``, the user's own name
-for the session, over ``ai-title`` over the older ``summary``) name the session, the bookkeeping
+the tree but never a leaf. Lines without a ``uuid`` are not tree nodes: the title lines
+(``custom-title``, the user's own name for the session, over ``ai-title`` over the older
+``summary``) name the session, the bookkeeping
 lines Claude Code writes (``last-prompt``, ``permission-mode``, ``mode``, ``file-history-snapshot``,
 ``queue-operation``...) are skipped (a ``file-history-snapshot`` line of hundreds of MB is streamed
 past unread); only a conversation line type without a ``uuid`` is a ``missing_id`` issue.
@@ -200,7 +201,8 @@ def _content(m: _Message, role: str, eid: str, blocks: list[tuple], tool_names: 
             if isinstance(b.id, str) and isinstance(b.name, str):
                 tool_names[b.id] = b.name
             raw = bytes(b.input)  # (JSON as written: its length in UTF-16 units, as JSON.stringify's)
-            nc, kind = _len(b.name) + (len(raw) if raw.isascii() else js_len(raw.decode("utf-8", "replace"))), "toolCall"
+            args = len(raw) if raw.isascii() else js_len(raw.decode("utf-8", "replace"))
+            nc, kind = _len(b.name) + args, "toolCall"
         elif bt == "tool_result":
             call_id = b.tool_use_id
             name = tool_names.get(call_id) if isinstance(call_id, str) else None
