@@ -100,8 +100,8 @@ def test_contexts_at_every_call_of_the_real_files(source):
                                                    calls["cache_write_tokens"].to_pylist())}
     rows = x.to_pylist()
     assert len(rows) == len(prompt)
+    assert all(r["prompt_tokens"] == prompt[(r["session_id"], r["at_id"])] and r["estimated_tokens"] > 0 for r in rows)
     for r in rows[:: max(1, len(rows) // 25)]:  # every 25th call: each reads its file
-        assert r["prompt_tokens"] == prompt[(r["session_id"], r["at_id"])]
         msgs = context_messages(c, r["context_id"], session_id=r["session_id"])  # what was sent
         assert len(msgs) == r["message_count"] > 0
         assert r["estimated_tokens"] > 0 and r["prompt_tokens"] > r["estimated_tokens"]
@@ -119,3 +119,14 @@ def test_claude_context_starts_again_after_a_compact_boundary():
     msgs = context_messages(c, after[0]["context_id"], session_id=after[0]["session_id"])
     assert isinstance(msgs[0], M.CompactionSummaryMessage) and msgs[0].tokens_before > 0
     assert isinstance(msgs[1], M.UserMessage) and "continued from a previous conversation" in str(msgs[1].content)
+
+
+def test_codex_context_starts_again_after_a_compacted_line():
+    path = next(CODEX_REAL.rglob("rollout-2026-02-23T12-54-34-*.jsonl"))
+    c = load(path, cache=False)
+    x = contexts(c, at="calls").to_pylist()
+    i = next(k for k, r in enumerate(x) if r["compaction_id"] is not None)
+    assert (x[i - 1]["message_count"], x[i]["message_count"]) == (505, 1)
+    assert (x[i - 1]["prompt_tokens"], x[i]["prompt_tokens"]) == (209_950, 48_297)  # the provider's count fell too
+    (m,) = context_messages(c, x[i]["context_id"], session_id=x[i]["session_id"])
+    assert isinstance(m, M.CompactionSummaryMessage) and m.tokens_before == 209_950
