@@ -4,7 +4,9 @@
 ``dask.dataframe.from_map`` over groups of files: each partition is one group, loaded on a worker
 by the same per-file loader as :func:`sessionlab.entries_table`, so the columns and their
 Arrow-backed dtypes are those of the local table (``ENTRY_SCHEMA``). A session never spans two
-partitions, so every analysis that works session by session runs on each partition with
+partitions, nor do files whose usage the load compares across files (a Claude Code project
+folder: sessions and their subagents; a Codex thread and its forks), so every analysis that works
+session by session runs on each partition with
 ``map_partitions`` (``meta`` is the local function applied to the declared, empty entries table)
 and the pieces combine into exactly what the local function returns on the whole table:
 
@@ -111,15 +113,73 @@ def _files(source_or_paths: Any, storage_options: dict | None) -> list[tuple[str
     return list(out.items())
 
 
-def _groups(files: list[tuple[str, int]], files_per_partition: int | None, bytes_per_partition: int) -> list:
+def _head(path: str, storage_options: dict | None) -> bytes:
+    from .pi.io.formats import HEAD_BYTES
+
+    try:
+        if _is_url(path):
+            from fsspec.core import url_to_fs
+
+            fs, p = url_to_fs(path, **(storage_options or {}))
+            with fs.open(p, "rb") as fh:
+                return fh.read(HEAD_BYTES)
+        with open(path, "rb") as fh:
+            return fh.read(HEAD_BYTES)
+    except OSError:
+        return b""
+
+
+def _units(files: list[tuple[str, int]], storage_options: dict | None) -> list[int]:
+    """For each file, the files it must share a partition with (a unit number): the load's
+    cross-file pass needs them together. A Claude Code project folder is one unit (a session's
+    subagent files dedupe against it); a Codex fork or spawned thread joins its parent's unit (its
+    replayed usage is matched against the parent's); a pi file is a unit of its own. Each agent says
+    which of its files go together (:attr:`sessionlab.agents.AgentSpec.together`)."""
+    from . import agents
+
+    unit = list(range(len(files)))
+
+    def find(i: int) -> int:
+        while unit[i] != i:
+            unit[i] = unit[unit[i]]
+            i = unit[i]
+        return i
+
+    by_key: dict[Any, int] = {}
+    parent_of: list[tuple[int, str]] = []
+    for i, (path, _) in enumerate(files):  # one head read per file, on the client
+        head = _head(path, storage_options)
+        spec = agents.spec(agents.detect(head))
+        key, parent = spec.together(path, head) if spec.together is not None else (None, None)
+        if parent is not None:
+            parent_of.append((i, parent))
+        if key is not None:
+            j = by_key.setdefault(key, i)
+            unit[find(i)] = find(j)
+    for i, parent in parent_of:
+        at = by_key.get(parent)
+        if at is not None:
+            unit[find(i)] = find(at)
+    return [find(i) for i in range(len(files))]
+
+
+def _groups(files: list[tuple[str, int]], files_per_partition: int | None, bytes_per_partition: int,
+            units: list[int] | None = None) -> list:
+    """Consecutive files (the partitions keep the load order), cut only where no unit of files
+    that belong together (:func:`_units`) would be split."""
+    last: dict[int, int] = {}
+    for i, u in enumerate(units or range(len(files))):
+        last[u] = i
     groups: list[tuple[str, ...]] = []
     cur: list[str] = []
     size = 0
-    for path, n in files:  # consecutive files, so the partitions keep the load order
+    open_until = -1  # the last file of the units the current group has begun
+    for i, (path, n) in enumerate(files):
         cur.append(path)
         size += n
+        open_until = max(open_until, last[units[i] if units else i])
         full = len(cur) >= files_per_partition if files_per_partition else size >= bytes_per_partition
-        if full:
+        if full and open_until <= i:
             groups.append(tuple(cur))
             cur, size = [], 0
     if cur:
@@ -197,7 +257,8 @@ def load_dask(source_or_paths: Any = None, *, files_per_partition: int | None = 
         raise ValueError(f"on_bad_lines must be 'skip' or 'raise' on a cluster, not {on_bad_lines!r}")
     if files_per_partition is not None and files_per_partition < 1:
         raise ValueError(f"files_per_partition must be at least 1, not {files_per_partition!r}")
-    groups = _groups(_files(source_or_paths, storage_options), files_per_partition, bytes_per_partition)
+    files = _files(source_or_paths, storage_options)
+    groups = _groups(files, files_per_partition, bytes_per_partition, _units(files, storage_options))
     if not groups:
         return dd.from_pandas(_meta(), npartitions=1)
     return dd.from_map(_load_group, groups, on_bad_lines=on_bad_lines, storage_options=storage_options,

@@ -18,12 +18,38 @@ Example:
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from decimal import Decimal
 
 import numpy as np
 
-__all__ = ["price_calls", "model_rates"]
+__all__ = ["price_calls", "model_rates", "price_model_id"]
+
+# Bedrock and Vertex spell a model as <route>/<region>.anthropic.<model>-v1:0 or <model>@<date>
+_ROUTE = re.compile(r"^(?:converse|invoke|bedrock|vertex_ai|vertex)/")
+_BEDROCK = re.compile(r"^(?:(?:us|eu|apac|jp|au|ca|global|us-gov)\.)?(?:anthropic|openai|meta|amazon|mistral)\.(.+?)"
+                      r"(?:-v\d+(?::\d+)?)?$")
+_VERTEX = re.compile(r"^(claude-[a-z0-9.-]+)@(\d{8})$")
+
+
+def price_model_id(model: str) -> str:
+    """The model id a price table knows for a Bedrock or Vertex id (others unchanged).
+
+    Example:
+        >>> price_model_id("converse/jp.anthropic.claude-haiku-4-5-20251001-v1:0")
+        'claude-haiku-4-5-20251001'
+        >>> price_model_id("us.anthropic.claude-sonnet-4-5-20250929-v1:0"), price_model_id("claude-opus-4-1@20250805")
+        ('claude-sonnet-4-5-20250929', 'claude-opus-4-1-20250805')
+    """
+    m = _ROUTE.sub("", model)
+    b = _BEDROCK.match(m)
+    if b is not None:
+        return b.group(1)
+    v = _VERTEX.match(m)
+    if v is not None:
+        return f"{v.group(1)}-{v.group(2)}"
+    return m
 
 _PROBE = 1000  # tokens per probe: rates are exact (prices are per token)
 
@@ -39,8 +65,11 @@ def _provider(model: str) -> str | None:
 
 @functools.lru_cache(maxsize=512)
 def _lookup(model: str) -> tuple | None:
-    """(tier starts, calc) for a model, or None when genai-prices has no price for it."""
+    """(tier starts, calc) for a model, or None when genai-prices has no price for it (a Bedrock or
+    Vertex id is looked up as its model: :func:`price_model_id`)."""
     from genai_prices import Usage, calc_price  # (imported on first use: it loads its snapshot)
+
+    model = price_model_id(model)
 
     prov = _provider(model)
     try:

@@ -8,9 +8,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sessionlab.pi import model as Mo
 from sessionlab import read_session
 from sessionlab._jsjson import js_len
+from sessionlab.pi import model as Mo
 from sessionlab.pi.io.dialects import block_from_dict
 from sessionlab.pi.tokens import current_system_message, estimate_tokens
 from tests._dict_estimate import estimate_tokens_dict

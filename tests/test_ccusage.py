@@ -18,7 +18,7 @@ from sessionlab.analysis import usage_by
 from sessionlab.tables import entries_table
 
 DATA = Path(__file__).parent / "data"
-CLAUDE = {"generated": DATA / "claude" / "generated", "real": DATA / "claude" / "real"}
+CLAUDE = {"generated": DATA / "claude" / "generated", "real": DATA / "claude" / "real" / "apanloco-random-session.jsonl"}
 CODEX = DATA / "codex" / "generated"
 
 _CLAUDE_KEYS = {"inputTokens": "input_tokens", "outputTokens": "output_tokens",

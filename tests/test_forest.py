@@ -10,8 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from sessionlab.tables import forest
-from sessionlab.tables import entries_table, load
+from sessionlab.tables import entries_table, forest, load
 from sessionlab.tables.forest import (
     Forest,
     arrow_indices,

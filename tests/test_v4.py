@@ -19,11 +19,11 @@ import pytest
 import sessionlab
 from sessionlab import BadInputError, ReadOnlyFormatError, read_session, write_session
 from sessionlab.errors import EntryNotFoundError
-from sessionlab.pi.v4_context import v4_path, v4_session_context
 from sessionlab.pi.context import iso_to_ms
 from sessionlab.pi.io import SessionWriter, message_to_dict, parse_session_bytes
 from sessionlab.pi.io.v4 import ms_to_iso, sniff_v4
 from sessionlab.pi.model import entries as E
+from sessionlab.pi.v4_context import v4_path, v4_session_context
 from sessionlab.tables import _fast, _load, _native, entries_table, issues_table, sessions_table
 from sessionlab.tree import leaves, session_tree
 

@@ -3,8 +3,8 @@
 #
 # Installs ccusage (20.0.24: the newest release with a linux-x64 binary) from npm into a temporary
 # folder, runs it with an empty HOME on the Claude Code and Codex fixtures and writes its JSON
-# outputs to tests/data/{claude,codex}/expected/. Node and npm are needed here only; the tests read
-# the committed outputs. Run from anywhere:
+# outputs to tests/data/{claude,codex}/expected/ (pi's: tests/data/pi/ccusage/). Node and npm are
+# needed here only; the tests read the committed outputs. Run from anywhere:
 #
 #   tools/ccusage_expected.sh
 set -euo pipefail
@@ -13,7 +13,7 @@ VERSION="${CCUSAGE_VERSION:-20.0.24}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/npm" "$WORK/home"
-(cd "$WORK/npm" && npm install --silent --no-audit --no-fund "ccusage@$VERSION" >/dev/null)
+npm install --prefix "$WORK/npm" --silent --no-audit --no-fund "ccusage@$VERSION" >/dev/null
 CCUSAGE="$WORK/npm/node_modules/.bin/ccusage"
 run() { env -i PATH="$PATH" HOME="$WORK/home" "$@"; }
 OPTS=(--json --offline --timezone UTC)
@@ -32,13 +32,39 @@ for name in generated real longctx; do
   done
 done
 
-# Codex
+# the real Claude Code transcripts (codemie-code: 2.0.64-2.1.7, Bedrock, no requestId), laid out as a
+# ~/.claude folder already
+for report in daily monthly session; do
+  run CLAUDE_CONFIG_DIR="$ROOT/tests/data/claude/real/codemie" "$CCUSAGE" claude "$report" "${OPTS[@]}" \
+    --mode calculate > "$out/ccusage-codemie-$report.json"
+done
+
+# Codex: generated, the real Codex Desktop 0.104 rollouts (localpush), and the shapes the real files
+# do not show (a rollout without a model, Codex 0.142's tool_search_call)
 out="$ROOT/tests/data/codex/expected"
 mkdir -p "$out"
 for report in daily monthly session; do
   run CODEX_HOME="$ROOT/tests/data/codex/generated" "$CCUSAGE" codex "$report" "${OPTS[@]}" \
     > "$out/ccusage-generated-$report.json"
+  run CODEX_HOME="$ROOT/tests/data/codex/real/localpush" "$CCUSAGE" codex "$report" "${OPTS[@]}" \
+    > "$out/ccusage-localpush-$report.json"
 done
+for shape in no-model tool-search; do
+  run CODEX_HOME="$ROOT/tests/data/codex/shapes/$shape" "$CCUSAGE" codex daily "${OPTS[@]}" \
+    > "$out/ccusage-$shape-daily.json"
+done
+
+# pi: the repository's pi sessions (data/pi: real, pi 0.x; data/sessions: generated) and pi 1.6.0's
+# own files (tests/data/pi/generated-1.6: usage entries, compaction and branch-summary usage)
+out="$ROOT/tests/data/pi/ccusage"
+mkdir -p "$out"
+for report in daily session; do
+  run "$CCUSAGE" pi "$report" --pi-path "$ROOT/data/pi,$ROOT/data/sessions" "${OPTS[@]}" \
+    > "$out/ccusage-data-$report.json"
+  run "$CCUSAGE" pi "$report" --pi-path "$ROOT/tests/data/pi/generated-1.6" "${OPTS[@]}" \
+    > "$out/ccusage-generated-1.6-$report.json"
+done
+echo "ccusage $VERSION" > "$out/VERSION"
 echo "ccusage $VERSION" > "$ROOT/tests/data/claude/expected/VERSION"
 cp "$ROOT/tests/data/claude/expected/VERSION" "$ROOT/tests/data/codex/expected/VERSION"
 ls -l "$ROOT"/tests/data/{claude,codex}/expected

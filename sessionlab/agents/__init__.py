@@ -28,7 +28,7 @@ from ._spec import USAGE_COLUMNS, AgentSpec, home_path, jsonl_below, null_usage
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
            "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below",
-           "markdown", "USAGE_COLUMNS", "null_usage"]
+           "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages"]
 
 _REGISTRY: dict[str, AgentSpec] = {}
 
@@ -147,11 +147,20 @@ def detect(head: bytes) -> str:
             if a.recognise(obj):
                 return a.name
         break  # an object of no known agent: pi's reader reports it
-    if b"\n" not in head and _TYPE_RE.search(head[:4096]):  # a first line longer than the head: its start
+    first = head.lstrip()
+    pretty = first[:1] == b"{" and first.split(b"\n", 1)[0].strip() == b"{"  # one object over several lines
+    if (b"\n" not in head or pretty) and _TYPE_RE.search(head[:4096]):  # a first line longer than the head: its start
         for a in agents:
             if a.recognise_start is not None and a.recognise_start(head[:4096]):
                 return a.name
     return "pi"
+
+
+def agent_messages(path: str, agent: str, ids: set) -> dict:
+    """The messages of some entries of an agent's file, read back from it (``context_messages``)."""
+    from ._messages import agent_messages as read
+
+    return read(path, agent, ids)
 
 
 def markdown() -> str:

@@ -6,9 +6,12 @@ Every line with a ``uuid`` is an entry: ``entry_id``/``parent_id`` are ``uuid``/
 content holds tool results; ``assistant``); a ``compact_boundary`` is a ``compaction`` entry with
 the agent's ``preTokens``/``postTokens``; every other line type (``progress``, ``attachment``,
 other ``system`` subtypes...) keeps its on-disk type and is a side node (``side_node``), kept in
-the tree but never a leaf. ``summary``, ``ai-title``, ``file-history-snapshot`` and
-``queue-operation`` lines are not tree nodes: the title lines name the session, the others are
-skipped (a ``file-history-snapshot`` line of hundreds of MB is streamed past unread).
+the tree but never a leaf. Lines without a ``uuid`` are not tree nodes: the title lines
+(``custom-title``, the user's own name for the session, over ``ai-title`` over the older
+``summary``) name the session, the bookkeeping
+lines Claude Code writes (``last-prompt``, ``permission-mode``, ``mode``, ``file-history-snapshot``,
+``queue-operation``...) are skipped (a ``file-history-snapshot`` line of hundreds of MB is streamed
+past unread); only a conversation line type without a ``uuid`` is a ``missing_id`` issue.
 
 Usage is read per line (``input_tokens`` is uncached input; cache writes with their 1-hour part);
 duplicate usage (streaming lines of one response, sidechain replays) is removed across all loaded
@@ -35,8 +38,13 @@ from ._spec import null_usage
 
 __all__ = ["finish", "read_claude", "dedupe_usage", "CLAUDE_NODE_LESS"]
 
-CLAUDE_NODE_LESS = frozenset({"summary", "file-history-snapshot", "queue-operation", "ai-title", "custom-title"})
-"""Line types that are not tree nodes (they have no ``uuid``)."""
+CLAUDE_NODE_LESS = frozenset({"summary", "file-history-snapshot", "file-history-delta", "queue-operation", "ai-title",
+                              "custom-title", "agent-name", "agent-color", "agent-setting", "last-prompt",
+                              "permission-mode", "mode", "pr-link", "cost-state", "atis-latch"})
+"""Bookkeeping line types Claude Code writes without a ``uuid`` (not tree nodes)."""
+
+_NODE_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
+"""Line types that are always tree nodes: without a ``uuid`` they are a ``missing_id`` issue."""
 
 
 class _CacheCreation(msgspec.Struct):
@@ -109,6 +117,7 @@ class _Line(msgspec.Struct):
     summary: str | None = None
     title: str | None = None
     aiTitle: str | None = None
+    customTitle: str | None = None
     data: _Data | None = None
     error: Any = None
     isApiErrorMessage: bool | None = None
@@ -195,7 +204,9 @@ def _content(m: _Message, role: str, eid: str, blocks: list[tuple], tool_names: 
             name, call_id = b.name, b.id
             if isinstance(b.id, str) and isinstance(b.name, str):
                 tool_names[b.id] = b.name
-            nc, kind = _len(b.name) + len(bytes(b.input)), "toolCall"
+            raw = bytes(b.input)  # (JSON as written: its length in UTF-16 units, as JSON.stringify's)
+            args = len(raw) if raw.isascii() else js_len(raw.decode("utf-8", "replace"))
+            nc, kind = _len(b.name) + args, "toolCall"
         elif bt == "tool_result":
             call_id = b.tool_use_id
             name = tool_names.get(call_id) if isinstance(call_id, str) else None
@@ -267,6 +278,7 @@ class _Reader:
         self.version: str | None = None
         self.cwd: str | None = None
         self.name: str | None = None
+        self.custom_title: str | None = None  # the user's /rename (wins over generated titles)
         self.spawn: Any = None  # forkedFrom of a /branch session
         self.spawned: dict[str, str] = {}  # subagent id -> the tool call that ran it
 
@@ -276,10 +288,13 @@ class _Reader:
             return
         typ = ln.type
         if typ in ("summary", "ai-title", "custom-title"):
-            self.name = ln.summary or ln.title or ln.aiTitle or self.name
+            if typ == "custom-title":
+                self.custom_title = ln.customTitle or ln.title or self.custom_title
+            else:
+                self.name = ln.summary or ln.title or ln.aiTitle or self.name
             return
         if ln.uuid is None:
-            if typ not in CLAUDE_NODE_LESS:
+            if typ in _NODE_TYPES or typ is None:
                 self.out.issues.append(LineIssue(self.out.path, line_no, "missing_id", f"{typ!r} line without uuid",
                                                  raw[:80].decode("utf-8", "replace")))
             return
@@ -337,7 +352,7 @@ class _Reader:
         elif isinstance(spawn, str) and spawn != session_id:
             parent = spawn
         out.session = {"session_id": sid, "agent": "claude-code", "agent_version": self.version, "cwd": self.cwd,
-                       "name": self.name, "parent_session_id": parent,
+                       "name": self.custom_title or self.name, "parent_session_id": parent,
                        "root_session_id": session_id if is_sub else sid,
                        "agent_id": self.agent_id if is_sub else None, "spawned": self.spawned}
         return out
@@ -363,8 +378,8 @@ def read_claude(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile
     return reader.finish()
 
 
-def dedupe_usage(files: Sequence[tuple[list, list, list, list, Any]]) -> list[list[bool]]:
-    """Which usage rows count, across files in load order, as ccusage counts them.
+def dedupe_usage(files: Sequence[tuple[list, list, list, list, Any]]) -> tuple[list[list[bool]], list[dict[int, int]]]:
+    """Which usage rows count, across files in load order, as ccusage counts them, and where.
 
     ``files`` holds, per file, the usage rows' ``message_id``, ``request_id``, ``is_sidechain``,
     token totals and row positions. A row repeats another when both have the same message id and
@@ -372,9 +387,17 @@ def dedupe_usage(files: Sequence[tuple[list, list, list, list, Any]]) -> list[li
     file replaying its parent). Of a group, the non-sidechain row wins, then the largest token
     total, then the first in load order. Rows without a message id always count.
 
-    Returns one list of booleans per file (``True``: the row counts).
+    The winner's usage is the response's, but its line need not be on the conversation: Claude
+    Code writes one line per content block, chained, and with parallel tool calls the conversation
+    goes on from an earlier block while the last (largest) one is a side branch. So the usage
+    moves to the group's first line in the winner's file, the response's first block, which every
+    later block of it descends from.
+
+    Returns one list of booleans per file (``True``: the row counts) and one ``{to: from}`` dict of
+    usage-row positions per file (the counted row ``to`` takes the usage of row ``from``).
     """
     slots: list[tuple[int, int]] = []  # a kept row per slot; a replacement takes over the slot
+    first: dict[tuple[int, int], int] = {}  # (slot, file) -> the group's first row in that file
     exact: dict[tuple[str, str | None], int] = {}  # (message id, request id) -> slot
     by_msg: dict[str, list[int]] = {}  # message id -> slots
     keep = [[True] * len(f[0]) for f in files]
@@ -395,8 +418,10 @@ def dedupe_usage(files: Sequence[tuple[list, list, list, list, Any]]) -> list[li
             if slot is None:
                 exact[(mid, rid)] = len(slots)
                 by_msg.setdefault(mid, []).append(len(slots))
+                first[(len(slots), fi)] = i
                 slots.append((fi, i))
                 continue
+            first.setdefault((slot, fi), i)
             hf, hi = slots[slot]
             ex_side = bool(files[hf][2][hi])
             if ex_side if cand_side != ex_side else totals[i] > files[hf][3][hi]:
@@ -405,7 +430,13 @@ def dedupe_usage(files: Sequence[tuple[list, list, list, list, Any]]) -> list[li
                 exact[(mid, rid)] = slot
             else:
                 keep[fi][i] = False
-    return keep
+    moves: list[dict[int, int]] = [{} for _ in files]
+    for sl, (fi, i) in enumerate(slots):
+        to = first[(sl, fi)]
+        if to != i:  # the first line takes the winner's usage
+            keep[fi][i], keep[fi][to] = False, True
+            moves[fi][to] = i
+    return keep, moves
 
 
 def _claude_spawns(results: list) -> None:
@@ -438,13 +469,19 @@ def _claude_dedupe(results: list) -> None:
         owners.append(r)
     if not files:
         return
-    keep = dedupe_usage(files)
-    for r, f, k in zip(owners, files, keep):
-        if all(k):
+    keep, moves = dedupe_usage(files)
+    for r, f, k, mv in zip(owners, files, keep, moves):
+        if all(k) and not mv:
             continue
         drop = np.zeros(r.entries.num_rows, bool)
         drop[f[4][~np.asarray(k, bool)]] = True
-        r.entries = null_usage(r.entries, drop)
+        source = None
+        if mv:  # a response's usage moves to its first line (see dedupe_usage)
+            source = np.arange(r.entries.num_rows)
+            rows = f[4]
+            for to, frm in mv.items():
+                source[rows[to]] = rows[frm]
+        r.entries = null_usage(r.entries, drop, source)
 
 
 def finish(results: list) -> None:

@@ -16,11 +16,16 @@ ones: ``input_tokens`` here is the uncached part, ``cache_read_tokens`` the cach
 ``reasoning_tokens`` the part of ``output_tokens`` spent reasoning. The usage lands on the response
 entry it follows (or on a usage-only assistant entry when the rollout has none). A fork or a
 sub-agent thread that replays its parent's history replays its ``token_count`` lines too; those are
-not counted again (see :func:`replayed_rows`).
+not counted again (see :func:`replayed_rows`). A rollout that never names its model is priced as
+:data:`FALLBACK_MODEL` (``cost_source = 'fallback'``).
+
+A rollout written pretty-printed (one JSON object over several lines, not one per line) is read
+object by object; an entry's id is then the line its object starts on.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -33,7 +38,7 @@ from ..pi.io.reader import LineIssue
 from ..pi.tokens import CHARS_PER_TOKEN
 from ._spec import null_usage
 
-__all__ = ["finish", "read_codex", "replayed_rows"]
+__all__ = ["finish", "read_codex", "replayed_rows", "FALLBACK_MODEL"]
 
 
 class _TU(msgspec.Struct):
@@ -60,10 +65,11 @@ class _Payload(msgspec.Struct):
     role: str | None = None
     content: str | list[_Item] | None = None
     name: str | None = None
-    arguments: str | None = None
+    arguments: msgspec.Raw = msgspec.Raw()  # a JSON string, or an object (Codex 0.142 tool_search_call)
     input: str | None = None
     call_id: str | None = None
     output: msgspec.Raw = msgspec.Raw()
+    tools: msgspec.Raw = msgspec.Raw()  # a tool_search_output's result
     summary: str | list[_Item] | None = None
     info: _Info | None = None
     model: str | None = None
@@ -107,13 +113,30 @@ _OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output", "t
 _COLS = ("line_no", "entry_id", "parent_id", "type", "timestamps", "role", "provider", "model",
          "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
          "context_tokens", "est_tokens", "tool_name", "tool_call_count", "tokens_before", "custom_type",
-         "summary_chars", "reasoning_tokens", "usage_kind", "side_node")
+         "summary_chars", "reasoning_tokens", "usage_kind", "side_node", "cost_source")
+
+FALLBACK_MODEL = "gpt-5"
+"""The model of a call in a rollout that names none (Codex before ``turn_context`` carried the
+model, e.g. 0.34-0.42): those releases' default, as ccusage assumes (``isFallbackModel``); such a
+call's ``cost_source`` is ``'fallback'``."""
 
 
 def _len(s: str | None) -> int:
     if not s:
         return 0
     return len(s) if s.isascii() else js_len(s)
+
+
+def _raw_chars(raw: bytes) -> int:
+    """Characters of a JSON value as the model gets it: a string's text, else the JSON itself."""
+    if not raw or raw == b"null":
+        return 0
+    if raw[:1] == b'"':
+        try:
+            return _len(msgspec.json.decode(raw, type=str))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return len(raw)
+    return len(raw)
 
 
 def _items_chars(content: Any) -> int:
@@ -146,6 +169,11 @@ class _Reader:
         self.last_prompt: int | None = None
         self.tool_names: dict[str, str] = {}
         self.nblocks: dict[int, int] = {}
+        self.items: dict[int, list] | None = None  # row -> its payloads, when asked (agent_messages)
+
+    def keep(self, i: int, p: Any) -> None:
+        if self.items is not None:
+            self.items.setdefault(i, []).append(p)
 
     def add(self, line_no: int, ts: str | None, **values: Any) -> int:
         i = self.n
@@ -168,6 +196,7 @@ class _Reader:
         if i is None or self.cols["input_tokens"][i] is not None:
             i = self.open_call = self.add(line_no, ts, type="message", role="assistant", provider="openai",
                                           model=self.model, est_tokens=0, tool_call_count=0)
+        self.keep(i, p)
         t = p.type
         if t == "message":
             self.block(i, "text", _items_chars(p.content))
@@ -178,7 +207,8 @@ class _Reader:
             if isinstance(p.call_id, str) and name:
                 self.tool_names[p.call_id] = name
             self.cols["tool_call_count"][i] += 1
-            self.block(i, "toolCall", _len(name) + _len(p.arguments if p.arguments is not None else p.input),
+            args = bytes(p.arguments)
+            self.block(i, "toolCall", _len(name) + (_raw_chars(args) if args and args != b"null" else _len(p.input)),
                        name, p.call_id)
 
     def token_count(self, line_no: int, ts: str | None, info: _Info) -> None:
@@ -213,6 +243,8 @@ class _Reader:
         c["usage_kind"][i] = "message"
         if c["model"][i] is None:
             c["model"][i] = self.model
+        if c["model"][i] is None:  # an old rollout that never names its model
+            c["model"][i], c["provider"][i], c["cost_source"][i] = FALLBACK_MODEL, "openai", "fallback"
         self.last_prompt = last.input_tokens
         self.out.codex_totals.append((i, key))
         self.open_call = None
@@ -226,12 +258,15 @@ class _Reader:
         elif pt == "message":
             self.open_call = None
             i = self.add(line_no, ts, type="message", role=p.role, est_tokens=0)
+            self.keep(i, p)
             self.block(i, "text", _items_chars(p.content))
         elif pt in _OUTPUT_ITEMS:
             self.open_call = None
             name = self.tool_names.get(p.call_id) if isinstance(p.call_id, str) else None
             i = self.add(line_no, ts, type="message", role="toolResult", tool_name=name, est_tokens=0)
-            self.block(i, "toolResult", max(len(bytes(p.output)) - 2, 0), name, p.call_id)
+            self.keep(i, p)
+            out = bytes(p.output) or bytes(p.tools)  # (a tool_search_output's result is its tools)
+            self.block(i, "toolResult", max(len(out) - 2, 0), name, p.call_id)
         else:
             self.add(line_no, ts, type="response_item", custom_type=pt, side_node=True)
 
@@ -240,8 +275,9 @@ class _Reader:
         self.open_call = None
         nc = _len(p.message)
         hist = _history_chars(bytes(p.replacement_history))  # the context that replaced the old one
-        self.add(line_no, ts, type="compaction", tokens_before=self.last_prompt, summary_chars=nc,
-                 est_tokens=-(-(nc if hist is None else hist) // CHARS_PER_TOKEN))
+        i = self.add(line_no, ts, type="compaction", tokens_before=self.last_prompt, summary_chars=nc,
+                     est_tokens=-(-(nc if hist is None else hist) // CHARS_PER_TOKEN))
+        self.keep(i, p)
 
     def characters_to_tokens(self) -> None:
         """``est_tokens`` held characters until now: ``ceil(chars / 4)`` (compaction rows have tokens already)."""
@@ -252,13 +288,44 @@ class _Reader:
                 self.cols["est_tokens"][i] = est[i]
 
 
-def read_codex(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile:
-    """Read one Codex rollout from a binary file object ``fh``."""
+def _objects(fh: Any, max_line: int) -> Iterator[tuple[int, bytes | None, bytes]]:
+    """``iter_lines`` of a rollout, or, for a pretty-printed one (its first line is ``{``), one
+    ``(line the object starts on, the object's bytes, b"")`` per object."""
+    lines = iter_lines(fh, max_line=max_line)
+    for line_no, raw, start in lines:
+        if raw is not None and not raw.strip():
+            continue
+        if raw is None or raw.strip() != b"{":
+            yield line_no, raw, start
+            yield from lines
+            return
+        buf, first = [raw], line_no
+        for line_no, raw, start in lines:
+            if raw is None:  # a line past the limit: the object holding it is too long
+                yield first, None, start
+                return
+            if not buf:
+                if not raw.strip():
+                    continue
+                first = line_no
+            buf.append(raw)
+            if raw[:1] == b"}":  # a top-level object closes at column 0
+                yield first, b"\n".join(buf), b""
+                buf = []
+        if buf:
+            yield first, b"\n".join(buf), b""
+        return
+
+
+def read_codex(path: str, fh: Any, *, max_line: int | None = None, items: dict | None = None) -> AgentFile:
+    """Read one Codex rollout from a binary file object ``fh`` (``items``, when given, receives
+    each row's payloads: what :mod:`sessionlab.agents._messages` turns into messages)."""
     max_line = formats.MAX_LINE if max_line is None else max_line
     r = _Reader(path)
+    r.items = items
     out = r.out
     sid = version = cwd = parent = spawned = None
-    for line_no, raw, start in iter_lines(fh, max_line=max_line):
+    for line_no, raw, start in _objects(fh, max_line):
         if raw is None:
             out.issues.append(LineIssue(path, line_no, "line_too_long", f"line longer than {max_line} bytes skipped",
                                         start[:80].decode("utf-8", "replace")))

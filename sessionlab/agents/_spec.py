@@ -54,6 +54,9 @@ class AgentSpec:
         priced: Calls without a recorded cost are priced from the price table (``cost_source``).
         side_kinds: The line kinds kept in the tree as side nodes (never leaves), for the docs.
         folder_doc: Where the files live, in words, for the docs.
+        together: ``together(path, head) -> (key, parent key)``: files with one key, and a file
+            with its parent key's files, need one another in a load's cross-file pass (so the Dask
+            path keeps them in one partition); None: each file stands alone.
     """
 
     name: str
@@ -69,6 +72,7 @@ class AgentSpec:
     priced: bool = True
     side_kinds: tuple[str, ...] = ()
     folder_doc: str = ""
+    together: Callable[[str, bytes], tuple[Any, Any]] | None = None
 
     def read(self, path: str, fh: IO[bytes]) -> Any:
         """The file read into the common columns (an ``AgentFile``)."""
@@ -86,14 +90,16 @@ def _resolve(ref: str) -> Callable:
     return getattr(importlib.import_module(module), name)
 
 
-def null_usage(t: Any, drop: Any) -> Any:
-    """``t`` with the usage columns nulled on the rows of ``drop`` (a boolean mask)."""
+def null_usage(t: Any, drop: Any, source: Any = None) -> Any:
+    """``t`` with the usage columns nulled on the rows of ``drop`` (a boolean mask), after each row
+    took the usage of row ``source[row]`` (when given: an index array, ``arange`` for no move)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     mask = pa.array(drop)
+    take = None if source is None else pa.array(source, pa.int64())
     for c in USAGE_COLUMNS:
         i = t.schema.get_field_index(c)
-        col = t.column(i)
+        col = t.column(i) if take is None else t.column(i).take(take)
         t = t.set_column(i, c, pc.if_else(mask, pa.scalar(None, col.type), col))
     return t

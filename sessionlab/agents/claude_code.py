@@ -54,6 +54,13 @@ def roots() -> list[Path]:
     return [config / "claude" / "projects", Path.home() / ".claude" / "projects"]
 
 
+def _together(path: str, head: bytes) -> tuple[tuple[str, str], None]:
+    """A project folder's sessions and their subagent files dedupe against one another."""
+    parts = path.replace("\\", "/").split("/")
+    cut = parts.index("subagents") - 1 if "subagents" in parts[:-1] else len(parts) - 1
+    return ("claude-code", "/".join(parts[:cut])), None
+
+
 SPEC = AgentSpec(
     name="claude-code", title="Claude Code", recognise=_recognise, recognise_start=_recognise_start, roots=roots,
     env=("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME"), reader="sessionlab.agents._claude_reader:read_claude",
@@ -61,4 +68,5 @@ SPEC = AgentSpec(
     side_kinds=("progress", "attachment", "system (other than compact_boundary)"),
     folder_doc="`<dir>/projects` of each `$CLAUDE_CONFIG_DIR` entry, else `~/.config/claude/projects` and "
                "`~/.claude/projects` (`<project>/<session>.jsonl`, subagents in `<session>/subagents/`)",
+    together=_together,
 )

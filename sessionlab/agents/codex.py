@@ -47,6 +47,20 @@ def files(folders: list[Path]) -> list[str]:
     return active + [f for f in jsonl_below([archived]) if os.path.relpath(f, archived) not in rel]
 
 
+def _together(path: str, head: bytes) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
+    """A fork or spawned thread goes with its parent thread (its replayed usage is matched there)."""
+    import json
+
+    from ._codex_reader import _parent_thread
+
+    try:
+        meta = json.loads(head.split(b"\n", 1)[0]).get("payload") or {}
+    except (ValueError, AttributeError):
+        return None, None
+    tid, parent = meta.get("id"), meta.get("forked_from_id") or _parent_thread(meta.get("source"))
+    return (("codex", tid) if isinstance(tid, str) else None), (("codex", parent) if isinstance(parent, str) else None)
+
+
 SPEC = AgentSpec(
     name="codex", title="Codex", recognise=_recognise, recognise_start=_recognise_start, roots=roots,
     env=("CODEX_HOME",), files=files, reader="sessionlab.agents._codex_reader:read_codex",
@@ -54,4 +68,5 @@ SPEC = AgentSpec(
     side_kinds=("turn_context",),
     folder_doc="`sessions/` and `archived_sessions/` of `$CODEX_HOME`, else of `~/.codex` "
                "(`YYYY/MM/DD/rollout-<time>-<id>.jsonl`)",
+    together=_together,
 )

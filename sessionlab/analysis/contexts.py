@@ -111,6 +111,9 @@ class PreparedContexts:
         is_msg = self.is_msg = f.isin("type", ("message",))
         self.is_assistant = is_msg & f.isin("role", ("assistant",))
         self.is_call = call_mask(table)  # (the facts module's rule: one owner)
+        # rows of an agent other than pi (a Claude Code or Codex call names the model it was sent to)
+        self.is_other_agent = (~f.isin("agent", ("pi",)) & _np(pc.is_valid(table["agent"]), False, bool)
+                               if "agent" in table.column_names else np.zeros(n, bool))
         self.is_comp = f.isin("type", ("compaction",))
         branch_summary = f.isin("type", ("branch_summary",)) & (_np(table["summary_chars"], 0, np.int64) > 0)
         never = _np(table["never_in_context"], False, bool) if "never_in_context" in table.column_names \
@@ -134,7 +137,10 @@ class PreparedContexts:
         self.comp = f.nearest(self.is_comp)
         self.usage = f.nearest(self.usage_source)
         self.think = f.nearest(f.isin("type", ("thinking_level_change",)))
-        self.model_src = f.nearest(self.is_assistant | f.isin("type", ("model_change",)))
+        # the model in effect: pi's last assistant or model change; a Codex turn_context names it too
+        self.model_src = f.nearest(self.is_assistant | f.isin("type", ("model_change",))
+                                   | (f.isin("type", ("turn_context",)) & _np(pc.is_valid(self.table["model"]),
+                                                                            False, bool)))
         self.cum_sys_n = f.path_sum(self.is_sys.astype(np.int64))
         self.cum_sys_est = f.path_sum(np.where(self.is_sys, self.est, 0))
 
@@ -431,6 +437,10 @@ def _context_table(prep: PreparedContexts, tgt: np.ndarray, base: np.ndarray, r:
     def ints(a: np.ndarray) -> pa.Array:
         return from_numpy(a, mask=null_count, type=_I64)
 
+    model_src = r["model_src"]
+    if calls:  # a Claude Code or Codex call names the model it was sent to (pi's follows pi's rule)
+        model_src = np.where(prep.is_other_agent[tgt] & ~null_count, tgt, model_src)
+
     thinking = take_or_null(t["thinking_level"], r["think"])
     thinking = pc.if_else(from_numpy(null_count), scalar(None, _S), pc.fill_null(thinking, scalar("off")))
     out = {
@@ -445,8 +455,8 @@ def _context_table(prep: PreparedContexts, tgt: np.ndarray, base: np.ndarray, r:
         "projected_tokens": from_numpy(r["projected_tokens"], mask=null_count | (not prep.rules.projection),
                                        type=_I64),
         "thinking_level": thinking,
-        "provider": take_or_null(t["provider"], r["model_src"]),
-        "model": take_or_null(t["model"], r["model_src"]),
+        "provider": take_or_null(t["provider"], model_src),
+        "model": take_or_null(t["model"], model_src),
         "compaction_id": take_or_null(t["entry_id"], r["comp"]),
     }
     parts = [_np(t[c], 0, np.int64)[tgt] for c in ("input_tokens", "cache_read_tokens", "cache_write_tokens")]
@@ -514,5 +524,21 @@ def context_messages(entries, at_id: str, *, session_id: SessionIds = None, rule
     if len(files) != 1:
         raise ValueError(f"entry id {at_id!r} is in {len(files)} files; pass session_id")
     which = table_rules_for(table, rules)
+    agent = rows["agent"][0].as_py() if "agent" in rows.column_names else None
+    if agent in ("claude-code", "codex"):
+        return _agent_context_messages(table, rows, at_id, agent, files.pop(), which)
     sf = read_session(files.pop(), on_bad_lines="skip")
     return build_session_context(sf.branch(at_id), rules=which).messages
+
+
+def _agent_context_messages(table: pa.Table, rows: pa.Table, at_id: str, agent: str, path: str,
+                            rules: Any) -> list:
+    """A Claude Code or Codex context: its members (:func:`context_members`, the entries the
+    tables count) read back from the file as messages."""
+    from ..agents import agent_messages
+
+    sid = rows["session_id"][0].as_py()
+    mem = context_members(table, at=[at_id], session_id=sid, rules=rules)
+    ids = mem.sort_by("position")["entry_id"].to_pylist()
+    msgs = agent_messages(path, agent, set(ids))
+    return [msgs[e] for e in ids if e in msgs]

@@ -52,7 +52,9 @@ def usage_report(report: str, paths: Sequence[str] | None = None, *, tz: str = "
     Rows carry ccusage's fields (``inputTokens``, ``outputTokens``, ``cacheCreationTokens``,
     ``cacheReadTokens``, ``totalTokens``, ``totalCost``, ``modelsUsed``, ``modelBreakdowns``), plus
     ``reasoningOutputTokens``, ``agents`` and, for sessions, ``lastActivity`` and ``cwd``;
-    ``totals`` sums them. ``unpricedModels`` lists models without a price (their cost is left out).
+    ``totals`` sums them. ``unpricedModels`` lists models without a price (their cost is left out);
+    ``fallbackModelCalls`` counts the Codex calls of rollouts that name no model, priced as
+    ``gpt-5`` (``cost_source = 'fallback'``, ccusage's ``isFallback``).
     """
     import pyarrow.compute as pc
 
@@ -85,7 +87,8 @@ def usage_report(report: str, paths: Sequence[str] | None = None, *, tz: str = "
     issues = corpus.issues.filter(pc.equal(corpus.issues["kind"], "unknown_model"))
     unpriced = sorted({m.split("'")[1] for m in issues["message"].to_pylist()})
     name = {"daily": "daily", "monthly": "monthly", "session": "sessions"}[report]
-    return {name: rows, "totals": totals, "unpricedModels": unpriced}
+    fallback = int(pc.sum(pc.equal(entries["cost_source"], "fallback")).as_py() or 0)
+    return {name: rows, "totals": totals, "unpricedModels": unpriced, "fallbackModelCalls": fallback}
 
 
 def _session_facts(rows: list[dict], entries, sessions: list[dict], tz: str) -> None:
@@ -168,6 +171,9 @@ def render_table(report: str, data: dict[str, Any], *, file: Any = None) -> None
     console.print(build(cols))
     if data["unpricedModels"]:
         console.print(f"No price for: {', '.join(data['unpricedModels'])} (their cost is not included)")
+    if data.get("fallbackModelCalls"):
+        console.print(f"{data['fallbackModelCalls']:,} Codex calls name no model (older rollouts): priced as "
+                      "gpt-5, those releases' default, as ccusage does")
 
 
 def to_csv(report: str, data: dict[str, Any]) -> str:

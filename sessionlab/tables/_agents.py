@@ -127,7 +127,8 @@ def _price(results: list) -> None:
         full_src = t["cost_source"].to_pylist()
         for j, row in enumerate(rows):  # a loop over priced calls only
             full_cost[row] = part[j]
-            full_src[row] = "priced" if part[j] is not None else "unknown"
+            if full_src[row] != "fallback" or part[j] is None:  # (a fallback model stays flagged)
+                full_src[row] = "priced" if part[j] is not None else "unknown"
             if pos + j in first_unknown:
                 model, count = first_unknown[pos + j]
                 r.issues.append(LineIssue(r.path, int(t["line_no"][int(row)].as_py() or 0), "unknown_model",

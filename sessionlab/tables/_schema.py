@@ -128,8 +128,9 @@ ENTRY_COLUMNS: tuple[Column, ...] = (
     # Claude Code and Codex
     Column("cost_source", _S, "Where cost_usd comes from: 'recorded' (written in the file: pi, old "
            "Claude Code costUSD), 'priced' (computed from the tokens with the genai-prices table), "
-           "'unknown' (a call whose model has no price: cost_usd is null, never a silent zero); null "
-           "for rows without usage."),
+           "'fallback' (a Codex call in a rollout that names no model, priced as gpt-5, its releases' "
+           "default, as ccusage does), 'unknown' (a call whose model has no price: cost_usd is null, "
+           "never a silent zero); null for rows without usage."),
     Column("agent", _S, "Agent that wrote the file: 'pi', 'claude-code' or 'codex'."),
     Column("side_node", _B, "A node kept in the tree that is not part of the conversation (Claude Code "
            "progress, attachments and system notes, Codex turn contexts): it never counts as a leaf."),

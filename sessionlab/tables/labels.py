@@ -1,10 +1,15 @@
-"""Readable names for sessions: pi's name or the first prompt, the day and the project folder.
+"""Readable names for sessions: the session's name or first prompt, the day and the project folder.
 
 Session ids are UUIDs, which nobody can tell apart; every place that lets a person pick or read a
 session (widget pickers, plot ticks, the HTML report) uses :func:`session_labels` instead. The
-name and the first entry's day come from the entries table; the first prompt and the working
-directory are read from the file itself (the header line and the first user message's line only,
-found through ``line_no``), so labelling many sessions reads a few lines of each file.
+name and the first entry's day come from the entries table (a Claude Code or Codex session's own
+name from the sessions table: pass a Corpus, or ``names=``); the first prompt and the working
+directory are read from the file itself (the header line and the first user messages' lines only,
+found through ``line_no``), so labelling many sessions reads a few lines of each file. The first
+prompt is the first user message a person typed: text the agent injects (Codex's
+``<environment_context>`` and ``AGENTS.md`` instructions, Claude Code's ``isMeta`` caveats and
+``<command-name>`` lines) is passed over. The folder comes from pi's header, a Codex
+``session_meta`` or the ``cwd`` of a Claude Code line.
 
 Session files are untrusted: the text is returned as it was written (callers escape it for HTML).
 """
@@ -52,15 +57,21 @@ class SessionLabel:
         return " · ".join(p for p in parts if p)
 
 
+_TEXT_BLOCKS = ("text", "input_text", "output_text")  # (pi and Claude Code, Codex)
+_PROMPT_LINES = 6  # user lines read per session to find the first typed prompt
+
+
 def message_text(message: Any) -> str:
-    """The plain text of a message dict's ``content`` (a string, or its text blocks joined)."""
+    """The plain text of a message dict's ``content`` (a string, or its text blocks joined; a
+    Codex payload's ``input_text`` blocks too)."""
     if not isinstance(message, dict):
         return ""
     content = message.get("content")
     if isinstance(content, str):
         text = content
     elif isinstance(content, list):
-        text = " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+        text = " ".join(str(b.get("text", "")) for b in content
+                        if isinstance(b, dict) and b.get("type") in _TEXT_BLOCKS)
     else:
         text = ""
     return " ".join(text.split())
@@ -87,11 +98,36 @@ def _read_lines(path: str, wanted: set[int]) -> dict[int, Any]:
     return out
 
 
-def session_labels(entries, *, names: dict[str, str | None] | None = None) -> dict[str, SessionLabel]:
+def _typed_prompt(lines: dict[int, Any], at: list[int]) -> tuple[str, str | None]:
+    """(the first prompt a person typed, the ``cwd`` its line names) among user message lines."""
+    texts = []
+    cwd = None
+    for ln in at:
+        obj = lines.get(ln)
+        if not isinstance(obj, dict):
+            continue
+        cwd = cwd or (obj.get("cwd") if isinstance(obj.get("cwd"), str) else None)
+        text = message_text(obj.get("message") if "message" in obj else obj.get("payload"))
+        texts.append(text)
+        injected = obj.get("isMeta") or text.startswith(("<", "# AGENTS.md", "Caveat: The messages below"))
+        if text and not injected:
+            return text, cwd
+    return next((t for t in texts if t), ""), cwd
+
+
+def _header_cwd(header: dict[str, Any]) -> str | None:
+    cwd = header.get("cwd")
+    if not isinstance(cwd, str) and isinstance(header.get("payload"), dict):  # a Codex session_meta
+        cwd = header["payload"].get("cwd")
+    return cwd if isinstance(cwd, str) else None
+
+
+def session_labels(entries, *, names: dict[str, Any] | None = None) -> dict[str, SessionLabel]:
     """A :class:`SessionLabel` per session of an entries table, in table order.
 
     The name is the sessions table's (``names``: session id -> name, as a corpus's sessions table
-    gives them, agents' own titles included), else the facts module's from the table's rows.
+    gives them, agents' own titles included; given a Corpus, its sessions table's), else the facts
+    module's from the table's rows.
 
     Example:
         >>> from sessionlab import entries_table  # doctest: +SKIP
@@ -99,6 +135,10 @@ def session_labels(entries, *, names: dict[str, str | None] | None = None) -> di
         >>> labels["b627ef1d-8e91-479a-a1c3-a39e50c19172"].text  # doctest: +SKIP
         'Release prep · 2025-12-08 · rust-cli · b627ef1d'
     """
+    from .corpus import Corpus
+
+    if names is None and isinstance(entries, Corpus):
+        names = dict(zip(entries.sessions["session_id"].to_pylist(), entries.sessions["name"].to_pylist()))
     table = as_table(entries)
     if table.num_rows == 0:
         return {}
@@ -113,25 +153,24 @@ def session_labels(entries, *, names: dict[str, str | None] | None = None) -> di
             continue
         s = first.get(sid)
         if s is None:
-            s = first[sid] = {"file": f, "prompt_line": None, "ts": None,
+            s = first[sid] = {"file": f, "prompt_lines": [], "ts": None,
                               "name": names.get(sid) if names is not None else by_file.get(f)}
         if f != s["file"]:
             continue
-        if typ == "message" and role == "user" and s["prompt_line"] is None and line is not None:
-            s["prompt_line"] = line
+        if typ == "message" and role == "user" and len(s["prompt_lines"]) < _PROMPT_LINES and line is not None:
+            s["prompt_lines"].append(line)
         if ts is not None and (s["ts"] is None or ts < s["ts"]):
             s["ts"] = ts
     out: dict[str, SessionLabel] = {}
     for sid, s in first.items():
-        lines = _read_lines(s["file"], {1} | ({s["prompt_line"]} if s["prompt_line"] else set())) \
-            if s["file"] else {}
+        lines = _read_lines(s["file"], {1, *s["prompt_lines"]}) if s["file"] else {}
         first_line = lines.get(1)
         header: dict[str, Any] = first_line if isinstance(first_line, dict) else {}
-        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
-        entry = lines.get(s["prompt_line"]) if s["prompt_line"] else None
-        prompt = message_text(entry.get("message")) if isinstance(entry, dict) else ""
+        prompt, line_cwd = _typed_prompt(lines, s["prompt_lines"])
+        cwd = _header_cwd(header) or line_cwd
         folder = cwd.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1] if cwd else None
-        out[sid] = SessionLabel(session_id=sid, file=s["file"], name=s["name"], first_prompt=prompt or None,
+        name = s["name"]
+        out[sid] = SessionLabel(session_id=sid, file=s["file"], name=name, first_prompt=prompt or None,
                                 day=s["ts"].strftime("%Y-%m-%d") if s["ts"] is not None else None,
                                 folder=folder or None, cwd=cwd)
     return out
