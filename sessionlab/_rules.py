@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .errors import OptionError
+from .errors import check_option
 
 __all__ = ["Rules", "RULES", "DEFAULT_RULES", "PiRules", "pi_rules", "check_rules", "session_name", "CHARS_PER_TOKEN",
            "IMAGE_CHARS", "ROLE_CHARS"]
@@ -68,9 +68,9 @@ _ALL = {
 
 
 def check_rules(rules: object) -> Rules:
-    """``rules`` if it names a known release, else a :class:`BadInputError` saying which exist."""
-    if rules not in _ALL:
-        raise OptionError(f"rules must be one of {', '.join(map(repr, RULES))}, not {rules!r}")
+    """``rules`` if it names a known release, else an :class:`~sessionlab.errors.OptionError`
+    saying which exist (as ``on_bad_lines=`` does: :func:`sessionlab.errors.check_option`)."""
+    check_option("rules", rules, RULES)
     return rules  # type: ignore[return-value]
 
 

@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 
 from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
 from .._rules import Rules, pi_rules
+from ..errors import ArgumentValueError, OptionError, option_message
 from ..forest import Forest, as_table, at_load, per_table
 from ..tables._conventions import df_variant, returns
 from ..tables._pi16 import table_rules_for
@@ -358,7 +359,7 @@ def _all_targets(prep: _Prepared, at: Any) -> tuple[np.ndarray, np.ndarray]:
         if at == "entries":
             tgt = rows[~f.is_leaf_record[rows]]
             return tgt, tgt
-        raise ValueError(f"at must be 'calls', 'leaves', 'entries' or entry ids, not {at!r}")
+        raise OptionError(option_message("at", at, ("calls", "leaves", "entries")) + " or a list of entry ids", "at")
     mask = _np(pc.is_in(t["entry_id"], value_set=_id_array(at)), False, bool)
     tgt = rows[mask[rows] & ~f.is_leaf_record[rows]]
     return tgt, tgt
@@ -524,7 +525,7 @@ def context_messages(entries, at_id: str, *, session_id: SessionIds = None, rule
         raise EntryNotFoundError(f"entry {at_id!r} is not in the table")
     files = set(rows["file"].to_pylist())
     if len(files) != 1:
-        raise ValueError(f"entry id {at_id!r} is in {len(files)} files; pass session_id")
+        raise ArgumentValueError("session_id", f"entry id {at_id!r} is in {len(files)} files; pass session_id")
     which = table_rules_for(table, rules)
     sf = read_session(files.pop(), on_bad_lines="skip")
     return build_session_context(sf.branch(at_id), rules=which).messages

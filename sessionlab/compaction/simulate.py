@@ -51,6 +51,7 @@ from .._arrow import arrow_indices, arrow_table, from_numpy, scalar, strings, to
 from .._rules import Rules
 from ..analysis.contexts import context_arrays, first_line_of_response
 from ..analysis.usage import current_branch_mask
+from ..errors import check_option
 from ..forest import per_table
 from ..tables._pi16 import table_rules_for
 from ..tables._schema import Column, columns_doc, schema_of
@@ -219,10 +220,8 @@ def simulate_compaction(
         >>> res.sessions.to_pandas()[cols]  # doctest: +SKIP
     """
     policies = list(policies)
-    if branch not in ("current", "all"):
-        raise ValueError(f"branch must be 'current' or 'all', not {branch!r}")
-    if recorded not in ("replace", "keep"):
-        raise ValueError(f"recorded must be 'replace' or 'keep', not {recorded!r}")
+    check_option("branch", branch, ("current", "all"))
+    check_option("recorded", recorded, ("replace", "keep"))
     prices = prices if prices is not None else fit_prices(entries)
     table = select_sessions(entries, session_id)
     which = table_rules_for(table, rules)

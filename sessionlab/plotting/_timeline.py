@@ -12,6 +12,7 @@ import pyarrow as pa
 from ..analysis import branch_calls, branch_mask
 from ..compaction.policies import CompactionPolicy
 from ..compaction.simulate import fit_prices, simulate_compaction
+from ..errors import check_option
 from ..tables.corpus import SessionIds
 from ._common import new_axes, plain, session_rows, shorten, thousands
 
@@ -162,8 +163,7 @@ def plot_context_timeline(
         >>> ax = plot_context_timeline(corpus, policies=[PiThresholdPolicy(200_000),
         ...                                              NeverCompact(200_000)])  # doctest: +SKIP
     """
-    if x not in ("call", "time"):
-        raise ValueError(f"x must be 'call' or 'time', not {x!r}")
+    check_option("x", x, ("call", "time"))
     table = session_rows(entries, session_id)
     rows = branch_calls(table, leaf_id=leaf_id)
     rows = rows.append_column("time", pa.array(_naive_times(rows["timestamp"])))

@@ -30,7 +30,7 @@ from typing import Any, Union
 
 import pyarrow as pa
 
-from ..errors import NativeLoaderWarning
+from ..errors import NativeLoaderWarning, SourceNotFoundError, check_option
 from ..io.formats import AGENTS, HEAD_BYTES, detect_agent
 from ..io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
 from . import _cache
@@ -90,9 +90,8 @@ def _check_agents(agents: Sequence[str] | None) -> list[str]:
     if agents is None:
         return list(AGENTS)
     chosen = [agents] if isinstance(agents, str) else list(agents)
-    bad = [a for a in chosen if a not in AGENTS]
-    if bad:
-        raise ValueError(f"agents must be among {AGENTS}, not {bad!r}")
+    for a in chosen:
+        check_option("agents", a, AGENTS)
     return chosen
 
 
@@ -122,7 +121,7 @@ def _expand(item: str | os.PathLike) -> list[str]:
     s = str(item)
     if any(ch in s for ch in "*?["):
         return sorted(f for f in glob.glob(s, recursive=True) if os.path.isfile(f))
-    raise FileNotFoundError(f"no such file, folder or matching glob: {s}")
+    raise SourceNotFoundError(f"no such file, folder or matching glob: {s}")
 
 
 def find_files(source: Source = None, *, agents: Sequence[str] | None = None) -> list[str]:

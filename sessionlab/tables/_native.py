@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from .._arrow import from_numpy, validity
 from .._rules import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS, session_name
-from ..errors import NativeLoaderWarning
+from ..errors import NativeLoaderWarning, NativeUnavailableError
 from ..io.formats import HEAD_LINES
 from ._arrays import with_pi_defaults
 from ._pi16 import resolve
@@ -130,7 +130,7 @@ class NativeBatch:
 
     def __init__(self, want_blocks: bool) -> None:
         if _scan is None:
-            raise RuntimeError("sessionlab._scan is not built")
+            raise NativeUnavailableError("sessionlab._scan is not built, or was refused as stale")
         self._scanner = _scan.Scanner(want_blocks)
         self._want_blocks = want_blocks
         # (FileResult, rows, block rows, session id, bytes): the bytes of a file with rows that need
