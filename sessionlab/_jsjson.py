@@ -33,8 +33,11 @@ def js_trim(s: str) -> str:
     return s.strip(_JS_SPACE)
 
 
-def js_len(s: str) -> int:
-    """JavaScript ``s.length``: UTF-16 code units (a character outside the BMP counts 2)."""
+def js_len(s: str | None) -> int:
+    """JavaScript ``s.length``: UTF-16 code units (a character outside the BMP counts 2); 0 for
+    ``None`` (a field that is absent). The one definition every path measures text with."""
+    if s is None:
+        return 0
     if s.isascii():
         return len(s)
     return len(s.encode("utf-16-le", "surrogatepass")) // 2

@@ -59,51 +59,48 @@ def _s(v: Any) -> int:
     return js_len(v) if isinstance(v, str) else 0
 
 
-def _content_chars(content: Any, images: bool) -> int:
-    if isinstance(content, str):
-        return js_len(content)
-    if not content:
-        return 0
-    chars = 0
-    for b in content:
-        if isinstance(b, TextContent):
-            chars += _s(b.text)
-        elif images and isinstance(b, ImageContent):
-            chars += IMAGE_CHARS
-    return chars
+def _blocks(m: Any, kind: type) -> list:
+    content = getattr(m, "content", None)
+    return [] if isinstance(content, str) or not content else [b for b in content if isinstance(b, kind)]
+
+
+def _content_chars(m: Any) -> int:
+    """The ``content`` part: a string content, or its text blocks."""
+    content = getattr(m, "content", None)
+    return js_len(content) if isinstance(content, str) else sum(_s(b.text) for b in _blocks(m, TextContent))
+
+
+def _sections_chars(m: Any) -> int:
+    sections = getattr(m, "sections", None)
+    return sum(_s(v) for v in sections.values()) if isinstance(sections, dict) else 0
+
+
+#: what each part of :data:`ROLE_CHARS` counts in a message (see :mod:`sessionlab._rules`)
+_PARTS: dict[str, Any] = {
+    "content": _content_chars,
+    "images": lambda m: IMAGE_CHARS * len(_blocks(m, ImageContent)),
+    "text": lambda m: sum(_s(b.text) for b in _blocks(m, TextContent)),
+    "thinking": lambda m: sum(_s(b.thinking) for b in _blocks(m, ThinkingContent)),
+    "toolCall": lambda m: sum(_s(b.name) + _json_len(b.arguments) for b in _blocks(m, ToolCall)),
+    "command": lambda m: _s(getattr(m, "command", None)),
+    "output": lambda m: _s(getattr(m, "output", None)),
+    "summary": lambda m: _s(getattr(m, "summary", None)),
+    "sections": _sections_chars,
+    "toolsAdded": lambda m: _tools_len(m.tools_added) if getattr(m, "tools_added", None) else 0,
+}
 
 
 def estimate_chars(message: M.Message, *, rules: Rules = DEFAULT_RULES) -> int:
-    """The character count pi divides by 4 (see module doc)."""
+    """The character count pi divides by :data:`CHARS_PER_TOKEN`: the parts :data:`ROLE_CHARS`
+    names for the message's role (see module doc); 0 for a role it does not name."""
     r = pi_rules(rules)
-    if isinstance(message, M.UserMessage):
-        return _content_chars(message.content, images=r.user_images)
-    if isinstance(message, M.SystemMessage):
-        if not r.system_role:
-            return 0
-        chars = _content_chars(message.content, images=True)
-        if isinstance(message.sections, dict):
-            chars += sum(_s(v) for v in message.sections.values())
-        if message.tools_added:
-            chars += _tools_len(message.tools_added)
-        return chars
-    if isinstance(message, M.AssistantMessage):
-        chars = 0
-        for b in message.content or ():
-            if isinstance(b, TextContent):
-                chars += _s(b.text)
-            elif isinstance(b, ThinkingContent):
-                chars += _s(b.thinking)
-            elif isinstance(b, ToolCall):
-                chars += _s(b.name) + _json_len(b.arguments)
-        return chars
-    if isinstance(message, (M.CustomMessage, M.ToolResultMessage)):
-        return _content_chars(message.content, images=True)
-    if isinstance(message, M.BashExecutionMessage):
-        return _s(message.command) + _s(message.output)
-    if isinstance(message, (M.BranchSummaryMessage, M.CompactionSummaryMessage)):
-        return _s(message.summary)
-    return 0
+    if isinstance(message, M.UnknownMessage):
+        return 0
+    role = message.role
+    if role == "system" and not r.system_role:
+        return 0
+    skip = "images" if role == "user" and not r.user_images else None
+    return sum(_PARTS[part](message) for part in ROLE_CHARS.get(role, ()) if part != skip)
 
 
 def _tools_len(tools: Any) -> int:
