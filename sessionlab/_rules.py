@@ -29,7 +29,11 @@ Rules = Literal["pi-1.6", "pi-0.58"]
 RULES: tuple[str, ...] = ("pi-1.6", "pi-0.58")
 DEFAULT_RULES: Rules = "pi-1.6"
 
-# pi's token rule as data (applied by sessionlab.tokens, the C scanner and the msgspec path)
+# pi's token rule as data, the one source every path takes it from: the object model
+# (sessionlab.tokens), the msgspec path (tables/_fast.py), the Claude Code and Codex readers, the
+# pi 0.58 post-pass (tables/_pi16.py) and the C scanner, whose _scan_rules.h setup.py generates from
+# these three literals (sessionlab/_scan_source.py; keep them literals). IMAGE_CHARS must stay a
+# multiple of CHARS_PER_TOKEN: pi 0.58's rule takes whole images' tokens out of a user message.
 CHARS_PER_TOKEN = 4
 IMAGE_CHARS = 4800  # what pi counts for an image block in tool results and custom messages
 

@@ -8,9 +8,9 @@
 - :data:`ROLE_CHARS` states the per-role rule as data (with :data:`CHARS_PER_TOKEN` and
   :data:`IMAGE_CHARS` it is defined in :mod:`sessionlab._rules`, which imports no object model,
   and re-exported here): the loaders' fast paths (the C scanner
-  ``sessionlab._scan`` and :mod:`sessionlab.tables._fast`) apply it without building messages, and
-  the tests check that they agree with this module (the scanner exports its own table and
-  constants, compared with these at import and in ``tests/test_tokens.py``).
+  ``sessionlab._scan``, built with a header generated from that table, and
+  :mod:`sessionlab.tables._fast`) apply it without building messages, and the tests check that
+  they agree with this module (``tests/test_tokens.py``, ``tests/test_token_rule.py``).
 - :func:`estimate_context_tokens` is pi's ``estimateContextTokens(messages)``;
   :func:`estimate_projected_context_tokens` is pi 1.6's ``estimateProjectedContextTokens``.
 
