@@ -59,35 +59,36 @@ def _s(v: Any) -> int:
     return js_len(v) if isinstance(v, str) else 0
 
 
-def _blocks(m: Any, kind: type) -> list:
-    content = getattr(m, "content", None)
-    return [] if isinstance(content, str) or not content else [b for b in content if isinstance(b, kind)]
+class _Parts:
+    """A role's parts (:data:`ROLE_CHARS`) as flags, so a message is counted in one pass."""
+
+    __slots__ = ("string", "text", "images", "thinking", "calls", "fields", "sections", "tools")
+
+    def __init__(self, parts: Sequence[str]) -> None:
+        self.string = "content" in parts  # a string content
+        self.text = "content" in parts or "text" in parts  # text blocks
+        self.images, self.thinking, self.calls = "images" in parts, "thinking" in parts, "toolCall" in parts
+        self.fields = tuple(f for f in ("command", "output", "summary") if f in parts)
+        self.sections, self.tools = "sections" in parts, "toolsAdded" in parts
 
 
-def _content_chars(m: Any) -> int:
-    """The ``content`` part: a string content, or its text blocks."""
-    content = getattr(m, "content", None)
-    return js_len(content) if isinstance(content, str) else sum(_s(b.text) for b in _blocks(m, TextContent))
+_ROLE_PARTS = {role: _Parts(parts) for role, parts in ROLE_CHARS.items()}
 
 
-def _sections_chars(m: Any) -> int:
-    sections = getattr(m, "sections", None)
-    return sum(_s(v) for v in sections.values()) if isinstance(sections, dict) else 0
-
-
-#: what each part of :data:`ROLE_CHARS` counts in a message (see :mod:`sessionlab._rules`)
-_PARTS: dict[str, Any] = {
-    "content": _content_chars,
-    "images": lambda m: IMAGE_CHARS * len(_blocks(m, ImageContent)),
-    "text": lambda m: sum(_s(b.text) for b in _blocks(m, TextContent)),
-    "thinking": lambda m: sum(_s(b.thinking) for b in _blocks(m, ThinkingContent)),
-    "toolCall": lambda m: sum(_s(b.name) + _json_len(b.arguments) for b in _blocks(m, ToolCall)),
-    "command": lambda m: _s(getattr(m, "command", None)),
-    "output": lambda m: _s(getattr(m, "output", None)),
-    "summary": lambda m: _s(getattr(m, "summary", None)),
-    "sections": _sections_chars,
-    "toolsAdded": lambda m: _tools_len(m.tools_added) if getattr(m, "tools_added", None) else 0,
-}
+def _content_chars(content: Any, p: _Parts, images: bool) -> int:
+    if isinstance(content, str):
+        return js_len(content) if p.string else 0
+    chars = 0
+    for b in content or ():
+        if isinstance(b, TextContent):
+            chars += _s(b.text) if p.text else 0
+        elif isinstance(b, ImageContent):
+            chars += IMAGE_CHARS if images else 0
+        elif isinstance(b, ThinkingContent):
+            chars += _s(b.thinking) if p.thinking else 0
+        elif isinstance(b, ToolCall):
+            chars += _s(b.name) + _json_len(b.arguments) if p.calls else 0
+    return chars
 
 
 def estimate_chars(message: M.Message, *, rules: Rules = DEFAULT_RULES) -> int:
@@ -97,10 +98,17 @@ def estimate_chars(message: M.Message, *, rules: Rules = DEFAULT_RULES) -> int:
     if isinstance(message, M.UnknownMessage):
         return 0
     role = message.role
-    if role == "system" and not r.system_role:
+    p = _ROLE_PARTS.get(role)
+    if p is None or (role == "system" and not r.system_role):
         return 0
-    skip = "images" if role == "user" and not r.user_images else None
-    return sum(_PARTS[part](message) for part in ROLE_CHARS.get(role, ()) if part != skip)
+    chars = _content_chars(getattr(message, "content", None), p, p.images and (r.user_images or role != "user"))
+    for f in p.fields:
+        chars += _s(getattr(message, f, None))
+    if p.sections and isinstance(sections := getattr(message, "sections", None), dict):
+        chars += sum(_s(v) for v in sections.values())
+    if p.tools and (tools := getattr(message, "tools_added", None)):
+        chars += _tools_len(tools)
+    return chars
 
 
 def _tools_len(tools: Any) -> int:

@@ -41,7 +41,7 @@ _KINDS = {"string": pa.string(), "int64": pa.int64(), "int32": pa.int32(), "floa
 
 
 #: how to rebuild the extension in a checkout (an editable install rebuilds it too)
-REBUILD = "python setup.py build_ext --inplace, or pip install -e ."
+REBUILD = "`python setup.py build_ext --inplace` (or `pip install -e .`)"
 
 
 def stale_reason(scan: Any) -> str | None:
@@ -80,8 +80,8 @@ def scanner_disagreements(scan: Any) -> list[str]:
 
 
 if _scan is not None and (_stale := stale_reason(_scan)):  # a build older than the sources or the rule
-    warnings.warn(NativeLoaderWarning(f"{_stale}; rebuild it: {REBUILD}. The Python paths load every file "
-                                      "meanwhile"), stacklevel=2)
+    warnings.warn(NativeLoaderWarning(f"{_stale}; rebuild it with {REBUILD}. Meanwhile the Python paths "
+                                      "load every file"), stacklevel=2)
     _scan = None
 
 __all__ = ["native_available", "NativeBatch"]
