@@ -70,10 +70,14 @@ def rules_from_source(rules_py: str | Path) -> tuple[int, int, dict[str, tuple[s
 
     found: dict[str, object] = {}
     for node in ast.parse(Path(rules_py).read_text(encoding="utf-8")).body:
-        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
-            node.target if isinstance(node, ast.AnnAssign) else None)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
         if isinstance(target, ast.Name) and target.id in ("CHARS_PER_TOKEN", "IMAGE_CHARS", "ROLE_CHARS"):
-            found[target.id] = ast.literal_eval(node.value)  # type: ignore[arg-type]
+            found[target.id] = ast.literal_eval(value)
     return found["CHARS_PER_TOKEN"], found["IMAGE_CHARS"], found["ROLE_CHARS"]  # type: ignore[return-value]
 
 
