@@ -6,13 +6,13 @@ matching builtin, so ``except KeyError`` or ``except ValueError`` keeps working:
     SessionLabError (Exception)
     ├── BadInputError (ValueError)        a session file broke a rule and on_bad_lines="raise"
     ├── UnsafePathError (ValueError)      a repo path or session id would leave the repo root
-    ├── OptionError (ValueError)          an option has a value it does not take (``rules=``,
-    │   │                                 ``on_bad_lines=``...); ``argument`` names it, the message
-    │   │                                 lists the values it takes (see :func:`check_option`)
-    │   └── RulesMismatchError            a table built under one pi release's rules, asked for another's
     ├── ReadOnlyFormatError (ValueError)  a write to a format sessionlab only reads (pi's v4 files)
     ├── ArgumentTypeError (TypeError)     a public function got an argument of the wrong type
     ├── ArgumentValueError (ValueError)   ... or a value it does not allow; ``argument`` names it
+    │   ├── OptionError                   an option has a value it does not take (``rules=``,
+    │   │   │                             ``on_bad_lines=``, ``thinking_level=``...); the message lists
+    │   │   │                             the values it takes (see :func:`check_option`)
+    │   │   └── RulesMismatchError        a table built under one pi release's rules, asked for another's
     │   └── UnstorableValueError          a value JSON cannot hold as it is (NaN, 10**30, a set...)
     ├── SourceNotFoundError (FileNotFoundError)  a path given to a loader names no file, folder or match
     ├── WriterClosedError (ValueError)    a write through a closed SessionWriter
@@ -89,35 +89,6 @@ class UnsafePathError(SessionLabError, ValueError):
     """A session id or path would escape the repository root."""
 
 
-class OptionError(SessionLabError, ValueError):
-    """An option was given a value it does not take; the message lists the ones it does and
-    ``argument`` names the option (``None`` where it is not one argument)."""
-
-    def __init__(self, message: str, argument: str | None = None) -> None:
-        super().__init__(message)
-        self.argument = argument
-
-
-def check_option(argument: str, value: object, allowed: Iterable[object]) -> None:
-    """Raise :class:`OptionError` unless ``value`` is one of ``allowed``; every option says it the
-    same way: ``"on_bad_lines must be one of 'raise', 'warn', 'skip', not 'x'"``."""
-    allowed = tuple(allowed)
-    try:
-        ok = value in allowed
-    except TypeError:  # an unhashable value compared with a frozenset/dict
-        ok = False
-    if not ok:
-        raise OptionError(option_message(argument, value, allowed), argument)
-
-
-def option_message(argument: str, value: object, allowed: Iterable[object]) -> str:
-    """The message of a bad option value (:func:`check_option`)."""
-    return f"{argument} must be one of {', '.join(map(repr, allowed))}, not {value!r}"
-
-
-class RulesMismatchError(OptionError):
-    """A table was built under one pi release's rules and a function was asked for another's:
-    per-entry estimates differ between releases, so mixing them would give wrong numbers."""
 class ReadOnlyFormatError(SessionLabError, ValueError):
     """A write was asked of a session in a format sessionlab reads but does not write (pi's v4)."""
 
@@ -197,6 +168,36 @@ class ArgumentValueError(SessionLabError, ValueError):
 class UnstorableValueError(ArgumentValueError):
     """A value that JSON cannot hold as it is (NaN, infinity, an integer beyond 2**53, a non-string
     dict key, an object that is not JSON); ``argument`` is the path of the field."""
+
+
+class OptionError(ArgumentValueError):
+    """An option was given a value it does not take; the message lists the ones it does and
+    ``argument`` names the option (``None`` where it is not one argument)."""
+
+    def __init__(self, message: str, argument: str | None = None) -> None:
+        super().__init__(argument, message)  # type: ignore[arg-type]
+
+
+def check_option(argument: str, value: object, allowed: Iterable[object]) -> None:
+    """Raise :class:`OptionError` unless ``value`` is one of ``allowed``; every option says it the
+    same way: ``"on_bad_lines must be one of 'raise', 'warn', 'skip', not 'x'"``."""
+    allowed = tuple(allowed)
+    try:
+        ok = value in allowed
+    except (TypeError, ValueError):  # a value whose == is no bool (an array...)
+        ok = False
+    if not ok:
+        raise OptionError(option_message(argument, value, allowed), argument)
+
+
+def option_message(argument: str, value: object, allowed: Iterable[object]) -> str:
+    """The message of a bad option value (:func:`check_option`)."""
+    return f"{argument} must be one of {', '.join(map(repr, allowed))}, not {value!r}"
+
+
+class RulesMismatchError(OptionError):
+    """A table was built under one pi release's rules and a function was asked for another's:
+    per-entry estimates differ between releases, so mixing them would give wrong numbers."""
 
 
 class InvalidEntryError(SessionError, ValueError):
