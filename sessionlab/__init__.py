@@ -20,7 +20,9 @@ from .errors import (
     EntryNotFoundError,
     InvalidEntryError,
     InvalidForkTargetError,
+    MissingDependencyError,
     NativeLoaderWarning,
+    NativeUnavailableError,
     OptionError,
     ReadOnlyFormatError,
     RulesMismatchError,
@@ -29,9 +31,12 @@ from .errors import (
     SessionLabError,
     SessionLabWarning,
     SessionNotFoundError,
+    SourceNotFoundError,
     StaleSessionError,
+    TableFreedError,
     UnsafePathError,
     UnstorableValueError,
+    WriterClosedError,
 )
 
 __version__ = "0.1.0"
@@ -109,7 +114,7 @@ def __getattr__(name: str):
         message = str(exc)
 
         def missing(*args, **kwargs):
-            raise ImportError(message)
+            raise MissingDependencyError(message)
 
         missing.__name__ = name
         return missing
@@ -131,6 +136,11 @@ __all__ = [
     "SessionNotFoundError",
     "StaleSessionError",
     "UnstorableValueError",
+    "SourceNotFoundError",
+    "WriterClosedError",
+    "TableFreedError",
+    "MissingDependencyError",
+    "NativeUnavailableError",
     "BadInputError",
     "BadLinesWarning",
     "CycleError",

@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .errors import ArgumentTypeError
+
 __all__ = ["strings", "const_strings", "from_numpy", "from_pylist", "arrow_table", "arrow_indices", "scalar",
            "to_numpy", "validity", "valid_mask", "compute"]
 
@@ -89,7 +91,7 @@ def from_numpy(values: Any, *, mask: Any = None, type: pa.DataType | None = None
     a = np.asarray(values)
     if type is None:
         if a.dtype not in _WIDTH_TYPES:
-            raise TypeError(f"from_numpy takes booleans, integers or floats, not {a.dtype}")
+            raise ArgumentTypeError("values", f"from_numpy takes booleans, integers or floats, not {a.dtype}")
         type = _WIDTH_TYPES[a.dtype]
     if pa.types.is_boolean(type):
         data = pa.py_buffer(np.packbits(a.astype(np.bool_, copy=False), bitorder="little"))
@@ -152,7 +154,7 @@ def _scalar(value: Any, type: pa.DataType | None) -> pa.Scalar:  # noqa: A002
     elif isinstance(value, float):
         kind = pa.float64()
     else:
-        raise TypeError(f"scalar takes None, str, bool, int or float, not {value.__class__.__name__}")
+        raise ArgumentTypeError("value", f"scalar takes None, str, bool, int or float, not {value.__class__.__name__}")
     arr = from_numpy(np.array([value]), type=kind)
     return (arr if type is None or type == kind else arr.cast(type))[0]
 

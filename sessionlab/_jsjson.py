@@ -16,6 +16,8 @@ import math
 import re
 from typing import Any
 
+from .errors import ArgumentTypeError, ArgumentValueError
+
 __all__ = ["js_stringify", "js_len", "js_number", "js_parse"]
 
 _dumps_str = json.encoder.encode_basestring  # type: ignore[attr-defined]  # ensure_ascii=False variant
@@ -31,8 +33,11 @@ def js_trim(s: str) -> str:
     return s.strip(_JS_SPACE)
 
 
-def js_len(s: str) -> int:
-    """JavaScript ``s.length``: UTF-16 code units (a character outside the BMP counts 2)."""
+def js_len(s: str | None) -> int:
+    """JavaScript ``s.length``: UTF-16 code units (a character outside the BMP counts 2); 0 for
+    ``None`` (a field that is absent). The one definition every path measures text with."""
+    if s is None:
+        return 0
     if s.isascii():
         return len(s)
     return len(s.encode("utf-16-le", "surrogatepass")) // 2
@@ -130,11 +135,11 @@ def _emit(obj: Any, w: Any) -> None:
             _emit(v, w)
         w("]")
     else:
-        raise TypeError(f"not JSON-serializable: {type(obj).__name__}")
+        raise ArgumentTypeError("obj", f"obj must be JSON-serializable, not a {type(obj).__name__}")
 
 
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+    raise ArgumentValueError("text", f"{name} is not valid JSON")
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)

@@ -171,22 +171,38 @@ static int block_row(Scanner *sc, const SVal *eid, const SVal *role_sv, const ch
     return 0;
 }
 
-/* One content value's characters (pi's rule) and, with blocks, one block row per block. */
-static int emit_content(Scanner *sc, const Content *c, int images, const SVal *role_sv, const char *role_lit,
+/* The parts pi's rule counts for a role (ROLE_CHARS, generated from sessionlab/pi/rules.py); 0 for a
+ * role it does not know. (A linear search: eight short names, compared by length first.) */
+static unsigned role_mask(const P *p, const SVal *role) {
+    for (size_t i = 0; i < sizeof ROLE_CHARS / sizeof ROLE_CHARS[0]; i++)
+        if (sv_eq(p, role, ROLE_CHARS[i].role)) return ROLE_CHARS[i].mask;
+    return 0;
+}
+
+static unsigned role_mask_lit(const char *role) {
+    for (size_t i = 0; i < sizeof ROLE_CHARS / sizeof ROLE_CHARS[0]; i++)
+        if (!strcmp(role, ROLE_CHARS[i].role)) return ROLE_CHARS[i].mask;
+    return 0;
+}
+
+/* One content value's characters (the role's PART_CONTENT: a string or its text blocks; its
+ * PART_IMAGES: IMAGE_CHARS per image block) and, with blocks, one block row per block. */
+static int emit_content(Scanner *sc, const Content *c, unsigned mask, const SVal *role_sv, const char *role_lit,
                         const SVal *eid, int64_t *chars) {
     P *p = &sc->p;
     *chars = 0;
     if (c->kind == V_STR) {
-        *chars = c->u16;
-        return sc->want_blocks ? block_row(sc, eid, role_sv, role_lit, 0, NULL, c->u16) : 0;
+        int64_t n = mask & PART_CONTENT ? c->u16 : 0;
+        *chars = n;
+        return sc->want_blocks ? block_row(sc, eid, role_sv, role_lit, 0, NULL, n) : 0;
     }
     if (c->kind != V_LIST) return 0;
     const Blk *blocks = (const Blk *)p->blocks.p + c->first;
     for (size_t j = 0; j < c->count; j++) {
         const Blk *bk = &blocks[j];
         int64_t n = 0;
-        if (sv_eq(p, &bk->type, "text")) n = bk->text_u16;
-        else if (images && sv_eq(p, &bk->type, "image")) n = IMAGE_CHARS;
+        if (sv_eq(p, &bk->type, "text")) n = mask & PART_CONTENT ? bk->text_u16 : 0;
+        else if ((mask & PART_IMAGES) && sv_eq(p, &bk->type, "image")) n = IMAGE_CHARS;
         *chars += n;
         if (sc->want_blocks && block_row(sc, eid, role_sv, role_lit, (int32_t)j, bk, n)) return -1;
     }
@@ -266,9 +282,9 @@ static int row_usage(Row *r, const Ent *e, int t, const Usage *u, const char *ki
                                                                 : r_lit(r, E_USAGE_KIND, kind);
 }
 
-/* An assistant message's characters (text, thinking, tool-call names and arguments), tool calls
- * and image count, with one block row per block. */
-static int row_assistant(Row *r, const Ent *e, const Msg *m, const SVal *role, int64_t *chars) {
+/* An assistant message's characters (by its parts: text, thinking, tool-call names and arguments),
+ * tool calls and image count, with one block row per block. */
+static int row_assistant(Row *r, const Ent *e, const Msg *m, const SVal *role, unsigned mask, int64_t *chars) {
     Scanner *sc = r->sc;
     const P *p = r->p;
     int32_t calls = 0;
@@ -278,12 +294,12 @@ static int row_assistant(Row *r, const Ent *e, const Msg *m, const SVal *role, i
         for (size_t j = 0; j < m->content.count; j++) {
             const Blk *bk = &blocks[j];
             int64_t n = 0;
-            if (sv_eq(p, &bk->type, "text")) n = bk->text_u16;
-            else if (sv_eq(p, &bk->type, "thinking")) n = bk->thinking_u16;
+            if (sv_eq(p, &bk->type, "text")) n = mask & PART_TEXT ? bk->text_u16 : 0;
+            else if (sv_eq(p, &bk->type, "thinking")) n = mask & PART_THINKING ? bk->thinking_u16 : 0;
             else if (sv_eq(p, &bk->type, "toolCall")) {
                 calls++;
-                n = bk->name.kind == V_STR ? bk->name.u16 : 0;
-                if (bk->args_kind == V_OBJ) {
+                n = (mask & PART_TOOLCALL) && bk->name.kind == V_STR ? bk->name.u16 : 0;
+                if ((mask & PART_TOOLCALL) && bk->args_kind == V_OBJ) {
                     if (!bk->args_slow) n += bk->args_len;
                     else if (add_slow(sc, sc->rows, sc->want_blocks ? sc->block_rows : -1, bk)) return -1;
                 }
@@ -295,32 +311,38 @@ static int row_assistant(Row *r, const Ent *e, const Msg *m, const SVal *role, i
     return r_i32(r, E_TOOL_CALL_COUNT, calls);
 }
 
-/* est_chars (pi's characters: tokens = ceil(chars / 4), in Python after slow arguments), the tool
- * call count and the image count, by pi's per-role rule (ROLE_CHARS in the module). */
+#define SV_U16(v) ((v).kind == V_STR ? (v).u16 : 0)
+
+/* est_chars (pi's characters: tokens = ceil(chars / CHARS_PER_TOKEN), in Python after slow
+ * arguments), the tool call count and the image count, by pi's per-role rule (ROLE_CHARS in
+ * _scan_rules.h: the assistant's parts are its content blocks, every other role's its content and
+ * string fields; a "deferred" role is left to tables/_pi16.py). */
 static int row_chars(Row *r, const Ent *e, int t, const Msg *m, const SVal *role) {
     Scanner *sc = r->sc;
     const P *p = r->p;
     int64_t chars = 0;
     const Content *images = NULL; /* the content whose image blocks image_count counts */
     if (t == T_MESSAGE && m) {
+        unsigned mask = role ? role_mask(p, role) : 0;
         if (!role) {
         } else if (sv_eq(p, role, "assistant")) {
-            if (row_assistant(r, e, m, role, &chars)) return -1;
-        } else if (sv_eq(p, role, "toolResult") || sv_eq(p, role, "user") || sv_eq(p, role, "custom")) {
-            if (emit_content(sc, &m->content, 1, role, NULL, &e->id, &chars)) return -1;
-            images = &m->content;
-        } else if (sv_eq(p, role, "system")) {
+            if (row_assistant(r, e, m, role, mask, &chars)) return -1;
+        } else if (mask & PART_DEFERRED) {
             images = &m->content; /* (its estimate: see the module doc) */
-        } else if (sv_eq(p, role, "bashExecution")) {
-            chars = (m->command.kind == V_STR ? m->command.u16 : 0) + (m->output.kind == V_STR ? m->output.u16 : 0);
-        } else if (sv_eq(p, role, "branchSummary") || sv_eq(p, role, "compactionSummary")) {
-            chars = m->summary.kind == V_STR ? m->summary.u16 : 0;
+        } else {
+            if (mask & (PART_CONTENT | PART_IMAGES)) {
+                if (emit_content(sc, &m->content, mask, role, NULL, &e->id, &chars)) return -1;
+                images = &m->content;
+            }
+            chars += (mask & PART_COMMAND ? SV_U16(m->command) : 0) + (mask & PART_OUTPUT ? SV_U16(m->output) : 0) +
+                     (mask & PART_SUMMARY ? SV_U16(m->summary) : 0);
         }
-    } else if (t == T_CUSTOM_MESSAGE) {
-        if (emit_content(sc, &e->content, 1, NULL, "custom", &e->id, &chars)) return -1;
+    } else if (t == T_CUSTOM_MESSAGE) { /* (counted as a "custom" message, as pi converts it) */
+        if (emit_content(sc, &e->content, role_mask_lit("custom"), NULL, "custom", &e->id, &chars)) return -1;
         images = &e->content;
     } else if (t == T_COMPACTION || t == T_BRANCH_SUMMARY) {
-        chars = e->summary.kind == V_STR ? e->summary.u16 : 0;
+        unsigned mask = role_mask_lit(t == T_COMPACTION ? "compactionSummary" : "branchSummary");
+        chars = mask & PART_SUMMARY ? SV_U16(e->summary) : 0;
     } else {
         return 0; /* no estimate */
     }

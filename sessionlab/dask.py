@@ -48,6 +48,7 @@ from .analysis import usage_by as _usage_by
 from .compaction import SimulationResult, fit_prices
 from .compaction import find_cut_points as _find_cut_points
 from .compaction import simulate_compaction as _simulate_compaction
+from .errors import ArgumentValueError, MissingDependencyError, check_option
 from .tables import ENTRY_SCHEMA, entries_table, find_files
 from .tables.entries import to_pandas
 from .tables.forest import as_table
@@ -74,7 +75,7 @@ def _dd():
     try:
         import dask.dataframe as dd
     except ImportError as exc:  # the extra is optional: say how to get it
-        raise ImportError(_EXTRA) from exc
+        raise MissingDependencyError(_EXTRA) from exc
     return dd
 
 
@@ -253,10 +254,10 @@ def load_dask(source_or_paths: Any = None, *, files_per_partition: int | None = 
         3
     """
     dd = _dd()
-    if on_bad_lines not in ("raise", "skip"):
-        raise ValueError(f"on_bad_lines must be 'skip' or 'raise' on a cluster, not {on_bad_lines!r}")
+    check_option("on_bad_lines", on_bad_lines, ("raise", "skip"))  # ("warn" has no one to warn on a cluster)
     if files_per_partition is not None and files_per_partition < 1:
-        raise ValueError(f"files_per_partition must be at least 1, not {files_per_partition!r}")
+        raise ArgumentValueError("files_per_partition",
+                                 f"files_per_partition must be at least 1, not {files_per_partition!r}")
     files = _files(source_or_paths, storage_options)
     groups = _groups(files, files_per_partition, bytes_per_partition, _units(files, storage_options))
     if not groups:

@@ -6,12 +6,19 @@ matching builtin, so ``except KeyError`` or ``except ValueError`` keeps working:
     SessionLabError (Exception)
     ├── BadInputError (ValueError)        a session file broke a rule and on_bad_lines="raise"
     ├── UnsafePathError (ValueError)      a repo path or session id would leave the repo root
-    ├── OptionError (ValueError)          an option has a value it does not take (``rules=``...)
-    │   └── RulesMismatchError            a table built under one pi release's rules, asked for another's
     ├── ReadOnlyFormatError (ValueError)  a write to a format sessionlab only reads (pi's v4 files)
     ├── ArgumentTypeError (TypeError)     a public function got an argument of the wrong type
     ├── ArgumentValueError (ValueError)   ... or a value it does not allow; ``argument`` names it
+    │   ├── OptionError                   an option has a value it does not take (``rules=``,
+    │   │   │                             ``on_bad_lines=``, ``thinking_level=``...); the message lists
+    │   │   │                             the values it takes (see :func:`check_option`)
+    │   │   └── RulesMismatchError        a table built under one pi release's rules, asked for another's
     │   └── UnstorableValueError          a value JSON cannot hold as it is (NaN, 10**30, a set...)
+    ├── SourceNotFoundError (FileNotFoundError)  a path given to a loader names no file, folder or match
+    ├── WriterClosedError (ValueError)    a write through a closed SessionWriter
+    ├── TableFreedError (ReferenceError)  a Forest outlived the table it was built from
+    ├── MissingDependencyError (ImportError)  an optional piece needs an extra that is not installed
+    ├── NativeUnavailableError (RuntimeError) the C scanner was asked for but is not built (or refused)
     └── SessionError                      a session operation failed; ``code`` says which
         ├── EntryNotFoundError (KeyError)     code "not_found"
         ├── InvalidForkTargetError (ValueError) code "invalid_fork_target"
@@ -24,16 +31,20 @@ matching builtin, so ``except KeyError`` or ``except ValueError`` keeps working:
 
     SessionLabWarning (UserWarning)
     ├── BadLinesWarning                   one per file read with on_bad_lines="warn"
-    └── NativeLoaderWarning               the C scanner failed on files it had accepted (a bug)
+    └── NativeLoaderWarning               the C scanner is stale (built from other sources) or
+                                          failed on files it had accepted (a bug)
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 __all__ = [
     "SessionLabError",
     "BadInputError",
     "UnsafePathError",
     "OptionError",
+    "check_option",
     "RulesMismatchError",
     "ReadOnlyFormatError",
     "SessionError",
@@ -43,6 +54,11 @@ __all__ = [
     "ArgumentTypeError",
     "ArgumentValueError",
     "UnstorableValueError",
+    "SourceNotFoundError",
+    "WriterClosedError",
+    "TableFreedError",
+    "MissingDependencyError",
+    "NativeUnavailableError",
     "InvalidEntryError",
     "SessionNotFoundError",
     "AmbiguousSessionError",
@@ -73,15 +89,30 @@ class UnsafePathError(SessionLabError, ValueError):
     """A session id or path would escape the repository root."""
 
 
-class OptionError(SessionLabError, ValueError):
-    """An option was given a value it does not take; the message lists the ones it does."""
-
-
-class RulesMismatchError(OptionError):
-    """A table was built under one pi release's rules and a function was asked for another's:
-    per-entry estimates differ between releases, so mixing them would give wrong numbers."""
 class ReadOnlyFormatError(SessionLabError, ValueError):
     """A write was asked of a session in a format sessionlab reads but does not write (pi's v4)."""
+
+
+class SourceNotFoundError(SessionLabError, FileNotFoundError):
+    """A path given to a loader (``load``, ``read_parquet``) names no file, folder or glob match."""
+
+
+class WriterClosedError(SessionLabError, ValueError):
+    """A write was asked of a :class:`~sessionlab.io.SessionWriter` after it was closed."""
+
+
+class TableFreedError(SessionLabError, ReferenceError):
+    """A :class:`~sessionlab.forest.Forest` was asked for its table after the table was freed (it
+    holds it weakly): keep a reference to the table."""
+
+
+class MissingDependencyError(SessionLabError, ImportError):
+    """An optional piece (plots, widgets, Dask) needs an extra that is not installed; the message
+    says which (``pip install "sessionlab[viz]"``)."""
+
+
+class NativeUnavailableError(SessionLabError, RuntimeError):
+    """The native scanner was asked for directly but is not built, or was refused as stale."""
 
 
 class SessionError(SessionLabError):
@@ -139,6 +170,36 @@ class UnstorableValueError(ArgumentValueError):
     dict key, an object that is not JSON); ``argument`` is the path of the field."""
 
 
+class OptionError(ArgumentValueError):
+    """An option was given a value it does not take; the message lists the ones it does and
+    ``argument`` names the option (``None`` where it is not one argument)."""
+
+    def __init__(self, message: str, argument: str | None = None) -> None:
+        super().__init__(argument, message)  # type: ignore[arg-type]
+
+
+def check_option(argument: str, value: object, allowed: Iterable[object]) -> None:
+    """Raise :class:`OptionError` unless ``value`` is one of ``allowed``; every option says it the
+    same way: ``"on_bad_lines must be one of 'raise', 'warn', 'skip', not 'x'"``."""
+    allowed = tuple(allowed)
+    try:
+        ok = value in allowed
+    except (TypeError, ValueError):  # a value whose == is no bool (an array...)
+        ok = False
+    if not ok:
+        raise OptionError(option_message(argument, value, allowed), argument)
+
+
+def option_message(argument: str, value: object, allowed: Iterable[object]) -> str:
+    """The message of a bad option value (:func:`check_option`)."""
+    return f"{argument} must be one of {', '.join(map(repr, allowed))}, not {value!r}"
+
+
+class RulesMismatchError(OptionError):
+    """A table was built under one pi release's rules and a function was asked for another's:
+    per-entry estimates differ between releases, so mixing them would give wrong numbers."""
+
+
 class InvalidEntryError(SessionError, ValueError):
     """An entry cannot be stored or used as asked (code ``invalid_entry``): no id, an id already
     used, or a seed ``leaf`` record given as a target."""
@@ -185,8 +246,10 @@ class BadLinesWarning(SessionLabWarning):
 
 
 class NativeLoaderWarning(SessionLabWarning):
-    """The native scanner failed on files it had accepted; they were loaded by the slower paths.
+    """The native scanner was not used: it is stale (built from other C sources or rules than the
+    package's; emitted once, at import, with the command that rebuilds it), or it failed on files it
+    had accepted, which were loaded by the slower paths (once per load).
 
-    Emitted once per load. The tables are still right, but this is a bug in the scanner: please
-    report it with the file.
+    In the second case the tables are still right, but this is a bug in the scanner: please report
+    it with the file.
     """

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 import pytest
-from sessionlab.pi.model import messages as M
-from sessionlab.pi.tokens import estimate_tokens
 
 from sessionlab import contexts, load
 from sessionlab.analysis import context_messages
+from sessionlab.pi.model import messages as M
+from sessionlab.pi.tokens import estimate_tokens
 
 ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data"

@@ -13,10 +13,9 @@ import pytest
 dask = pytest.importorskip("dask", reason="the [dask] extra is not installed")
 pytest.importorskip("dask.dataframe", reason="the [dask] extra (dask[dataframe]) is not installed")
 
-from sessionlab.tables.forest import as_table  # noqa: E402
-
 import sessionlab as sl  # noqa: E402
 from sessionlab import dask as sd  # noqa: E402
+from sessionlab.tables.forest import as_table  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
 SOURCES = {"data": ROOT / "data", "claude": ROOT / "tests" / "data" / "claude",

@@ -26,6 +26,7 @@ LAYERS = {
 }
 _TOP = {  # the first name below sessionlab -> its layer
     "errors": "base", "_arrow": "base", "_jsjson": "base", "_time": "base", "pricing": "base", "_scan": "base",
+    "_scan_source": "base",
     "pi": "pi", "agents": "agents", "tables": "tables",
     "analysis": "analysis", "compaction": "analysis", "tree": "analysis",
     "plotting": "face", "widgets": "face", "report": "face", "cli": "face", "dask": "face", "synth": "face",

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 import pytest
-from sessionlab.agents import detect as detect_agent
-from sessionlab.pi.io.formats import HEAD_BYTES
 
 from sessionlab import contexts, load, usage_by
+from sessionlab.agents import detect as detect_agent
+from sessionlab.pi.io.formats import HEAD_BYTES
 from sessionlab.pricing import price_calls
 
 DATA = Path(__file__).parent / "data"

@@ -158,6 +158,7 @@ def test_context_estimate_anchors_on_the_last_valid_usage():
 def test_the_scanner_exports_the_python_rules():
     scan = _native._scan
     assert (scan.IMAGE_CHARS, scan.HEAD_LINES) == (IMAGE_CHARS, HEAD_LINES) == (4800, 21)
+    assert scan.CHARS_PER_TOKEN == CHARS_PER_TOKEN == 4
     assert frozenset(scan.ENTRY_TYPES) == _fast.PI_TYPES and len(scan.ENTRY_TYPES) == 11
     assert scan.ROLE_CHARS == {r: "deferred" if r == "system" else " ".join(p) for r, p in ROLE_CHARS.items()}
     entry_names = ["est_tokens" if n == "est_chars" else n for n, _ in scan.ENTRY_COLUMNS]
@@ -175,14 +176,15 @@ def test_the_scanner_exports_the_python_rules():
 def test_a_stale_scanner_is_told_apart():
     """The import-time check names what a scanner built from other sources gets wrong."""
     class Stale:
-        IMAGE_CHARS, HEAD_LINES = 1200, 21
+        CHARS_PER_TOKEN, IMAGE_CHARS, HEAD_LINES = 3, 1200, 21
         ENTRY_TYPES = tuple(_fast.PI_TYPES - {"usage"})
         ROLE_CHARS = {"user": "content"}
         ENTRY_COLUMNS = (("line_no", "int64"), ("entry_id", "string"), ("est_chars", "int64"), ("nope", "int32"))
         BLOCK_COLUMNS = (("chars", "int64"),)
 
     got = _native.scanner_disagreements(Stale)
-    assert [g.split(" ")[0] for g in got] == ["IMAGE_CHARS", "ENTRY_TYPES", "ROLE_CHARS", "column", "column"]
+    assert [g.split(" ")[0] for g in got] == ["CHARS_PER_TOKEN", "IMAGE_CHARS", "ENTRY_TYPES", "ROLE_CHARS", "column",
+                                                 "column"]
     assert "column line_no (int64) is not int32" in got and "column nope (int32) is not None" in got
 
 

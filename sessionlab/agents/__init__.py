@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import ArgumentTypeError, ArgumentValueError, OptionError
+from ..errors import ArgumentTypeError, ArgumentValueError, check_option
 from ..pi.io.formats import AgentFile
 from . import claude_code, codex, pi
 from ._spec import USAGE_COLUMNS, AgentSpec, home_path, jsonl_below, null_usage
@@ -64,10 +64,8 @@ def names() -> tuple[str, ...]:
 
 def spec(name: str) -> AgentSpec:
     """The agent called ``name``."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise OptionError(f"agent must be one of {', '.join(map(repr, _REGISTRY))}, not {name!r}") from None
+    check_option("agent", name, _REGISTRY)
+    return _REGISTRY[name]
 
 
 def check_agents(agents: object) -> list[str]:
@@ -75,9 +73,8 @@ def check_agents(agents: object) -> list[str]:
     if agents is None:
         return list(_REGISTRY)
     chosen = [agents] if isinstance(agents, str) else list(agents)  # type: ignore[call-overload]
-    bad = [a for a in chosen if a not in _REGISTRY]
-    if bad:
-        raise OptionError(f"agents must be among {', '.join(map(repr, _REGISTRY))}, not {bad!r}")
+    for a in chosen:
+        check_option("agents", a, _REGISTRY)
     return chosen
 
 

@@ -33,7 +33,7 @@ from .._jsjson import js_len
 from ..pi.io import formats
 from ..pi.io.formats import AgentFile, iter_lines
 from ..pi.io.reader import LineIssue
-from ..pi.tokens import CHARS_PER_TOKEN, IMAGE_CHARS
+from ..pi.rules import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
 from ._spec import null_usage
 
 __all__ = ["finish", "read_claude", "dedupe_usage", "CLAUDE_NODE_LESS"]
@@ -133,13 +133,8 @@ _COLS = ("line_no", "entry_id", "parent_id", "type", "timestamps", "role", "prov
          "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
          "context_tokens", "cost_usd", "est_tokens", "tool_name", "tool_call_count", "is_error",
          "error_message", "tokens_before", "custom_type", "response_model", "cache_write_1h_tokens",
-         "usage_kind", "cost_source", "side_node", "is_sidechain", "message_id", "request_id", "tokens_after")
-
-
-def _len(s: str | None) -> int:
-    if not s:
-        return 0
-    return len(s) if s.isascii() else js_len(s)
+         "usage_kind", "cost_source", "side_node", "is_sidechain", "message_id", "request_id", "tokens_after",
+         "image_count")
 
 
 def _lenient(raw: bytes) -> _Line:
@@ -177,26 +172,37 @@ class _Rows:
         return {c: [r.get(c) for r in rows] for c in _COLS}
 
 
+def _parts(role: str) -> tuple[bool, bool, bool, bool, bool]:
+    """Which of a message's parts pi's rule counts for ``role`` (:data:`sessionlab.pi.rules.ROLE_CHARS`):
+    its text (the assistant's ``text`` part, any other role's ``content``), tool-result content,
+    images, thinking and tool calls."""
+    parts = ROLE_CHARS.get(role, ())
+    return (("text" if role == "assistant" else "content") in parts, "content" in parts, "images" in parts,
+            "thinking" in parts, "toolCall" in parts)
+
+
 def _content(m: _Message, role: str, eid: str, blocks: list[tuple], tool_names: dict[str, str]) -> tuple:
-    """(chars, tool calls, role, tool name, is_error) of a message, its blocks appended."""
+    """(chars, tool calls, role, tool name, is_error, image blocks) of a message, its blocks appended."""
     content = m.content
     if content is None:
-        return 0, None, role, None, None
+        return 0, None, role, None, None, 0
     if isinstance(content, str):
-        blocks.append((eid, role, 0, "text", None, None, _len(content)))
-        return _len(content), None, role, None, None
-    chars = calls = 0
+        n = js_len(content) if _parts(role)[0] else 0
+        blocks.append((eid, role, 0, "text", None, None, n))
+        return n, None, role, None, None, 0
+    chars = calls = images = 0
     has_result = any(b.type == "tool_result" for b in content)
     if role == "user" and has_result:
         role = "toolResult"
+    text_ok, result_ok, images_ok, thinking_ok, calls_ok = _parts(role)
     tool_name = is_error = None
     for j, b in enumerate(content):
         bt = b.type
         name = call_id = None
         if bt == "text":
-            nc, kind = _len(b.text), "text"
+            nc, kind = (js_len(b.text) if text_ok else 0), "text"
         elif bt == "thinking":
-            nc, kind = _len(b.thinking), "thinking"
+            nc, kind = (js_len(b.thinking) if thinking_ok else 0), "thinking"
         elif bt == "redacted_thinking":
             nc, kind = 0, "thinking"
         elif bt == "tool_use":
@@ -206,7 +212,7 @@ def _content(m: _Message, role: str, eid: str, blocks: list[tuple], tool_names: 
                 tool_names[b.id] = b.name
             raw = bytes(b.input)  # (JSON as written: its length in UTF-16 units, as JSON.stringify's)
             args = len(raw) if raw.isascii() else js_len(raw.decode("utf-8", "replace"))
-            nc, kind = _len(b.name) + args, "toolCall"
+            nc, kind = ((js_len(b.name) + args) if calls_ok else 0), "toolCall"
         elif bt == "tool_result":
             call_id = b.tool_use_id
             name = tool_names.get(call_id) if isinstance(call_id, str) else None
@@ -214,19 +220,21 @@ def _content(m: _Message, role: str, eid: str, blocks: list[tuple], tool_names: 
             is_error = bool(is_error) or bool(b.is_error)
             c = b.content
             if isinstance(c, str):
-                nc = _len(c)
+                nc = js_len(c) if result_ok else 0
             elif c:
-                nc = sum(_len(x.text) if x.type == "text" else IMAGE_CHARS if x.type == "image" else 0 for x in c)
+                nc = sum(js_len(x.text) if x.type == "text" and result_ok else
+                         IMAGE_CHARS if x.type == "image" and images_ok else 0 for x in c)
             else:
                 nc = 0
             kind = "toolResult"
         elif bt == "image":
-            nc, kind = (IMAGE_CHARS if role == "toolResult" else 0), "image"
+            images += 1
+            nc, kind = (IMAGE_CHARS if images_ok else 0), "image"
         else:
             nc, kind = 0, bt or "unknown"
         chars += nc
         blocks.append((eid, role, j, kind, name, call_id, nc))
-    return chars, (calls if m.role == "assistant" else None), role, tool_name, is_error
+    return chars, (calls if m.role == "assistant" else None), role, tool_name, is_error, images
 
 
 def _decode_line(path: str, line_no: int, raw: bytes, issues: list[LineIssue]) -> _Line | None:
@@ -323,7 +331,8 @@ class _Reader:
     def _message(self, ln: _Line, m: _Message) -> dict[str, Any]:
         """A user or assistant row's values (a Task/Agent call's result also names its subagent)."""
         role = "assistant" if ln.type == "assistant" else "user"
-        chars, calls, role, tool_name, is_error = _content(m, role, ln.uuid, self.blocks, self.tool_names)  # type: ignore[arg-type]
+        chars, calls, role, tool_name, is_error, images = _content(m, role, ln.uuid, self.blocks,  # type: ignore[arg-type]
+                                                                   self.tool_names)
         tr = bytes(ln.toolUseResult)
         if tr and b'"agentId"' in tr and isinstance(m.content, list):  # a Task/Agent call's result
             res = _DECODE_ANY(tr)
@@ -332,6 +341,8 @@ class _Reader:
                 self.spawned[res["agentId"]] = call
         vals: dict[str, Any] = dict(type="message", role=role, est_tokens=-(-chars // CHARS_PER_TOKEN),
                                     tool_call_count=calls, tool_name=tool_name, is_error=is_error)
+        if images:  # (what tables/_pi16.apply_rules takes out of a user message under pi 0.58's rule)
+            vals["image_count"] = images
         if role == "assistant":
             vals.update(_assistant_values(ln, m))
         return vals

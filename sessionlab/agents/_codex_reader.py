@@ -35,7 +35,7 @@ from .._jsjson import js_len
 from ..pi.io import formats
 from ..pi.io.formats import AgentFile, iter_lines
 from ..pi.io.reader import LineIssue
-from ..pi.tokens import CHARS_PER_TOKEN
+from ..pi.rules import CHARS_PER_TOKEN, ROLE_CHARS
 from ._spec import null_usage
 
 __all__ = ["finish", "read_codex", "replayed_rows", "FALLBACK_MODEL"]
@@ -121,10 +121,13 @@ model, e.g. 0.34-0.42): those releases' default, as ccusage assumes (``isFallbac
 call's ``cost_source`` is ``'fallback'``."""
 
 
-def _len(s: str | None) -> int:
-    if not s:
-        return 0
-    return len(s) if s.isascii() else js_len(s)
+# Codex's developer instructions are what pi calls a system message: counted by its parts
+_PI_ROLE = {"developer": "system"}
+
+
+def _counts(role: str | None, part: str) -> bool:
+    """Whether pi's rule (:data:`sessionlab.pi.rules.ROLE_CHARS`) counts ``part`` of a ``role`` message."""
+    return part in ROLE_CHARS.get(_PI_ROLE.get(role, role), ())  # type: ignore[arg-type]
 
 
 def _raw_chars(raw: bytes) -> int:
@@ -133,7 +136,7 @@ def _raw_chars(raw: bytes) -> int:
         return 0
     if raw[:1] == b'"':
         try:
-            return _len(msgspec.json.decode(raw, type=str))
+            return js_len(msgspec.json.decode(raw, type=str))
         except (msgspec.DecodeError, msgspec.ValidationError):
             return len(raw)
     return len(raw)
@@ -141,10 +144,10 @@ def _raw_chars(raw: bytes) -> int:
 
 def _items_chars(content: Any) -> int:
     if isinstance(content, str):
-        return _len(content)
+        return js_len(content)
     if not content:
         return 0
-    return sum(_len(x.text) for x in content)
+    return sum(js_len(x.text) for x in content)
 
 
 def _parent_thread(source: Any) -> str | None:
@@ -199,17 +202,17 @@ class _Reader:
         self.keep(i, p)
         t = p.type
         if t == "message":
-            self.block(i, "text", _items_chars(p.content))
+            self.block(i, "text", _items_chars(p.content) if _counts("assistant", "text") else 0)
         elif t == "reasoning":
-            self.block(i, "thinking", _items_chars(p.summary))
+            self.block(i, "thinking", _items_chars(p.summary) if _counts("assistant", "thinking") else 0)
         else:
             name = p.name or t
             if isinstance(p.call_id, str) and name:
                 self.tool_names[p.call_id] = name
             self.cols["tool_call_count"][i] += 1
             args = bytes(p.arguments)
-            self.block(i, "toolCall", _len(name) + (_raw_chars(args) if args and args != b"null" else _len(p.input)),
-                       name, p.call_id)
+            nc = js_len(name) + (_raw_chars(args) if args and args != b"null" else js_len(p.input))
+            self.block(i, "toolCall", nc if _counts("assistant", "toolCall") else 0, name, p.call_id)
 
     def token_count(self, line_no: int, ts: str | None, info: _Info) -> None:
         tot = info.total_token_usage
@@ -259,21 +262,22 @@ class _Reader:
             self.open_call = None
             i = self.add(line_no, ts, type="message", role=p.role, est_tokens=0)
             self.keep(i, p)
-            self.block(i, "text", _items_chars(p.content))
+            self.block(i, "text", _items_chars(p.content) if _counts(p.role, "content") else 0)
         elif pt in _OUTPUT_ITEMS:
             self.open_call = None
             name = self.tool_names.get(p.call_id) if isinstance(p.call_id, str) else None
             i = self.add(line_no, ts, type="message", role="toolResult", tool_name=name, est_tokens=0)
             self.keep(i, p)
             out = bytes(p.output) or bytes(p.tools)  # (a tool_search_output's result is its tools)
-            self.block(i, "toolResult", max(len(out) - 2, 0), name, p.call_id)
+            nc = max(len(out) - 2, 0)
+            self.block(i, "toolResult", nc if _counts("toolResult", "content") else 0, name, p.call_id)
         else:
             self.add(line_no, ts, type="response_item", custom_type=pt, side_node=True)
 
     def compacted(self, line_no: int, ts: Any, p: Any) -> None:
         """A ``compacted`` line: a compaction row estimated from the history that replaced the context."""
         self.open_call = None
-        nc = _len(p.message)
+        nc = js_len(p.message)
         hist = _history_chars(bytes(p.replacement_history))  # the context that replaced the old one
         i = self.add(line_no, ts, type="compaction", tokens_before=self.last_prompt, summary_chars=nc,
                      est_tokens=-(-(nc if hist is None else hist) // CHARS_PER_TOKEN))

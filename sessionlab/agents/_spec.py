@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..errors import ArgumentValueError
+
 __all__ = ["AgentSpec", "home_path", "jsonl_below", "USAGE_COLUMNS", "null_usage"]
 
 USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
@@ -77,7 +79,8 @@ class AgentSpec:
     def read(self, path: str, fh: IO[bytes]) -> Any:
         """The file read into the common columns (an ``AgentFile``)."""
         if self.reader is None:
-            raise NotImplementedError(f"{self.name} files are read by the pi loader")
+            raise ArgumentValueError("agent", f"{self.name} files are read by the pi loader, not by a reader "
+                                     "of the registry")
         return _resolve(self.reader)(path, fh)
 
     def finish_load(self, results: list) -> None:

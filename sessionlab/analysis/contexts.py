@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
+from ..errors import ArgumentValueError, OptionError, option_message
 from ..pi.rules import Rules, pi_rules
 from ..tables import Column, call_mask, df_variant, leaf_mask, returns, schema_of, table_rules_for
 from ..tables.corpus import SessionIds, session_mask
@@ -352,7 +353,7 @@ def _all_targets(prep: PreparedContexts, at: Any) -> tuple[np.ndarray, np.ndarra
         if at == "entries":
             tgt = rows[~f.is_leaf_record[rows]]
             return tgt, tgt
-        raise ValueError(f"at must be 'calls', 'leaves', 'entries' or entry ids, not {at!r}")
+        raise OptionError(option_message("at", at, ("calls", "leaves", "entries")) + " or a list of entry ids", "at")
     mask = _np(pc.is_in(t["entry_id"], value_set=_id_array(at)), False, bool)
     tgt = rows[mask[rows] & ~f.is_leaf_record[rows]]
     return tgt, tgt
@@ -522,7 +523,7 @@ def context_messages(entries, at_id: str, *, session_id: SessionIds = None, rule
         raise EntryNotFoundError(f"entry {at_id!r} is not in the table")
     files = set(rows["file"].to_pylist())
     if len(files) != 1:
-        raise ValueError(f"entry id {at_id!r} is in {len(files)} files; pass session_id")
+        raise ArgumentValueError("session_id", f"entry id {at_id!r} is in {len(files)} files; pass session_id")
     which = table_rules_for(table, rules)
     agent = rows["agent"][0].as_py() if "agent" in rows.column_names else None
     if agent in ("claude-code", "codex"):

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._arrow import arrow_indices, arrow_table, const_strings, from_numpy, scalar, strings, to_numpy
+from ..errors import ArgumentValueError, OptionError, check_option, option_message
 from ..tables import TIMESTAMP, Column, call_mask, columns_doc, df_variant, returns, schema_of
 from ..tables.corpus import SessionIds, select_sessions
 from ..tables.forest import Forest, as_table
@@ -180,7 +181,7 @@ def _date(value, name: str):
             return _dt.date.fromisoformat(value if "-" in value else f"{value[:4]}-{value[4:6]}-{value[6:]}")
         except ValueError:
             pass
-    raise ValueError(f"{name} must be a date or 'YYYY-MM-DD' / 'YYYYMMDD', not {value!r}")
+    raise ArgumentValueError(name, f"{name} must be a date or 'YYYY-MM-DD' / 'YYYYMMDD', not {value!r}")
 
 
 def _group_sums(keys: dict[str, pa.Array], sums: dict[str, np.ndarray],
@@ -309,9 +310,10 @@ def usage_by(entries, *, by: str | Sequence[str] = ("session_id",), tz: str = "U
         >>> usage_by(load("data/"), by=["day", "model"], tz="Europe/Vienna")  # doctest: +SKIP
     """
     keys = [by] if isinstance(by, str) else list(by)
-    bad = [k for k in keys if k not in USAGE_GROUPS]
-    if bad or not keys:
-        raise ValueError(f"by must be among {USAGE_GROUPS}, not {keys!r}")
+    if not keys:
+        raise OptionError(option_message("by", keys, USAGE_GROUPS), "by")
+    for k in keys:
+        check_option("by", k, USAGE_GROUPS)
     since, until = _date(since, "since"), _date(until, "until")
     table = select_sessions(entries, session_id)
     rows, is_call = _spend_rows(table, tz, since, until)

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import agents
+from ..errors import check_option
 
 __all__ = ["add_usage_parser", "usage_report"]
 
@@ -60,8 +61,7 @@ def usage_report(report: str, paths: Sequence[str] | None = None, *, tz: str = "
 
     from ..analysis import usage_by
 
-    if report not in _REPORTS:
-        raise ValueError(f"report must be one of {sorted(_REPORTS)}, not {report!r}")
+    check_option("report", report, sorted(_REPORTS))
     by, key = _REPORTS[report]
     corpus = _load(paths, agents)
     entries = corpus.entries

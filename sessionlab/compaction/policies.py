@@ -20,6 +20,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
+from ..errors import ArgumentValueError
+
 __all__ = [
     "SummarySize",
     "CompactionPolicy",
@@ -44,9 +46,9 @@ class SummarySize:
 
     def __post_init__(self) -> None:
         if (self.tokens is None) == (self.fraction is None):
-            raise ValueError("give exactly one of tokens or fraction")
+            raise ArgumentValueError("tokens", "give exactly one of tokens or fraction")
         if self.fraction is not None and not 0 <= self.fraction <= 1:
-            raise ValueError("fraction must be between 0 and 1")
+            raise ArgumentValueError("fraction", f"fraction must be between 0 and 1, not {self.fraction!r}")
 
 
 @runtime_checkable

@@ -50,6 +50,7 @@ import pyarrow.compute as pc
 from .._arrow import arrow_indices, arrow_table, from_numpy, scalar, strings, to_numpy
 from ..analysis.contexts import context_arrays, first_line_of_response
 from ..analysis.usage import current_branch_mask
+from ..errors import check_option
 from ..pi.rules import Rules
 from ..tables import Column, call_mask, columns_doc, schema_of, table_rules_for
 from ..tables.corpus import SessionIds, select_sessions
@@ -217,10 +218,8 @@ def simulate_compaction(
         >>> res.sessions.to_pandas()[cols]  # doctest: +SKIP
     """
     policies = list(policies)
-    if branch not in ("current", "all"):
-        raise ValueError(f"branch must be 'current' or 'all', not {branch!r}")
-    if recorded not in ("replace", "keep"):
-        raise ValueError(f"recorded must be 'replace' or 'keep', not {recorded!r}")
+    check_option("branch", branch, ("current", "all"))
+    check_option("recorded", recorded, ("replace", "keep"))
     prices = prices if prices is not None else fit_prices(entries)
     table = select_sessions(entries, session_id)
     which = table_rules_for(table, rules)

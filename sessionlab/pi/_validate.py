@@ -17,7 +17,7 @@ import typing
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..errors import ArgumentTypeError, ArgumentValueError, UnstorableValueError
+from ..errors import ArgumentTypeError, ArgumentValueError, OptionError, UnstorableValueError
 from .model import content as C
 from .model import entries as E
 from .model import messages as M
@@ -81,7 +81,7 @@ def check_choice(value: Any, choices: Sequence[Any], argument: str) -> Any:
     if all(isinstance(c, str) for c in choices) and not isinstance(value, str):
         raise ArgumentTypeError(argument, f"{argument} must be one of {allowed}, not {type(value).__name__} "
                                           f"({_short(value)})")
-    raise ArgumentValueError(argument, f"{argument} must be one of {allowed}, not {_short(value)}")
+    raise OptionError(f"{argument} must be one of {allowed}, not {_short(value)}", argument)
 
 
 def check_int(value: Any, argument: str, *, optional: bool = False, minimum: int | None = None) -> int | None:

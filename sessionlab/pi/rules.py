@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import OptionError
+from ..errors import check_option
 
 __all__ = ["Rules", "RULES", "DEFAULT_RULES", "PiRules", "pi_rules", "check_rules", "session_name", "CHARS_PER_TOKEN",
            "IMAGE_CHARS", "ROLE_CHARS"]
@@ -30,6 +30,11 @@ RULES: tuple[str, ...] = ("pi-1.6", "pi-0.58")
 DEFAULT_RULES: Rules = "pi-1.6"
 
 # pi's token rule as data (applied by sessionlab.pi.tokens, the C scanner and the msgspec path)
+# pi's token rule as data, the one source every path takes it from: the object model
+# (sessionlab.tokens), the msgspec path (tables/_fast.py), the Claude Code and Codex readers, the
+# pi 0.58 post-pass (tables/_pi16.py) and the C scanner, whose _scan_rules.h setup.py generates from
+# these three literals (sessionlab/_scan_source.py; keep them literals). IMAGE_CHARS must stay a
+# multiple of CHARS_PER_TOKEN: pi 0.58's rule takes whole images' tokens out of a user message.
 CHARS_PER_TOKEN = 4
 IMAGE_CHARS = 4800  # what pi counts for an image block in tool results and custom messages
 
@@ -68,9 +73,9 @@ _ALL = {
 
 
 def check_rules(rules: object) -> Rules:
-    """``rules`` if it names a known release, else a :class:`BadInputError` saying which exist."""
-    if rules not in _ALL:
-        raise OptionError(f"rules must be one of {', '.join(map(repr, RULES))}, not {rules!r}")
+    """``rules`` if it names a known release, else an :class:`~sessionlab.errors.OptionError`
+    saying which exist (as ``on_bad_lines=`` does: :func:`sessionlab.errors.check_option`)."""
+    check_option("rules", rules, RULES)
     return rules  # type: ignore[return-value]
 
 

@@ -367,7 +367,8 @@ class JsonlSessionStorage(InMemorySessionStorage):
             if sf.header is None:
                 raise SessionError("invalid_session", f"{self.file_path} has no session header")
             if dialect is not None and dialect != sf.dialect:
-                raise ValueError(f"{self.file_path} is in the {sf.dialect!r} dialect, not {dialect!r}")
+                raise ArgumentValueError("dialect",
+                                         f"{self.file_path} is in the {sf.dialect!r} dialect, not {dialect!r}")
             super().__init__(sf.header, sf.entries)
             self.session_file = sf
             if sf.version == 4:  # pi's v4 file: leaf, labels and name are values (sessionlab.pi.io.v4); read-only

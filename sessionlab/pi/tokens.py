@@ -8,9 +8,9 @@
 - :data:`ROLE_CHARS` states the per-role rule as data (with :data:`CHARS_PER_TOKEN` and
   :data:`IMAGE_CHARS` it is defined in :mod:`sessionlab.pi.rules`, which imports no object model,
   and re-exported here): the loaders' fast paths (the C scanner
-  ``sessionlab._scan`` and :mod:`sessionlab.tables._fast`) apply it without building messages, and
-  the tests check that they agree with this module (the scanner exports its own table and
-  constants, compared with these at import and in ``tests/test_tokens.py``).
+  ``sessionlab._scan``, built with a header generated from that table, and
+  :mod:`sessionlab.tables._fast`) apply it without building messages, and the tests check that
+  they agree with this module (``tests/test_tokens.py``, ``tests/test_token_rule.py``).
 - :func:`estimate_context_tokens` is pi's ``estimateContextTokens(messages)``;
   :func:`estimate_projected_context_tokens` is pi 1.6's ``estimateProjectedContextTokens``.
 
@@ -59,51 +59,56 @@ def _s(v: Any) -> int:
     return js_len(v) if isinstance(v, str) else 0
 
 
-def _content_chars(content: Any, images: bool) -> int:
+class _Parts:
+    """A role's parts (:data:`ROLE_CHARS`) as flags, so a message is counted in one pass."""
+
+    __slots__ = ("string", "text", "images", "thinking", "calls", "fields", "sections", "tools")
+
+    def __init__(self, parts: Sequence[str]) -> None:
+        self.string = "content" in parts  # a string content
+        self.text = "content" in parts or "text" in parts  # text blocks
+        self.images, self.thinking, self.calls = "images" in parts, "thinking" in parts, "toolCall" in parts
+        self.fields = tuple(f for f in ("command", "output", "summary") if f in parts)
+        self.sections, self.tools = "sections" in parts, "toolsAdded" in parts
+
+
+_ROLE_PARTS = {role: _Parts(parts) for role, parts in ROLE_CHARS.items()}
+
+
+def _content_chars(content: Any, p: _Parts, images: bool) -> int:
     if isinstance(content, str):
-        return js_len(content)
-    if not content:
-        return 0
+        return js_len(content) if p.string else 0
     chars = 0
-    for b in content:
+    for b in content or ():
         if isinstance(b, TextContent):
-            chars += _s(b.text)
-        elif images and isinstance(b, ImageContent):
-            chars += IMAGE_CHARS
+            chars += _s(b.text) if p.text else 0
+        elif isinstance(b, ImageContent):
+            chars += IMAGE_CHARS if images else 0
+        elif isinstance(b, ThinkingContent):
+            chars += _s(b.thinking) if p.thinking else 0
+        elif isinstance(b, ToolCall):
+            chars += _s(b.name) + _json_len(b.arguments) if p.calls else 0
     return chars
 
 
 def estimate_chars(message: M.Message, *, rules: Rules = DEFAULT_RULES) -> int:
-    """The character count pi divides by 4 (see module doc)."""
+    """The character count pi divides by :data:`CHARS_PER_TOKEN`: the parts :data:`ROLE_CHARS`
+    names for the message's role (see module doc); 0 for a role it does not name."""
     r = pi_rules(rules)
-    if isinstance(message, M.UserMessage):
-        return _content_chars(message.content, images=r.user_images)
-    if isinstance(message, M.SystemMessage):
-        if not r.system_role:
-            return 0
-        chars = _content_chars(message.content, images=True)
-        if isinstance(message.sections, dict):
-            chars += sum(_s(v) for v in message.sections.values())
-        if message.tools_added:
-            chars += _tools_len(message.tools_added)
-        return chars
-    if isinstance(message, M.AssistantMessage):
-        chars = 0
-        for b in message.content or ():
-            if isinstance(b, TextContent):
-                chars += _s(b.text)
-            elif isinstance(b, ThinkingContent):
-                chars += _s(b.thinking)
-            elif isinstance(b, ToolCall):
-                chars += _s(b.name) + _json_len(b.arguments)
-        return chars
-    if isinstance(message, (M.CustomMessage, M.ToolResultMessage)):
-        return _content_chars(message.content, images=True)
-    if isinstance(message, M.BashExecutionMessage):
-        return _s(message.command) + _s(message.output)
-    if isinstance(message, (M.BranchSummaryMessage, M.CompactionSummaryMessage)):
-        return _s(message.summary)
-    return 0
+    if isinstance(message, M.UnknownMessage):
+        return 0
+    role = message.role
+    p = _ROLE_PARTS.get(role)
+    if p is None or (role == "system" and not r.system_role):
+        return 0
+    chars = _content_chars(getattr(message, "content", None), p, p.images and (r.user_images or role != "user"))
+    for f in p.fields:
+        chars += _s(getattr(message, f, None))
+    if p.sections and isinstance(sections := getattr(message, "sections", None), dict):
+        chars += sum(_s(v) for v in sections.values())
+    if p.tools and (tools := getattr(message, "tools_added", None)):
+        chars += _tools_len(tools)
+    return chars
 
 
 def _tools_len(tools: Any) -> int:

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pyarrow.compute as pc
 
+from ..errors import MissingDependencyError
 from ..tables.corpus import one_session
 
 __all__ = ["session_rows", "pyplot", "plain", "shorten", "thousands", "new_axes", "to_np"]
@@ -27,7 +28,7 @@ def pyplot():
     try:
         import matplotlib.pyplot as plt
     except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("plotting needs matplotlib: pip install 'sessionlab[viz]'") from e
+        raise MissingDependencyError("plotting needs matplotlib: pip install 'sessionlab[viz]'") from e
     return plt
 
 

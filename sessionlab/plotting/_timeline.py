@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 
 from ..analysis import branch_calls, branch_mask
 from ..compaction import CompactionPolicy, SimulationResult, fit_prices, simulate_compaction
-from ..errors import ArgumentValueError, OptionError
+from ..errors import ArgumentValueError, check_option
 from ..tables.corpus import SessionIds
 from ._common import new_axes, plain, session_rows, shorten, thousands
 
@@ -175,8 +175,7 @@ def plot_context_timeline(
         >>> ax = plot_context_timeline(corpus, policies=[PiThresholdPolicy(200_000),
         ...                                              NeverCompact(200_000)])  # doctest: +SKIP
     """
-    if x not in ("call", "time"):
-        raise OptionError(f"x must be 'call' or 'time', not {x!r}")
+    check_option("x", x, ("call", "time"))
     if simulation is not None and (policies is not None or leaf_id is not None):
         raise ArgumentValueError("simulation", "give a simulation of the current branch, or policies, not both "
                                  "(and no leaf_id with a simulation)")

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ..errors import ArgumentValueError, check_option
 from ._common import new_axes, plain, shorten, thousands
 
 __all__ = ["plot_usage", "TOKEN_BUCKETS"]
@@ -68,14 +69,13 @@ def plot_usage(
         >>> u = usage_by(entries_table("data/"), by=["day", "model"])  # doctest: +SKIP
         >>> ax = plot_usage(u, by="day", metric="cost_usd")  # doctest: +SKIP
     """
-    if by not in _KEYS:
-        raise ValueError(f"by must be one of {tuple(_KEYS)}, not {by!r}")
-    if metric not in ("cost_usd", "tokens"):
-        raise ValueError(f"metric must be 'cost_usd' or 'tokens', not {metric!r}")
+    check_option("by", by, _KEYS)
+    check_option("metric", metric, ("cost_usd", "tokens"))
     df = usage_table.to_pandas() if isinstance(usage_table, pa.Table) else pd.DataFrame(usage_table).copy()
     key = _KEYS[by]
     if key not in df.columns:
-        raise ValueError(f"the usage table has no {key!r} column; make it with usage_by(..., by={key!r})")
+        raise ArgumentValueError("usage_table",
+                                 f"the usage table has no {key!r} column; make it with usage_by(..., by={key!r})")
     index, layers = _layers(df, key, metric)
     n = len(index)
     ax = new_axes(ax, (max(6.0, min(16.0, 2.5 + 0.45 * n)), 4.5))

@@ -37,6 +37,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from ..errors import ArgumentValueError
 from ..pi.model import SessionHeader
 from ..pi.repo import encode_cwd
 from ..pi.repo import session_file_name as _repo_file_name
@@ -134,7 +135,7 @@ def generate_session(path: str | os.PathLike[str], *, seed: int, config: SynthCo
     model_ids = list(cfg.models) if cfg.models else list(MODELS)
     for m in model_ids:
         if m not in MODELS:
-            raise ValueError(f"unknown model {m!r}; known: {', '.join(MODELS)}")
+            raise ArgumentValueError("models", f"unknown model {m!r}; known: {', '.join(MODELS)}")
     start = cfg.start
     if start is None:
         start = datetime(2026, 1, 5, tzinfo=UTC) + timedelta(seconds=rng.randint(0, 60 * 86400))

@@ -30,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from ..pi.rules import CHARS_PER_TOKEN
 from ._text import Project, code_pool, log_pool, project_for, prose
 
 __all__ = ["generate_claude_session", "generate_codex_session", "CLAUDE_MODELS", "CODEX_MODELS"]
@@ -54,7 +55,7 @@ def _uid(rng: random.Random) -> str:
 
 
 def _tok(text: str) -> int:
-    return -(-len(text) // 4)
+    return -(-len(text) // CHARS_PER_TOKEN)
 
 
 def _encode_cwd(cwd: str) -> str:

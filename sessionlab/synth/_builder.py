@@ -40,6 +40,7 @@ from ..pi.model import (
     UsageEntry,
     UserMessage,
 )
+from ..pi.rules import CHARS_PER_TOKEN
 from ..pi.tokens import estimate_tokens as _estimate_tokens
 from ._text import Project, b64, log_pool, project_for, prose
 from ._tools import TOOLS
@@ -275,7 +276,7 @@ class Builder:
             ctype, display = "file-watcher", False
             content = (TextContent(text=f"{f} changed on disk outside the session ({rng.randint(1, 80)} lines)."),)
             details = {"path": f, "event": "change"}
-        est = math.ceil(len(content if isinstance(content, str) else content[0].text) / 4)
+        est = math.ceil(len(content if isinstance(content, str) else content[0].text) / CHARS_PER_TOKEN)
         s = self.cur()
         st = _State(s.ctx + est, s.usage_total, s.trailing + est, s.cached, s.cache_model, s.compaction)
         self.append(lambda i, p, t: CustomMessageEntry(id=i, parent_id=p, timestamp=t, custom_type=ctype,
@@ -334,7 +335,7 @@ class Builder:
         s = self.cur()
         before = self.est.get(target, 0)
         repl = None if text is None else {"content": [{"type": "text", "text": text}]}
-        after = 0 if text is None else math.ceil(len(text) / 4)
+        after = 0 if text is None else math.ceil(len(text) / CHARS_PER_TOKEN)
         st = _State(max(s.ctx - before + after, 0), s.usage_total, s.trailing, s.cached, s.cache_model, s.compaction)
         self.append(lambda i, p, t: ContextEditEntry(id=i, parent_id=p, timestamp=t, target_id=target,
                                                      replacement=repl), st)
@@ -508,7 +509,7 @@ class Builder:
             text = (_BRANCH_PREAMBLE + f"## Goal\n{goal}\n\n## Progress\n"
                     f"{prose(rng, 'done', rng.randint(1, 4), self.proj)}"
                     + format_file_operations(reads, mods))
-            est = math.ceil(len(text) / 4)
+            est = math.ceil(len(text) / CHARS_PER_TOKEN)
             s = self.state[new_leaf]  # type: ignore[index]
             st = _State(s.ctx + est, s.usage_total, s.trailing + est, s.cached, s.cache_model, s.compaction)
             details = {"readFiles": reads, "modifiedFiles": mods}
@@ -581,7 +582,7 @@ class Builder:
                 f"- **{rng.choice(self.proj.symbols)}**: {prose(rng, 'say', 2, self.proj)}\n\n## Next Steps\n"
                 f"1. {prose(rng, 'ask', 1, self.proj)}\n\n## Critical Context\n{prose(rng, 'think', 3, self.proj)}"
                 + format_file_operations(reads, mods))
-        est = math.ceil(len(text) / 4)
+        est = math.ceil(len(text) / CHARS_PER_TOKEN)
         # what the kept messages weigh now (a context edit after them changed their estimate)
         kept = sum(self.est.get(e, 0) for e in path[cut:] if e not in self.excluded)
         details = {"readFiles": reads, "modifiedFiles": mods}

@@ -45,6 +45,7 @@ from typing import Any, Union
 import pyarrow as pa
 
 from .._arrow import compute as pc
+from ..errors import ArgumentTypeError
 from ..pi.io.issues import LineIssue
 from ._file import FileResult, load_data, materialize
 from ._native import NativeBatch, native_available
@@ -83,7 +84,7 @@ def resolve_cache(cache: CacheOption) -> Path | None:
         return default_cache_dir()
     if isinstance(cache, (str, os.PathLike)):
         return Path(os.path.expanduser(os.fspath(cache)))
-    raise TypeError(f"cache must be None, True, False or a folder path, not {type(cache).__name__}")
+    raise ArgumentTypeError("cache", f"cache must be None, True, False or a folder path, not {type(cache).__name__}")
 
 
 def _store_dir(root: Path) -> Path:

@@ -35,21 +35,31 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._jsjson import js_len, js_parse, js_stringify
+from .._scan_source import DEFERRED_PARTS
 from ..pi.io.formats import HEAD_LINES, detect_dialect
 from ..pi.model.messages import context_token_count
-from ..pi.tokens import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
+from ..pi.rules import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
 from ._arrays import parse_timestamps
 from ._schema import PI_TYPES
 
 __all__ = ["fast_columns", "PI_TYPES"]
 
 
-# pi's per-role rule (tokens.ROLE_CHARS) as this path applies it: the roles whose content counts
-# (pi 1.6's images included: tables/_pi16.apply_rules takes them out for pi 0.58), and the roles
-# counted from string fields; the assistant's blocks and the system message are handled apart
-_CONTENT_ROLES = frozenset(r for r, parts in ROLE_CHARS.items() if parts == ("content", "images"))
-_FIELD_ROLES = {r: parts for r, parts in ROLE_CHARS.items()
-                if r not in _CONTENT_ROLES and r not in ("assistant", "system")}
+# pi's per-role rule (sessionlab.pi.rules.ROLE_CHARS) as this path applies it, read from the table: the
+# assistant's parts (its content blocks), the roles whose content value counts (with their images or
+# not: pi 1.6 counts user images, tables/_pi16.apply_rules takes them out for pi 0.58) and the string
+# fields of every other role; a role with a part only pi 1.6's system message has is left to ._pi16
+_ASSISTANT = frozenset(ROLE_CHARS.get("assistant", ()))
+_TEXT, _THINKING, _TOOL_CALL = "text" in _ASSISTANT, "thinking" in _ASSISTANT, "toolCall" in _ASSISTANT
+_DEFERRED = frozenset(r for r, parts in ROLE_CHARS.items() if DEFERRED_PARTS & set(parts))
+_CONTENT_ROLES = {r: ("content" in parts, "images" in parts) for r, parts in ROLE_CHARS.items()
+                  if r != "assistant" and r not in _DEFERRED and {"content", "images"} & set(parts)}
+_FIELD_ROLES = {r: fields for r, parts in ROLE_CHARS.items() if r != "assistant" and r not in _DEFERRED
+                and (fields := tuple(p for p in parts if p in ("command", "output", "summary")))}
+# compaction and branch_summary entries count as the summary messages pi turns them into
+_SUMMARY_COUNTS = {t: "summary" in ROLE_CHARS.get(r, ())
+                   for t, r in (("compaction", "compactionSummary"), ("branch_summary", "branchSummary"))}
+_NO_PARTS = (False, False)
 
 
 class _Block(msgspec.Struct):
@@ -136,14 +146,6 @@ class Refused(Exception):
     """The file needs the tolerant path."""
 
 
-def _js_len(s: str | None) -> int:
-    if s is None:
-        return 0
-    if s.isascii():
-        return len(s)
-    return len(s.encode("utf-16-le", "surrogatepass")) // 2
-
-
 def _args_len(b: bytes) -> int:
     """``len(JSON.stringify(arguments))`` in UTF-16 units, from the raw text when it is canonical."""
     if not b or b == b"null":
@@ -151,7 +153,7 @@ def _args_len(b: bytes) -> int:
     try:
         obj = _ANY.decode(b)
         if _ENCODE(obj) == b and not _LONG_DIGITS.search(b) and not _has_float(obj):
-            return len(b) if b.isascii() else _js_len(b.decode())
+            return len(b) if b.isascii() else js_len(b.decode())
     except msgspec.MsgspecError:  # e.g. a number out of range (1e400 is Infinity, written null)
         pass
     return js_len(js_stringify(js_parse(b.decode())))
@@ -192,17 +194,19 @@ def _batch_args_lens(raws: list[bytes]) -> list[int]:
     except msgspec.MsgspecError:
         canonical = False
     if canonical:  # (null arguments count 0, as the object model's None does)
-        return [0 if b == b"null" else len(b) if b.isascii() else _js_len(b.decode()) for b in raws]
+        return [0 if b == b"null" else len(b) if b.isascii() else js_len(b.decode()) for b in raws]
     return [_args_len(b) for b in raws]
 
 
 def _content(content: Any, role: str, eid: str | None, blocks: list | None) -> tuple[int, int | None]:
-    """Characters of a content value (pi 1.6's rule: 4800 per image, for every role that has one)
-    and its image count; if ``blocks`` is given, one row per block."""
+    """Characters of a content value by the role's parts (``content``: a string or its text blocks;
+    ``images``: :data:`IMAGE_CHARS` per image) and its image count; if ``blocks`` is given, one row
+    per block."""
     if content is None:
         return 0, None
+    text_counts, images_count = _CONTENT_ROLES.get(role, _NO_PARTS)
     if content.__class__ is str:
-        n = _js_len(content)
+        n = js_len(content) if text_counts else 0
         if blocks is not None:
             blocks.append([eid, role, 0, "text", None, None, n])
         return n, 0
@@ -212,9 +216,9 @@ def _content(content: Any, role: str, eid: str | None, blocks: list | None) -> t
         n = 0
         if t == "text":
             s = b.text
-            n = 0 if s is None else len(s) if s.isascii() else _js_len(s)
+            n = 0 if s is None or not text_counts else len(s) if s.isascii() else js_len(s)
         elif t == "image":
-            n = IMAGE_CHARS
+            n = IMAGE_CHARS if images_count else 0
             images += 1
         total += n
         if blocks is not None:
@@ -345,16 +349,17 @@ def _assistant_chars(rows: _Rows, i: int, blocks: list | None, raws: list[tuple[
             nc = 0
             if bt == "text":
                 s_ = blk.text
-                nc = 0 if s_ is None else len(s_) if s_.isascii() else _js_len(s_)
+                nc = 0 if s_ is None or not _TEXT else len(s_) if s_.isascii() else js_len(s_)
             elif bt == "thinking":
                 s_ = blk.thinking
-                nc = 0 if s_ is None else len(s_) if s_.isascii() else _js_len(s_)
+                nc = 0 if s_ is None or not _THINKING else len(s_) if s_.isascii() else js_len(s_)
             elif bt == "image":
                 n_img += 1
             elif bt == "toolCall":
                 k += 1
-                nc = _js_len(blk.name)
-                raws.append((i, len(blocks) if blocks is not None else -1, bytes(blk.arguments)))
+                if _TOOL_CALL:
+                    nc = js_len(blk.name)
+                    raws.append((i, len(blocks) if blocks is not None else -1, bytes(blk.arguments)))
             chars += nc
             if blocks is not None:
                 blocks.append([rows.ids[i], r, j, bt, (blk.name or "") if bt == "toolCall" else None,
@@ -365,22 +370,22 @@ def _assistant_chars(rows: _Rows, i: int, blocks: list | None, raws: list[tuple[
 
 
 def _message_chars(rows: _Rows, i: int, blocks: list | None, raws: list[tuple[int, int, bytes]]) -> int:
-    """A message's characters by pi's per-role rule (:data:`sessionlab.pi.tokens.ROLE_CHARS`)."""
+    """A message's characters by pi's per-role rule (:data:`sessionlab.pi.rules.ROLE_CHARS`)."""
     m = rows.msgs[i]
     r = rows.roles[i]
     if r == "assistant":
         return _assistant_chars(rows, i, blocks, raws)
-    if r in _CONTENT_ROLES:
-        chars, rows.images[i] = _content(m.content, r, rows.ids[i], blocks)  # type: ignore[union-attr]
-        return chars
-    if r == "system":  # (its estimate needs the system messages before it: see ._pi16)
+    if r in _DEFERRED:  # (pi 1.6's system message: its estimate needs the ones before it, see ._pi16)
         c_ = m.content  # type: ignore[union-attr]
         rows.images[i] = (None if c_ is None else 0 if c_.__class__ is str
                           else sum(b.type == "image" for b in c_))  # type: ignore[union-attr]
         return 0
+    chars = 0
+    if r in _CONTENT_ROLES:
+        chars, rows.images[i] = _content(m.content, r, rows.ids[i], blocks)  # type: ignore[union-attr]
     if r in _FIELD_ROLES:
-        return sum(_js_len(getattr(m, f)) for f in _FIELD_ROLES[r])
-    return 0
+        chars += sum(js_len(getattr(m, f)) for f in _FIELD_ROLES[r])
+    return chars
 
 
 def _estimates(rows: _Rows, want_blocks: bool) -> tuple[dict[str, list], list | None]:
@@ -401,12 +406,13 @@ def _estimates(rows: _Rows, want_blocks: bool) -> tuple[dict[str, list], list | 
         elif t == "custom_message":
             est[i], rows.images[i] = _content(rows.ents[i].content, "custom", rows.ids[i], blocks)
         elif t == "compaction" or t == "branch_summary":
-            summary_chars[i] = est[i] = _js_len(rows.ents[i].summary)
+            summary_chars[i] = n_ = js_len(rows.ents[i].summary)
+            est[i] = n_ if _SUMMARY_COUNTS[t] else 0
     for (i, bi, _), nc in zip(raws, _batch_args_lens([r[2] for r in raws])):
         est[i] += nc  # type: ignore[operator]
         if blocks is not None:
             blocks[bi][6] += nc
-    tokens = [None if c is None else -(-c // CHARS_PER_TOKEN) for c in est]  # ceil(chars / 4)
+    tokens = [None if c is None else -(-c // CHARS_PER_TOKEN) for c in est]  # ceil(chars / CHARS_PER_TOKEN)
     return {"est_tokens": tokens, "tool_call_count": rows.calls, "image_count": rows.images,
             "summary_chars": summary_chars}, blocks
 

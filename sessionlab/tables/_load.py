@@ -30,7 +30,7 @@ from typing import Any, Union
 
 import pyarrow as pa
 
-from ..errors import NativeLoaderWarning
+from ..errors import NativeLoaderWarning, SourceNotFoundError
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
 from . import _cache
@@ -86,7 +86,7 @@ def _expand(item: str | os.PathLike) -> list[str]:
     s = str(item)
     if any(ch in s for ch in "*?["):
         return sorted(f for f in glob.glob(s, recursive=True) if os.path.isfile(f))
-    raise FileNotFoundError(f"no such file, folder or matching glob: {s}")
+    raise SourceNotFoundError(f"no such file, folder or matching glob: {s}")
 
 
 def find_files(source: Source = None, *, agents: Sequence[str] | None = None) -> list[str]:

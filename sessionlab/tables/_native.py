@@ -8,7 +8,9 @@ msgspec path, and failing that the tolerant object-model path. A :class:`NativeB
 files into one set of buffers, turned into Arrow once per column for the whole batch and sliced
 back per file (zero-copy), as :func:`._file.materialize` does for the other paths.
 
-The extension is optional (``setup.py`` builds it where a C compiler is present). Setting the
+The extension is optional (``setup.py`` builds it where a C compiler is present). One built from
+other C sources or another token rule than the package ships is refused at import, with one
+:class:`~sessionlab.errors.NativeLoaderWarning` saying how to rebuild it (:func:`stale_reason`). Setting the
 environment variable ``SESSIONLAB_NATIVE=0`` turns it off, which the tests use to compare paths.
 """
 
@@ -22,7 +24,8 @@ import numpy as np
 import pyarrow as pa
 
 from .._arrow import from_numpy, validity
-from ..errors import NativeLoaderWarning
+from .._scan_source import DEFERRED_PARTS, shipped_hash
+from ..errors import NativeLoaderWarning, NativeUnavailableError
 from ..pi.io.formats import HEAD_LINES
 from ..pi.rules import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
 from ._arrays import with_pi_defaults
@@ -37,13 +40,33 @@ except ImportError:  # no compiler at install time: the msgspec path does the wo
 _KINDS = {"string": pa.string(), "int64": pa.int64(), "int32": pa.int32(), "float64": pa.float64(), "bool": pa.bool_()}
 
 
+#: how to rebuild the extension in a checkout (an editable install rebuilds it too)
+REBUILD = "`python setup.py build_ext --inplace` (or `pip install -e .`)"
+
+
+def stale_reason(scan: Any) -> str | None:
+    """Why the built scanner must not be used, or ``None``: it was built from other C sources or
+    another token rule than the package ships (its ``SOURCE_HASH`` against
+    :func:`sessionlab._scan_source.shipped_hash`; a package without its C sources cannot tell, and
+    trusts the build), or its rules and columns disagree with the Python ones."""
+    want = shipped_hash(CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS)
+    got = getattr(scan, "SOURCE_HASH", None)
+    if want is not None and got != want:
+        return (f"sessionlab._scan is stale: it was built from other C sources or another token rule than "
+                f"this package's (hash {got!r}, the sources' is {want!r})")
+    if wrong := scanner_disagreements(scan):
+        return f"sessionlab._scan disagrees with the Python rules ({'; '.join(wrong)})"
+    return None
+
+
 def scanner_disagreements(scan: Any) -> list[str]:
     """Where the built scanner's rules (its module attributes) differ from the Python ones: pi's
     constants and per-role rule (:mod:`sessionlab.pi.rules`, applied by :mod:`sessionlab.pi.tokens`),
     the dialect's head lines, the entry types (:data:`._schema.PI_TYPES`) and its columns against
     :mod:`._schema` (names and types; ``est_chars`` becomes ``est_tokens``). Empty when they agree."""
-    want_roles = {r: "deferred" if r == "system" else " ".join(p) for r, p in ROLE_CHARS.items()}
+    want_roles = {r: "deferred" if DEFERRED_PARTS & set(p) else " ".join(p) for r, p in ROLE_CHARS.items()}
     out = [f"{name} is {got!r}, not {want!r}" for name, got, want in [
+        ("CHARS_PER_TOKEN", getattr(scan, "CHARS_PER_TOKEN", None), CHARS_PER_TOKEN),
         ("IMAGE_CHARS", scan.IMAGE_CHARS, IMAGE_CHARS), ("HEAD_LINES", scan.HEAD_LINES, HEAD_LINES),
         ("ENTRY_TYPES", frozenset(scan.ENTRY_TYPES), PI_TYPES), ("ROLE_CHARS", scan.ROLE_CHARS, want_roles)]
         if got != want]
@@ -56,10 +79,9 @@ def scanner_disagreements(scan: Any) -> list[str]:
     return out
 
 
-if _scan is not None and (_stale := scanner_disagreements(_scan)):  # a build older than the sources
-    warnings.warn(NativeLoaderWarning(f"sessionlab._scan disagrees with the Python rules ({'; '.join(_stale)}): "
-                                      "rebuild it (python setup.py build_ext --inplace); the slower paths load "
-                                      "every file meanwhile"), stacklevel=2)
+if _scan is not None and (_stale := stale_reason(_scan)):  # a build older than the sources or the rule
+    warnings.warn(NativeLoaderWarning(f"{_stale}; rebuild it with {REBUILD}. Meanwhile the Python paths "
+                                      "load every file"), stacklevel=2)
     _scan = None
 
 __all__ = ["native_available", "NativeBatch"]
@@ -130,7 +152,7 @@ class NativeBatch:
 
     def __init__(self, want_blocks: bool) -> None:
         if _scan is None:
-            raise RuntimeError("sessionlab._scan is not built")
+            raise NativeUnavailableError("sessionlab._scan is not built, or was refused as stale")
         self._scanner = _scan.Scanner(want_blocks)
         self._want_blocks = want_blocks
         # (FileResult, rows, block rows, session id, bytes): the bytes of a file with rows that need

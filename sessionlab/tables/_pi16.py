@@ -346,7 +346,7 @@ def table_rules_for(table: pa.Table, rules: object = None) -> str:
     if rules != own:
         raise RulesMismatchError(
             f"this table was loaded with rules={own!r}; its per-entry estimates differ under {rules!r}: "
-            f"load it again with entries_table(..., rules={rules!r}) (or leave rules= out)")
+            f"load it again with entries_table(..., rules={rules!r}) (or leave rules= out)", "rules")
     return own
 
 

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from .._arrow import compute as pc
 from .._arrow import scalar, strings
+from ..errors import ArgumentTypeError, ArgumentValueError
 from ..pi.io.issues import OnBadLines
 from ..pi.rules import DEFAULT_RULES, Rules
 from ._build import blocks_of, entries_of, issues_of, labels_of, sessions_of
@@ -128,7 +129,7 @@ class Corpus:
         from ._load import refresh
 
         if self._loaded is None:
-            raise TypeError("this corpus was not made by load(): nothing to refresh")
+            raise ArgumentTypeError("corpus", "this corpus was not made by load(): nothing to refresh")
         new = refresh(self._loaded)
         return Corpus(new.files, want_blocks=self._has_blocks, max_workers=self._max_workers, rules=self.rules,
                       loaded=new)
@@ -225,7 +226,7 @@ def as_entries(entries: Any) -> pa.Table:
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover
-        raise TypeError("entries must be a Corpus or a pyarrow.Table") from None
+        raise ArgumentTypeError("entries", "entries must be a Corpus or a pyarrow.Table") from None
     if isinstance(entries, pd.DataFrame):
         table = pa.Table.from_pandas(entries, preserve_index=False)
         for i, name in enumerate(table.column_names):  # back to the entries schema's types
@@ -234,7 +235,7 @@ def as_entries(entries: Any) -> pa.Table:
                 if table.schema.field(name).type != want:
                     table = table.set_column(i, name, pc.cast(table[name], want))
         return table
-    raise TypeError(f"entries must be a Corpus, a pyarrow.Table or a pandas.DataFrame, "
+    raise ArgumentTypeError("entries", f"entries must be a Corpus, a pyarrow.Table or a pandas.DataFrame, "
                     f"not {type(entries).__name__}")
 
 
@@ -248,7 +249,7 @@ def session_ids(session_id: SessionIds) -> list[str] | None:
         return session_id.to_pylist()
     ids = list(session_id)
     if not all(isinstance(s, str) for s in ids):
-        raise TypeError("session_id must be a session id, a list of them, or None")
+        raise ArgumentTypeError("session_id", "session_id must be a session id, a list of them, or None")
     return ids
 
 
@@ -285,13 +286,14 @@ def one_session(entries: Any, session_id: SessionIds = None) -> pa.Table:
     if ids is None:
         ids = pc.unique(table["session_id"]).to_pylist()
         if len(ids) != 1:
-            raise ValueError(f"the table holds {len(ids)} sessions; pass session_id")
+            raise ArgumentValueError("session_id", f"the table holds {len(ids)} sessions; pass session_id")
     elif len(ids) != 1:
-        raise ValueError(f"this function draws one session; session_id names {len(ids)}")
+        raise ArgumentValueError("session_id", f"this function draws one session; session_id names {len(ids)}")
     mask = session_mask(table, ids)
     rows = table.filter(mask) if mask is not None else table
     if rows.num_rows == 0:
         raise EntryNotFoundError(f"no entries for session {ids[0]!r}")
     if "file" in rows.column_names and len(pc.unique(rows["file"])) > 1:
-        raise ValueError(f"session {ids[0]!r} is in several files; filter the table by file first")
+        raise ArgumentValueError("session_id",
+                                 f"session {ids[0]!r} is in several files; filter the table by file first")
     return rows

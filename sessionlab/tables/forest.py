@@ -52,6 +52,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._arrow import arrow_indices, scalar, strings, to_numpy
+from ..errors import TableFreedError
 from .corpus import as_entries, on_entries
 
 __all__ = ["Forest", "forest_of", "as_table", "per_table", "at_load", "clear_caches", "to_numpy", "arrow_indices",
@@ -209,7 +210,7 @@ class Forest:
         """The entries table this forest was built from (held weakly)."""
         table = self._table()
         if table is None:
-            raise ReferenceError("the table of this Forest was freed; keep a reference to the table")
+            raise TableFreedError("the table of this Forest was freed; keep a reference to the table")
         return table
 
     @classmethod

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..errors import SourceNotFoundError
 from ._load import Source
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA, ISSUE_SCHEMA, SESSION_SCHEMA
 from .corpus import Corpus
@@ -122,7 +123,7 @@ def read_parquet(path: str | os.PathLike, *, storage_options: dict | None = None
         files = [root] if os.path.isfile(root) else sorted(str(f) for f in Path(root).rglob("*.parquet"))
     tables = [_with_hive_agent(pq.read_table(f, filesystem=fs), f) for f in files]
     if not tables:
-        raise FileNotFoundError(f"no Parquet files in {os.fspath(path)}")
+        raise SourceNotFoundError(f"no Parquet files in {os.fspath(path)}")
     table = pa.concat_tables(tables, promote_options="permissive")
     for schema in (ENTRY_SCHEMA, SESSION_SCHEMA, BLOCK_SCHEMA, ISSUE_SCHEMA):
         if set(table.column_names) == set(schema.names):

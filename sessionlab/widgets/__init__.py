@@ -27,10 +27,12 @@ Example:
 
 from __future__ import annotations
 
+from ..errors import MissingDependencyError
+
 try:
     import ipywidgets  # noqa: F401
 except ImportError as e:  # pragma: no cover - depends on the environment
-    raise ImportError('sessionlab.widgets needs ipywidgets: pip install "sessionlab[notebook]"') from e
+    raise MissingDependencyError('sessionlab.widgets needs ipywidgets: pip install "sessionlab[notebook]"') from e
 
 from .branches import BranchExplorer
 from .compaction import CompactionLab

@@ -10,10 +10,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import traitlets as T
 
+from ..errors import MissingDependencyError
+
 try:
     import anywidget
 except ImportError as e:  # pragma: no cover - depends on the environment
-    raise ImportError('SessionTree needs anywidget: pip install "sessionlab[notebook]"') from e
+    raise MissingDependencyError('SessionTree needs anywidget: pip install "sessionlab[notebook]"') from e
 
 from ..plotting import NODE_KINDS, compute_layout, current_labels, node_kinds, session_rows, to_np
 from ..tables import call_mask

@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sessionlab._scan_source import write_rules_header
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "sessionlab" / "_scan.c"
 
@@ -52,6 +54,7 @@ def build(out_dir: Path, cc: str | None = None) -> Path:
     if cc is None:
         raise RuntimeError("no C compiler")
     out_dir.mkdir(parents=True, exist_ok=True)
+    write_rules_header(SOURCE.parent)  # (pi's token rule as the scanner includes it, as setup.py writes it)
     target = out_dir / ("_scan" + sysconfig.get_config_var("EXT_SUFFIX"))
     cmd = [cc, "-shared", "-fPIC", "-g", "-O1", "-fno-omit-frame-pointer",
            "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",

@@ -14,7 +14,8 @@ quoted so their size is counted exactly.
 
 from __future__ import annotations
 
-import math
+from ..._jsjson import js_len
+from ..rules import CHARS_PER_TOKEN
 
 SUMMARIZATION_SYSTEM_PROMPT = (
     'You are a context summarization assistant. Your task is to read a conversation between a user and '
@@ -65,8 +66,8 @@ SUMMARIZATION_PROMPT = (
 CONVERSATION_WRAPPER = "<conversation>\n" + "\n</conversation>\n\n"
 
 #: estimated tokens of a summary call's prompt besides the summarised messages
-SUMMARY_PROMPT_TOKENS: int = (math.ceil(len(SUMMARIZATION_SYSTEM_PROMPT) / 4)
-                              + math.ceil((len(CONVERSATION_WRAPPER) + len(SUMMARIZATION_PROMPT)) / 4))
+SUMMARY_PROMPT_TOKENS: int = (-(-js_len(SUMMARIZATION_SYSTEM_PROMPT) // CHARS_PER_TOKEN)
+                              - (-(js_len(CONVERSATION_WRAPPER) + js_len(SUMMARIZATION_PROMPT)) // CHARS_PER_TOKEN))
 
 
 # pi's licence, for the two prompt texts above:

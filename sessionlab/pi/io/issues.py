@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from ...errors import BadInputError, BadLinesWarning
+from ...errors import BadInputError, BadLinesWarning, check_option
 
 __all__ = ["LineIssue", "OnBadLines", "check_on_bad_lines", "report_issues"]
 
@@ -19,9 +19,9 @@ OnBadLines = Literal["raise", "warn", "skip"]
 
 
 def check_on_bad_lines(on_bad_lines: object) -> None:
-    """Raise ``ValueError`` unless ``on_bad_lines`` is one of :data:`OnBadLines`' values."""
-    if on_bad_lines not in get_args(OnBadLines):
-        raise ValueError(f"on_bad_lines must be 'raise', 'warn' or 'skip', not {on_bad_lines!r}")
+    """Raise :class:`~sessionlab.errors.OptionError` unless ``on_bad_lines`` is one of
+    :data:`OnBadLines`' values (as ``rules=`` does: :func:`sessionlab.errors.check_option`)."""
+    check_option("on_bad_lines", on_bad_lines, get_args(OnBadLines))
 
 
 @dataclass(frozen=True, slots=True)

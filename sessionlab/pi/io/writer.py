@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._jsjson import js_stringify
-from ...errors import ReadOnlyFormatError, SessionDeletedError, StaleSessionError
+from ...errors import ReadOnlyFormatError, SessionDeletedError, StaleSessionError, WriterClosedError, check_option
 from ..model import SessionEntry, SessionHeader
 from .dialects import Dialect, entry_to_dict, header_to_dict
 from .migrate import CURRENT_VERSION
@@ -174,8 +174,7 @@ class SessionWriter:
         fsync: bool = False,
         header: SessionHeader | None = None,
     ) -> None:
-        if dialect not in ("pi", "seed"):
-            raise ValueError(f"dialect must be 'pi' or 'seed', not {dialect!r}")
+        check_option("dialect", dialect, ("pi", "seed"))
         self.path = Path(path)
         self.dialect: Dialect = dialect
         self.fsync = fsync
@@ -211,7 +210,7 @@ class SessionWriter:
 
     def _append_text(self, text: str, only_if_empty: bool = False, expect_size: int | None = None) -> int:
         if self._fd is None:
-            raise ValueError("writer is closed")
+            raise WriterClosedError("writer is closed")
         fd = self._fd
         payload = (text + "\n").encode("utf-8", "surrogatepass")
         _lock(fd)
