@@ -76,9 +76,6 @@ static uint64_t hash_bytes(const unsigned char *s, size_t n) {
 typedef struct {
     Ent header;
     int64_t n;
-    int64_t name_entry; /* the last session_info, if its name is a string; else -1 */
-    SVal name;
-    int64_t leaf_count;
     int64_t cross_rows; /* rows whose values need other lines of the file (tables/_pi16.py) */
 } FileFacts;
 
@@ -92,7 +89,6 @@ static int scan_file(Scanner *sc, FileFacts *ff) {
     Ent e;
     sc->links.len = 0;
     ff->n = 0;
-    ff->name_entry = -1;
     if (end - s >= 3 && s[0] == 0xEF && s[1] == 0xBB && s[2] == 0xBF) FAIL(p, "BOM");
     while (s < end) {
         line++;
@@ -126,10 +122,6 @@ static int scan_file(Scanner *sc, FileFacts *ff) {
         if (!t) FAIL(p, "entry type");
         if (e.id.kind != V_STR) FAIL(p, "missing id");
         if (e.timestamp.kind != V_STR) FAIL(p, "timestamp"); /* a bad_timestamp issue: the slower paths report it */
-        if (t == T_SESSION_INFO) { /* the latest one names the session (pi 1.6; Python trims it) */
-            ff->name_entry = e.name.kind == V_STR ? ff->n : -1;
-            ff->name = e.name;
-        }
         if (t == T_CONTEXT_EDIT || (t == T_COMPACTION && e.has_system_message) ||
             (t == T_MESSAGE && e.msg_kind == V_OBJ && e.m.role.kind == V_STR && sv_eq(p, &e.m.role, "system")))
             ff->cross_rows++;
@@ -151,13 +143,9 @@ static int scan_file(Scanner *sc, FileFacts *ff) {
     if (buf_grow(&sc->table, cap * 4)) FAIL(p, "out of memory");
     int32_t *tab = (int32_t *)sc->table.p;
     memset(tab, 0xFF, cap * 4);
-    sc->has_child.len = 0;
-    if (buf_grow(&sc->has_child, (size_t)n + 1)) FAIL(p, "out of memory");
-    memset(sc->has_child.p, 0, (size_t)n + 1);
     const Link *links = (const Link *)sc->links.p;
     int32_t *pidx = (int32_t *)(sc->ecol[E_PARENT_INDEX].vals.p) + (sc->rows - n);
     char *pvalid = sc->ecol[E_PARENT_INDEX].valid.p + (sc->rows - n);
-    int64_t parents = 0;
     for (int64_t i = 0; i < n; i++) {
         const SVal *id = &links[i].id;
         const unsigned char *ip = sv_ptr(p, id);
@@ -175,7 +163,6 @@ static int scan_file(Scanner *sc, FileFacts *ff) {
             if (found < 0) FAIL(p, "parent not an earlier entry");
             pidx[i] = found;
             pvalid[i] = 1;
-            if (!sc->has_child.p[found]) { sc->has_child.p[found] = 1; parents++; }
         }
         size_t h = (size_t)hash_bytes(ip, id->len) & (cap - 1);
         while (tab[h] >= 0) {
@@ -185,7 +172,6 @@ static int scan_file(Scanner *sc, FileFacts *ff) {
         }
         tab[h] = (int32_t)i;
     }
-    ff->leaf_count = n - parents;
     return 0;
 }
 
@@ -227,7 +213,6 @@ static void Scanner_dealloc(Scanner *self) {
     buf_free(&self->p.blocks);
     buf_free(&self->links);
     buf_free(&self->table);
-    buf_free(&self->has_child);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -239,7 +224,8 @@ static PyObject *sval_obj(const P *p, const SVal *s) {
 PyDoc_STRVAR(add_doc,
 "add(data: bytes-like) -> tuple | str\n\n"
 "Scan one file's bytes and append its rows. Returns (entries, blocks, session_id, cwd,\n"
-"parent_session, header_timestamp, name, leaf_id, leaf_count, cross_rows), or the reason (a str)\n"
+"parent_session, header_timestamp, cross_rows), or the reason (a str) (the session's name and\n"
+"leaves are the facts module's, from the rows)\n"
 "when the file is refused, in which case nothing of it is kept. cross_rows counts the context\n"
 "edits, system messages and compactions with a systemMessage: their values need other lines.");
 
@@ -285,13 +271,9 @@ static PyObject *Scanner_add(Scanner *self, PyObject *arg) {
         if (p->why && !strcmp(p->why, "out of memory")) PyErr_NoMemory();
         else out = PyUnicode_FromString(p->why ? p->why : "refused");
     } else {
-        const Link *links = (const Link *)self->links.p;
-        PyObject *leaf = ff.n ? sval_obj(p, &links[ff.n - 1].id) : (Py_INCREF(Py_None), Py_None);
-        PyObject *name = ff.name_entry >= 0 ? sval_obj(p, &ff.name) : (Py_INCREF(Py_None), Py_None);
-        out = Py_BuildValue("(LLNNNNNNLL)", (long long)ff.n, (long long)(self->block_rows - brows0),
+        out = Py_BuildValue("(LLNNNNL)", (long long)ff.n, (long long)(self->block_rows - brows0),
                             sval_obj(p, &ff.header.id), sval_obj(p, &ff.header.cwd), sval_obj(p, &ff.header.parent_session),
-                            sval_obj(p, &ff.header.timestamp), name, leaf, (long long)ff.leaf_count,
-                            (long long)ff.cross_rows);
+                            sval_obj(p, &ff.header.timestamp), (long long)ff.cross_rows);
     }
     p->base = p->p = p->end = NULL;
     self->busy = 0;

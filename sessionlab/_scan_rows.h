@@ -110,7 +110,6 @@ typedef struct {
     P p;
     Buf links; /* Link per entry */
     Buf table; /* hash table of int32 entry positions */
-    Buf has_child;
 } Scanner;
 
 static const unsigned char *sv_ptr(const P *p, const SVal *s) {

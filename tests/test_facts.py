@@ -271,3 +271,63 @@ def test_a_cached_reload_equals_a_fresh_load_for_every_agent(tmp_path):
         b = b.drop_columns([c for c in ("loader",) if c in b.column_names])
         assert a.equals(b), name
     assert "x" in cached.sessions["name"].to_pylist()
+
+
+# -- properties: every agent's generated sessions against plain loops over the rows ----------------
+
+
+def _plain_facts(rows: list[dict]) -> dict:
+    """Leaves, fork points, current leaf and calls of one file's rows by plain loops (the rules of
+    the facts module's doc, written out one row at a time)."""
+    nodes = [r for r in rows if r["entry_id"] is not None and r["type"] != "leaf"]
+    by_id = {r["entry_id"]: r for r in nodes}  # (the later row of a repeated id, as pi's index)
+    side = {r["entry_id"] for r in nodes if r["side_node"]}
+
+    def conv_parent(r):
+        p, seen = r["parent_id"], set()
+        while p in side and p not in seen:
+            seen.add(p)
+            p = by_id[p]["parent_id"]
+        return None if p in side else p
+
+    conv = [r for r in nodes if not r["side_node"]]
+    kids: dict = {}
+    for r in conv:
+        p = conv_parent(r)
+        if p is not None:
+            kids[p] = kids.get(p, 0) + 1
+    calls = 0
+    for r in rows:
+        if r["type"] == "message" and r["role"] == "assistant":
+            calls += (r["agent"] in (None, "pi")) or r["input_tokens"] is not None
+    return {"leaf_count": sum(1 for r in conv if r["entry_id"] not in kids),
+            "fork_count": len({r["entry_id"] for r in conv if kids.get(r["entry_id"], 0) >= 2}),
+            "leaf_id": conv[-1]["entry_id"] if conv else None, "call_count": calls}
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.integers(0, 10_000))
+def test_generated_sessions_of_every_agent_equal_plain_loops(seed):
+    from sessionlab.synth import generate_claude_session, generate_codex_session, generate_session
+
+    with tempfile.TemporaryDirectory() as d:
+        generate_session(Path(d) / "pi", seed=seed, turns=8, branch_prob=0.3, compaction_window=20_000)
+        generate_claude_session(Path(d) / "claude", seed=seed, turns=5)
+        codex = generate_codex_session(Path(d) / "codex", seed=seed, turns=4)
+        generate_codex_session(Path(d) / "codex", seed=seed + 1, turns=3, fork_of=codex)
+        corpus = sl.load(d, cache=False, progress=False)
+        agents = set()
+        rows_of: dict = {}
+        for r in corpus.entries.to_pylist():
+            rows_of.setdefault(r["file"], []).append(r)
+        for s in corpus.sessions.to_pylist():
+            want = _plain_facts(rows_of.get(s["file"], []))
+            assert {k: s[k] for k in want} == want, s["file"]
+            agents.add(s["agent"])
+        assert agents == {"pi", "claude-code", "codex"}
+        report = {i.file: i for i in collect(d).sessions}
+        usage = {r["file"]: r["calls"] for r in sl.usage_by(corpus, by="file").to_pylist()}
+        for s in corpus.sessions.to_pylist():
+            assert (report[s["file"]].calls, report[s["file"]].leaves, report[s["file"]].forks) == (
+                s["call_count"], s["leaf_count"], s["fork_count"])
+            assert usage.get(s["file"], 0) == s["call_count"]

@@ -158,7 +158,9 @@ def find_compactions(runs: Runs, pols: Policies) -> Compactions:
         context = runs.total[k] - removed[idx]
         kept = np.where(pols.rule[pp] >= 0, pols.kept[np.maximum(pols.rule[pp], 0), k], 0.0)
         replaced = context - np.minimum(kept, context)
-        summ = np.where(pols.s_fixed[pp] >= 0, pols.s_fixed[pp], np.minimum(pols.s_frac[pp] * replaced, pols.s_cap[pp]))
+        # (a summary is whole tokens: a fraction of what it replaces is rounded up, so every sum stays exact)
+        summ = np.where(pols.s_fixed[pp] >= 0, pols.s_fixed[pp],
+                        np.minimum(np.ceil(pols.s_frac[pp] * replaced), pols.s_cap[pp]))
         rem = np.maximum(replaced - summ, 0)
         real = rem > 0
         kr = k[real]

@@ -37,8 +37,9 @@ KeepKind = Literal["tokens", "turns", "messages", "none"]
 
 @dataclass(frozen=True, slots=True)
 class SummarySize:
-    """The summary's size: ``tokens`` fixed, or a ``fraction`` of the tokens it replaces (then
-    capped at ``max_tokens``). The default, 2000 tokens, is a typical pi summary."""
+    """The summary's size: ``tokens`` fixed, or a ``fraction`` of the tokens it replaces (rounded up
+    to whole tokens, then capped at ``max_tokens``). The default, 2000 tokens, is a typical pi
+    summary."""
 
     tokens: int | None = 2000
     fraction: float | None = None

@@ -169,8 +169,7 @@ class NativeBatch:
         info = self._scanner.add(data)
         if isinstance(info, str):
             return False
-        # (the scanner's name and leaf values are not used: the facts module owns them)
-        n, nb, sid, cwd, parent_session, header_ts, _name, _leaf_id, _leaf_count, cross_rows = info
+        n, nb, sid, cwd, parent_session, header_ts, cross_rows = info  # (facts: the facts module's)
         res.session = {"session_id": sid, "version": 3, "dialect": "pi", "cwd": cwd,
                        "parent_session": parent_session, "header_timestamp": header_ts, "file": res.path,
                        "issue_count": 0, "loader": "native", "agent": "pi"}
