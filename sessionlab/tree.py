@@ -4,7 +4,10 @@
 nodes are entry ids carrying their row as attributes, edges go parent -> child. Node order is file
 order; each node's successors are in pi's ``getTree`` order (ascending timestamp, ties in file
 order). Roots are entries whose parent is null, themselves, or not in the session (orphans). Seed
-``leaf`` records are not nodes; they only move ``leaf_id``.
+``leaf`` records are not nodes; they only move ``leaf_id``. Which nodes are leaves and fork points,
+and the current leaf, are the facts module's (:func:`sessionlab.tables.leaf_mask`, the sessions
+table's ``leaf_id``): a side node (Claude Code progress, a Codex turn context) is never a leaf, and
+every face counts the same leaves.
 
 Example:
     >>> from sessionlab.tables import entries_table
@@ -43,26 +46,26 @@ def session_tree(entries: Corpus | pa.Table | pd.DataFrame, *, session_id: Sessi
             holds one session.
 
     Returns:
-        A ``networkx.DiGraph`` with graph attributes ``session_id`` and ``leaf_id`` (pi's leaf
-        after loading: the last entry in file order, or a seed leaf record's target).
+        A ``networkx.DiGraph`` with graph attributes ``session_id`` and ``leaf_id`` (the sessions
+        table's: pi's leaf after loading, the last conversation entry in file order or a seed leaf
+        record's target); each node carries its row and ``is_leaf`` / ``is_fork``.
     """
-    rows = _rows(one_session(entries, session_id))
+    table = one_session(entries, session_id)
+    rows = _rows(table)
     import networkx as nx
 
+    from .tables import file_facts, fork_mask, leaf_mask
+
     g = nx.DiGraph(session_id=rows[0]["session_id"] if rows else session_id, leaf_id=None)
-    leaf: str | None = None
     order: list[tuple[Any, int, str, str]] = []  # (timestamp, file position, parent, child)
-    for row in rows:  # one pass in file order: nodes, leaf pointer, edge list
+    is_leaf, is_fork = leaf_mask(table).tolist(), fork_mask(table).tolist()
+    for row, lf, fk in zip(rows, is_leaf, is_fork):  # one pass in file order: nodes, edge list
         eid = row["entry_id"]
-        if row["type"] == "leaf":
-            leaf = row.get("target_id")
+        if eid is None or row["type"] == "leaf":
             continue
-        if eid is None:
-            continue
-        leaf = eid
         if eid in g:  # duplicate id: like pi, the later entry wins
             g.nodes[eid].clear()
-        g.add_node(eid, **row)
+        g.add_node(eid, **row, is_leaf=lf, is_fork=fk)
     for pos, row in enumerate(rows):
         eid, pid = row["entry_id"], row["parent_id"]
         if eid is None or row["type"] == "leaf" or pid is None or pid == eid or pid not in g:
@@ -71,8 +74,25 @@ def session_tree(entries: Corpus | pa.Table | pd.DataFrame, *, session_id: Sessi
     # pi sorts children by timestamp (stable: ties keep file order); missing timestamps go last
     order.sort(key=lambda o: (o[0] is None, o[0] or 0, o[1]))
     g.add_edges_from((p, c) for _, _, p, c in order)
-    g.graph["leaf_id"] = leaf
+    g.graph["leaf_id"] = _leaf_id(entries, table, file_facts)
     return g
+
+
+def _leaf_id(entries: Any, table: pa.Table, file_facts: Any) -> str | None:
+    """The session's current leaf: its sessions-table row's when given a corpus (a v4 file
+    declares it), else the facts module's from the rows."""
+    from .tables.corpus import Corpus
+
+    if table.num_rows == 0:
+        return None
+    file = table["file"][0].as_py()
+    if isinstance(entries, Corpus):
+        s = entries.sessions
+        for f, leaf in zip(s["file"].to_pylist(), s["leaf_id"].to_pylist()):
+            if f == file:
+                return leaf
+    facts = file_facts(table)
+    return facts["leaf_id"][0].as_py()
 
 
 def _rows(table: pa.Table) -> list[dict[str, Any]]:
@@ -101,13 +121,17 @@ def roots(g: nx.DiGraph) -> list[str]:
 
 
 def leaves(g: nx.DiGraph) -> list[str]:
-    """Entries that are no entry's parent, in file order."""
-    return [n for n in g.nodes if g.out_degree(n) == 0]
+    """The leaves, in file order: the nodes :func:`session_tree` marked ``is_leaf`` (conversation
+    entries that are no conversation entry's parent); for a graph without the mark, entries
+    without children."""
+    return [n for n, d in g.nodes(data=True) if d.get("is_leaf", g.out_degree(n) == 0)]
 
 
 def fork_points(g: nx.DiGraph) -> list[str]:
-    """Entries with two or more children, in file order."""
-    return [n for n in g.nodes if g.out_degree(n) >= 2]
+    """The fork points, in file order: the nodes marked ``is_fork`` (conversation entries with two
+    or more conversation children); for a graph without the mark, entries with two or more
+    children."""
+    return [n for n, d in g.nodes(data=True) if d.get("is_fork", g.out_degree(n) >= 2)]
 
 
 def children(g: nx.DiGraph, entry_id: str) -> list[str]:

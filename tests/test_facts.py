@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
@@ -331,3 +332,26 @@ def test_generated_sessions_of_every_agent_equal_plain_loops(seed):
             assert (report[s["file"]].calls, report[s["file"]].leaves, report[s["file"]].forks) == (
                 s["call_count"], s["leaf_count"], s["fork_count"])
             assert usage.get(s["file"], 0) == s["call_count"]
+
+
+def test_the_tree_and_the_current_branch_follow_the_facts(corpus):
+    """session_tree, leaves(), fork_points() and the current branch: the sessions table's leaves,
+    fork points and leaf, Claude Code's side nodes included (they were leaves of the tree and its
+    current branch ran on to a trailing progress line)."""
+    from sessionlab.analysis import current_branch_mask
+
+    on_branch = current_branch_mask(corpus)
+    t = corpus.entries
+    checked = 0
+    for s in corpus.sessions.to_pylist():
+        g = sl.session_tree(corpus, session_id=s["session_id"]) if s["agent"] == "pi" else None
+        if g is None:  # (Claude Code subagent files share their session's id: pick the file's rows)
+            rows = t.filter(pc.equal(t["file"], s["file"]))
+            g = sl.session_tree(rows)
+        assert g.graph["leaf_id"] == s["leaf_id"], s["file"]
+        assert len(sl.leaves(g)) == s["leaf_count"] and len(sl.fork_points(g)) == s["fork_count"], s["file"]
+        branch = set(sl.current_branch(g)) if s["leaf_id"] else set()
+        mine = pc.equal(t["file"], s["file"]).to_numpy(zero_copy_only=False)
+        assert set(t["entry_id"].filter(pa.array(mine & on_branch)).to_pylist()) == branch, s["file"]
+        checked += s["agent"] != "pi"
+    assert checked >= 9

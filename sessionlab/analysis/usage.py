@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from .._arrow import arrow_indices, arrow_table, const_strings, from_numpy, scalar, strings, to_numpy
 from ..errors import ArgumentValueError, OptionError, check_option, option_message
-from ..tables import TIMESTAMP, Column, call_mask, columns_doc, df_variant, returns, schema_of
+from ..tables import TIMESTAMP, Column, call_mask, columns_doc, current_leaf_rows, df_variant, returns, schema_of
 from ..tables.corpus import SessionIds, select_sessions
 from ..tables.forest import Forest, as_table
 
@@ -120,17 +120,6 @@ def _spend_mask(table: pa.Table, calls: np.ndarray | None = None) -> np.ndarray:
     return calls | _bool(pc.is_valid(table["usage_kind"]))
 
 
-def _last_row_of_each_file(codes: np.ndarray, line: np.ndarray) -> np.ndarray:
-    """Per file (code), its row with the highest ``(line_no, row)``: pi's leaf before leaf records."""
-    n = len(codes)
-    ends = np.r_[codes[1:] != codes[:-1], True]
-    in_order = not (np.diff(codes) < 0).any() and not ((np.diff(line) < 0) & ~ends[:-1]).any()
-    if in_order:  # files are row ranges in line order (as loaded): the last row of each range
-        return np.nonzero(ends)[0]
-    order = np.lexsort((np.arange(n), line, codes))
-    return order[np.r_[codes[order][1:] != codes[order][:-1], True]]
-
-
 def current_branch_mask(entries, forest: Forest | None = None) -> np.ndarray:
     """For each row, whether it is on its session's current branch (root to pi's leaf)."""
     table = as_table(entries)
@@ -138,16 +127,8 @@ def current_branch_mask(entries, forest: Forest | None = None) -> np.ndarray:
     n = table.num_rows
     if n == 0:
         return np.zeros(0, bool)
-    codes = f.file_code
-    last = _last_row_of_each_file(codes, _np(table, "line_no", 0, np.int64))
-    leaf = last.copy()
-    is_rec = f.is_leaf_record[last]
-    if is_rec.any():
-        target = f.lookup(table["target_id"].take(arrow_indices(last[is_rec])), last[is_rec])
-        leaf[is_rec] = target
-    leaf_of_file = np.full(codes.max() + 1, -1, np.int64)
-    leaf_of_file[codes[last]] = leaf
-    return f.is_ancestor(np.arange(n), leaf_of_file[codes]) & ~f.is_leaf_record
+    leaf = current_leaf_rows(table)  # (the facts module's current leaf: one owner)
+    return f.is_ancestor(np.arange(n), leaf) & ~f.is_leaf_record
 
 
 def _local(ts, tz: str) -> pa.Array:

@@ -19,6 +19,7 @@ from ._cache import Changes, clear_cache
 from ._conventions import df_variant as df_variant
 from ._conventions import returns as returns
 from ._facts import call_mask as call_mask
+from ._facts import current_leaf_rows as current_leaf_rows
 from ._facts import file_facts as file_facts
 from ._facts import fork_mask as fork_mask
 from ._facts import leaf_mask as leaf_mask

@@ -41,7 +41,7 @@ from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy, valid
 from .._arrow import compute as pc
 from ..pi.rules import session_name
 
-__all__ = ["call_mask", "leaf_mask", "fork_mask", "file_facts", "FACT_COLUMNS", "declared"]
+__all__ = ["call_mask", "leaf_mask", "fork_mask", "current_leaf_rows", "file_facts", "FACT_COLUMNS", "declared"]
 
 #: the sessions-table columns this module owns
 FACT_COLUMNS = ("name", "leaf_id", "leaf_count", "fork_count", "call_count")
@@ -85,7 +85,8 @@ class _Shape:
         self.conv = node & ~side
         # ids and parent ids as integer codes over one dictionary, keyed by file
         ids = pc.dictionary_encode(pa.concat_arrays([_flat(table["entry_id"]), _flat(table["parent_id"])]))
-        width = max(len(ids.dictionary), 1)
+        self.dictionary = ids.dictionary
+        self.width = width = max(len(ids.dictionary), 1)
         codes_all = np.asarray(to_numpy(ids.indices, -1), np.int64)
         own, par = codes_all[:n], codes_all[n:]
         self.key = np.where(own >= 0, codes * width + own, -1)
@@ -166,25 +167,42 @@ def _last_per_file(order: np.ndarray, codes: np.ndarray, rows_mask: np.ndarray, 
     return out
 
 
-def _leaf_ids(table: pa.Table, shape: _Shape, order: np.ndarray, k: int) -> list[str | None]:
-    """Per file, pi's leaf after loading (a seed leaf record's target when it is a conversation
-    node of the file, else the last conversation node)."""
+def _leaf_rows(table: pa.Table, shape: _Shape, order: np.ndarray, k: int) -> np.ndarray:
+    """Per file code, the row of pi's leaf after loading (-1: none): a seed leaf record's target
+    when the record comes last and its target is a conversation node of the file (the last row
+    with that id), else the last conversation node."""
     codes = shape.codes
     last_conv = _last_per_file(order, codes, shape.conv, k)
     last_any = _last_per_file(order, codes, shape.conv | (shape.leaf_record & valid_mask(table["target_id"])), k)
-    ids = table["entry_id"]
-    out = [None if r < 0 else ids[int(r)].as_py() for r in last_conv]
+    out = last_conv.copy()
     moved = np.nonzero((last_any >= 0) & (last_any != last_conv) & shape.leaf_record[np.maximum(last_any, 0)])[0]
-    if len(moved):  # a seed leaf record last: its target, when that is a conversation node of its file
-        file_ids: dict[int, set] = {}
-        conv_rows = np.nonzero(shape.conv & np.isin(codes, moved))[0]
-        for r, eid in zip(codes[conv_rows].tolist(), ids.take(arrow_indices(conv_rows)).to_pylist()):
-            file_ids.setdefault(r, set()).add(eid)  # (a loop over the few files with leaf records)
-        for c in moved.tolist():
-            target = table["target_id"][int(last_any[c])].as_py()
-            if target in file_ids.get(c, ()):
-                out[c] = target
+    if len(moved):
+        rec = last_any[moved]
+        code = np.asarray(to_numpy(pc.index_in(_flat(table["target_id"].take(arrow_indices(rec))),
+                                                value_set=shape.dictionary), -1), np.int64)
+        want = np.where(code >= 0, moved * shape.width + code, -2)
+        rows = np.nonzero(shape.conv)[0]
+        by_key = np.lexsort((rows, shape.key[rows]))  # by key, then row: the last of a repeated id wins
+        keys, rows = shape.key[rows][by_key], rows[by_key]
+        at = np.searchsorted(keys, want, side="right") - 1
+        hit = (at >= 0) & (keys[np.maximum(at, 0)] == want)
+        out[moved[hit]] = rows[at[hit]]
     return out
+
+
+def current_leaf_rows(table: pa.Table) -> np.ndarray:
+    """For each row of an entries table, the row of its file's current leaf (-1: none), as the
+    sessions table's ``leaf_id`` names it (rows only: a v4 file's declared tips are not rows)."""
+    if table.num_rows == 0:
+        return np.zeros(0, np.int64)
+    codes, files = _file_codes(table)
+    order = _file_order(codes, np.asarray(to_numpy(table["line_no"], 0), np.int64))
+    return _leaf_rows(table, _Shape(table, codes), order, len(files))[codes]
+
+
+def _ids_at(table: pa.Table, rows: np.ndarray) -> pa.Array:
+    """``entry_id`` at ``rows`` (null where -1)."""
+    return pc.take(_flat(table["entry_id"]), arrow_indices(np.maximum(rows, 0), rows < 0))
 
 
 def _names(table: pa.Table, order: np.ndarray, codes: np.ndarray, k: int) -> tuple[list, np.ndarray]:
@@ -218,7 +236,7 @@ def file_facts(table: pa.Table) -> pa.Table:
         "file": files,
         "name": strings(names),
         "has_name_entry": from_numpy(has_name),
-        "leaf_id": strings(_leaf_ids(table, shape, order, k)),
+        "leaf_id": _ids_at(table, _leaf_rows(table, shape, order, k)),
         "leaf_count": from_numpy(np.bincount(codes[shape.leaf], minlength=k).astype(np.int64)),
         "fork_count": from_numpy(np.bincount(shape.fork_file, minlength=k).astype(np.int64)),
         "call_count": from_numpy(np.bincount(codes[call_mask(table)], minlength=k).astype(np.int64)),
