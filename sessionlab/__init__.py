@@ -324,7 +324,7 @@ class _MovedFinder:
             return None
         import importlib.util
 
-        return importlib.util.spec_from_loader(name, _MovedFinder, is_package=True)
+        return importlib.util.spec_from_loader(name, _MovedFinder, is_package=True)  # type: ignore[arg-type]
 
     @staticmethod
     def create_module(spec):

@@ -124,8 +124,8 @@ def sessions_of(files: list[FileResult], entries: pa.Table) -> pa.Table:
     empty = {"name": None, "leaf_id": None, "leaf_count": 0, "fork_count": 0, "call_count": 0, "has_name_entry": False}
     per_file = [declared(r.session or {}, {k: facts[k][fact_at[r.path]] for k in facts} if r.path in fact_at else empty)
                 for r in ok]
-    for c in FACT_COLUMNS:
-        cols[c] = from_pylist([f[c] for f in per_file], types[c])
+    for fact in FACT_COLUMNS:
+        cols[fact] = from_pylist([f[fact] for f in per_file], types[fact])
     for c in SESSION_COLUMNS:
         if c.name not in cols:
             cols[c.name] = from_pylist([(r.session or {}).get(c.name) for r in ok], c.type)
