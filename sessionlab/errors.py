@@ -11,7 +11,8 @@ matching builtin, so ``except KeyError`` or ``except ValueError`` keeps working:
     ├── ReadOnlyFormatError (ValueError)  a write to a format sessionlab only reads (pi's v4 files)
     ├── ArgumentTypeError (TypeError)     a public function got an argument of the wrong type
     ├── ArgumentValueError (ValueError)   ... or a value it does not allow; ``argument`` names it
-    │   └── UnstorableValueError          a value JSON cannot hold as it is (NaN, 10**30, a set...)
+    │   ├── UnstorableValueError          a value JSON cannot hold as it is (NaN, 10**30, a set...)
+    │   └── MissingColumnError            a table lacks a column (or a value) an analysis needs
     └── SessionError                      a session operation failed; ``code`` says which
         ├── EntryNotFoundError (KeyError)     code "not_found"
         ├── InvalidForkTargetError (ValueError) code "invalid_fork_target"
@@ -43,6 +44,7 @@ __all__ = [
     "ArgumentTypeError",
     "ArgumentValueError",
     "UnstorableValueError",
+    "MissingColumnError",
     "InvalidEntryError",
     "SessionNotFoundError",
     "AmbiguousSessionError",
@@ -137,6 +139,16 @@ class ArgumentValueError(SessionLabError, ValueError):
 class UnstorableValueError(ArgumentValueError):
     """A value that JSON cannot hold as it is (NaN, infinity, an integer beyond 2**53, a non-string
     dict key, an object that is not JSON); ``argument`` is the path of the field."""
+
+
+class MissingColumnError(ArgumentValueError):
+    """A table lacks a column an analysis needs, or holds null where it needs a value (a table built
+    by hand, or written by an older sessionlab): ``column`` names it. Analyses never read the
+    session files again; loading the files anew fills it."""
+
+    def __init__(self, column: str, message: str) -> None:
+        super().__init__("table", message)
+        self.column = column
 
 
 class InvalidEntryError(SessionError, ValueError):
