@@ -292,7 +292,7 @@ def _resolve_file(rows: _Rows, patches: dict[str, dict[int, Any]]) -> None:
     for i in rows.edits:
         edit, target = rows.entry.get(i), rows.entry.get(rows.target.get(i))  # type: ignore[arg-type]
         action[i], est[i] = _edit(edit, target)
-        if action[i] == "replace":
+        if action[i] == "replace" and getattr(target, "retained_tail", None) is not None:
             for name, value in _edited_tail(edit, target).items():
                 patches[name][i] = value
     replay = _SystemReplay(rows)
@@ -308,21 +308,25 @@ def _resolve_file(rows: _Rows, patches: dict[str, dict[int, Any]]) -> None:
 
 def system_json(message: M.Message) -> str:
     """The ``system_json`` value of a system message: its JSON in pi's spelling, which
-    :func:`sessionlab.io.dialects.message_from_dict` reads back."""
+    :func:`sessionlab.io.dialects.message_from_dict` reads back. (Encoded by msgspec: a system
+    message carries the whole tool list, and ``json.dumps`` of it cost a tenth of a 1.6 load.)"""
+    import msgspec
+
     from ..io.dialects import message_to_dict
 
-    return json.dumps(message_to_dict(message, "pi"), ensure_ascii=False, separators=(",", ":"))
+    return msgspec.json.encode(message_to_dict(message, "pi")).decode()
 
 
 def _edited_tail(edit: E.SessionEntry | None, target: E.SessionEntry | None) -> dict[str, Any]:
     """The ``retained_tail_*`` values of a replacing edit of a compaction that carries the seed's
     retained tail (the tail with the replacement applied, as pi 1.6 projects it); else none."""
-    from ..context import _apply_edit
     from ..model import entries as E
-    from ._objects import tail_columns
 
     if not isinstance(target, E.CompactionEntry) or target.retained_tail is None:
         return {}
+    from ..context import _apply_edit
+    from ._objects import tail_columns  # (the tolerant path's module: only seed files get here)
+
     return tail_columns(_apply_edit(list(target.retained_tail), edit))  # type: ignore[arg-type]
 
 
