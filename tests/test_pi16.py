@@ -335,3 +335,18 @@ def test_system_json_holds_each_system_message_in_pi_spelling(dialect, tmp_path,
     assert decoded == {"e0000000": FIRST, "e0000003": SECOND, "c": SECOND}
     assert '"toolsAdded"' in values["e0000003"] and '"tools_added"' not in values["e0000003"]
     assert [e.message for e in read_session(path).entries if e.id in ("e0000000", "e0000003")] == [FIRST, SECOND]
+
+
+def test_system_json_keeps_a_lone_surrogate(tmp_path):
+    # JSON may escape half a UTF-16 pair; pi counts it as one character, and so must the replay
+    from sessionlab.io.dialects import message_from_dict
+
+    path = tmp_path / "s.jsonl"
+    head = '{"type":"session","version":3,"id":"x","timestamp":"2026-02-01T00:00:00.000Z","cwd":"/"}'
+    system = ('{"type":"message","id":"s1","parentId":null,"timestamp":"2026-02-01T00:00:00.000Z",'
+              '"message":{"role":"system","content":"half \\udc00 a pair","timestamp":1}}')
+    path.write_text(head + "\n" + system + "\n", encoding="utf-8")
+    t = entries_table(path)
+    (value,) = t["system_json"].to_pylist()
+    assert message_from_dict(json.loads(value)).content == "half \udc00 a pair"
+    assert t["est_tokens"].to_pylist() == [4]  # (16 characters)

@@ -314,7 +314,11 @@ def system_json(message: M.Message) -> str:
 
     from ..io.dialects import message_to_dict
 
-    return msgspec.json.encode(message_to_dict(message, "pi")).decode()
+    d = message_to_dict(message, "pi")
+    try:
+        return msgspec.json.encode(d).decode()
+    except UnicodeEncodeError:  # a lone surrogate (a valid JSON escape): kept as that escape
+        return json.dumps(d, separators=(",", ":"))
 
 
 def _edited_tail(edit: E.SessionEntry | None, target: E.SessionEntry | None) -> dict[str, Any]:
