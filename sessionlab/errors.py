@@ -13,7 +13,8 @@ matching builtin, so ``except KeyError`` or ``except ValueError`` keeps working:
     │   │   │                             ``on_bad_lines=``, ``thinking_level=``...); the message lists
     │   │   │                             the values it takes (see :func:`check_option`)
     │   │   └── RulesMismatchError        a table built under one pi release's rules, asked for another's
-    │   └── UnstorableValueError          a value JSON cannot hold as it is (NaN, 10**30, a set...)
+    │   ├── UnstorableValueError          a value JSON cannot hold as it is (NaN, 10**30, a set...)
+    │   └── MissingColumnError            a table lacks a column (or a value) an analysis needs
     ├── SourceNotFoundError (FileNotFoundError)  a path given to a loader names no file, folder or match
     ├── WriterClosedError (ValueError)    a write through a closed SessionWriter
     ├── TableFreedError (ReferenceError)  a Forest outlived the table it was built from
@@ -59,6 +60,7 @@ __all__ = [
     "TableFreedError",
     "MissingDependencyError",
     "NativeUnavailableError",
+    "MissingColumnError",
     "InvalidEntryError",
     "SessionNotFoundError",
     "AmbiguousSessionError",
@@ -198,6 +200,16 @@ def option_message(argument: str, value: object, allowed: Iterable[object]) -> s
 class RulesMismatchError(OptionError):
     """A table was built under one pi release's rules and a function was asked for another's:
     per-entry estimates differ between releases, so mixing them would give wrong numbers."""
+
+
+class MissingColumnError(ArgumentValueError):
+    """A table lacks a column an analysis needs, or holds null where it needs a value (a table built
+    by hand, or written by an older sessionlab): ``column`` names it. Analyses never read the
+    session files again; loading the files anew fills it."""
+
+    def __init__(self, column: str, message: str) -> None:
+        super().__init__("table", message)
+        self.column = column
 
 
 class InvalidEntryError(SessionError, ValueError):

@@ -11,7 +11,7 @@ from pathlib import Path
 from sessionlab import read_session
 from sessionlab._jsjson import js_len
 from sessionlab.pi import model as Mo
-from sessionlab.pi.io.dialects import block_from_dict
+from sessionlab.pi.io.dialects import block_from_dict, message_to_dict
 from sessionlab.pi.tokens import current_system_message, estimate_tokens
 from tests._dict_estimate import estimate_tokens_dict
 
@@ -108,6 +108,7 @@ def object_rows(path):
                 r.update(_usage(m.usage, "message"))
         if isinstance(m, Mo.SystemMessage):
             r["system_est_tokens"] = _system_est(e, by_id)
+            r["system_json"] = message_to_dict(m)
         if isinstance(m, Mo.ToolResultMessage):
             r.update(tool_name=m.tool_name, is_error=m.is_error)
         if isinstance(m, Mo.CustomMessage):
@@ -122,6 +123,8 @@ def object_rows(path):
                      summary_chars=js_len(e.summary),
                      est_tokens=estimate_tokens(Mo.CompactionSummaryMessage(summary=e.summary)),
                      system_est_tokens=_system_est(e, by_id), **(_usage(e.usage, "compaction") if e.usage else {}))
+            if e.system_message is not None:
+                r["system_json"] = message_to_dict(e.system_message)
         if isinstance(e, Mo.BranchSummaryEntry):
             r.update(from_id=e.from_id, summary_chars=js_len(e.summary),
                      est_tokens=estimate_tokens(Mo.BranchSummaryMessage(summary=e.summary)),
@@ -171,6 +174,10 @@ def line_rows(path):
                      cost_usd=(u.get("cost") or {}).get("total"))
         if m is not None:
             r["est_tokens"] = estimate_tokens_dict(m)
+        if (m or {}).get("role") == "system":  # the system message as written
+            r["system_json"] = m
+        if t == "compaction":
+            r["system_json"] = d.get("systemMessage")
         if t == "custom_message":
             r["est_tokens"] = estimate_tokens_dict({"role": "custom", "content": d.get("content")})
         if t in ("compaction", "branch_summary"):

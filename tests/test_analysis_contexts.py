@@ -5,14 +5,16 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from sessionlab import message_to_dict, open_session
+from sessionlab import MissingColumnError, message_to_dict, open_session
 from sessionlab.analysis import context_members, context_messages, contexts
 from sessionlab.pi.context import project_context_entries
-from sessionlab.pi.tokens import estimate_context_tokens
+from sessionlab.pi.tokens import estimate_context_tokens, estimate_tokens
 from sessionlab.tables import entries_table, table_rules
+from tests._edited import FIRST, edited_tail, expected, got, removed_system
 from tests._pi_expected import PI, leaf_cases
 
 DATA = Path(__file__).parent.parent / "data"
@@ -130,3 +132,51 @@ def test_tables_without_the_load_index_give_the_same_contexts(data_table):
     for table in (no_index, shuffled):
         got = sorted(contexts(table, at="calls").to_pylist(), key=lambda r: (r["file"], r["at_id"]))
         assert got == want
+
+
+# -- analyses are functions of the table: pi 1.6's rare edit cases need no session file ----------
+
+@pytest.mark.parametrize("make", [removed_system, edited_tail], ids=lambda f: f.__name__)
+def test_edited_contexts_need_no_session_file(make, tmp_path, monkeypatch):
+    path = tmp_path / "s.jsonl"
+    entries, edit_id = make(path)
+    table = entries_table(path)
+    path.unlink()  # as a table read back from Parquet, or a Dask partition of s3:// files
+
+    def no_reads(*args, **kwargs):
+        raise AssertionError("an analysis read a session file")
+
+    monkeypatch.setattr("sessionlab.pi.io.reader.read_session", no_reads)
+    want = expected(entries)
+    assert got(contexts(table, at="entries")) == want
+    # (the edit's own context is one of the rare cases: its usage is no longer current, and what it
+    # leaves is not what the table's per-row estimates say)
+    count, tokens, projected = want[edit_id]
+    assert projected < tokens
+    members = [r["entry_id"] for r in context_members(table, at=[edit_id]).to_pylist()]
+    assert len(members) == count
+
+
+def test_removing_a_system_message_replays_the_others(tmp_path):
+    entries, edit_id = removed_system(tmp_path / "s.jsonl")
+    table = entries_table(tmp_path / "s.jsonl")
+    (tmp_path / "s.jsonl").unlink()
+    r = contexts(table, at=[edit_id]).to_pylist()[0]
+    # FIRST alone (SECOND, which patched it, is removed), then the user, the call and the user after it
+    rest = [estimate_tokens(m) for m in (entries[1].message, entries[2].message, entries[4].message)]
+    assert r["projected_tokens"] == estimate_tokens(FIRST) + sum(rest)
+    assert estimate_tokens(FIRST) != table["system_est_tokens"][3].as_py()  # (FIRST and SECOND replayed)
+
+
+@pytest.mark.parametrize("how", ["dropped", "null"])
+def test_a_table_without_system_json_names_the_missing_column(how, tmp_path):
+    _, edit_id = removed_system(tmp_path / "s.jsonl")
+    table = entries_table(tmp_path / "s.jsonl")
+    k = table.schema.get_field_index("system_json")
+    table = table.remove_column(k) if how == "dropped" else table.set_column(
+        k, table.schema.field(k), pa.nulls(table.num_rows, pa.string()))
+    with pytest.raises(MissingColumnError, match="system_json") as err:
+        contexts(table, at="entries")
+    assert err.value.column == "system_json" and isinstance(err.value, ValueError)
+    # (only a context that needs the replay needs the column)
+    assert contexts(table, at=["e0000002", "e0000004"])["projected_tokens"].to_pylist() == [5_000, 5_279]

@@ -159,3 +159,18 @@ def test_bad_arguments():
         sd.load_dask(SOURCES["data"], on_bad_lines="warn")
     with pytest.raises(FileNotFoundError):
         sd.load_dask(ROOT / "no-such-folder")
+
+
+def test_edited_contexts_of_url_partitions_need_no_session_file(client, tmp_path):
+    # pi 1.6's rare edit cases on files read through fsspec: the workers' copies are gone and the
+    # file column names the URL, so the analysis has the table only
+    from tests._edited import edited_tail, expected, got, removed_system
+
+    want = {}
+    for make in (removed_system, edited_tail):
+        entries, _ = make(tmp_path / f"{make.__name__}.jsonl")
+        want[(tmp_path / f"{make.__name__}.jsonl").as_uri()] = expected(entries)
+    rows = arrow(sd.contexts(sd.load_dask(tmp_path.as_uri(), files_per_partition=1), at="entries"))
+    assert set(rows["file"].to_pylist()) == set(want)
+    for url, values in want.items():
+        assert got(rows.filter(pc.equal(rows["file"], url))) == values

@@ -58,3 +58,28 @@ def test_duckdb_queries_the_arrow_table(entries):
     tbl = entries  # noqa: F841
     assert duckdb.sql("SELECT count(*) FROM tbl").fetchall()[0][0] == entries.num_rows
     assert isinstance(entries, pa.Table)
+
+
+def test_contexts_of_a_parquet_round_trip_need_no_session_file(tmp_path):
+    """pi 1.6's rare edit cases (a removed system message, an edited retained tail) from the
+    Parquet dataset alone: the session files are gone."""
+    from sessionlab import contexts
+    from sessionlab.tables import read_parquet
+    from tests._edited import edited_tail, expected, got, removed_system
+
+    src = tmp_path / "src"
+    src.mkdir()
+    want = {}
+    for make in (removed_system, edited_tail):
+        entries, _ = make(src / f"{make.__name__}.jsonl")
+        want[make.__name__] = expected(entries)
+    table = entries_table(src)
+    to_parquet(table, tmp_path / "ds")
+    for f in src.iterdir():
+        f.unlink()
+    back = read_parquet(tmp_path / "ds")
+    assert back.equals(table)
+    rows = contexts(back, at="entries")
+    for name, values in want.items():
+        mine = rows.filter(pa.compute.match_substring(rows["file"], name))
+        assert got(mine) == values

@@ -311,3 +311,42 @@ def test_vectorised_contexts_equal_the_object_model_on_a_synth_16_session(synth1
         assert r["first_kept_entry_id"] == (p.first_kept_entry_id if p else None), r["at_id"]
         if p is not None:
             assert (r["tokens_before"], r["messages_to_summarize"]) == (p.tokens_before, len(p.messages_to_summarize))
+
+
+@pytest.mark.parametrize("dialect", ["pi", "seed"])
+def test_system_json_holds_each_system_message_in_pi_spelling(dialect, tmp_path, monkeypatch):
+    from sessionlab import CompactionEntry, SessionWriter, new_session_header, read_session
+    from sessionlab.pi.io.dialects import message_from_dict
+    from tests._edited import FIRST, SECOND, removed_system
+    from tests._native_cases import assert_paths_agree
+
+    entries, _ = removed_system(tmp_path / "src.jsonl")
+    comp = CompactionEntry(id="c", parent_id=entries[-1].id, timestamp=entries[-1].timestamp, summary="s",
+                           first_kept_entry_id=entries[1].id, tokens_before=9, system_message=SECOND)
+    path = tmp_path / f"{dialect}.jsonl"
+    with SessionWriter(path, header=new_session_header(session_id="x", cwd="/"), dialect=dialect) as w:
+        w.append_many([*entries, comp])
+    if dialect == "seed":
+        assert b'"tools_added"' in path.read_bytes()
+    t = assert_paths_agree(path, monkeypatch)["entries"]  # (the C scanner, msgspec and object paths alike)
+    values = dict(zip(t["entry_id"].to_pylist(), t["system_json"].to_pylist()))
+    assert {k for k, v in values.items() if v is not None} == {"e0000000", "e0000003", "c"}
+    decoded = {k: message_from_dict(json.loads(v), "pi") for k, v in values.items() if v is not None}
+    assert decoded == {"e0000000": FIRST, "e0000003": SECOND, "c": SECOND}
+    assert '"toolsAdded"' in values["e0000003"] and '"tools_added"' not in values["e0000003"]
+    assert [e.message for e in read_session(path).entries if e.id in ("e0000000", "e0000003")] == [FIRST, SECOND]
+
+
+def test_system_json_keeps_a_lone_surrogate(tmp_path):
+    # JSON may escape half a UTF-16 pair; pi counts it as one character, and so must the replay
+    from sessionlab.pi.io.dialects import message_from_dict
+
+    path = tmp_path / "s.jsonl"
+    head = '{"type":"session","version":3,"id":"x","timestamp":"2026-02-01T00:00:00.000Z","cwd":"/"}'
+    system = ('{"type":"message","id":"s1","parentId":null,"timestamp":"2026-02-01T00:00:00.000Z",'
+              '"message":{"role":"system","content":"half \\udc00 a pair","timestamp":1}}')
+    path.write_text(head + "\n" + system + "\n", encoding="utf-8")
+    t = entries_table(path)
+    (value,) = t["system_json"].to_pylist()
+    assert message_from_dict(json.loads(value)).content == "half \udc00 a pair"
+    assert t["est_tokens"].to_pylist() == [4]  # (16 characters)

@@ -38,6 +38,7 @@ CLEAN_V3 = [p for p in SAMPLES if "synthetic" not in p.parts and "real" not in p
 def _rows(table):
     d = table.to_pydict()
     d["timestamp_ms"] = pc.cast(table.column("timestamp"), pa.int64()).to_pylist()
+    d["system_json"] = [None if v is None else json.loads(v) for v in d["system_json"]]
     return [dict(zip(d, vals)) for vals in zip(*d.values())]
 
 

@@ -163,11 +163,12 @@ def test_the_scanner_exports_the_python_rules():
     assert scan.ROLE_CHARS == {r: "deferred" if r == "system" else " ".join(p) for r, p in ROLE_CHARS.items()}
     entry_names = ["est_tokens" if n == "est_chars" else n for n, _ in scan.ENTRY_COLUMNS]
     # every scanned column is one of the schema's, and the scanner fills what the msgspec path fills
-    # (less the columns both leave null: the seed's retained tail, and ._pi16's two)
+    # (less the columns both leave null: the seed's retained tail, and ._pi16's)
     assert set(entry_names) <= set(ENTRY_SCHEMA.names)
     fast = {"timestamp" if n == "timestamps" else n for n in _fast._COLUMN_ORDER}
     assert fast - set(entry_names) == {"retained_tail_messages", "retained_tail_est_tokens",
-                                       "retained_tail_context_tokens", "edit_action", "system_est_tokens"}
+                                       "retained_tail_context_tokens", "edit_action", "system_est_tokens",
+                                       "system_json"}
     assert set(entry_names) <= fast
     assert {n for n, _ in scan.BLOCK_COLUMNS} == set(BLOCK_SCHEMA.names) - {"session_id"}
     assert _native.scanner_disagreements(scan) == []

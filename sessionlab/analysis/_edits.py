@@ -7,7 +7,9 @@ targets at once, the last edit of each edited row among their context entries (p
 replacement measured as the target's message, or removes its messages), and :func:`_by_edits`
 corrects the sums from these pairs. Edits of a compaction, a system message or a row not above
 the edit, and contexts with a retained tail, are built by walking the target's path once with the
-same per-row arrays (rare: no target of the 1.6 benchmark corpus).
+same per-row arrays (rare: no target of the 1.6 benchmark corpus). Like every analysis they read
+the table only, never the session files: an edit that removes a system message replays the others
+from the ``system_json`` column, and an edit of a retained tail carries the edited tail's columns.
 """
 
 from __future__ import annotations
@@ -81,7 +83,8 @@ def _edits_of(prep, entries: list[int]) -> dict[int, int]:
 
 def removes_system(prep, base: int) -> bool:
     """Whether an edit in the context at ``base`` removes a system message (or the compaction that
-    replays one): the current system message is then a replay the table cannot redo."""
+    replays one): the current system message is then replayed again from the others
+    (:func:`_replayed_system`)."""
     c, rows = context_rows(prep, base)
     entries = ([c] if c >= 0 else []) + rows
     last = _edits_of(prep, entries)
@@ -92,7 +95,8 @@ def removes_system(prep, base: int) -> bool:
 def messages(prep, base: int) -> list[tuple[int, int, int | None, bool]]:
     """The context at ``base`` as (entry row, estimate, usage tokens if a usage source, system) per
     message. A seed retained tail is its compaction's messages: their estimates sit on the first,
-    and a usage inside it anchors at the last (as the tail columns of the table give them)."""
+    and a usage inside it anchors at the last (as the tail columns of the table give them; those of
+    the last edit of the compaction when it replaces their content)."""
     c, rows = context_rows(prep, base)
     last = _edits_of(prep, ([c] if c >= 0 else []) + rows)
     out: list[tuple[int, int, int | None, bool]] = []
@@ -105,10 +109,12 @@ def messages(prep, base: int) -> list[tuple[int, int, int | None, bool]]:
         if prep.comp_sys[c]:
             out.append((c, int(prep.sys_est[c]), None, True))
         out.append((c, int(prep.est[c]), None, False))
-        n_tail = int(prep.tail_n[c]) if prep.has_tail[c] else 0
+        t = last.get(c, c) if prep.has_tail[c] else c
+        t = t if prep.has_tail[t] else c  # (an edit that leaves the tail as it is has no tail columns)
+        n_tail = int(prep.tail_n[t]) if prep.has_tail[t] else 0
         for k in range(n_tail):
-            usage = int(prep.tail_ctx[c]) if k == n_tail - 1 and prep.tail_usage[c] else None
-            out.append((c, int(prep.tail_est[c]) if k == 0 else 0, usage, False))
+            usage = int(prep.tail_ctx[t]) if k == n_tail - 1 and prep.tail_usage[t] else None
+            out.append((c, int(prep.tail_est[t]) if k == 0 else 0, usage, False))
     for r in rows:
         if not prep.gives[r] or removed(r):
             continue
@@ -244,15 +250,11 @@ def _usage_after_removals(prep, removed: np.ndarray, u: np.ndarray, sd: np.ndarr
     return u
 
 
-def _walked(prep, base: np.ndarray, idx: list[int], out: dict[str, np.ndarray], reread: dict) -> None:
+def _walked(prep, base: np.ndarray, idx: list[int], out: dict[str, np.ndarray], systems: dict) -> None:
     """The exact projection by walking each target's context (edits the shortcut does not cover)."""
     f = prep.forest
     for q in idx:
         b = int(base[q])
-        c = int(prep.comp[b])
-        if c >= 0 and prep.has_tail[c] and c in _edits_of(prep, [c] + context_rows(prep, b)[1]):
-            _reread_all(prep, b, q, out, reread)  # an edit of the messages a tail carries: read them
-            continue
         msgs = messages(prep, b)
         u = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i][2] is not None), None)
         total = sum(m[1] for m in msgs)
@@ -263,10 +265,12 @@ def _walked(prep, base: np.ndarray, idx: list[int], out: dict[str, np.ndarray], 
             usage, trailing = int(msgs[u][2]), sum(m[1] for m in msgs[u + 1:])
         inv = int(prep.invalidator[b])
         current = row >= 0 and (inv < 0 or f.depth[row] > f.depth[inv])
-        marker = int(prep.sys_marker[b])
-        plain = (int(prep.sys_est[marker]) if marker >= 0 else 0) + sum(m[1] for m in msgs if not m[3])
-        if not current and removes_system(prep, b):  # rare: the file is read to replay the rest
-            plain = _reread_projected(prep, b, reread)
+        plain = sum(m[1] for m in msgs if not m[3])
+        if not current and removes_system(prep, b):  # rare: the others replayed without the removed one
+            plain += _replayed_system(prep, [m[0] for m in msgs if m[3]], systems)
+        else:
+            marker = int(prep.sys_marker[b])
+            plain += int(prep.sys_est[marker]) if marker >= 0 else 0
         out["message_count"][q] = len(msgs)
         out["usage_tokens"][q] = usage
         out["trailing_tokens"][q] = trailing
@@ -276,33 +280,32 @@ def _walked(prep, base: np.ndarray, idx: list[int], out: dict[str, np.ndarray], 
         out["estimate_only"][q] = total
 
 
-def _reread_all(prep, b: int, q: int, out: dict[str, np.ndarray], cache: dict) -> None:
-    """Target ``q`` from the object model: the file read once, the context built at row ``b``."""
-    from ..pi.context import build_session_context, projected_context_estimate
-    from ..pi.tokens import estimate_context_tokens
+def _replayed_system(prep, rows: list[int], systems: dict) -> int:
+    """pi 1.6's estimate of the current system message replayed from the system messages of
+    ``rows`` (in context order: a compaction's own, then the system-message entries after it), read
+    from the ``system_json`` column with the object model's rules (``systems``: the messages
+    decoded so far, by row)."""
+    from ..pi.tokens import current_system_message, estimate_tokens
 
-    path = _read(prep, b, cache).branch(prep.table["entry_id"][b].as_py())
-    msgs = build_session_context(path, rules="pi-1.6").messages
-    est = estimate_context_tokens(msgs, rules="pi-1.6")
-    out["message_count"][q] = len(msgs)
-    out["usage_tokens"][q] = est.usage_tokens
-    out["trailing_tokens"][q] = est.trailing_tokens
-    out["context_tokens"][q] = est.tokens
-    out["projected_tokens"][q] = projected_context_estimate(path, rules="pi-1.6").tokens
-
-
-def _read(prep, b: int, cache: dict):
-    from ..pi.io.reader import read_session
-
-    file = prep.table["file"][b].as_py()
-    if file not in cache:
-        cache[file] = read_session(file, on_bad_lines="skip")
-    return cache[file]
+    for r in rows:
+        if r not in systems:
+            systems[r] = _system_message(prep.table, r)
+    current = current_system_message([systems[r] for r in rows])
+    return estimate_tokens(current, rules="pi-1.6") if current is not None else 0
 
 
-def _reread_projected(prep, b: int, cache: dict) -> int:
-    """pi 1.6's projected estimate at row ``b`` from the object model (the file read once)."""
-    from ..pi.context import projected_context_estimate
+def _system_message(table, row: int):
+    """The system message of ``row`` (a system-message entry, or a compaction that carries one),
+    decoded from ``system_json``; :class:`~sessionlab.errors.MissingColumnError` without it."""
+    import json
 
-    path = _read(prep, b, cache).branch(prep.table["entry_id"][b].as_py())
-    return projected_context_estimate(path, rules="pi-1.6").tokens
+    from ..errors import MissingColumnError
+    from ..pi.io.dialects import message_from_dict
+
+    text = table["system_json"][row].as_py() if "system_json" in table.column_names else None
+    if text is None:
+        raise MissingColumnError(
+            "system_json", f"an edit removes a system message, and the projected estimate needs the others "
+            f"replayed: the table has no system_json value for entry {table['entry_id'][row].as_py()!r} of "
+            f"{table['file'][row].as_py()!r}; load the session files again to fill it")
+    return message_from_dict(json.loads(text), "pi")

@@ -13,9 +13,10 @@ decoder in C). The path refuses a file, and the caller falls back to the toleran
   a missing or duplicate id, a parent not earlier in the file (which also rules out cycles and
   dangling parents).
 
-The pi 1.6 values that need other lines of the file (``edit_action``, ``system_est_tokens``, the
-``est_tokens`` of ``context_edit`` entries and of system messages) are not computed here (null,
-or 0 for a system message's estimate) but filled by :mod:`._pi16` after any path.
+The pi 1.6 values that need other lines of the file (``edit_action``, ``system_est_tokens``,
+``system_json``, the ``est_tokens`` of ``context_edit`` entries and of system messages) are not
+computed here (null, or 0 for a system message's estimate) but filled by :mod:`._pi16` after any
+path.
 
 Tool-call arguments are kept as raw JSON text: for files pi wrote, that text *is*
 ``JSON.stringify(arguments)``, whose length pi's estimate counts. A round trip through msgspec's
@@ -478,9 +479,10 @@ def _field_columns(rows: _Rows) -> dict[str, list]:
         "custom_type": ctype,
         "name": pick("session_info", "name"),
         "response_model": [m.responseModel if m is not None else None for m in asst],
-        # the seed's retained tail (never on this path); pi 1.6's two columns ._pi16 fills
+        # the seed's retained tail (never on this path); pi 1.6's columns ._pi16 fills
         **{k: [None] * n for k in ("retained_tail_messages", "retained_tail_est_tokens",
-                                   "retained_tail_context_tokens", "edit_action", "system_est_tokens")},
+                                   "retained_tail_context_tokens", "edit_action", "system_est_tokens",
+                                   "system_json")},
     }
 
 
@@ -515,5 +517,5 @@ _COLUMN_ORDER = (
     "error_message", "thinking_level", "first_kept_entry_id", "tokens_before", "from_id", "target_id", "label",
     "custom_type", "summary_chars", "retained_tail_messages", "retained_tail_est_tokens",
     "retained_tail_context_tokens", "name", "response_model", "reasoning_tokens", "cache_write_1h_tokens",
-    "usage_kind", "image_count", "edit_action", "system_est_tokens",
+    "usage_kind", "image_count", "edit_action", "system_est_tokens", "system_json",
 )

@@ -18,7 +18,7 @@ from ..pi.model import messages as M
 from ..pi.tokens import estimate_chars, estimate_context_tokens, estimate_tokens
 from ._arrays import parse_timestamps, with_pi_defaults
 
-__all__ = ["entry_rows", "block_rows", "parse_timestamps", "declared_facts", "with_pi_defaults"]
+__all__ = ["entry_rows", "block_rows", "parse_timestamps", "declared_facts", "with_pi_defaults", "tail_columns"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -106,6 +106,15 @@ def _harness_kept(m: M.Message) -> bool:
     return not (isinstance(m, M.AssistantMessage) and m.stop_reason in DROPPED_STOP_REASONS)
 
 
+def tail_columns(tail: list[M.Message]) -> dict[str, Any]:
+    """The ``retained_tail_*`` columns of the messages a compaction carries (also those of an edit
+    that replaces their content, see :mod:`._pi16`)."""
+    est = estimate_context_tokens(tail)
+    return {"retained_tail_messages": len(tail),
+            "retained_tail_est_tokens": sum(estimate_tokens(m) for m in tail),
+            "retained_tail_context_tokens": est.tokens if est.last_usage_index is not None else None}
+
+
 def entry_row(e: E.SessionEntry, *, harness: bool = False) -> dict[str, Any]:
     """The type-specific column values of one entry (all but session, file, line, timestamp)."""
     row: dict[str, Any] = {"entry_id": _str(e.id), "parent_id": _str(e.parent_id), "type": _str(e.type)}
@@ -122,11 +131,7 @@ def entry_row(e: E.SessionEntry, *, harness: bool = False) -> dict[str, Any]:
         row["tokens_before"] = _int(e.tokens_before)
         _usage_row(e.usage, "compaction", row)
         if e.retained_tail is not None:
-            tail = [m for m in e.retained_tail if not harness or _harness_kept(m)]
-            est = estimate_context_tokens(tail)
-            row["retained_tail_messages"] = len(tail)
-            row["retained_tail_est_tokens"] = sum(estimate_tokens(m) for m in tail)
-            row["retained_tail_context_tokens"] = est.tokens if est.last_usage_index is not None else None
+            row.update(tail_columns([m for m in e.retained_tail if not harness or _harness_kept(m)]))
         if isinstance(e.summary, str):
             row["summary_chars"] = js_len(e.summary)
             row["est_tokens"] = estimate_tokens(M.CompactionSummaryMessage(summary=e.summary))

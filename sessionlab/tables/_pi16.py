@@ -1,13 +1,16 @@
 """pi 1.6 values that need more than one line: resolved once per file, after any loader path.
 
-Three entries-table columns depend on other entries of the file, so no single-line scanner can fill
-them: a ``context_edit``'s ``est_tokens`` (its replacement measured as its *target's* message),
-its ``edit_action``, and ``system_est_tokens`` (every system message from the compaction in effect
-down to this one replayed into one, pi-ai's ``getCurrentSystemMessage``; at a compaction, its own
-``systemMessage``). The rows concerned are rare (system messages, edits, compactions), so their
-lines are parsed again here, with the object model's rules (:mod:`sessionlab.pi.tokens`,
-:mod:`sessionlab.pi.context`), whichever path (C scanner, msgspec, objects) built the table: the
-three paths cannot disagree on them.
+Some entries-table columns depend on other entries of the file, so no single-line scanner can fill
+them: a ``context_edit``'s ``est_tokens`` (its replacement measured as its *target's* message; for
+a compaction carrying the seed's retained tail, the ``retained_tail_*`` columns of that tail with
+the replacement), its ``edit_action``, and ``system_est_tokens`` (every system message from the
+compaction in effect down to this one replayed into one, pi-ai's ``getCurrentSystemMessage``; at a
+compaction, its own ``systemMessage``). ``system_json`` (the system message itself, in pi's
+spelling) needs only its own line but is filled here too, from the same parse of the same rows.
+The rows concerned are rare (system messages, edits, compactions), so their lines are parsed again
+here, with the object model's rules (:mod:`sessionlab.pi.tokens`, :mod:`sessionlab.pi.context`),
+whichever path (C scanner, msgspec, objects) built the table: the three paths cannot disagree on
+them. With these columns the analyses never read a session file again.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ if TYPE_CHECKING:  # the object model is imported when a file has rows to resolv
     from ..pi.model import entries as E
     from ..pi.model import messages as M
 
-__all__ = ["resolve", "table_rules", "table_rules_for", "apply_rules"]
+__all__ = ["resolve", "system_json", "table_rules", "table_rules_for", "apply_rules"]
 
 _EDIT = strings(["context_edit"])
 _COMPACTION = strings(["compaction"])
@@ -244,8 +247,9 @@ File = tuple[int, "bytes | None", str]
 
 def resolve(table: pa.Table, files: list[File], line_starts: np.ndarray | None = None) -> pa.Table:
     """``table`` (a batch of files' entries, file after file, as ``files`` says) with
-    ``est_tokens``, ``edit_action`` and ``system_est_tokens`` filled where they depend on other
-    entries of their file; the other rows are untouched. The rows concerned are found in one pass
+    ``est_tokens``, ``edit_action``, ``system_est_tokens``, ``system_json`` (and an edit's
+    ``retained_tail_*``) filled where they depend on other entries of their file; the other rows
+    are untouched. The rows concerned are found in one pass
     over the batch; only files that have some are read again, and only their lines for those rows
     (``line_starts``: where each row's line starts in its file, as the C scanner saw it)."""
     if table.num_rows == 0 or all(f[1] is None for f in files):
@@ -265,7 +269,7 @@ def resolve(table: pa.Table, files: list[File], line_starts: np.ndarray | None =
                 continue
         work.append((_Rows(batch, k, targets), lines, files[k][2]))
     ids = batch.ids(sorted(r for rows, _, _ in work for r in rows.rows))
-    patches: dict[str, dict[int, Any]] = {"est_tokens": {}, "edit_action": {}, "system_est_tokens": {}}
+    patches: dict[str, dict[int, Any]] = {name: {} for name in _PATCHED}
     for rows, lines, dialect in work:
         rows.parse(lines, ids, dialect)
         _resolve_file(rows, patches)
@@ -275,13 +279,22 @@ def resolve(table: pa.Table, files: list[File], line_starts: np.ndarray | None =
     return table
 
 
+#: the columns :func:`resolve` fills
+_PATCHED = ("est_tokens", "edit_action", "system_est_tokens", "system_json", "retained_tail_messages",
+            "retained_tail_est_tokens", "retained_tail_context_tokens")
+
+
 def _resolve_file(rows: _Rows, patches: dict[str, dict[int, Any]]) -> None:
     """Add one file's values to ``patches`` (rows of the batch)."""
     from ..pi.tokens import current_system_message, estimate_tokens
 
     est, action, sys_est = patches["est_tokens"], patches["edit_action"], patches["system_est_tokens"]
     for i in rows.edits:
-        action[i], est[i] = _edit(rows.entry.get(i), rows.entry.get(rows.target.get(i)))  # type: ignore[arg-type]
+        edit, target = rows.entry.get(i), rows.entry.get(rows.target.get(i))  # type: ignore[arg-type]
+        action[i], est[i] = _edit(edit, target)
+        if action[i] == "replace" and getattr(target, "retained_tail", None) is not None:
+            for name, value in _edited_tail(edit, target).items():
+                patches[name][i] = value
     replay = _SystemReplay(rows)
     for i in sorted(rows.marked):
         own = _system(rows.entry.get(i))
@@ -289,6 +302,36 @@ def _resolve_file(rows: _Rows, patches: dict[str, dict[int, Any]]) -> None:
             est[i] = estimate_tokens(own)
         current = current_system_message(replay.at(i)) if own is not None else None
         sys_est[i] = estimate_tokens(current) if current is not None else None
+        if own is not None:
+            patches["system_json"][i] = system_json(own)
+
+
+def system_json(message: M.Message) -> str:
+    """The ``system_json`` value of a system message: its JSON in pi's spelling, which
+    :func:`sessionlab.pi.io.dialects.message_from_dict` reads back. (Encoded by msgspec: a system
+    message carries the whole tool list, and ``json.dumps`` of it cost a tenth of a 1.6 load.)"""
+    import msgspec
+
+    from ..pi.io.dialects import message_to_dict
+
+    d = message_to_dict(message, "pi")
+    try:
+        return msgspec.json.encode(d).decode()
+    except UnicodeEncodeError:  # a lone surrogate (a valid JSON escape): kept as that escape
+        return json.dumps(d, separators=(",", ":"))
+
+
+def _edited_tail(edit: E.SessionEntry | None, target: E.SessionEntry | None) -> dict[str, Any]:
+    """The ``retained_tail_*`` values of a replacing edit of a compaction that carries the seed's
+    retained tail (the tail with the replacement applied, as pi 1.6 projects it); else none."""
+    from ..pi.model import entries as E
+
+    if not isinstance(target, E.CompactionEntry) or target.retained_tail is None:
+        return {}
+    from ..pi.context import apply_context_edit
+    from ._objects import tail_columns  # (the tolerant path's module: only seed files get here)
+
+    return tail_columns(apply_context_edit(list(target.retained_tail), edit))  # type: ignore[arg-type]
 
 
 def _patch(table: pa.Table, name: str, values: dict[int, Any]) -> pa.Table:

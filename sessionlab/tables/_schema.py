@@ -103,7 +103,8 @@ ENTRY_COLUMNS: tuple[Column, ...] = (
     Column("summary_chars", _I64, "Length of the summary of a compaction or branch_summary."),
     Column("retained_tail_messages", _I32, "Number of messages a compaction carries in the seed's "
            "retained_tail, or in a v4 file's retainedTail that its harness sends (failed assistants left "
-           "out); null without one."),
+           "out); null without one. On a context_edit that replaces the content of such a compaction, the "
+           "three retained_tail columns describe the tail with the replacement applied."),
     Column("retained_tail_est_tokens", _I64, "Sum of pi's per-message estimates of those messages."),
     Column("retained_tail_context_tokens", _I64, "pi's estimateContextTokens of those messages alone when "
            "one of them is a valid assistant with usage (its usage plus the estimates after it); else null."),
@@ -122,6 +123,9 @@ ENTRY_COLUMNS: tuple[Column, ...] = (
     Column("system_est_tokens", _I64, "pi 1.6's estimate of the current system message: at a system "
            "message, all system messages from the compaction in effect down to it replayed into one (pi-ai's "
            "getCurrentSystemMessage); at a compaction, its systemMessage. Null elsewhere."),
+    Column("system_json", _S, "pi 1.6's system message as JSON in pi's spelling (camelCase; a seed file's "
+           "snake_case is respelt): the message of a system-message entry, the systemMessage of a compaction "
+           "that carries one; null elsewhere. What the analyses replay when an edit removes one."),
     Column("never_in_context", _B, "True for an entry its agent never sends to the model, on any branch: in "
            "pi's v4 harness files, assistant messages that stopped with error, aborted or deferred. Null "
            "otherwise."),
