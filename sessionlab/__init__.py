@@ -29,6 +29,7 @@ from .errors import (
     SessionLabWarning,
     SessionNotFoundError,
     StaleSessionError,
+    UnrecordedDataWarning,
     UnsafePathError,
     UnstorableValueError,
 )
@@ -39,7 +40,10 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "sessionlab.analysis": (
         "branch_calls", "branch_calls_df", "branch_costs", "branch_costs_df", "cache_efficiency",
         "cache_efficiency_df", "context_members", "context_members_df", "context_messages", "contexts",
-        "contexts_df", "usage_by", "usage_by_df",
+        "contexts_df", "usage_by", "usage_by_df", "compaction_diff", "compaction_diff_df", "estimate_accuracy",
+        "estimate_accuracy_df", "calibrate_estimate", "EstimateCalibration", "cache_misses", "cache_misses_df",
+        "cache_ttl_whatif", "cache_ttl_whatif_df", "tool_stats", "tool_stats_df", "subagent_costs",
+        "subagent_costs_df",
     ),
     "sessionlab.compaction": (
         "CompactionPolicy", "CompactionPreparation", "FractionPolicy", "KeepLastTurnsPolicy", "NeverCompact",
@@ -141,6 +145,7 @@ __all__ = [
     "SessionLabError",
     "SessionLabWarning",
     "UnsafePathError",
+    "UnrecordedDataWarning",
     # io
     "LineIssue",
     "SessionFile",
@@ -257,6 +262,21 @@ __all__ = [
     "contexts_df",
     "usage_by",
     "usage_by_df",
+    # insights
+    "compaction_diff",
+    "compaction_diff_df",
+    "estimate_accuracy",
+    "estimate_accuracy_df",
+    "calibrate_estimate",
+    "EstimateCalibration",
+    "cache_misses",
+    "cache_misses_df",
+    "cache_ttl_whatif",
+    "cache_ttl_whatif_df",
+    "tool_stats",
+    "tool_stats_df",
+    "subagent_costs",
+    "subagent_costs_df",
     # synthetic data
     "SynthConfig",
     "generate_corpus",

@@ -24,7 +24,8 @@ matching builtin, so ``except KeyError`` or ``except ValueError`` keeps working:
 
     SessionLabWarning (UserWarning)
     ├── BadLinesWarning                   one per file read with on_bad_lines="warn"
-    └── NativeLoaderWarning               the C scanner failed on files it had accepted (a bug)
+    ├── NativeLoaderWarning               the C scanner failed on files it had accepted (a bug)
+    └── UnrecordedDataWarning             an analysis met an agent whose files do not record what it needs
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ __all__ = [
     "SessionLabWarning",
     "BadLinesWarning",
     "NativeLoaderWarning",
+    "UnrecordedDataWarning",
 ]
 
 
@@ -190,3 +192,9 @@ class NativeLoaderWarning(SessionLabWarning):
     Emitted once per load. The tables are still right, but this is a bug in the scanner: please
     report it with the file.
     """
+
+
+class UnrecordedDataWarning(SessionLabWarning):
+    """An analysis met sessions whose agent does not record what it needs (Codex writes no cache
+    writes, say): the affected column is null there, the other rows are complete. Emitted once per
+    call, naming the agents."""

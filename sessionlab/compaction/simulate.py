@@ -111,7 +111,8 @@ SIMULATION_CALL_COLUMNS: tuple[Column, ...] = (
 class SimulationResult:
     """``sessions``: one row per (session branch, policy); ``calls``: one row per (branch, policy,
     call), built on first access (it is policies x calls rows long); ``policies``: as given.
-    ``sessions_df()`` and ``calls_df()`` are their pandas views.
+    ``sessions_df()`` and ``calls_df()`` are their pandas views; ``compactions`` is the calls
+    after which a policy compacted.
 
     Columns of ``sessions``:
 
@@ -135,6 +136,12 @@ class SimulationResult:
         if callable(self._calls):
             self._calls = self._calls()
         return self._calls
+
+    @property
+    def compactions(self) -> pa.Table:
+        """The rows of ``calls`` after which the policy compacted (``compacted``): one per simulated
+        compaction, what :func:`~sessionlab.compaction_diff` takes as ``simulation=``."""
+        return self.calls.filter(self.calls["compacted"])
 
     def sessions_df(self):
         from ..tables.corpus import to_pandas

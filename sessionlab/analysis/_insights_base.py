@@ -1,0 +1,55 @@
+"""Small pieces the insight tables (compaction diff, estimate accuracy, cache misses, tools, subagents)
+share: each row's agent, timestamps as seconds, and the one warning an analysis gives when an
+agent does not record what it needs."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .._arrow import to_numpy
+from ..errors import UnrecordedDataWarning
+from ..forest import Forest
+
+__all__ = ["agent_codes", "agents_lacking", "seconds", "warn_unrecorded"]
+
+
+def agent_codes(table: pa.Table, f: Forest) -> tuple[np.ndarray, list[str]]:
+    """Each row's agent as a code into the returned names ('pi' where the table has no agent)."""
+    if "agent" not in table.column_names:
+        return np.zeros(table.num_rows, np.int64), ["pi"]
+    col = pc.fill_null(table["agent"], "pi")
+    enc = pc.dictionary_encode(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col)
+    return np.asarray(to_numpy(enc.indices, 0), np.int64), [str(v) for v in enc.dictionary.to_pylist()]
+
+
+def agents_lacking(codes: np.ndarray, names: list[str], rows: np.ndarray, has: np.ndarray) -> list[str]:
+    """The agents among ``rows`` none of whose rows has what ``has`` (per row of ``rows``) says."""
+    present = np.zeros(len(names), bool)
+    any_has = np.zeros(len(names), bool)
+    present[codes[rows]] = True
+    any_has[codes[rows][has]] = True
+    return [names[i] for i in np.nonzero(present & ~any_has)[0]]
+
+
+def seconds(table: pa.Table, rows: np.ndarray) -> np.ndarray:
+    """The timestamps of ``rows`` as float seconds since the epoch (NaN for a null or -1 row)."""
+    rows = np.asarray(rows, np.int64)
+    ts = table["timestamp"]
+    ms = np.asarray(to_numpy(pc.cast(ts, pa.int64()), -2**62), np.int64)
+    out = ms[np.maximum(rows, 0)].astype(np.float64) / 1000.0
+    out[(rows < 0) | (ms[np.maximum(rows, 0)] == -2**62)] = np.nan
+    return out
+
+
+def warn_unrecorded(function: str, what: str, agents: list[str], *, then: str = "those values are null",
+                    stacklevel: int = 3) -> None:
+    """One :class:`~sessionlab.UnrecordedDataWarning` for ``function``: ``agents`` do not record
+    ``what``, and ``then`` says what that leaves out."""
+    if agents:
+        warnings.warn(UnrecordedDataWarning(
+            f"{function}: {', '.join(sorted(agents))} sessions do not record {what}; {then}"),
+            stacklevel=stacklevel)
