@@ -9,7 +9,8 @@ of the before context is ``dropped`` when the after context does not hold it, el
 
 A *simulated* compaction is one of ``simulate_compaction(...).compactions``: after call ``k``
 the policy keeps the branch's messages from its cut entry on and drops those from the previous
-simulated cut (or the root) up to the cut (no cut entry: it keeps them all); the replay undoes the session's own compactions, so
+simulated cut (or the root) up to the cut (no cut entry: it keeps them all); the replay undoes
+the session's own compactions, so
 neither side holds their summaries.
 
 Contexts and their members come from :mod:`.contexts` (the same arrays ``context_members``
@@ -89,7 +90,8 @@ def compaction_diff(entries, *, session_id: SessionIds = None, simulation=None,
     parts = [_recorded(prep)]
     if simulation is not None:
         if not hasattr(simulation, "compactions"):
-            raise ArgumentTypeError(f"simulation must be a SimulationResult, not {type(simulation).__name__}")
+            raise ArgumentTypeError("simulation",
+                                    f"simulation must be a SimulationResult, not {type(simulation).__name__}")
         parts.append(_simulated(prep, simulation))
     return pa.concat_tables(parts)
 
@@ -162,7 +164,7 @@ def _rows(prep, cols: dict) -> pa.Table:
 
 def _simulated(prep, simulation) -> pa.Table:
     """The diff rows of a simulation's compactions (see the module doc)."""
-    t, f = prep.table, prep.forest
+    f = prep.forest
     sim = simulation.compactions
     at = _rows_of(prep, sim["session_id"], sim["at_id"])
     cut = _rows_of(prep, sim["session_id"], sim["cut_entry_id"])

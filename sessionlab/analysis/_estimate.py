@@ -45,8 +45,8 @@ from ..tables.corpus import SessionIds, as_entries, select_sessions
 from .contexts import _Window, context_arrays, target_rows
 from .usage import previous_calls
 
-__all__ = ["estimate_accuracy", "estimate_accuracy_df", "calibrate_estimate", "EstimateCalibration",
-           "ESTIMATE_COLUMNS", "CALIBRATION_COLUMNS", "KINDS"]
+__all__ = ["estimate_accuracy", "estimate_accuracy_df", "calibrate_estimate", "calibrated_entries",
+           "EstimateCalibration", "ESTIMATE_COLUMNS", "CALIBRATION_COLUMNS", "KINDS"]
 
 KINDS = ("text", "thinking", "tool_calls", "tool_output", "images", "system", "summary")
 _S, _I64, _F64, _B = pa.string(), pa.int64(), pa.float64(), pa.bool_()
@@ -97,21 +97,21 @@ class EstimateCalibration:
     def estimate(self, models: list, kinds: np.ndarray, *, overhead: bool = True) -> np.ndarray:
         """The calibrated estimate of rows of ``kinds`` (rows x KINDS) of the given models."""
         out = np.zeros(len(models), np.float64)
-        models = np.asarray([m if m is not None else "" for m in models], object)
-        for m in set(models.tolist()):
-            sel = models == m
+        names = np.asarray([m if m is not None else "" for m in models], object)
+        for m in set(names.tolist()):
+            sel = names == m
             w = self.weights.get(m, self.weights["*"])
             out[sel] = kinds[sel] @ w + (self.overhead.get(m, self.overhead["*"]) if overhead else 0.0)
         return out
 
     @property
     def ratios(self) -> pa.Table:
-        rows = []
+        rows: list[tuple] = []
         for m in sorted(self.weights, key=lambda k: (k != "*", k)):
             for k, w in zip(KINDS, self.weights[m]):
                 rows.append((m, k, float(w), 4.0 / w if w > 0 else None, self.pairs.get(m, 0)))
             rows.append((m, "overhead", float(self.overhead.get(m, 0.0)), None, self.pairs.get(m, 0)))
-        cols = list(zip(*rows)) if rows else [[]] * 5
+        cols: list = list(zip(*rows)) if rows else [()] * 5
         return pa.Table.from_arrays([pa.array(list(c), f.type) for c, f in zip(cols, schema_of(CALIBRATION_COLUMNS))],
                                     schema=schema_of(CALIBRATION_COLUMNS))
 
@@ -385,3 +385,22 @@ def _accuracy_table(table: pa.Table, calls: _Calls, cal: EstimateCalibration, he
         cols[f"{k}_error"] = from_numpy(part, mask=np.full(m, null), type=_I64)
     cols["overhead_error"] = np.rint(-over).astype(np.int64)
     return arrow_table(cols, schema_of(ESTIMATE_COLUMNS))
+
+
+def calibrated_entries(table: pa.Table, calibration: EstimateCalibration, rules: Rules | None = None) -> pa.Table:
+    """``table`` with ``est_tokens`` replaced by the calibrated estimate of each message (its kinds
+    times the weights of the model in effect there; no overhead: that is no message's), what
+    ``simulate_compaction(..., estimator="calibrated")`` replays."""
+    prep = context_arrays(table, rules)
+    kinds = _row_kinds(prep, None)
+    src = prep.model_src
+    models = table["model"].take(arrow_indices(np.maximum(src, 0), src < 0)).to_pylist()
+    new = calibration.estimate(models, kinds, overhead=False)
+    est = prep.est.astype(np.float64)
+    summary_w = np.asarray([calibration.weights.get(m or "", calibration.weights["*"])[KINDS.index("summary")]
+                            for m in models]) if prep.is_comp.any() else np.ones(len(models))
+    out = np.where(prep.gives, new, np.where(prep.is_comp, est * summary_w, est))
+    valid = pc.is_valid(table["est_tokens"])
+    col = from_numpy(np.rint(out).astype(np.int64), mask=~_np(valid, False, bool), type=_I64)
+    i = table.schema.get_field_index("est_tokens")
+    return table.set_column(i, table.schema.field(i), col)

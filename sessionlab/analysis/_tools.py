@@ -193,8 +193,6 @@ def _finish(table, prep, keys, k_out, sums, kc, rows, est, secs, tool_code, tool
     ctx_tok, denom, cost_g = np.zeros(g), np.zeros(g), np.zeros(g)
     ck = key_cols(tgt, tgt)
     for k in range(n_tools):  # a loop over tool names
-        if not carried[k].any():
-            continue
         ck["tool_name"] = pa.array([tool_names[k].as_py()] * len(tgt), _S)
         cg = _np(pc.index_in(_join_keys([ck[x] for x in keys]), value_set=gkey), -1, np.int64)
         hit = cg >= 0

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -58,6 +58,9 @@ from ..tables.corpus import SessionIds, select_sessions
 from ._replay import Policies, Runs, replay
 from .cut_points import _arrays, cut_point_rows
 from .policies import CompactionPolicy
+
+if TYPE_CHECKING:
+    from ..analysis._estimate import EstimateCalibration
 
 __all__ = ["SimulationResult", "simulate_compaction", "fit_prices", "SIMULATION_SESSION_COLUMNS",
            "SIMULATION_CALL_COLUMNS"]
@@ -200,6 +203,7 @@ def simulate_compaction(
     recorded: Literal["replace", "keep"] = "replace",
     prices: dict[str, tuple[float, float, float, float]] | None = None,
     rules: Rules | None = None,
+    estimator: Literal["pi", "calibrated"] | EstimateCalibration = "pi",
 ) -> SimulationResult:
     """Replay every session's calls under each policy (see the module doc).
 
@@ -214,6 +218,9 @@ def simulate_compaction(
             ``session_id`` picks some sessions, so a session's figures do not depend on which
             others are replayed with it).
         rules: whose contexts and cut points: ``"pi-1.6"`` or ``"pi-0.58"`` (default: the table's).
+        estimator: how messages are estimated: ``"pi"`` (pi's rule), ``"calibrated"`` (the
+            calibrated estimator of :func:`~sessionlab.calibrate_estimate`, fitted on all of
+            ``entries`` with nothing held out) or a fitted :class:`~sessionlab.EstimateCalibration`.
 
     Returns:
         :class:`SimulationResult` with ``sessions`` (columns in ``SIMULATION_SESSION_COLUMNS``) and
@@ -233,6 +240,8 @@ def simulate_compaction(
     prices = prices if prices is not None else fit_prices(entries)
     table = select_sessions(entries, session_id)
     which = table_rules_for(table, rules)
+    if not (isinstance(estimator, str) and estimator == "pi"):
+        table = _estimated_by(entries, table, estimator, which)  # type: ignore[arg-type]
     prep = context_arrays(table, which)
     rows = _row_arrays(table, prep, recorded)
     kept_at = _kept_at(table, prep, which, rows.call_rows, sorted({p.keep for p in policies if p.keep[0] != "none"}))
@@ -246,6 +255,19 @@ def simulate_compaction(
     # first asked for: comparing policies needs only the sessions table
     return SimulationResult(_sessions_table(table, [sess], policies), lambda: _calls_table(table, [calls_of()]),
                             tuple(policies))
+
+
+def _estimated_by(entries, table: pa.Table, estimator, rules: Rules) -> pa.Table:
+    """``table`` with the messages estimated by ``estimator`` (see :func:`simulate_compaction`)."""
+    from ..analysis._estimate import EstimateCalibration, calibrate_estimate, calibrated_entries
+    from ..errors import ArgumentValueError
+
+    if isinstance(estimator, str) and estimator == "calibrated":
+        estimator = calibrate_estimate(entries, holdout=0.0, rules=rules)
+    if not isinstance(estimator, EstimateCalibration):
+        raise ArgumentValueError("estimator", f"estimator must be 'pi', 'calibrated' or an EstimateCalibration, "
+                                 f"not {estimator!r}")
+    return calibrated_entries(table, estimator, rules)
 
 
 @dataclass(frozen=True, slots=True)
