@@ -232,7 +232,7 @@ def _by_type(runs: pa.Table) -> pa.Table:
     return out.sort_by([("subagent_type", "ascending"), ("agent", "ascending")])
 
 
-subagent_costs.__doc__ = (subagent_costs.__doc__ or "").replace("{runs}", columns_doc(SUBAGENT_RUN_COLUMNS, 12)).replace(
-    "{types}", columns_doc(SUBAGENT_TYPE_COLUMNS, 12))
+subagent_costs.__doc__ = (subagent_costs.__doc__ or "").replace(
+    "{runs}", columns_doc(SUBAGENT_RUN_COLUMNS, 12)).replace("{types}", columns_doc(SUBAGENT_TYPE_COLUMNS, 12))
 subagent_costs = returns(SUBAGENT_SESSION_COLUMNS, indent=12)(subagent_costs)
 subagent_costs_df = df_variant(subagent_costs)
