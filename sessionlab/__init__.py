@@ -91,8 +91,10 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     # the notebook face: plotting needs the ``viz`` extra (matplotlib, imported when a plot is drawn),
     # the widgets the ``notebook`` extra
-    "sessionlab.plotting": ("plot_context_timeline", "plot_usage", "plot_tree", "tree_layout", "tree_layout_df"),
-    "sessionlab.widgets": ("BranchExplorer", "UsageDashboard", "CompactionLab", "SessionTree"),
+    "sessionlab.plotting": ("plot_context_timeline", "plot_usage", "plot_tree", "tree_layout", "tree_layout_df",
+                            "plot_compaction_diff", "plot_estimate_accuracy", "plot_cache_misses", "plot_tool_stats",
+                            "plot_subagent_costs"),
+    "sessionlab.widgets": ("BranchExplorer", "UsageDashboard", "CompactionLab", "CompactionDiffView", "SessionTree"),
 }
 _LAZY = {name: module for module, names in _MODULES.items() for name in names}
 _EXTRAS = ("sessionlab.plotting", "sessionlab.widgets")
@@ -287,8 +289,14 @@ __all__ = [
     "plot_tree",
     "tree_layout",
     "tree_layout_df",
+    "plot_compaction_diff",
+    "plot_estimate_accuracy",
+    "plot_cache_misses",
+    "plot_tool_stats",
+    "plot_subagent_costs",
     "BranchExplorer",
     "UsageDashboard",
     "CompactionLab",
+    "CompactionDiffView",
     "SessionTree",
 ]

@@ -282,3 +282,104 @@ def test_tool_stats_rejects_unknown_keys(session):
     with pytest.raises(ArgumentValueError):
         tool_stats(session, by="colour")
     assert tool_stats(session, by="session_id").column_names[:2] == ["tool_name", "session_id"]
+
+
+# -- the report's sections, the plots, the widget ----------------------------------------------------
+
+HOSTILE = "<img src=x onerror=alert(1)>$x$"
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> Path:
+    """The hand-made session again, with a tool whose name is markup."""
+    d = tmp_path_factory.mktemp("hostile")
+    lines = [
+        {"type": "session", "version": 3, "id": "s2", "timestamp": _ts(0), "cwd": "/p"},
+        _user("u1", None, 0, "hello"),
+        _asst("a1", "u1", 10, "hi!!", inp=10, cw=1000),
+        _result("r1", "a1", 12, HOSTILE, "x" * 40, error=True),
+        _asst("a2", "r1", 20, "ok..", inp=2, cr=0, cw=1050, stop="stop"),
+    ]
+    (d / "s2.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return d
+
+
+def test_the_report_has_a_section_per_insight_and_escapes_tool_names(hostile):
+    from sessionlab.report import build_report
+    from sessionlab.report._insights import SECTIONS
+
+    page = build_report(hostile)
+    for sid, title in SECTIONS:
+        assert f"id='{sid}'" in page and title in page
+    assert HOSTILE not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "style=" not in page.split("<section id=\"insights\">")[1].split("</section>\n")[0]  # (the CSP: none)
+    assert "unexplained" in page  # a2 read nothing of a1's 1,000 cached tokens, 8 s later
+
+
+def test_the_report_s_insight_numbers_are_the_tables():
+    from sessionlab.report import build_report
+
+    page = build_report(DATA / "claude" / "generated")
+    runs = subagent_costs(sl.load(DATA / "claude" / "generated"), by="session")
+    for r in runs.filter(pc.greater(runs["runs"], 0)).to_pylist():
+        assert f"${r['subagent_cost_usd']:,.2f}" in page
+    assert "do not record the subagent&#x27;s type" in page or "subagent" in page
+
+
+def test_plots_draw_every_insight_table(session):
+    pytest.importorskip("matplotlib").use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sessionlab.plotting import (
+        plot_cache_misses,
+        plot_compaction_diff,
+        plot_estimate_accuracy,
+        plot_subagent_costs,
+        plot_tool_stats,
+    )
+
+    ax = plot_compaction_diff(compaction_diff(session))
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["c1"]
+    widths = [p.get_width() for p in ax.patches]
+    dropped = sum(r["est_tokens"] for r in compaction_diff(session).to_pylist() if r["status"] == "dropped")
+    assert sum(widths[:4]) == dropped and widths[-1] == 4  # the dropped bars by role, then kept, then summary
+    ax = plot_cache_misses(cache_misses(session))
+    assert sorted(t.get_text() for t in ax.get_yticklabels()) == ["compaction", "first_call", "idle_gap"]
+    ax = plot_tool_stats(tool_stats(session), metric="calls")
+    assert [p.get_width() for p in ax.patches] == [1.0, 2.0]  # read, then bash at the top
+    ax = plot_estimate_accuracy(estimate_accuracy(session))
+    assert len(ax.collections) >= 2
+    corpus = sl.load(DATA / "claude" / "generated")
+    with pytest.warns(UnrecordedDataWarning):
+        pass_ = subagent_costs(corpus, by="run")
+    assert pass_.num_rows == 2
+    ax = plot_subagent_costs(subagent_costs(corpus))
+    assert len(ax.get_yticklabels()) == 2
+    with pytest.raises(ValueError):
+        plot_tool_stats(tool_stats(session), metric="colour")
+    plt.close("all")
+
+
+def test_the_compaction_diff_view_shows_dropped_beside_kept(hostile, session):
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("matplotlib").use("Agg")
+    from sessionlab.widgets import CompactionDiffView
+
+    view = CompactionDiffView(session)
+    assert view.session.value == "s1"
+    assert [v for _, v in view.compaction.options] == ["c1"]
+    assert "dropped: 6 messages" in view.dropped.value and "kept: 2 messages" in view.kept.value
+    assert "r2" in view.dropped.value and "r3" in view.kept.value and "r3" not in view.dropped.value
+    assert "summary <b>4</b>" in view.summary.value and "tokens before <b>1,200</b>" in view.summary.value
+    corpus = sl.load(DATA / "pi" / "generated" / "sessions", on_bad_lines="skip")
+    sim = simulate_compaction(corpus, [PiThresholdPolicy(30_000, reserve_tokens=10_000, keep_recent_tokens=4_000)])
+    sid = sim.compactions["session_id"][0].as_py()
+    view = CompactionDiffView(corpus, session_id=sid, simulation=sim)
+    ids = [v for _, v in view.compaction.options]
+    mine = pc.equal(sim.compactions["session_id"], sid)
+    assert ids[-pc.sum(mine).as_py():] == [f"sim0@{a}" for a in sim.compactions.filter(mine)["at_id"].to_pylist()]
+    view.compaction.value = ids[-1]
+    assert "simulated" in view.summary.value and "(policy pi(window=30000" in view.summary.value
+    empty = CompactionDiffView(sl.load(hostile))
+    assert empty.compaction.value is None and "no compaction" in empty.summary.value
+    assert "&lt;img" not in empty.dropped.value  # (nothing shown)

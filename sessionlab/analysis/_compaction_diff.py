@@ -23,12 +23,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._arrow import arrow_indices, arrow_table, from_numpy, strings, to_numpy
+from .._arrow import arrow_indices, arrow_table, from_numpy, scalar, strings, to_numpy
 from .._rules import Rules
 from ..errors import ArgumentTypeError
 from ..tables._conventions import df_variant, returns
 from ..tables._schema import Column, schema_of
 from ..tables.corpus import SessionIds, select_sessions
+from ._insights_base import take
 from ._members import members
 from .contexts import context_arrays, take_or_null
 
@@ -103,9 +104,10 @@ def _np(col, fill, dtype) -> np.ndarray:
     return np.asarray(to_numpy(col, fill), dtype)
 
 
-def _member_pairs(prep, base: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(target, entry row, first position) of each distinct member of the contexts at ``base``."""
-    q, row, pos = members(prep, prep.compute(base), base)
+def _member_pairs(prep, base: np.ndarray, r: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(target, entry row, first position) of each distinct member of the contexts at ``base``
+    (``r``: their aggregates, ``prep.compute(base)``)."""
+    q, row, pos = members(prep, r, base)
     key = q * max(prep.table.num_rows, 1) + row
     order = np.lexsort((pos, key))
     first = np.r_[True, key[order][1:] != key[order][:-1]] if len(key) else np.zeros(0, bool)
@@ -123,12 +125,12 @@ def _recorded(prep) -> pa.Table:
     prev_row = np.where((comp > 0) & (f.file_code[np.maximum(comp - 1, 0)] == f.file_code[comp]), comp - 1, -1)
     before = np.where(bs, prev_row, f.parent[comp])
     before = np.where((before >= 0) & f.cyclic[np.maximum(before, 0)], -1, before)
-    qb, rb, pb = _member_pairs(prep, before)
-    qa, ra, _ = _member_pairs(prep, comp)
+    r_before, r_after = prep.compute(before), prep.compute(comp)
+    qb, rb, pb = _member_pairs(prep, before, r_before)
+    qa, ra, _ = _member_pairs(prep, comp, r_after)
     n = max(t.num_rows, 1)
     kept = np.isin(qb * n + rb, qa * n + ra)
-    est_b = prep.compute(before)["estimate_only"]
-    est_a = prep.compute(comp)["estimate_only"]
+    est_b, est_a = r_before["estimate_only"], r_after["estimate_only"]
     c = comp[qb]
     m = len(qb)
     return _rows(prep, {
@@ -152,12 +154,10 @@ def _rows(prep, cols: dict) -> pa.Table:
     t = prep.table
     row = cols.pop("entry_row")
     kept = cols.pop("status")
-    idx = arrow_indices(row)
-    cols["status"] = pc.if_else(from_numpy(kept), "kept", "dropped")
-    cols["entry_id"] = t["entry_id"].take(idx)
-    cols["entry_type"] = t["type"].take(idx)
-    cols["role"] = t["role"].take(idx)
-    cols["tool_name"] = t["tool_name"].take(idx)
+    cols["status"] = pc.if_else(from_numpy(kept), scalar("kept"), scalar("dropped"))
+    for name, column in (("entry_id", "entry_id"), ("entry_type", "type"), ("role", "role"),
+                         ("tool_name", "tool_name")):
+        cols[name] = take(t[column], row)
     cols["est_tokens"] = from_numpy(prep.est[row], type=_I64)
     return arrow_table(cols, schema_of(COMPACTION_DIFF_COLUMNS))
 
@@ -206,8 +206,8 @@ def _simulated(prep, simulation) -> pa.Table:
 def _rows_of(prep, session_ids, entry_ids) -> np.ndarray:
     """The table row of each (session id, entry id) pair (-1: none)."""
     t = prep.table
-    key = pc.binary_join_element_wise(t["session_id"], t["entry_id"], "\x1f")
-    want = pc.binary_join_element_wise(session_ids, entry_ids, "\x1f")
+    key = pc.binary_join_element_wise(t["session_id"], t["entry_id"], scalar("\x1f"))
+    want = pc.binary_join_element_wise(session_ids, entry_ids, scalar("\x1f"))
     rows = _np(pc.index_in(want, value_set=key.combine_chunks()), -1, np.int64)
     if rows.size and (rows >= 0).any():  # a repeated id: pi's index takes the later row
         last = prep.forest.lookup(entry_ids, np.maximum(rows, 0))

@@ -36,12 +36,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._arrow import arrow_indices, arrow_table, from_numpy, strings, to_numpy
+from .._arrow import arrow_table, from_numpy, scalar, strings, to_numpy
 from .._rules import Rules
 from ..errors import ArgumentValueError
 from ..tables._conventions import df_variant, returns
 from ..tables._schema import Column, schema_of
 from ..tables.corpus import SessionIds, as_entries, select_sessions
+from ._insights_base import take
 from .contexts import _Window, context_arrays, target_rows
 from .usage import previous_calls
 
@@ -96,24 +97,33 @@ class EstimateCalibration:
 
     def estimate(self, models: list, kinds: np.ndarray, *, overhead: bool = True) -> np.ndarray:
         """The calibrated estimate of rows of ``kinds`` (rows x KINDS) of the given models."""
-        out = np.zeros(len(models), np.float64)
-        names = np.asarray([m if m is not None else "" for m in models], object)
-        for m in set(names.tolist()):
-            sel = names == m
-            w = self.weights.get(m, self.weights["*"])
-            out[sel] = kinds[sel] @ w + (self.overhead.get(m, self.overhead["*"]) if overhead else 0.0)
-        return out
+        names = sorted({m or "" for m in models})
+        index = {m: i for i, m in enumerate(names)}
+        codes = np.fromiter((index[m or ""] for m in models), np.int64, len(models))
+        w, b = self.per_row(codes, names)
+        return (kinds * w).sum(axis=1) + (b if overhead else 0.0)
+
+    def per_row(self, codes: np.ndarray, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The weights (rows x KINDS) and overhead of rows whose model is ``names[code]``."""
+        table = np.array([self.weights.get(m, self.weights["*"]) for m in names] or [self.weights["*"]], np.float64)
+        over = np.array([self.overhead.get(m, self.overhead["*"]) for m in names] or [0.0], np.float64)
+        return table[codes], over[codes]
 
     @property
     def ratios(self) -> pa.Table:
-        rows: list[tuple] = []
+        models, kinds, weights, pairs = [], [], [], []
         for m in sorted(self.weights, key=lambda k: (k != "*", k)):
-            for k, w in zip(KINDS, self.weights[m]):
-                rows.append((m, k, float(w), 4.0 / w if w > 0 else None, self.pairs.get(m, 0)))
-            rows.append((m, "overhead", float(self.overhead.get(m, 0.0)), None, self.pairs.get(m, 0)))
-        cols: list = list(zip(*rows)) if rows else [()] * 5
-        return pa.Table.from_arrays([pa.array(list(c), f.type) for c, f in zip(cols, schema_of(CALIBRATION_COLUMNS))],
-                                    schema=schema_of(CALIBRATION_COLUMNS))
+            for k, w in [*zip(KINDS, self.weights[m]), ("overhead", self.overhead.get(m, 0.0))]:
+                models.append(m)
+                kinds.append(k)
+                weights.append(float(w))
+                pairs.append(self.pairs.get(m, 0))
+        w = np.asarray(weights, np.float64)
+        per_char = np.asarray(kinds, object) != "overhead"
+        return arrow_table({
+            "model": strings(models), "kind": strings(kinds), "weight": w,
+            "chars_per_token": from_numpy(4.0 / np.where(w > 0, w, 1.0), mask=~per_char | (w <= 0), type=_F64),
+            "pairs": np.asarray(pairs, np.int64)}, schema_of(CALIBRATION_COLUMNS))
 
     def __repr__(self) -> str:
         return f"EstimateCalibration({len(self.weights) - 1} models, split={self.split!r})"
@@ -139,7 +149,8 @@ class _Calls:
         self.comp = r["comp"]
         self.has_blocks = blocks is not None
         self.kinds = _context_kinds(prep, self.base, _row_kinds(prep, blocks), r)
-        self.model = table["model"].take(arrow_indices(self.tgt)).to_pylist()
+        codes, self.model_names = _model_codes(table)
+        self.model_code = codes[self.tgt]
         sid = f.per_file("session_id", self.tgt).to_pylist()
         self.session = sid
         # consecutive calls on a branch: the previous call that records a prompt
@@ -149,9 +160,16 @@ class _Calls:
         pos = np.full(table.num_rows, -1, np.int64)
         pos[rows] = np.arange(len(rows))
         j = np.where(prev >= 0, pos[np.maximum(prev, 0)], -1)
-        model = np.asarray([m or "" for m in self.model], object)
+        model = self.model_code
         jj = np.maximum(j, 0)
         self.pair = np.where((j >= 0) & (model == model[jj]) & (self.comp == self.comp[jj]), j, -1)
+
+
+def _model_codes(table: pa.Table) -> tuple[np.ndarray, list[str]]:
+    """Each row's model as a code into the returned names (a null model is '')."""
+    col = pc.fill_null(table["model"], scalar(""))
+    enc = pc.dictionary_encode(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col)
+    return _np(enc.indices, 0, np.int64), [str(v) for v in enc.dictionary.to_pylist()]
 
 
 def _row_kinds(prep, blocks) -> np.ndarray:
@@ -183,15 +201,15 @@ def _block_shares(prep, blocks: pa.Table) -> dict[str, np.ndarray]:
     """Per row, the share of an assistant message's characters in thinking and tool-call blocks."""
     t = prep.table
     n = t.num_rows
-    key = pc.binary_join_element_wise(t["session_id"], t["entry_id"], "\x1f").combine_chunks()
-    bkey = pc.binary_join_element_wise(blocks["session_id"], blocks["entry_id"], "\x1f")
+    key = pc.binary_join_element_wise(t["session_id"], t["entry_id"], scalar("\x1f")).combine_chunks()
+    bkey = pc.binary_join_element_wise(blocks["session_id"], blocks["entry_id"], scalar("\x1f"))
     row = _np(pc.index_in(bkey, value_set=key), -1, np.int64)
     chars = _np(blocks["chars"], 0, np.float64)
     ok = row >= 0
     total = np.bincount(row[ok], weights=chars[ok], minlength=n)
     out = {}
     for kind, btype in (("thinking", "thinking"), ("tool_calls", "toolCall")):
-        sel = ok & _np(pc.equal(blocks["block_type"], btype), False, bool)
+        sel = ok & _np(pc.equal(blocks["block_type"], scalar(btype)), False, bool)
         part = np.bincount(row[sel], weights=chars[sel], minlength=n)
         out[kind] = np.where(prep.is_assistant & (total > 0), part / np.maximum(total, 1.0), 0.0)
     return out
@@ -258,7 +276,7 @@ def _fit_weights(dx: np.ndarray, dy: np.ndarray, prior: np.ndarray) -> np.ndarra
 
 
 def _fit(calls: _Calls, train: np.ndarray, split: str) -> EstimateCalibration:
-    model = np.asarray([m or "" for m in calls.model], object)
+    model, names = calls.model_code, calls.model_names
     j = calls.pair
     use = train & (j >= 0) & train[np.maximum(j, 0)]
     dx = calls.kinds[use] - calls.kinds[j[use]]
@@ -266,20 +284,17 @@ def _fit(calls: _Calls, train: np.ndarray, split: str) -> EstimateCalibration:
     ones = np.ones(len(KINDS))
     weights = {"*": _fit_weights(dx, dy, ones) if use.sum() >= _MIN_PAIRS else ones}
     pairs = {"*": int(use.sum())}
-    for m in sorted(set(model[train].tolist())):  # a loop over models
-        sel = model[use] == m
+    used_model = model[use]
+    for code in np.unique(model[train]):  # a loop over models
+        m = names[code]
+        sel = used_model == code
         pairs[m] = int(sel.sum())
         weights[m] = _fit_weights(dx[sel], dy[sel], weights["*"]) if sel.sum() >= _MIN_PAIRS else weights["*"]
     overhead = {}
-    resid_all = []
-    for m in weights:
-        if m == "*":
-            continue
-        sel = train & (model == m)
-        resid = calls.recorded[sel] - calls.kinds[sel] @ weights[m]
-        overhead[m] = float(np.median(resid)) if len(resid) else 0.0
-        resid_all.append(calls.recorded[sel] - calls.kinds[sel] @ weights["*"])
-    allr = np.concatenate(resid_all) if resid_all else np.zeros(0)
+    for code in np.unique(model[train]):
+        sel = train & (model == code)
+        overhead[names[code]] = float(np.median(calls.recorded[sel] - calls.kinds[sel] @ weights[names[code]]))
+    allr = calls.recorded[train] - calls.kinds[train] @ weights["*"]
     overhead["*"] = float(np.median(allr)) if len(allr) else 0.0
     return EstimateCalibration(weights, overhead, pairs, split)
 
@@ -349,24 +364,17 @@ def _accuracy_table(table: pa.Table, calls: _Calls, cal: EstimateCalibration, he
     f = calls.prep.forest
     m = len(calls.tgt)
     kinds = calls.kinds
-    weights = np.zeros((m, len(KINDS)))
-    over = np.zeros(m)
-    model = np.asarray([x or "" for x in calls.model], object)
-    for name in set(model.tolist()):  # a loop over models
-        sel = model == name
-        weights[sel] = cal.weights.get(name, cal.weights["*"])
-        over[sel] = cal.overhead.get(name, cal.overhead["*"])
+    weights, over = cal.per_row(calls.model_code, calls.model_names)
     cal_kinds = kinds * weights
     calibrated = np.rint(cal_kinds.sum(axis=1) + over).astype(np.int64)
     est = calls.estimated.astype(np.int64)
     rec = calls.recorded
-    idx = arrow_indices(calls.tgt)
-    agent = table["agent"].take(idx) if "agent" in table.column_names else strings(["pi"] * m)
+    agent = take(table["agent"], calls.tgt) if "agent" in table.column_names else strings(["pi"] * m)
     cols = {
         "session_id": f.per_file("session_id", calls.tgt),
-        "at_id": table["entry_id"].take(idx),
-        "agent": pc.fill_null(agent, "pi"),
-        "model": table["model"].take(idx),
+        "at_id": take(table["entry_id"], calls.tgt),
+        "agent": pc.fill_null(agent, scalar("pi")),
+        "model": take(table["model"], calls.tgt),
         "recorded_tokens": rec,
         "estimated_tokens": est,
         "error": est - rec,
@@ -394,12 +402,12 @@ def calibrated_entries(table: pa.Table, calibration: EstimateCalibration, rules:
     prep = context_arrays(table, rules)
     kinds = _row_kinds(prep, None)
     src = prep.model_src
-    models = table["model"].take(arrow_indices(np.maximum(src, 0), src < 0)).to_pylist()
-    new = calibration.estimate(models, kinds, overhead=False)
+    codes, names = _model_codes(table)
+    none = len(names)  # no model in effect: the fit over all models
+    w, _ = calibration.per_row(np.where(src >= 0, codes[np.maximum(src, 0)], none), [*names, "*"])
+    new = (kinds * w).sum(axis=1)
     est = prep.est.astype(np.float64)
-    summary_w = np.asarray([calibration.weights.get(m or "", calibration.weights["*"])[KINDS.index("summary")]
-                            for m in models]) if prep.is_comp.any() else np.ones(len(models))
-    out = np.where(prep.gives, new, np.where(prep.is_comp, est * summary_w, est))
+    out = np.where(prep.gives, new, np.where(prep.is_comp, est * w[:, KINDS.index("summary")], est))
     valid = pc.is_valid(table["est_tokens"])
     col = from_numpy(np.rint(out).astype(np.int64), mask=~_np(valid, False, bool), type=_I64)
     i = table.schema.get_field_index("est_tokens")

@@ -10,18 +10,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._arrow import to_numpy
+from .._arrow import arrow_indices, from_numpy, scalar, to_numpy
 from ..errors import UnrecordedDataWarning
 from ..forest import Forest
 
-__all__ = ["agent_codes", "agents_lacking", "seconds", "warn_unrecorded"]
+__all__ = ["agent_codes", "agents_lacking", "seconds", "take", "warn_unrecorded"]
 
 
 def agent_codes(table: pa.Table, f: Forest) -> tuple[np.ndarray, list[str]]:
     """Each row's agent as a code into the returned names ('pi' where the table has no agent)."""
     if "agent" not in table.column_names:
         return np.zeros(table.num_rows, np.int64), ["pi"]
-    col = pc.fill_null(table["agent"], "pi")
+    col = pc.fill_null(table["agent"], scalar("pi"))
     enc = pc.dictionary_encode(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col)
     return np.asarray(to_numpy(enc.indices, 0), np.int64), [str(v) for v in enc.dictionary.to_pylist()]
 
@@ -53,3 +53,15 @@ def warn_unrecorded(function: str, what: str, agents: list[str], *, then: str = 
         warnings.warn(UnrecordedDataWarning(
             f"{function}: {', '.join(sorted(agents))} sessions do not record {what}; {then}"),
             stacklevel=stacklevel)
+
+
+def take(col, rows: np.ndarray) -> pa.Array:
+    """``col[rows]`` (null where ``rows`` is -1) of a string column, decoded from a dictionary array
+    whose dictionary is the column: several times faster than a take (a column of one chunk per
+    file is combined first)."""
+    rows = np.asarray(rows, np.int64)
+    values = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if len(values) >= 2**31 - 1 or not pa.types.is_string(values.type):
+        return pc.take(values, arrow_indices(rows, rows < 0))
+    indices = from_numpy(rows.astype(np.int32), mask=rows < 0)
+    return pa.DictionaryArray.from_arrays(indices, values).cast(values.type)

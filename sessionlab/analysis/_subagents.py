@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._arrow import arrow_indices, arrow_table, from_numpy, strings, to_numpy
+from .._arrow import arrow_indices, arrow_table, from_numpy, scalar, strings, to_numpy
 from ..errors import ArgumentValueError
 from ..forest import Forest
 from ..tables._conventions import df_variant, returns
@@ -85,7 +85,7 @@ def _runs(table: pa.Table, f: Forest) -> tuple[np.ndarray, np.ndarray]:
     first = f.first_row_of_file[f.file_code]
     sid = table["session_id"]
     root = table["root_session_id"] if "root_session_id" in table.column_names else sid
-    sub_file = ~_np(pc.equal(pc.fill_null(root, ""), pc.fill_null(sid, "")), True, bool)
+    sub_file = ~_np(pc.equal(pc.fill_null(root, scalar("")), pc.fill_null(sid, scalar(""))), True, bool)
     run = np.where(sub_file, first, -1)
     side = _np(table["is_sidechain"], False, bool) if "is_sidechain" in table.column_names else np.zeros(n, bool)
     side &= ~sub_file
@@ -126,7 +126,7 @@ def subagent_costs(entries, *, by: Literal["session", "run", "type"] = "session"
     if session_id is not None:  # a top session's subagents come with it
         from ..tables.corpus import session_ids
 
-        want = pa.array(session_ids(session_id), _S)
+        want = strings(session_ids(session_id) or [])
         root = table["root_session_id"] if "root_session_id" in table.column_names else table["session_id"]
         keep = pc.or_kleene(pc.is_in(table["session_id"], value_set=want), pc.is_in(root, value_set=want))
         table = table.filter(pc.fill_null(keep, False))
@@ -158,12 +158,12 @@ def _sums(table: pa.Table, rows: np.ndarray, calls: np.ndarray, spend: np.ndarra
 def _agent(table: pa.Table, rows: np.ndarray) -> pa.Array:
     if "agent" not in table.column_names:
         return strings(["pi"] * len(rows))
-    return pc.fill_null(table["agent"].take(arrow_indices(rows)), "pi")
+    return pc.fill_null(table["agent"].take(arrow_indices(rows)), scalar("pi"))
 
 
 def _by_run(table, f, run, calls, spend, top) -> pa.Table:
     in_run = np.nonzero(run >= 0)[0]
-    keys, sums = _group_sums({"_run": pa.array(run[in_run], _I64)}, _sums(table, in_run, calls, spend))
+    keys, sums = _group_sums({"_run": from_numpy(run[in_run], type=_I64)}, _sums(table, in_run, calls, spend))
     root = _np(keys["_run"], 0, np.int64)
     order = np.argsort(root, kind="stable")
     root = root[order]
@@ -179,7 +179,7 @@ def _by_run(table, f, run, calls, spend, top) -> pa.Table:
     is_side = f.first_row_of_file[f.file_code[root]] != root
     sid = f.per_file("session_id", root)
     run_id = pc.if_else(from_numpy(is_side), pc.binary_join_element_wise(sid, table["entry_id"].take(
-        arrow_indices(root)), "/"), sid)
+        arrow_indices(root)), scalar("/")), sid)
     stype = table["subagent_type"].take(arrow_indices(root)) if "subagent_type" in table.column_names \
         else pa.nulls(len(root), _S)
     ms = np.where(has, lo * 1000, 0).astype(np.int64)

@@ -29,12 +29,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._arrow import arrow_indices, arrow_table, from_numpy, to_numpy
+from .._arrow import arrow_indices, arrow_table, from_numpy, scalar, strings, to_numpy
 from ..errors import ArgumentValueError
 from ..tables._conventions import df_variant, returns
 from ..tables._schema import Column, columns_doc, schema_of
 from ..tables.corpus import Corpus, SessionIds, select_sessions
-from ._insights_base import agent_codes, agents_lacking, seconds, warn_unrecorded
+from ._insights_base import agent_codes, agents_lacking, seconds, take, warn_unrecorded
 from .contexts import _Window, context_arrays, target_rows
 from .usage import _group_sums, previous_calls
 
@@ -81,7 +81,7 @@ def _project(entries, table: pa.Table, f) -> pa.Array:
     files = table["file"].take(arrow_indices(first)).to_pylist()
     import os
 
-    return pa.array([os.path.basename(os.path.dirname(p)) if p else None for p in files], _S)
+    return strings([os.path.basename(os.path.dirname(p)) if p else None for p in files])
 
 
 def _carried(prep, tool_code: np.ndarray, n_tools: int, results: np.ndarray):
@@ -154,15 +154,15 @@ def tool_stats(entries, *, by: str | Sequence[str] = ("tool_name",), session_id:
 
     def key_cols(at: np.ndarray, model_rows: np.ndarray) -> dict:
         idx = arrow_indices(at)
-        cols = {"tool_name": None, "agent": pc.fill_null(table["agent"], "pi").take(idx)
-                if "agent" in table.column_names else pa.array(["pi"] * len(at), _S),
-                "model": table["model"].take(arrow_indices(np.maximum(model_rows, 0), model_rows < 0)),
+        cols = {"tool_name": None, "agent": pc.fill_null(take(table["agent"], at), scalar("pi"))
+                if "agent" in table.column_names else strings(["pi"] * len(at)),
+                "model": take(table["model"], model_rows),
                 "project": project.take(idx), "session_id": f.per_file("session_id", at)}
         return {k: cols[k] for k in keys}
 
     est = prep.est_msg[rows]
     kc = key_cols(rows, asker)
-    kc["tool_name"] = table["tool_name"].take(arrow_indices(rows))
+    kc["tool_name"] = take(table["tool_name"], rows)
     k_out, sums = _group_sums(kc, {
         "calls": np.ones(len(rows), np.int64), "failures": np.where(no_fail, 0, err[rows]).astype(np.int64),
         "retries": retry.astype(np.int64), "result_tokens": est.astype(np.int64),
@@ -193,7 +193,7 @@ def _finish(table, prep, keys, k_out, sums, kc, rows, est, secs, tool_code, tool
     ctx_tok, denom, cost_g = np.zeros(g), np.zeros(g), np.zeros(g)
     ck = key_cols(tgt, tgt)
     for k in range(n_tools):  # a loop over tool names
-        ck["tool_name"] = pa.array([tool_names[k].as_py()] * len(tgt), _S)
+        ck["tool_name"] = strings([tool_names[k].as_py()]).take(arrow_indices(np.zeros(len(tgt), np.int64)))
         cg = _np(pc.index_in(_join_keys([ck[x] for x in keys]), value_set=gkey), -1, np.int64)
         hit = cg >= 0
         ctx_tok += np.bincount(cg[hit], weights=carried[k][hit], minlength=g)
@@ -223,8 +223,8 @@ def _finish(table, prep, keys, k_out, sums, kc, rows, est, secs, tool_code, tool
 
 def _join_keys(cols: list) -> pa.Array:
     """One string per row joining the key columns (nulls as a marker), to match groups."""
-    parts = [pc.fill_null(pc.cast(c, _S), "\x00null") for c in cols]
-    joined = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, "\x1f")
+    parts = [pc.fill_null(pc.cast(c, _S), scalar("\x00null")) for c in cols]
+    joined = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, scalar("\x1f"))
     return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
 
 
