@@ -174,7 +174,8 @@ def render(data: ReportData, *, title: str = "sessionlab report") -> str:
 <div class="scroll tall">{_sessions_table(sessions)}</div></section>
 <section id="details"><h2>Session details</h2>
 {''.join(_session_section(s, data.issues) for s in sessions)}</section>
-<section id="insights"><h2>Insights</h2>{insights_html(data.insights, {s.session_id: s.index for s in sessions})}</section>
+<section id="insights"><h2>Insights</h2>{insights_html(data.insights, {s.session_id: s.index for s in sessions})}
+</section>
 <section id="issues"><h2>Data quality</h2>{_issues_section(data.issues, sessions)}</section>
 </main>
 <script type="application/json" id="sessionlab-data">{_json_block(payload)}</script>

@@ -19,7 +19,8 @@ from ..errors import UnrecordedDataWarning
 
 __all__ = ["collect_insights", "insights_html", "SECTIONS"]
 
-SECTIONS = (("insights-compactions", "What each compaction dropped"), ("insights-estimate", "Token estimate vs recorded"),
+SECTIONS = (("insights-compactions", "What each compaction dropped"),
+            ("insights-estimate", "Token estimate vs recorded"),
             ("insights-cache", "Why the cache missed"), ("insights-tools", "What each tool costs"),
             ("insights-subagents", "What subagents cost"))
 _MAX_ROWS = 200
