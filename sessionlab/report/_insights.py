@@ -117,7 +117,7 @@ def _subagents(costs: pa.Table) -> list[dict[str, Any]]:
 def _money(v: Any) -> str:
     if v is None:
         return ""
-    return "&lt;$0.01" if 0 < abs(v) < 0.005 else f"${v:,.2f}"
+    return "&lt;$0.01" if 0 < abs(v) < 0.005 else ("-" if v < 0 else "") + f"${abs(v):,.2f}"
 
 
 def _int(v: Any) -> str:
