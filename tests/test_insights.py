@@ -46,7 +46,7 @@ from sessionlab.tables import entries_table
 
 DATA = Path(__file__).resolve().parent / "data"
 SONNET = "claude-sonnet-4-5"
-WRITE_OVER_READ = (3.75 - 0.30) / 1e6  # claude-sonnet-4-5: cache write 5m $3.75/M, cache read $0.30/M
+WRITE_OVER_READ = (3.75 - 0.30) / 1e6  # the sessions pay cache writes $3.75/M, cache reads $0.30/M
 
 
 def _ts(sec: float) -> str:
@@ -58,7 +58,7 @@ def _asst(eid, pid, t, text, *, inp=0, cr=0, cw=0, stop="toolUse"):
         "role": "assistant", "content": [{"type": "text", "text": text}], "provider": "anthropic", "model": SONNET,
         "api": "anthropic-messages", "stopReason": stop, "timestamp": 0,
         "usage": {"input": inp, "output": 5, "cacheRead": cr, "cacheWrite": cw, "totalTokens": inp + cr + cw + 5,
-                  "cost": {"total": 0.01}}}}
+                  "cost": {"total": (inp * 3 + 5 * 15 + cr * 0.3 + cw * 3.75) / 1e6}}}}  # sonnet's prices
 
 
 def _result(eid, pid, t, tool, text, error=False):
@@ -124,7 +124,7 @@ def test_one_hour_writes_what_if_by_hand(session):
     assert (w["calls"], w["cache_write_tokens"], w["misses"], w["misses_saved"], w["saved_tokens"]) == \
         (5, 1000 + 50 + 30 + 1100 + 300, 3, 1, 1080)
     assert w["saved_usd"] == pytest.approx(1080 * WRITE_OVER_READ)
-    surplus = (6.0 - 3.75) / 1e6  # a 1-hour write costs $6/M
+    surplus = (6.0 - 3.75) / 1e6  # genai-prices: a 1-hour write of claude-sonnet-4-5 costs $6/M
     assert w["extra_write_usd"] == pytest.approx((2480 - 1080) * surplus)
     assert w["net_saving_usd"] == pytest.approx(w["saved_usd"] - w["extra_write_usd"])
 

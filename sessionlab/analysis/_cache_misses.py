@@ -21,27 +21,31 @@ the first that applies of:
 ``rewritten_tokens`` is what was written again: the previous call's cache minus this call's read,
 at most this call's write (its whole write for a first call). ``cost_usd`` is what that cost over
 reading it from the cache: rewritten tokens times (write price - read price) of the call's model,
-from the ``genai-prices`` table (null for a model without a price).
+the prices fitted to the recorded calls of the entries given (:func:`~sessionlab.fit_prices`:
+what the sessions really paid; null for a model none of whose calls records a cost).
 
 :func:`cache_ttl_whatif` asks what 1-hour writes would have changed: every idle-gap miss of at
-most an hour becomes a read, and every write that remains pays the 1-hour price.
+most an hour becomes a read (saving its ``cost_usd``), and every write that remains pays the
+1-hour surplus over the 5-minute price, from the ``genai-prices`` table (a price the sessions may
+never have paid; null for a model it does not list).
 
 Agents that record no cache writes (Codex) have no misses here; the call warns once, naming them.
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pyarrow as pa
 
 from .._arrow import arrow_indices, arrow_table, from_numpy, strings
 from ..forest import Forest
-from ..pricing import model_rates
 from ..tables._conventions import df_variant, returns
 from ..tables._schema import TIMESTAMP, Column, schema_of
-from ..tables.corpus import SessionIds, select_sessions
+from ..tables.corpus import SessionIds, as_entries, select_sessions
 from ._insights_base import agent_codes, agents_lacking, seconds, warn_unrecorded
-from .contexts import context_arrays, first_line_of_response
+from .contexts import first_line_of_response
 from .usage import _calls_mask, _codes, _np, previous_calls
 
 __all__ = ["cache_misses", "cache_misses_df", "cache_ttl_whatif", "cache_ttl_whatif_df", "CACHE_MISS_COLUMNS",
@@ -65,7 +69,8 @@ CACHE_MISS_COLUMNS: tuple[Column, ...] = (
     Column("cache_read_tokens", _I64, "The call's cache read."),
     Column("cache_write_tokens", _I64, "The call's cache write."),
     Column("rewritten_tokens", _I64, "Tokens written again that the cache had held (see the module doc)."),
-    Column("cost_usd", _F64, "rewritten_tokens x (write price - read price), USD; null without a price."),
+    Column("cost_usd", _F64, "rewritten_tokens x (write price - read price) of the model, the prices fitted to "
+           "the recorded calls (fit_prices), USD; null for a model without a recorded cost."),
 )
 CACHE_WHATIF_COLUMNS: tuple[Column, ...] = (
     Column("session_id", _S, "Session id."),
@@ -77,24 +82,34 @@ CACHE_WHATIF_COLUMNS: tuple[Column, ...] = (
            "with 1-hour writes."),
     Column("saved_tokens", _I64, "Their rewritten tokens."),
     Column("saved_usd", _F64, "What those rewrites cost over reading (cache_misses' cost_usd)."),
-    Column("extra_write_usd", _F64, "The 1-hour price's surplus on the writes that remain."),
+    Column("extra_write_usd", _F64, "The 1-hour price's surplus (genai-prices table) on the writes that remain."),
     Column("net_saving_usd", _F64, "saved_usd - extra_write_usd (negative: 1-hour writes cost more)."),
 )
 
 
-def _rates(models: list) -> dict:
-    """(read, write 5m, write 1h) USD per token of each model (None without a price)."""
+def _fitted(entries) -> dict:
+    """(read, write) USD per token of each model, fitted to the recorded calls of all of
+    ``entries`` (so a session's figures do not depend on which others are selected); None for a
+    model without a recorded cost."""
+    from ..compaction.simulate import fit_prices
+
+    return {m: None if not any(p) else (p[2], p[3]) for m, p in fit_prices(entries).items()}
+
+
+def _surplus_1h(models: list) -> dict:
+    """The 1-hour write price's surplus over the 5-minute one, per token, from the price table."""
+    from ..pricing import model_rates
+
     out = {}
     for m in set(models):  # a loop over distinct models
         r = model_rates(m) if m else None
-        out[m] = None if r is None else (r[2], r[3], r[4])
+        out[m] = None if r is None else r[4] - r[3]
     return out
 
 
 def _misses(table: pa.Table) -> dict:
     """Every call's miss facts (arrays over the calls, in row order) and which missed."""
     f = Forest.of(table)
-    prep = context_arrays(table)
     calls = _calls_mask(table) & ~f.cyclic
     rows, prev, switched = previous_calls(f, calls)
     pp = np.maximum(prev, 0)
@@ -106,7 +121,7 @@ def _misses(table: pa.Table) -> dict:
     held = np.where(first, 0, all_cr[pp] + all_cw[pp])
     missed = (cw > 0) & (first | (cr < held))
     rewritten = np.where(first, cw, np.minimum(cw, np.maximum(held - cr, 0)))
-    request = f.parent[first_line_of_response(prep, rows)]
+    request = f.parent[first_line_of_response(SimpleNamespace(table=table, forest=f), rows)]
     t_req = seconds(table, np.where(request >= 0, request, rows))
     gap = t_req - seconds(table, np.where(first, -1, prev))
     ttl = np.where(~first & (cw1h[pp] > 0), _TTL_1H, _TTL_5M)
@@ -124,7 +139,7 @@ def _misses(table: pa.Table) -> dict:
         differs |= code[rows] != code[pp]
     cause = np.full(len(rows), CAUSES.index("unexplained"), np.int64)
     checks = [(first, "first_call"), (switched, "branch_switch"),
-              (since(prep.is_comp | f.isin("type", ("context_edit",))), "compaction"),
+              (since(f.isin("type", ("compaction", "context_edit"))), "compaction"),
               (differs, "model_switch"),
               (since(f.isin("role", ("system", "developer")) & f.isin("type", ("message",))), "system_change"),
               (since(f.isin("type", ("thinking_level_change",))), "thinking_change"),
@@ -136,14 +151,12 @@ def _misses(table: pa.Table) -> dict:
             "cr": cr, "cw": cw, "cw1h": cw1h[rows], "rewritten": rewritten}
 
 
-def _cost(table: pa.Table, m: dict, sel: np.ndarray) -> tuple[np.ndarray, list, dict]:
+def _cost(table: pa.Table, m: dict, sel: np.ndarray, prices: dict) -> tuple[np.ndarray, list]:
+    """cost_usd of the calls ``sel`` (see the module doc), and their models."""
     models = table["model"].take(arrow_indices(m["rows"][sel])).to_pylist()
-    rates = _rates(models)
-    read = np.array([rates[x][0] if rates[x] else np.nan for x in models], np.float64)
-    w5 = np.array([rates[x][1] if rates[x] else np.nan for x in models], np.float64)
-    w1 = np.array([rates[x][2] if rates[x] else np.nan for x in models], np.float64)
-    write = np.where(m["cw1h"][sel] > 0, w1, w5)
-    return m["rewritten"][sel] * (write - read), models, {"read": read, "w5": w5, "w1": w1}
+    known = {k or "": v for k, v in prices.items()}
+    rate = np.array([(v[1] - v[0]) if (v := known.get(x or "")) else np.nan for x in models], np.float64)
+    return m["rewritten"][sel] * rate, models
 
 
 def _warn(table: pa.Table, m: dict, function: str) -> None:
@@ -176,7 +189,7 @@ def cache_misses(entries, *, session_id: SessionIds = None) -> pa.Table:
     _warn(table, m, "cache_misses")
     sel = m["missed"]
     rows, prev = m["rows"][sel], m["prev"][sel]
-    cost, _, _ = _cost(table, m, sel)
+    cost, _ = _cost(table, m, sel, _fitted(as_entries(entries)))
     idx = arrow_indices(rows)
     first = prev < 0
     agent = table["agent"].take(idx) if "agent" in table.column_names else strings(["pi"] * len(rows))
@@ -214,13 +227,15 @@ def cache_ttl_whatif(entries, *, session_id: SessionIds = None) -> pa.Table:
     m = _misses(table)
     _warn(table, m, "cache_ttl_whatif")
     sel = m["cw"] > 0
-    cost, _, r = _cost(table, m, sel)
+    cost, models = _cost(table, m, sel, _fitted(as_entries(entries)))
     cost = np.nan_to_num(cost)
     w5_tokens = np.maximum(m["cw"][sel] - m["cw1h"][sel], 0)
     saved = m["missed"][sel] & (m["cause"][sel] == CAUSES.index("idle_gap")) & (m["ttl"][sel] == _TTL_5M) \
         & (m["gap"][sel] <= _TTL_1H)
     saved_tokens = np.where(saved, m["rewritten"][sel], 0)
-    extra = np.nan_to_num((w5_tokens - saved_tokens) * (r["w1"] - r["w5"]))
+    surplus = _surplus_1h(models)
+    per_token = np.array([np.nan if surplus[x] is None else surplus[x] for x in models], np.float64)
+    extra = np.nan_to_num((w5_tokens - saved_tokens) * per_token)
     rows = m["rows"][sel]
     code = m["f"].file_code[rows]
     files, inv = np.unique(code, return_inverse=True)
