@@ -114,7 +114,8 @@ def main() -> int:
     corpus = Path(args.corpus)
     if not corpus.exists():
         from sessionlab.synth import generate_corpus
-        generate_corpus(corpus, n_sessions=300, target_bytes=150_000_000, seed=0)
+        generate_corpus(corpus, n_sessions=300, target_bytes=150_000_000, seed=0,
+                        pi="0.58" if corpus.name.endswith("0.58") else "1.6")  # as bench_loaders --pi
     files = files_of(str(corpus))
     import pandas  # noqa: F401  (the _df variants' import is not part of any step)
 

@@ -278,6 +278,24 @@ def test_simulated_compactions_join_the_diff():
         compaction_diff(corpus, simulation="not a simulation")
 
 
+def test_tool_stats_groups_add_up_to_the_tools():
+    corpus = sl.load(DATA.parent.parent / "data" / "sessions")  # the repository's sessions: several models
+    whole = {r["tool_name"]: r for r in tool_stats(corpus).to_pylist()}
+    fine = tool_stats(corpus, by=["model", "session_id", "agent", "project"]).to_pandas()
+    assert fine.session_id.nunique() > 1 and fine.model.nunique() > 1
+    sums = fine.groupby("tool_name")[["calls", "failures", "retries", "result_tokens", "context_tokens",
+                                      "cost_usd"]].sum()
+    for name, r in whole.items():
+        for c in ("calls", "failures", "retries", "result_tokens", "context_tokens"):
+            assert sums.loc[name, c] == r[c], (name, c)
+        assert sums.loc[name, "cost_usd"] == pytest.approx(r["cost_usd"])
+    assert set(fine.project) == {"/home/user/webapp", "/home/user/api-server", "/home/user/ml-pipeline",
+                                 "/home/user/rust-cli"}  # a Corpus: the sessions' cwd
+    folders = tool_stats(corpus.entries, by="project").to_pandas()
+    assert set(folders.project) == {"--home-user-webapp--", "--home-user-api-server--", "--home-user-ml-pipeline--",
+                                    "--home-user-rust-cli--"}  # a bare table: the files' folders
+
+
 def test_tool_stats_rejects_unknown_keys(session):
     with pytest.raises(ArgumentValueError):
         tool_stats(session, by="colour")

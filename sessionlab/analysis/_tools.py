@@ -9,16 +9,16 @@ Per group of ``by`` keys:
 - ``result_tokens``: pi's estimate of the results, summed;
 - ``context_tokens``: the results' estimates summed over every later call whose context held
   them (a result in ten prompts counts ten times; a compaction that drops it ends that);
-  ``context_share`` is that over the same calls' whole context estimate; ``cost_usd`` is each of
-  those calls' cost times the share of its context the tool's results took (what carrying them
-  cost);
+  ``context_share`` is that over the same calls' whole context estimate (the calls of the
+  group's sessions); ``cost_usd`` is each of those calls' cost times the share of its context
+  the group's results took (what carrying them cost);
 - ``total_seconds`` / ``mean_seconds`` / ``max_seconds``: from the call that asked for the tool
   (the nearest assistant call above the result) to the result;
 - ``largest_result_id`` / ``largest_result_tokens``: the result that blew the context up most.
 
-The keys are ``tool_name``, ``agent``, ``model`` (of the call that asked for the tool; for the
-carrying calls, their own), ``project`` (the session's ``cwd`` when given a Corpus, else the name
-of its file's folder) and ``session_id``.
+The keys are ``tool_name``, ``agent``, ``model`` (of the call that asked for the tool),
+``project`` (the session's ``cwd`` when given a Corpus, else the name of its file's folder) and
+``session_id``.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from ..errors import ArgumentValueError
 from ..tables._conventions import df_variant, returns
 from ..tables._schema import Column, columns_doc, schema_of
 from ..tables.corpus import Corpus, SessionIds, select_sessions
-from ._insights_base import agent_codes, agents_lacking, seconds, take, warn_unrecorded
+from ._insights_base import agent_codes, agents_lacking, seconds, warn_unrecorded
 from .contexts import _Window, context_arrays, target_rows
-from .usage import _group_sums, previous_calls
+from .usage import previous_calls
 
 __all__ = ["tool_stats", "tool_stats_df", "TOOL_KEY_COLUMNS", "TOOL_COLUMNS", "TOOL_GROUPS"]
 
@@ -84,22 +84,6 @@ def _project(entries, table: pa.Table, f) -> pa.Array:
     return strings([os.path.basename(os.path.dirname(p)) if p else None for p in files])
 
 
-def _carried(prep, tool_code: np.ndarray, n_tools: int, results: np.ndarray):
-    """Per tool, the results' estimates in each call's context, and each call's context estimate."""
-    f = prep.forest
-    tgt, base = target_rows(prep, "calls")
-    ok = base >= 0
-    tgt, base = tgt[ok], base[ok]
-    w = _Window(prep, base)
-    total = prep.compute(base)["estimate_only"].astype(np.float64)
-    carried = np.zeros((n_tools, len(base)), np.float64)
-    for k in range(n_tools):  # a loop over tool names: one path sum each
-        v = np.where(results & (tool_code == k), prep.est_msg, 0).astype(np.float64)
-        if v.any():
-            carried[k] = np.where(w.ok, w.window(f.path_sum(v), v), 0.0)
-    return tgt, carried, total
-
-
 @returns(TOOL_COLUMNS)
 def tool_stats(entries, *, by: str | Sequence[str] = ("tool_name",), session_id: SessionIds = None) -> pa.Table:
     """Per tool (and ``by`` keys): calls, failures, retries, the tokens its results added and carried,
@@ -133,84 +117,157 @@ def tool_stats(entries, *, by: str | Sequence[str] = ("tool_name",), session_id:
     f = prep.forest
     results = f.isin("role", ("toolResult",)) & f.isin("type", ("message",)) & ~f.cyclic
     results &= _np(pc.is_valid(table["tool_name"]), False, bool)
-    col = table["tool_name"]
-    enc = pc.dictionary_encode(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col)
-    tool_code, tool_names = _np(enc.indices, -1, np.int64), enc.dictionary
+    tool_code, tool_names = _dictionary(table["tool_name"])
     rows = np.nonzero(results)[0]
     asker = f.nearest(prep.is_call)[np.maximum(f.parent[rows], 0)]
     asker = np.where(f.parent[rows] >= 0, asker, -1)
-    codes, names = agent_codes(table, f)
+    agent, names = agent_codes(table, f)
     is_err_valid = _np(pc.is_valid(table["is_error"]), False, bool)[rows]
-    lacking = agents_lacking(codes, names, rows, is_err_valid)
+    lacking = agents_lacking(agent, names, rows, is_err_valid)
     warn_unrecorded("tool_stats", "failed tool results", lacking)
-    no_fail = np.isin(codes[rows], [names.index(a) for a in lacking])
+    no_fail = np.isin(agent[rows], [names.index(a) for a in lacking])
     err = _np(table["is_error"], False, bool)
     _, prev, _ = previous_calls(f, results)
     pp = np.maximum(prev, 0)
     retry = (prev >= 0) & err[pp] & (tool_code[pp] == tool_code[rows])
     secs = seconds(table, rows) - seconds(table, asker)
-    has_t = ~np.isnan(secs)
-    project = _project(entries, table, f).take(arrow_indices(f.file_code))
+    keyer = _Keys(entries, table, f, keys, agent, len(tool_names))
+    group, first = keyer.groups(keyer.of(tool_code[rows], rows, keyer.model_of(asker)))
+    g = len(first)
 
-    def key_cols(at: np.ndarray, model_rows: np.ndarray) -> dict:
-        idx = arrow_indices(at)
-        cols = {"tool_name": None, "agent": pc.fill_null(take(table["agent"], at), scalar("pi"))
-                if "agent" in table.column_names else strings(["pi"] * len(at)),
-                "model": take(table["model"], model_rows),
-                "project": project.take(idx), "session_id": f.per_file("session_id", at)}
-        return {k: cols[k] for k in keys}
+    def total(v) -> np.ndarray:
+        return np.bincount(group, weights=v, minlength=g)
 
-    est = prep.est_msg[rows]
-    kc = key_cols(rows, asker)
-    kc["tool_name"] = take(table["tool_name"], rows)
-    k_out, sums = _group_sums(kc, {
-        "calls": np.ones(len(rows), np.int64), "failures": np.where(no_fail, 0, err[rows]).astype(np.int64),
-        "retries": retry.astype(np.int64), "result_tokens": est.astype(np.int64),
-        "total_seconds": np.where(has_t, secs, 0.0), "_timed": has_t.astype(np.int64),
-        "_nofail": no_fail.astype(np.int64)})
-    return _finish(table, prep, keys, k_out, sums, kc, rows, est, secs, tool_code, tool_names, results, key_cols)
-
-
-tool_stats_df = df_variant(tool_stats)
-
-
-def _finish(table, prep, keys, k_out, sums, kc, rows, est, secs, tool_code, tool_names, results, key_cols) -> pa.Table:
-    """Add the carried tokens, shares, costs, max time and largest result to the group sums."""
-    g = len(sums["calls"])
-    # group of every result row: match its keys back to the groups' keys
-    gkey = _join_keys([k_out[k] for k in keys])
-    group = _np(pc.index_in(_join_keys([kc[k] for k in keys]), value_set=gkey), -1, np.int64)
+    est = prep.est_msg[rows].astype(np.float64)
+    sums = {"calls": total(np.ones(len(rows))), "failures": total(np.where(no_fail, 0, err[rows])),
+            "retries": total(retry), "result_tokens": total(est), "_nofail": total(no_fail),
+            "total_seconds": total(np.nan_to_num(secs)), "_timed": total(~np.isnan(secs))}
     max_s = np.full(g, -np.inf)
     np.maximum.at(max_s, group, np.where(np.isnan(secs), -np.inf, secs))
     order = np.lexsort((-est, group))
     top = order[np.r_[True, group[order][1:] != group[order][:-1]]] if len(order) else order
     largest = np.full(g, -1, np.int64)
     largest[group[top]] = rows[top]
-    # carried tokens: per tool, in every call's context, grouped by the call's keys
-    n_tools = len(tool_names)
-    tgt, carried, total = _carried(prep, tool_code, n_tools, results)
-    cost = _np(table["cost_usd"], 0.0, np.float64)[tgt]
-    ctx_tok, denom, cost_g = np.zeros(g), np.zeros(g), np.zeros(g)
-    ck = key_cols(tgt, tgt)
-    for k in range(n_tools):  # a loop over tool names
-        ck["tool_name"] = strings([tool_names[k].as_py()]).take(arrow_indices(np.zeros(len(tgt), np.int64)))
-        cg = _np(pc.index_in(_join_keys([ck[x] for x in keys]), value_set=gkey), -1, np.int64)
+    carried = _carried_by_group(prep, keyer, tool_code, results, g)
+    cols = keyer.columns(table, rows[first], asker[first], tool_names, tool_code[rows[first]])
+    return _table(table, prep, keys, cols, sums, max_s, largest, carried)
+
+
+tool_stats_df = df_variant(tool_stats)
+
+
+def _dictionary(col) -> tuple[np.ndarray, pa.Array]:
+    """Codes (-1: null) and distinct values of a string column."""
+    enc = pc.dictionary_encode(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col)
+    return _np(enc.indices, -1, np.int64), enc.dictionary
+
+
+class _Keys:
+    """The ``by`` keys of rows as one integer (mixed radix over each key's codes), so groups are
+    found with integer sorts; a result's model is its asking call's, a carrying call's its own."""
+
+    def __init__(self, entries, table: pa.Table, f, keys: list[str], agent: np.ndarray, n_tools: int) -> None:
+        self.keys, self.f = keys, f
+        self.model, self.model_names = _dictionary(table["model"])
+        self.project_values = _project(entries, table, f)
+        project, _ = _dictionary(self.project_values)
+        session, _ = _dictionary(f.per_file("session_id", f.first_row_of_file))
+        per_file = f.file_code
+        self.code = {"agent": agent, "project": project[per_file], "session_id": session[per_file]}
+        self.radix = {"tool_name": n_tools + 1, "agent": int(agent.max(initial=0)) + 2,
+                      "model": len(self.model_names) + 2, "project": int(project.max(initial=0)) + 2,
+                      "session_id": int(session.max(initial=0)) + 2}
+
+    def model_of(self, rows: np.ndarray) -> np.ndarray:
+        """The model code of ``rows`` (-1: none)."""
+        return np.where(rows >= 0, self.model[np.maximum(rows, 0)], -1)
+
+    def of(self, tool: np.ndarray, rows: np.ndarray, model: np.ndarray) -> np.ndarray:
+        """The key of ``rows`` given their tool and model codes."""
+        key = np.zeros(len(rows), np.int64)
+        for k in self.keys:
+            if k == "tool_name":
+                c = tool
+            elif k == "model":
+                c = model
+            else:
+                c = self.code[k][rows]
+            key = key * self.radix[k] + (c + 1)
+        return key
+
+    def groups(self, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        self.unique, first, group = np.unique(key, return_index=True, return_inverse=True)
+        return group.reshape(-1), first
+
+    def find(self, key: np.ndarray) -> np.ndarray:
+        """The group of each key (-1: no result has it)."""
+        if not len(self.unique):
+            return np.full(len(key), -1, np.int64)
+        pos = np.minimum(np.searchsorted(self.unique, key), len(self.unique) - 1)
+        return np.where(self.unique[pos] == key, pos, -1)
+
+    def columns(self, table: pa.Table, rows: np.ndarray, askers: np.ndarray, tool_names: pa.Array,
+                tools: np.ndarray) -> dict:
+        """The key columns of the groups (``rows``: one result of each)."""
+        f, out = self.f, {}
+        for k in self.keys:
+            if k == "tool_name":
+                out[k] = tool_names.take(arrow_indices(tools))
+            elif k == "agent":
+                out[k] = pc.fill_null(table["agent"].take(arrow_indices(rows)), scalar("pi")) \
+                    if "agent" in table.column_names else strings(["pi"] * len(rows))
+            elif k == "model":
+                out[k] = table["model"].take(arrow_indices(np.maximum(askers, 0), askers < 0))
+            elif k == "project":
+                out[k] = self.project_values.take(arrow_indices(f.file_code[rows]))
+            else:
+                out[k] = f.per_file("session_id", rows)
+        return out
+
+
+def _carried_by_group(prep, keyer: _Keys, tool_code: np.ndarray, results: np.ndarray, g: int) -> dict:
+    """Per group: its results' tokens in every later context, those contexts' size, and what
+    carrying them cost. A group's results are those of one tool (and, grouping by model, asked
+    for by one model): one path sum per such pair, each carrying call keyed by its own session's
+    keys, so the groups' figures add up to the tool's."""
+    f = prep.forest
+    asker = np.where(f.parent >= 0, f.nearest(prep.is_call)[np.maximum(f.parent, 0)], -1)
+    model = keyer.model_of(asker) if "model" in keyer.keys else np.zeros(len(asker), np.int64)
+    rows = np.nonzero(results)[0]
+    pairs = np.unique(np.stack([tool_code[rows], model[rows]], 1), axis=0) if len(rows) else np.zeros((0, 2), int)
+    tgt, base = target_rows(prep, "calls")
+    ok = base >= 0
+    tgt, base = tgt[ok], base[ok]
+    w = _Window(prep, base)
+    total = prep.compute(base)["estimate_only"].astype(np.float64)
+    cost = _np(prep.table["cost_usd"], 0.0, np.float64)[tgt]
+    out = {"tokens": np.zeros(g), "denom": np.zeros(g), "cost": np.zeros(g)}
+    for k, m in pairs:  # a loop over (tool, model) pairs: one path sum each
+        v = np.where(results & (tool_code == k) & (model == m), prep.est_msg, 0).astype(np.float64)
+        carried = np.where(w.ok, w.window(f.path_sum(v), v), 0.0)
+        cg = keyer.find(keyer.of(np.full(len(tgt), k), tgt, np.full(len(tgt), m)))
         hit = cg >= 0
-        ctx_tok += np.bincount(cg[hit], weights=carried[k][hit], minlength=g)
-        denom += np.bincount(cg[hit], weights=total[hit], minlength=g)
-        share = np.where(total > 0, carried[k] / np.maximum(total, 1.0), 0.0)
-        cost_g += np.bincount(cg[hit], weights=(share * cost)[hit], minlength=g)
-    calls = sums["calls"]
+        share = np.where(total > 0, carried / np.maximum(total, 1.0), 0.0)
+        out["tokens"] += np.bincount(cg[hit], weights=carried[hit], minlength=g)
+        out["denom"] += np.bincount(cg[hit], weights=total[hit], minlength=g)
+        out["cost"] += np.bincount(cg[hit], weights=(share * cost)[hit], minlength=g)
+    return out
+
+
+def _table(table, prep, keys, cols, sums, max_s, largest, carried) -> pa.Table:
+    calls = sums["calls"].astype(np.int64)
     nofail = sums["_nofail"] == calls
     timed = sums["_timed"]
-    out = {**{k: k_out[k] for k in keys},
+    failures = sums["failures"].astype(np.int64)
+    denom = carried["denom"]
+    out = {**cols,
            "calls": calls,
-           "failures": from_numpy(sums["failures"], mask=nofail, type=_I64),
-           "failure_rate": from_numpy(sums["failures"] / np.maximum(calls, 1), mask=nofail, type=_F64),
-           "retries": sums["retries"], "result_tokens": sums["result_tokens"],
-           "context_tokens": np.rint(ctx_tok).astype(np.int64),
-           "context_share": from_numpy(ctx_tok / np.maximum(denom, 1.0), mask=denom <= 0, type=_F64),
-           "cost_usd": cost_g,
+           "failures": from_numpy(failures, mask=nofail, type=_I64),
+           "failure_rate": from_numpy(failures / np.maximum(calls, 1), mask=nofail, type=_F64),
+           "retries": sums["retries"].astype(np.int64), "result_tokens": sums["result_tokens"].astype(np.int64),
+           "context_tokens": np.rint(carried["tokens"]).astype(np.int64),
+           "context_share": from_numpy(carried["tokens"] / np.maximum(denom, 1.0), mask=denom <= 0, type=_F64),
+           "cost_usd": carried["cost"],
            "total_seconds": sums["total_seconds"],
            "mean_seconds": from_numpy(sums["total_seconds"] / np.maximum(timed, 1), mask=timed == 0, type=_F64),
            "max_seconds": from_numpy(np.where(np.isfinite(max_s), max_s, 0.0), mask=~np.isfinite(max_s), type=_F64),
@@ -219,13 +276,6 @@ def _finish(table, prep, keys, k_out, sums, kc, rows, est, secs, tool_code, tool
     key_schema = {c.name: c for c in TOOL_KEY_COLUMNS}
     result = arrow_table(out, schema_of(tuple(key_schema[k] for k in keys) + TOOL_COLUMNS))
     return result.sort_by([(k, "ascending") for k in keys])
-
-
-def _join_keys(cols: list) -> pa.Array:
-    """One string per row joining the key columns (nulls as a marker), to match groups."""
-    parts = [pc.fill_null(pc.cast(c, _S), scalar("\x00null")) for c in cols]
-    joined = parts[0] if len(parts) == 1 else pc.binary_join_element_wise(*parts, scalar("\x1f"))
-    return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
 
 
 tool_stats.__doc__ = tool_stats.__doc__.replace("{keys}", columns_doc(TOOL_KEY_COLUMNS))  # type: ignore[union-attr]
