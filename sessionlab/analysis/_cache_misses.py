@@ -38,8 +38,9 @@ from types import SimpleNamespace
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from .._arrow import arrow_indices, arrow_table, from_numpy, strings
+from .._arrow import arrow_indices, arrow_table, from_numpy, scalar, strings, to_numpy
 from ..forest import Forest
 from ..tables._conventions import df_variant, returns
 from ..tables._schema import TIMESTAMP, Column, schema_of
@@ -55,6 +56,7 @@ CAUSES = ("first_call", "branch_switch", "compaction", "model_switch", "system_c
           "idle_gap", "unexplained")
 _S, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 _TTL_5M, _TTL_1H = 300.0, 3600.0
+_USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 CACHE_MISS_COLUMNS: tuple[Column, ...] = (
     Column("session_id", _S, "Session id."),
@@ -89,11 +91,17 @@ CACHE_WHATIF_COLUMNS: tuple[Column, ...] = (
 
 def _fitted(entries) -> dict:
     """(read, write) USD per token of each model, fitted to the recorded calls of all of
-    ``entries`` (so a session's figures do not depend on which others are selected); None for a
-    model without a recorded cost."""
-    from ..compaction.simulate import fit_prices
+    ``entries`` (so a session's figures do not depend on which others are selected) as
+    :func:`~sessionlab.fit_prices` fits them; None for a model without a recorded cost."""
+    from ..compaction.simulate import prices_from
 
-    return {m: None if not any(p) else (p[2], p[3]) for m, p in fit_prices(entries).items()}
+    whole = as_entries(entries)
+    rows = np.nonzero(_calls_mask(whole))[0]
+    x = np.stack([_np(whole, c, 0, np.float64)[rows] for c in _USAGE], 1)
+    enc = pc.dictionary_encode(pc.fill_null(whole["model"], scalar("")).combine_chunks())
+    codes = np.asarray(to_numpy(enc.indices, 0), np.int64)[rows]
+    fit = prices_from(enc.dictionary.to_pylist(), codes, x, _np(whole, "cost_usd", 0.0, np.float64)[rows])
+    return {k: None if not any(p) else (p[2], p[3]) for k, p in fit.items()}
 
 
 def _surplus_1h(models: list) -> dict:
@@ -189,7 +197,7 @@ def cache_misses(entries, *, session_id: SessionIds = None) -> pa.Table:
     _warn(table, m, "cache_misses")
     sel = m["missed"]
     rows, prev = m["rows"][sel], m["prev"][sel]
-    cost, _ = _cost(table, m, sel, _fitted(as_entries(entries)))
+    cost, _ = _cost(table, m, sel, _fitted(entries))
     idx = arrow_indices(rows)
     first = prev < 0
     agent = table["agent"].take(idx) if "agent" in table.column_names else strings(["pi"] * len(rows))
@@ -227,7 +235,7 @@ def cache_ttl_whatif(entries, *, session_id: SessionIds = None) -> pa.Table:
     m = _misses(table)
     _warn(table, m, "cache_ttl_whatif")
     sel = m["cw"] > 0
-    cost, models = _cost(table, m, sel, _fitted(as_entries(entries)))
+    cost, models = _cost(table, m, sel, _fitted(entries))
     cost = np.nan_to_num(cost)
     w5_tokens = np.maximum(m["cw"][sel] - m["cw1h"][sel], 0)
     saved = m["missed"][sel] & (m["cause"][sel] == CAUSES.index("idle_gap")) & (m["ttl"][sel] == _TTL_5M) \

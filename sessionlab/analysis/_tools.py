@@ -119,8 +119,8 @@ def tool_stats(entries, *, by: str | Sequence[str] = ("tool_name",), session_id:
     results &= _np(pc.is_valid(table["tool_name"]), False, bool)
     tool_code, tool_names = _dictionary(table["tool_name"])
     rows = np.nonzero(results)[0]
-    asker = f.nearest(prep.is_call)[np.maximum(f.parent[rows], 0)]
-    asker = np.where(f.parent[rows] >= 0, asker, -1)
+    asker_all = np.where(f.parent >= 0, f.nearest(prep.is_call)[np.maximum(f.parent, 0)], -1)  # the asking call
+    asker = asker_all[rows]
     agent, names = agent_codes(table, f)
     is_err_valid = _np(pc.is_valid(table["is_error"]), False, bool)[rows]
     lacking = agents_lacking(agent, names, rows, is_err_valid)
@@ -148,7 +148,7 @@ def tool_stats(entries, *, by: str | Sequence[str] = ("tool_name",), session_id:
     top = order[np.r_[True, group[order][1:] != group[order][:-1]]] if len(order) else order
     largest = np.full(g, -1, np.int64)
     largest[group[top]] = rows[top]
-    carried = _carried_by_group(prep, keyer, tool_code, results, g)
+    carried = _carried_by_group(prep, keyer, tool_code, results, asker_all, g)
     cols = keyer.columns(table, rows[first], asker[first], tool_names, tool_code[rows[first]])
     return _table(table, prep, keys, cols, sums, max_s, largest, carried)
 
@@ -196,8 +196,14 @@ class _Keys:
         return key
 
     def groups(self, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        self.unique, first, group = np.unique(key, return_index=True, return_inverse=True)
-        return group.reshape(-1), first
+        """Group number of each key (groups in key order) and the first row of each group."""
+        order = np.argsort(key, kind="stable")
+        sk = key[order]
+        start = np.r_[True, sk[1:] != sk[:-1]] if len(sk) else np.zeros(0, bool)
+        group = np.empty(len(key), np.int64)
+        group[order] = np.cumsum(start) - 1
+        self.unique = sk[start]
+        return group, order[start]
 
     def find(self, key: np.ndarray) -> np.ndarray:
         """The group of each key (-1: no result has it)."""
@@ -225,16 +231,19 @@ class _Keys:
         return out
 
 
-def _carried_by_group(prep, keyer: _Keys, tool_code: np.ndarray, results: np.ndarray, g: int) -> dict:
+def _carried_by_group(prep, keyer: _Keys, tool_code: np.ndarray, results: np.ndarray, asker: np.ndarray,
+                      g: int) -> dict:
     """Per group: its results' tokens in every later context, those contexts' size, and what
     carrying them cost. A group's results are those of one tool (and, grouping by model, asked
     for by one model): one path sum per such pair, each carrying call keyed by its own session's
     keys, so the groups' figures add up to the tool's."""
     f = prep.forest
-    asker = np.where(f.parent >= 0, f.nearest(prep.is_call)[np.maximum(f.parent, 0)], -1)
     model = keyer.model_of(asker) if "model" in keyer.keys else np.zeros(len(asker), np.int64)
     rows = np.nonzero(results)[0]
-    pairs = np.unique(np.stack([tool_code[rows], model[rows]], 1), axis=0) if len(rows) else np.zeros((0, 2), int)
+    width = int(model.max(initial=0)) + 2
+    pair = np.sort(tool_code[rows] * width + model[rows] + 1)
+    pair = pair[np.r_[True, pair[1:] != pair[:-1]]] if len(pair) else pair
+    pairs = zip((pair // width).tolist(), (pair % width - 1).tolist())
     tgt, base = target_rows(prep, "calls")
     ok = base >= 0
     tgt, base = tgt[ok], base[ok]

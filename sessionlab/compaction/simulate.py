@@ -181,6 +181,12 @@ def fit_prices(entries, *, session_id: SessionIds = None) -> dict[str, tuple[flo
     x = np.stack([col("input_tokens"), col("output_tokens"), col("cache_read_tokens"), col("cache_write_tokens")], 1)
     y = col("cost_usd")
     names, codes = _codes(pc.fill_null(calls["model"], scalar("")))
+    return prices_from(names, codes, x, y)
+
+
+def prices_from(names: list[str], codes: np.ndarray, x: np.ndarray, y: np.ndarray) -> dict:
+    """:func:`fit_prices` on arrays: per model ``names[code]``, the least-squares USD per token of
+    the calls' (input, output, cache read, cache write) ``x`` against their cost ``y``."""
     prices: dict[str, tuple[float, float, float, float]] = {}
     for code, m in sorted(enumerate(names), key=lambda cm: cm[1]):  # one small fit per model
         sel = codes == code
