@@ -151,8 +151,8 @@ class _Calls:
         self.kinds = _context_kinds(prep, self.base, _row_kinds(prep, blocks), r)
         codes, self.model_names = _model_codes(table)
         self.model_code = codes[self.tgt]
-        sid = f.per_file("session_id", self.tgt).to_pylist()
-        self.session = sid
+        self.file = f.file_code[self.tgt]
+        self.file_sid = f.per_file("session_id", f.first_row_of_file).to_pylist()  # one per file
         # consecutive calls on a branch: the previous call that records a prompt
         is_call = np.zeros(table.num_rows, bool)
         is_call[self.tgt] = True
@@ -241,18 +241,18 @@ def _split(calls: _Calls, holdout: float) -> tuple[np.ndarray, str]:
     """Which calls are held out, and how they were chosen (see the module doc)."""
     if not 0.0 <= holdout < 1.0:
         raise ArgumentValueError("holdout", f"holdout must be in [0, 1), not {holdout!r}")
-    ids = sorted(set(calls.session))
-    out_ids = {s for s in ids if zlib.crc32(s.encode()) % 1000 < holdout * 1000}
-    held = np.asarray([s in out_ids for s in calls.session], bool)
+    held_file = np.array([s is not None and zlib.crc32(s.encode()) % 1000 < holdout * 1000
+                          for s in calls.file_sid], bool)  # a loop over files
+    held = held_file[calls.file] if len(calls.file) else np.zeros(0, bool)
     if holdout == 0 or (held.any() and (~held).any()):
         return held, "session"
-    sid = np.asarray(calls.session, object)
-    held = np.zeros(len(sid), bool)
-    for s in ids:  # a loop over sessions
-        rows = np.nonzero(sid == s)[0]
-        k = int(np.floor(len(rows) * holdout))
-        if k:
-            held[rows[-k:]] = True
+    # each session's last calls (calls are in row order: a file's in file order)
+    count = np.bincount(calls.file, minlength=len(calls.file_sid))
+    order = np.argsort(calls.file, kind="stable")
+    pos = np.empty(len(order), np.int64)
+    pos[order] = np.arange(len(order)) - (np.cumsum(count) - count)[calls.file[order]]
+    k = np.floor(count * holdout).astype(np.int64)
+    held = pos >= (count - k)[calls.file]
     return held, "call"
 
 
@@ -285,13 +285,14 @@ def _fit(calls: _Calls, train: np.ndarray, split: str) -> EstimateCalibration:
     weights = {"*": _fit_weights(dx, dy, ones) if use.sum() >= _MIN_PAIRS else ones}
     pairs = {"*": int(use.sum())}
     used_model = model[use]
-    for code in np.unique(model[train]):  # a loop over models
+    present = np.flatnonzero(np.bincount(model[train], minlength=len(names)))
+    for code in present:  # a loop over models
         m = names[code]
         sel = used_model == code
         pairs[m] = int(sel.sum())
         weights[m] = _fit_weights(dx[sel], dy[sel], weights["*"]) if sel.sum() >= _MIN_PAIRS else weights["*"]
     overhead = {}
-    for code in np.unique(model[train]):
+    for code in present:
         sel = train & (model == code)
         overhead[names[code]] = float(np.median(calls.recorded[sel] - calls.kinds[sel] @ weights[names[code]]))
     allr = calls.recorded[train] - calls.kinds[train] @ weights["*"]
@@ -361,7 +362,6 @@ estimate_accuracy_df = df_variant(estimate_accuracy)
 
 
 def _accuracy_table(table: pa.Table, calls: _Calls, cal: EstimateCalibration, held: np.ndarray) -> pa.Table:
-    f = calls.prep.forest
     m = len(calls.tgt)
     kinds = calls.kinds
     weights, over = cal.per_row(calls.model_code, calls.model_names)
@@ -371,7 +371,7 @@ def _accuracy_table(table: pa.Table, calls: _Calls, cal: EstimateCalibration, he
     rec = calls.recorded
     agent = take(table["agent"], calls.tgt) if "agent" in table.column_names else strings(["pi"] * m)
     cols = {
-        "session_id": f.per_file("session_id", calls.tgt),
+        "session_id": take(strings(calls.file_sid), calls.file),
         "at_id": take(table["entry_id"], calls.tgt),
         "agent": pc.fill_null(agent, scalar("pi")),
         "model": take(table["model"], calls.tgt),
