@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from sessionlab import CycleError, Session
+from sessionlab import CycleError, ImageContent, Session
 from sessionlab.context import project_context_entries
+from sessionlab.tokens import estimate_tokens
 from tests._usage_ref import parents
 
 GIVES = ("message", "custom_message")
@@ -81,37 +82,37 @@ def simulated_diff(rows, compactions) -> set[tuple]:
 
 
 def kinds_at(rows, storage, entry_id) -> dict[str, int]:
-    """The content kinds of the context at ``entry_id`` (as estimate_accuracy splits them, without blocks)."""
-    last = _last_row(rows)
-    ids = member_ids(storage, entry_id) or []
+    """The content kinds of the context at ``entry_id`` (as estimate_accuracy splits them, without
+    blocks): each message of the object model's projection (context edits applied), estimated with
+    pi's rule and classed by its role."""
+    if entry_id is None:
+        return {}
+    try:
+        path = storage.get_branch(entry_id)
+    except CycleError:
+        return {}
     out = defaultdict(int)
-    seen_comp = set()
-    for eid in ids:
-        r = rows[last[eid]]
-        est = r["est_tokens"] or 0
-        if r["type"] == "compaction":
-            if eid in seen_comp:  # its replayed system message
-                out["system"] += r["system_est_tokens"] or 0
-            else:
+    for p in project_context_entries(path, rules="pi-1.6"):
+        for m in p.messages:
+            est = estimate_tokens(m, rules="pi-1.6")
+            content = getattr(m, "content", None)
+            images = sum(isinstance(b, ImageContent) for b in content) if isinstance(content, tuple) else 0
+            img = min(images * 1200, est)
+            if m.role in ("toolResult", "bashExecution"):
+                out["tool_output"] += est - img
+                out["images"] += img
+            elif m.role in ("system", "developer"):
+                out["system"] += est
+            elif m.role in ("compactionSummary", "branchSummary"):
                 out["summary"] += est
-                seen_comp.add(eid)
-            continue
-        img = min((r["image_count"] or 0) * 1200, est)
-        if r["role"] in ("toolResult", "bashExecution"):
-            out["tool_output"] += est - img
-            out["images"] += img
-        elif r["role"] in ("system", "developer"):
-            out["system"] += est
-        elif r["type"] == "branch_summary":
-            out["summary"] += est
-        else:
-            out["images"] += img
-            out["text"] += est - img
+            else:
+                out["images"] += img
+                out["text"] += est - img
     return dict(out)
 
 
-def estimate_only(rows, storage, entry_id) -> int:
-    return sum(kinds_at(rows, storage, entry_id).values())
+def estimate_only(storage, entry_id) -> int:
+    return sum(kinds_at(None, storage, entry_id).values())
 
 
 def previous_call(rows, i, is_call) -> int | None:
@@ -211,14 +212,14 @@ def tool_stats(rows, storage, ts) -> dict[str, dict]:
     for i, r in enumerate(rows):
         if not is_call(r) or _cyclic(rows, i) or par[i] is None:
             continue
-        ids = member_ids(storage, rows[par[i]]["entry_id"]) or []
-        total = estimate_only(rows, storage, rows[par[i]]["entry_id"])
+        path = storage.get_branch(rows[par[i]]["entry_id"])
+        total = estimate_only(storage, rows[par[i]]["entry_id"])
         denom += total
         per = defaultdict(float)
-        for eid in ids:
-            m = rows[last[eid]]
+        for p in project_context_entries(path, rules="pi-1.6"):
+            m = rows[last[p.entry.id]]
             if is_result(m):
-                per[m["tool_name"]] += m["est_tokens"] or 0
+                per[m["tool_name"]] += sum(estimate_tokens(x, rules="pi-1.6") for x in p.messages)
         for name, v in per.items():
             carried[name] += v
             cost[name] += (v / total if total > 0 else 0.0) * (r["cost_usd"] or 0.0)

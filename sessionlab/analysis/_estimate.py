@@ -42,7 +42,7 @@ from ..errors import ArgumentValueError
 from ..tables._conventions import df_variant, returns
 from ..tables._schema import Column, schema_of
 from ..tables.corpus import SessionIds, as_entries, select_sessions
-from ._insights_base import take
+from ._insights_base import edit_deltas, take
 from .contexts import _Window, context_arrays, target_rows
 from .usage import previous_calls
 
@@ -230,11 +230,28 @@ def _context_kinds(prep, base: np.ndarray, kinds: np.ndarray, r: dict) -> np.nda
     cc = w.cc
     out[:, KINDS.index("summary")] += np.where(w.has_c, prep.est[cc], 0)
     out[:, si] += np.where(w.comp_sys, prep.sys_est[cc], 0)
+    _edited(prep, base, kinds, r, out)
     out[~w.ok] = 0.0
     # what the split leaves over (a retained tail, rounding) is text: the kinds add up to the estimate
     rest = r["estimate_only"] - out.sum(axis=1)
     out[:, KINDS.index("text")] += rest
     return out
+
+
+def _edited(prep, base: np.ndarray, kinds: np.ndarray, r: dict, out: np.ndarray) -> None:
+    """pi 1.6's context edits: a removed message takes its kinds out of the context; a replaced
+    one's change goes to its own kind (tool output for a tool result, system, summary, else text)."""
+    k, x, delta = edit_deltas(prep, base, r)
+    if not len(k):
+        return
+    f = prep.forest
+    removed = delta == -prep.est_msg[x]
+    primary = np.where(f.isin("role", ("toolResult", "bashExecution"))[x], KINDS.index("tool_output"),
+                       np.where(f.isin("role", ("system", "developer"))[x], KINDS.index("system"),
+                                np.where(f.isin("type", ("branch_summary",))[x], KINDS.index("summary"),
+                                         KINDS.index("text"))))
+    np.subtract.at(out, k[removed], kinds[x[removed]])
+    np.add.at(out, (k[~removed], primary[~removed]), delta[~removed])
 
 
 def _split(calls: _Calls, holdout: float) -> tuple[np.ndarray, str]:

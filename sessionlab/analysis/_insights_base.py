@@ -14,7 +14,7 @@ from .._arrow import arrow_indices, from_numpy, scalar, to_numpy
 from ..errors import UnrecordedDataWarning
 from ..forest import Forest
 
-__all__ = ["agent_codes", "agents_lacking", "seconds", "take", "warn_unrecorded"]
+__all__ = ["agent_codes", "agents_lacking", "edit_deltas", "seconds", "take", "warn_unrecorded"]
 
 
 def agent_codes(table: pa.Table, f: Forest) -> tuple[np.ndarray, list[str]]:
@@ -65,3 +65,29 @@ def take(col, rows: np.ndarray) -> pa.Array:
         return pc.take(values, arrow_indices(rows, rows < 0))
     indices = from_numpy(rows.astype(np.int32), mask=rows < 0)
     return pa.DictionaryArray.from_arrays(indices, values).cast(values.type)
+
+
+def edit_deltas(prep, base: np.ndarray, r: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """pi 1.6's context edits inside the contexts at ``base`` (``r``: their aggregates): ``(k, x,
+    delta)``, the context's position ``k``, an edited message row ``x`` and the change of its
+    estimate there (minus its estimate when removed; the replacement's minus its own when
+    replaced), as :mod:`._edits` corrects the contexts' totals. Edits that correction does not cover
+    (of a compaction or a system message) are left out."""
+    from ._edits import edit_pairs
+
+    empty = np.zeros(0, np.int64)
+    if "edited" not in r or not r["edited"].any():
+        return empty, empty, empty
+    f = prep.forest
+    idx = np.nonzero(r["edited"])[0]
+    sd = r["start_depth"][idx]
+    k, e, x = edit_pairs(prep, base[idx], sd)
+    c = r["comp"][idx]
+    xx = np.maximum(x, 0)
+    bad = (x >= 0) & ((x == c[k]) | prep.is_sys[xx] | prep.is_comp[xx] | ~prep.edit_above[e])
+    applies = (x >= 0) & ~bad & (f.depth[xx] >= sd[k]) & prep.gives[xx]
+    removed = applies & (prep.edit_action[e] == "remove")
+    delta = np.where(removed, -prep.est_msg[xx],
+                     np.where(applies & prep.edit_est_valid[e], prep.est[e] - prep.est_msg[xx], 0))
+    keep = delta != 0
+    return idx[k[keep]], xx[keep], delta[keep].astype(np.int64)

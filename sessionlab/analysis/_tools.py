@@ -11,7 +11,8 @@ Per group of ``by`` keys:
   them (a result in ten prompts counts ten times; a compaction that drops it ends that);
   ``context_share`` is that over the same calls' whole context estimate (the calls of the
   group's sessions); ``cost_usd`` is each of those calls' cost times the share of its context
-  the group's results took (what carrying them cost);
+  the group's results took (what carrying them cost); a pi 1.6 context edit that removes or
+  replaces a result counts there;
 - ``total_seconds`` / ``mean_seconds`` / ``max_seconds``: from the call that asked for the tool
   (the nearest assistant call above the result) to the result;
 - ``largest_result_id`` / ``largest_result_tokens``: the result that blew the context up most.
@@ -34,7 +35,7 @@ from ..errors import ArgumentValueError
 from ..tables._conventions import df_variant, returns
 from ..tables._schema import Column, columns_doc, schema_of
 from ..tables.corpus import Corpus, SessionIds, select_sessions
-from ._insights_base import agent_codes, agents_lacking, seconds, warn_unrecorded
+from ._insights_base import agent_codes, agents_lacking, edit_deltas, seconds, warn_unrecorded
 from .contexts import _Window, context_arrays, target_rows
 from .usage import previous_calls
 
@@ -248,12 +249,17 @@ def _carried_by_group(prep, keyer: _Keys, tool_code: np.ndarray, results: np.nda
     ok = base >= 0
     tgt, base = tgt[ok], base[ok]
     w = _Window(prep, base)
-    total = prep.compute(base)["estimate_only"].astype(np.float64)
     cost = _np(prep.table["cost_usd"], 0.0, np.float64)[tgt]
     out = {"tokens": np.zeros(g), "denom": np.zeros(g), "cost": np.zeros(g)}
+    r = prep.compute(base)
+    total = r["estimate_only"].astype(np.float64)
+    ek, ex, edelta = edit_deltas(prep, base, r)  # pi 1.6's context edits of the results
     for k, m in pairs:  # a loop over (tool, model) pairs: one path sum each
-        v = np.where(results & (tool_code == k) & (model == m), prep.est_msg, 0).astype(np.float64)
+        mine = results & (tool_code == k) & (model == m)
+        v = np.where(mine, prep.est_msg, 0).astype(np.float64)
         carried = np.where(w.ok, w.window(f.path_sum(v), v), 0.0)
+        hit_edit = mine[ex]
+        carried += np.bincount(ek[hit_edit], weights=edelta[hit_edit], minlength=len(base))
         cg = keyer.find(keyer.of(np.full(len(tgt), k), tgt, np.full(len(tgt), m)))
         hit = cg >= 0
         share = np.where(total > 0, carried / np.maximum(total, 1.0), 0.0)

@@ -4,8 +4,9 @@ Random pi sessions: entries whose parent is the previous entry, any earlier one 
 or a missing id; user and assistant messages (two models, cache reads and writes, some 1-hour
 writes), tool results (three tools, some errors), compactions (first kept entry on or off the
 path), branch summaries, model and thinking-level changes, system messages, custom messages and
-images; timestamps with gaps from none to two hours. (No context edits and no seed retained
-tails: their effect on the content kinds goes to ``text``, see ``analysis/_estimate.py``.)
+images, pi 1.6's context edits (removing or replacing any entry's content with text; not a user
+message with an image, whose replaced image ``estimate_accuracy`` keeps counting as an image);
+timestamps with gaps from none to two hours. (No seed retained tails: they go to ``text``.)
 Subagent roll-ups are checked on generated Claude Code corpora.
 """
 
@@ -23,6 +24,7 @@ from sessionlab import (
     AssistantMessage,
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomMessageEntry,
     ImageContent,
     InMemorySessionStorage,
@@ -50,7 +52,7 @@ from sessionlab.tables import entries_table
 from tests import _insights_ref as ref
 
 KINDS = ["user", "assistant", "assistant", "tool", "tool", "compaction", "branch_summary", "model", "thinking",
-         "system", "custom", "user_image"]
+         "system", "custom", "user_image", "edit"]
 spec = st.tuples(
     st.sampled_from(KINDS),
     st.one_of(st.just("prev"), st.just("prev"), st.just("prev"), st.integers(0, 60), st.just("root"),
@@ -97,6 +99,9 @@ def build(specs):
             e = ThinkingLevelChangeEntry(**base, thinking_level=["low", "high"][pick % 2])
         elif kind == "system":
             e = MessageEntry(**base, message=SystemMessage(content=text, timestamp=pick))
+        elif kind == "edit":  # pi 1.6: replace (with text) or remove any entry's content but an image's
+            target = "nowhere2" if specs[pick % max(i, 1)][0] == "user_image" else other
+            e = ContextEditEntry(**base, target_id=target, replacement=None if pick % 3 == 0 else {"content": text * 2})
         else:
             e = CustomMessageEntry(**base, custom_type="ext", content=text, display=True)
         entries.append(e)
