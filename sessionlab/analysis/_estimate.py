@@ -11,7 +11,12 @@ messages), ``images`` (1,200 tokens an image, at most the message's estimate), `
 and developer messages, a compaction's replayed system message), ``summary`` (compaction and
 branch summaries), ``thinking`` and ``tool_calls`` (an assistant message's thinking and tool-call
 blocks, in proportion to their characters: only with ``blocks=``, else null and counted as
-``text``), and ``text`` (the rest).
+``text``), and ``text`` (the rest: what the split leaves, a seed retained tail included, so the
+kinds add up to the estimate). A pi 1.6 context edit that removes a message takes its kinds out;
+one that replaces it moves the change to the message's own kind.
+
+The agents' files hold no estimate of their own (Claude Code and Codex record only what the
+provider counted), so the estimate is pi's rule for every agent.
 
 *The calibrated estimator* is, per model, ``overhead + sum(weight[kind] * tokens[kind])``. The
 weights are fitted by least squares on the differences between consecutive calls' recorded
