@@ -129,7 +129,7 @@ def _misses(table: pa.Table) -> dict:
     held = np.where(first, 0, all_cr[pp] + all_cw[pp])
     missed = (cw > 0) & (first | (cr < held))
     rewritten = np.where(first, cw, np.minimum(cw, np.maximum(held - cr, 0)))
-    request = f.parent[first_line_of_response(SimpleNamespace(table=table, forest=f), rows)]
+    request = f.parent[first_line_of_response(SimpleNamespace(table=table, forest=f), rows)]  # type: ignore[arg-type]
     t_req = seconds(table, np.where(request >= 0, request, rows))
     gap = t_req - seconds(table, np.where(first, -1, prev))
     ttl = np.where(~first & (cw1h[pp] > 0), _TTL_1H, _TTL_5M)
