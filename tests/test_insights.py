@@ -401,3 +401,16 @@ def test_the_compaction_diff_view_shows_dropped_beside_kept(hostile, session):
     empty = CompactionDiffView(sl.load(hostile))
     assert empty.compaction.value is None and "no compaction" in empty.summary.value
     assert "&lt;img" not in empty.dropped.value  # (nothing shown)
+
+
+def test_a_claude_code_compact_boundary_s_summary_is_the_message_under_it():
+    corpus = sl.load(DATA / "claude" / "generated")
+    d = compaction_diff(corpus).to_pandas()
+    [cid] = d.compaction_id.unique()
+    first = d.iloc[0]
+    entries = corpus.entries_df()
+    summary = entries[(entries.parent_id == cid) & (entries.role == "user")]
+    assert len(summary) == 1 and summary.est_tokens.iloc[0] > 0
+    assert (first.summary_tokens, first.tokens_before, first.tokens_after) == (summary.est_tokens.iloc[0], 47476, 2076)
+    assert first.est_tokens_after == first.summary_tokens  # nothing kept: the boundary starts a new context
+    assert (d.status == "dropped").all() and len(d) == 87

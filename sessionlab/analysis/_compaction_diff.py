@@ -53,7 +53,8 @@ COMPACTION_DIFF_COLUMNS: tuple[Column, ...] = (
     Column("role", _S, "Its message role (user, assistant, toolResult...; null for a summary)."),
     Column("tool_name", _S, "The tool of a toolResult message."),
     Column("est_tokens", _I64, "pi's estimate of the message (est_tokens)."),
-    Column("summary_tokens", _I64, "pi's estimate of the compaction's summary (simulated: the context after "
+    Column("summary_tokens", _I64, "pi's estimate of the compaction's summary (a Claude Code compact boundary: of "
+           "the user message under it, which carries the summary; simulated: the context after "
            "minus the kept messages' estimates, at least 0)."),
     Column("tokens_before", _I64, "The agent's recorded context before (pi tokensBefore; simulated: the replay's "
            "context_before); null when not recorded."),
@@ -131,6 +132,8 @@ def _recorded(prep) -> pa.Table:
     n = max(t.num_rows, 1)
     kept = np.isin(qb * n + rb, qa * n + ra)
     est_b, est_a = r_before["estimate_only"], r_after["estimate_only"]
+    summary = _summary_tokens(prep, comp)
+    est_a = est_a + summary - prep.est[comp]  # (a summary under the compaction entry counts after it)
     c = comp[qb]
     m = len(qb)
     return _rows(prep, {
@@ -141,12 +144,26 @@ def _recorded(prep) -> pa.Table:
         "policy": pa.nulls(m, _S),
         "at_id": take_or_null(t["entry_id"], before[qb]),
         "status": kept, "entry_row": rb, "position": pb,
-        "summary_tokens": from_numpy(prep.est[c], type=_I64),
+        "summary_tokens": summary[qb],
         "tokens_before": t["tokens_before"].take(arrow_indices(c)),
         "tokens_after": (t["tokens_after"] if "tokens_after" in t.column_names
                          else pa.nulls(t.num_rows, _I64)).take(arrow_indices(c)),
         "est_tokens_before": est_b[qb], "est_tokens_after": est_a[qb],
     })
+
+
+def _summary_tokens(prep, comp: np.ndarray) -> np.ndarray:
+    """The estimate of each compaction's summary: its own, or, when it holds none (a Claude Code
+    compact boundary), that of the user message right under it."""
+    f = prep.forest
+    own = prep.est[comp].astype(np.int64)
+    child = np.full(f.n, -1, np.int64)
+    kids = np.nonzero(f.parent >= 0)[0]
+    child[f.parent[kids][::-1]] = kids[::-1]  # each row's first child in file order
+    first = child[comp]
+    ff = np.maximum(first, 0)
+    under = (own == 0) & (first >= 0) & prep.is_msg[ff] & f.isin("role", ("user",))[ff]
+    return np.where(under, prep.est[ff], own)
 
 
 def _rows(prep, cols: dict) -> pa.Table:
