@@ -414,3 +414,40 @@ def test_a_claude_code_compact_boundary_s_summary_is_the_message_under_it():
     assert (first.summary_tokens, first.tokens_before, first.tokens_after) == (summary.est_tokens.iloc[0], 47476, 2076)
     assert first.est_tokens_after == first.summary_tokens  # nothing kept: the boundary starts a new context
     assert (d.status == "dropped").all() and len(d) == 87
+
+
+def _claude_line(uuid, parent, side, sec, text=None, usage=None):
+    d = {"parentUuid": parent, "isSidechain": side, "userType": "external", "cwd": "/p", "sessionId": "sc1",
+         "version": "1.0.30", "type": "user" if usage is None else "assistant", "uuid": uuid,
+         "timestamp": f"2026-01-10T10:00:{sec:02d}.000Z"}
+    if usage is None:
+        d["message"] = {"role": "user", "content": text}
+    else:
+        d["requestId"] = "req_" + uuid
+        d["message"] = {"id": "msg_" + uuid, "type": "message", "role": "assistant", "content": [
+            {"type": "text", "text": "ok"}], "model": "claude-sonnet-4-5-20250929", "stop_reason": "end_turn",
+            "usage": dict(zip(("input_tokens", "output_tokens", "cache_read_input_tokens",
+                               "cache_creation_input_tokens"), usage))}
+    return json.dumps(d) + "\n"
+
+
+def test_a_sidechain_in_the_session_s_own_file_is_a_subagent_run(tmp_path):
+    folder = tmp_path / "projects" / "-p"
+    folder.mkdir(parents=True)
+    (folder / "sc1.jsonl").write_text("".join([  # older Claude Code: the Task transcript in the main file
+        _claude_line("m1", None, False, 0, "hello"), _claude_line("m2", "m1", False, 1, usage=(10, 5, 0, 100)),
+        _claude_line("s1", None, True, 2, "sub task"), _claude_line("s2", "s1", True, 3, usage=(20, 7, 0, 50)),
+        _claude_line("s3", "s2", True, 4, "more"), _claude_line("s4", "s3", True, 9, usage=(3, 2, 50, 10)),
+        _claude_line("m3", "m2", False, 10, "thanks"), _claude_line("m4", "m3", False, 11, usage=(4, 1, 100, 20)),
+    ]), encoding="utf-8")
+    corpus = sl.load(tmp_path / "projects")
+    cost = {r["entry_id"]: r["cost_usd"] for r in corpus.entries.to_pylist() if r["cost_usd"] is not None}
+    with pytest.warns(UnrecordedDataWarning):
+        [run] = subagent_costs(corpus, by="run").to_pylist()
+    assert (run["session_id"], run["run_id"], run["calls"], run["duration_seconds"]) == ("sc1", "sc1/s1", 2, 7.0)
+    assert (run["input_tokens"], run["output_tokens"], run["cache_read_tokens"], run["cache_write_tokens"]) == \
+        (23, 9, 50, 60)
+    assert run["cost_usd"] == pytest.approx(cost["s2"] + cost["s4"])
+    [s] = subagent_costs(corpus).to_pylist()
+    assert (s["runs"], s["calls"], s["subagent_calls"], s["subagent_tokens"]) == (1, 2, 2, 142)
+    assert s["own_cost_usd"] == pytest.approx(cost["m2"] + cost["m4"])
