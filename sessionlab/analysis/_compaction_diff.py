@@ -162,7 +162,8 @@ def _summary_tokens(prep, comp: np.ndarray) -> np.ndarray:
     child[f.parent[kids][::-1]] = kids[::-1]  # each row's first child in file order
     first = child[comp]
     ff = np.maximum(first, 0)
-    claude = f.isin("agent", ("claude-code",))[comp] if "agent" in prep.table.column_names else np.zeros(len(comp), bool)
+    claude = f.isin("agent", ("claude-code",))[comp] if "agent" in prep.table.column_names \
+        else np.zeros(len(comp), bool)
     under = claude & (own == 0) & (first >= 0) & prep.is_msg[ff] & f.isin("role", ("user",))[ff]
     return np.where(under, prep.est[ff], own)
 
