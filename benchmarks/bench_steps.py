@@ -67,7 +67,8 @@ print(time.perf_counter() - t0)
 TARGETS = {"entries_table": 0.8, "load + sessions": 0.8, "contexts(at='calls')": 0.15,
            "find_cut_points(at='calls')": 0.3, "usage_by(day, model; tz)": 0.1, "branch_costs": 0.1,
            "cache_efficiency": 0.1, "simulate_compaction, sessions table": 1.0,
-           "simulate_compaction + calls table": 2.0}
+           "simulate_compaction + calls table": 2.0, "compaction_diff": 0.1, "estimate_accuracy": 0.1,
+           "cache_misses": 0.1, "tool_stats": 0.1, "subagent_costs": 0.1}
 
 
 def steps(policies):
@@ -80,6 +81,11 @@ def steps(policies):
         "cache_efficiency": lambda t: sl.cache_efficiency(t),
         "simulate_compaction, sessions table": lambda t: sl.simulate_compaction(t, policies).sessions,
         "simulate_compaction + calls table": lambda t: sl.simulate_compaction(t, policies).calls,
+        "compaction_diff": lambda t: sl.compaction_diff(t),
+        "estimate_accuracy": lambda t: sl.estimate_accuracy(t),
+        "cache_misses": lambda t: sl.cache_misses(t),
+        "tool_stats": lambda t: sl.tool_stats(t),
+        "subagent_costs": lambda t: sl.subagent_costs(t),
     }
 
 
@@ -102,11 +108,14 @@ def main() -> int:
     ap.add_argument("--corpus", default="/tmp/sessionlab-bench-0.58")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--profile", help="profile this step (a prefix of its name) instead of timing")
+    ap.add_argument("--only", nargs="+", metavar="PREFIX",
+                    help="time only the steps whose names start with one of these (and DuckDB's read)")
     args = ap.parse_args()
     corpus = Path(args.corpus)
     if not corpus.exists():
         from sessionlab.synth import generate_corpus
-        generate_corpus(corpus, n_sessions=300, target_bytes=150_000_000, seed=0)
+        generate_corpus(corpus, n_sessions=300, target_bytes=150_000_000, seed=0,
+                        pi="0.58" if corpus.name.endswith("0.58") else "1.6")  # as bench_loaders --pi
     files = files_of(str(corpus))
     import pandas  # noqa: F401  (the _df variants' import is not part of any step)
 
@@ -114,6 +123,8 @@ def main() -> int:
     load = lambda: sl.entries_table(files, on_bad_lines="skip")  # noqa: E731
     policies = grid()
     todo = steps(policies)
+    if args.only:
+        todo = {k: v for k, v in todo.items() if k.startswith(tuple(args.only))}
     if args.profile:
         name = next(k for k in todo if k.startswith(args.profile))
         table = load()
@@ -125,8 +136,9 @@ def main() -> int:
     duckdb_read(files)  # a first read warms the OS cache and DuckDB's own start-up; not counted
     duck_s, _ = best(args.repeat, lambda: duckdb_read(files))
     results = {}
-    results["entries_table"] = best(args.repeat, load)
-    results["load + sessions"] = best(args.repeat, lambda: sl.load(files, on_bad_lines="skip").sessions)
+    if not args.only:
+        results["entries_table"] = best(args.repeat, load)
+        results["load + sessions"] = best(args.repeat, lambda: sl.load(files, on_bad_lines="skip").sessions)
     for name, fn in todo.items():
         results[name] = best(args.repeat, fn, setup=load)
     fresh = [subprocess.run([sys.executable, "-c", FRESH, *files], check=True, capture_output=True,

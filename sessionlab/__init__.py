@@ -35,6 +35,7 @@ from .errors import (
     SourceNotFoundError,
     StaleSessionError,
     TableFreedError,
+    UnrecordedDataWarning,
     UnsafePathError,
     UnstorableValueError,
     WriterClosedError,
@@ -46,7 +47,10 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "sessionlab.analysis": (
         "branch_calls", "branch_calls_df", "branch_costs", "branch_costs_df", "cache_efficiency",
         "cache_efficiency_df", "context_members", "context_members_df", "context_messages", "contexts",
-        "contexts_df", "usage_by", "usage_by_df",
+        "contexts_df", "usage_by", "usage_by_df", "compaction_diff", "compaction_diff_df", "estimate_accuracy",
+        "estimate_accuracy_df", "calibrate_estimate", "EstimateCalibration", "cache_misses", "cache_misses_df",
+        "cache_ttl_whatif", "cache_ttl_whatif_df", "tool_stats", "tool_stats_df", "subagent_costs",
+        "subagent_costs_df",
     ),
     "sessionlab.compaction": (
         "CompactionPolicy", "CompactionPreparation", "FractionPolicy", "KeepLastTurnsPolicy", "NeverCompact",
@@ -94,8 +98,10 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     # the notebook face: plotting needs the ``viz`` extra (matplotlib, imported when a plot is drawn),
     # the widgets the ``notebook`` extra
-    "sessionlab.plotting": ("plot_context_timeline", "plot_usage", "plot_tree", "tree_layout", "tree_layout_df"),
-    "sessionlab.widgets": ("BranchExplorer", "UsageDashboard", "CompactionLab", "SessionTree"),
+    "sessionlab.plotting": ("plot_context_timeline", "plot_usage", "plot_tree", "tree_layout", "tree_layout_df",
+                            "plot_compaction_diff", "plot_estimate_accuracy", "plot_cache_misses", "plot_tool_stats",
+                            "plot_subagent_costs"),
+    "sessionlab.widgets": ("BranchExplorer", "UsageDashboard", "CompactionLab", "CompactionDiffView", "SessionTree"),
 }
 _LAZY = {name: module for module, names in _MODULES.items() for name in names}
 _EXTRAS = ("sessionlab.plotting", "sessionlab.widgets")
@@ -156,6 +162,7 @@ __all__ = [
     "SessionLabError",
     "SessionLabWarning",
     "UnsafePathError",
+    "UnrecordedDataWarning",
     # io
     "LineIssue",
     "SessionFile",
@@ -272,6 +279,21 @@ __all__ = [
     "contexts_df",
     "usage_by",
     "usage_by_df",
+    # insights
+    "compaction_diff",
+    "compaction_diff_df",
+    "estimate_accuracy",
+    "estimate_accuracy_df",
+    "calibrate_estimate",
+    "EstimateCalibration",
+    "cache_misses",
+    "cache_misses_df",
+    "cache_ttl_whatif",
+    "cache_ttl_whatif_df",
+    "tool_stats",
+    "tool_stats_df",
+    "subagent_costs",
+    "subagent_costs_df",
     # synthetic data
     "SynthConfig",
     "generate_corpus",
@@ -282,9 +304,15 @@ __all__ = [
     "plot_tree",
     "tree_layout",
     "tree_layout_df",
+    "plot_compaction_diff",
+    "plot_estimate_accuracy",
+    "plot_cache_misses",
+    "plot_tool_stats",
+    "plot_subagent_costs",
     "BranchExplorer",
     "UsageDashboard",
     "CompactionLab",
+    "CompactionDiffView",
     "SessionTree",
 ]
 

@@ -32,8 +32,9 @@ matching builtin, so ``except KeyError`` or ``except ValueError`` keeps working:
 
     SessionLabWarning (UserWarning)
     ├── BadLinesWarning                   one per file read with on_bad_lines="warn"
-    └── NativeLoaderWarning               the C scanner is stale (built from other sources) or
-                                          failed on files it had accepted (a bug)
+    ├── NativeLoaderWarning               the C scanner is stale (built from other sources) or
+    │                                     failed on files it had accepted (a bug)
+    └── UnrecordedDataWarning             an analysis met an agent whose files do not record what it needs
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ __all__ = [
     "SessionLabWarning",
     "BadLinesWarning",
     "NativeLoaderWarning",
+    "UnrecordedDataWarning",
 ]
 
 
@@ -100,11 +102,11 @@ class SourceNotFoundError(SessionLabError, FileNotFoundError):
 
 
 class WriterClosedError(SessionLabError, ValueError):
-    """A write was asked of a :class:`~sessionlab.io.SessionWriter` after it was closed."""
+    """A write was asked of a :class:`~sessionlab.pi.io.SessionWriter` after it was closed."""
 
 
 class TableFreedError(SessionLabError, ReferenceError):
-    """A :class:`~sessionlab.forest.Forest` was asked for its table after the table was freed (it
+    """A :class:`~sessionlab.tables.forest.Forest` was asked for its table after the table was freed (it
     holds it weakly): keep a reference to the table."""
 
 
@@ -265,3 +267,9 @@ class NativeLoaderWarning(SessionLabWarning):
     In the second case the tables are still right, but this is a bug in the scanner: please report
     it with the file.
     """
+
+
+class UnrecordedDataWarning(SessionLabWarning):
+    """An analysis met sessions whose agent does not record what it needs (Codex writes no cache
+    writes, say): the affected column is null there, the other rows are complete. Emitted once per
+    call, naming the agents."""

@@ -53,6 +53,13 @@ steps = {
     "sessions_table": lambda: sl.sessions_table(files),
     "Corpus.sessions": lambda: sl.load(files, rules=rules).sessions,
     "Corpus.labels": lambda: sl.load(files, rules=rules).labels,
+    "compaction_diff": lambda: sl.compaction_diff(t),
+    "estimate_accuracy": lambda: sl.estimate_accuracy(t),
+    "calibrate_estimate": lambda: sl.calibrate_estimate(t).ratios,
+    "cache_misses": lambda: sl.cache_misses(t),
+    "cache_ttl_whatif": lambda: sl.cache_ttl_whatif(t),
+    "tool_stats": lambda: sl.tool_stats(t, by=["tool_name", "agent", "model", "project"]),
+    "subagent_costs": lambda: sl.subagent_costs(t),
 }
 rows = {}
 for name, step in steps.items():
@@ -84,6 +91,8 @@ def test_analyses_do_not_import_pandas(folder, rules):
     assert out.returncode == 0, out.stderr[-3000:]
     rows = json.loads(out.stdout)
     assert "pandas imported by" not in rows, f"pandas imported by {rows.get('pandas imported by')}"
-    empty = [name for name, n in rows.items() if n == 0]
+    # the generated pi 0.58 files record no cache writes: no cache miss there (the pi 1.6 ones have them)
+    maybe_empty = ("cache_misses", "cache_ttl_whatif") if folder == "generated" else ()
+    empty = [name for name, n in rows.items() if n == 0 and name not in maybe_empty]
     assert not empty, f"no rows from {empty}: the check would be vacuous"
-    assert len(rows) == 22
+    assert len(rows) == 29

@@ -1,12 +1,42 @@
-"""Vectorised analysis over the entries table: contexts and token accounting."""
+"""Vectorised analysis over the entries table: contexts, token accounting and the insight tables
+(compaction diff, estimate accuracy, cache misses, tool and subagent costs)."""
 
 from ._branch_calls import BRANCH_CALL_COLUMNS, branch_calls, branch_calls_df, branch_mask
-
-# the package's own interface for the other packages (not sessionlab's public API)
+from ._cache_misses import (
+    CACHE_MISS_COLUMNS,
+    CACHE_WHATIF_COLUMNS,
+    cache_misses,
+    cache_misses_df,
+    cache_ttl_whatif,
+    cache_ttl_whatif_df,
+)
+from ._compaction_diff import COMPACTION_DIFF_COLUMNS, compaction_diff, compaction_diff_df
 from ._edits import ListView as ListView
 from ._edits import context_rows as context_rows
 from ._edits import edit_pairs as edit_pairs
 from ._edits import member as member
+from ._estimate import (
+    CALIBRATION_COLUMNS,
+    ESTIMATE_COLUMNS,
+    EstimateCalibration,
+    calibrate_estimate,
+    estimate_accuracy,
+    estimate_accuracy_df,
+)
+
+# the package's own interface for the other packages (not sessionlab's public API)
+from ._estimate import calibrated_entries as calibrated_entries
+from ._prices import fit_prices as fit_prices
+from ._prices import prices_from as prices_from
+from ._prices import string_codes as string_codes
+from ._subagents import (
+    SUBAGENT_RUN_COLUMNS,
+    SUBAGENT_SESSION_COLUMNS,
+    SUBAGENT_TYPE_COLUMNS,
+    subagent_costs,
+    subagent_costs_df,
+)
+from ._tools import TOOL_COLUMNS, TOOL_GROUPS, TOOL_KEY_COLUMNS, tool_stats, tool_stats_df
 from .contexts import (
     CONTEXT_COLUMNS,
     MEMBER_COLUMNS,
@@ -56,4 +86,29 @@ __all__ = [
     "current_branch_mask",
     "usage_by",
     "usage_by_df",
+    "COMPACTION_DIFF_COLUMNS",
+    "compaction_diff",
+    "compaction_diff_df",
+    "ESTIMATE_COLUMNS",
+    "CALIBRATION_COLUMNS",
+    "EstimateCalibration",
+    "calibrate_estimate",
+    "estimate_accuracy",
+    "estimate_accuracy_df",
+    "CACHE_MISS_COLUMNS",
+    "CACHE_WHATIF_COLUMNS",
+    "cache_misses",
+    "cache_misses_df",
+    "cache_ttl_whatif",
+    "cache_ttl_whatif_df",
+    "TOOL_GROUPS",
+    "TOOL_KEY_COLUMNS",
+    "TOOL_COLUMNS",
+    "tool_stats",
+    "tool_stats_df",
+    "SUBAGENT_SESSION_COLUMNS",
+    "SUBAGENT_RUN_COLUMNS",
+    "SUBAGENT_TYPE_COLUMNS",
+    "subagent_costs",
+    "subagent_costs_df",
 ]

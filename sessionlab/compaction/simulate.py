@@ -41,23 +41,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._arrow import arrow_indices, arrow_table, from_numpy, scalar, strings, to_numpy
+from ..analysis import fit_prices, string_codes
 from ..analysis.contexts import context_arrays, first_line_of_response
 from ..analysis.usage import current_branch_mask
 from ..errors import check_option
 from ..pi.rules import Rules
-from ..tables import Column, call_mask, columns_doc, schema_of, table_rules_for
+from ..tables import Column, columns_doc, schema_of, table_rules_for
 from ..tables.corpus import SessionIds, select_sessions
 from ..tables.forest import per_table
 from ._replay import Policies, Runs, replay
 from .cut_points import _arrays, cut_point_rows
 from .policies import CompactionPolicy
+
+if TYPE_CHECKING:
+    from ..analysis import EstimateCalibration
 
 __all__ = ["SimulationResult", "simulate_compaction", "fit_prices", "SIMULATION_SESSION_COLUMNS",
            "SIMULATION_CALL_COLUMNS"]
@@ -111,7 +115,8 @@ SIMULATION_CALL_COLUMNS: tuple[Column, ...] = (
 class SimulationResult:
     """``sessions``: one row per (session branch, policy); ``calls``: one row per (branch, policy,
     call), built on first access (it is policies x calls rows long); ``policies``: as given.
-    ``sessions_df()`` and ``calls_df()`` are their pandas views.
+    ``sessions_df()`` and ``calls_df()`` are their pandas views; ``compactions`` is the calls
+    after which a policy compacted.
 
     Columns of ``sessions``:
 
@@ -136,6 +141,12 @@ class SimulationResult:
             self._calls = self._calls()
         return self._calls
 
+    @property
+    def compactions(self) -> pa.Table:
+        """The rows of ``calls`` after which the policy compacted (``compacted``): one per simulated
+        compaction, what :func:`~sessionlab.compaction_diff` takes as ``simulation=``."""
+        return self.calls.filter(self.calls["compacted"])
+
     def sessions_df(self):
         from ..tables.corpus import to_pandas
 
@@ -155,34 +166,6 @@ SimulationResult.__doc__ = SimulationResult.__doc__.replace(  # type: ignore[uni
     "{calls}", columns_doc(SIMULATION_CALL_COLUMNS, 4))
 
 
-def fit_prices(entries, *, session_id: SessionIds = None) -> dict[str, tuple[float, float, float, float]]:
-    """Per model: USD per token for (input, output, cache read, cache write), fitted by least
-    squares to the recorded calls' usage and cost (exact when the recorded costs are linear);
-    ``session_id``: fitted to the calls of this session (or these sessions) only."""
-    table = select_sessions(entries, session_id)
-    cols = ["model", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd"]
-    # (only the columns the fit reads are filtered: the whole table's strings would cost more)
-    calls = table.select(cols).filter(from_numpy(call_mask(table)))
-
-    def col(name: str) -> np.ndarray:
-        return _np(calls[name], 0, np.float64)
-
-    x = np.stack([col("input_tokens"), col("output_tokens"), col("cache_read_tokens"), col("cache_write_tokens")], 1)
-    y = col("cost_usd")
-    names, codes = _codes(pc.fill_null(calls["model"], scalar("")))
-    prices: dict[str, tuple[float, float, float, float]] = {}
-    for code, m in sorted(enumerate(names), key=lambda cm: cm[1]):  # one small fit per model
-        sel = codes == code
-        xs, ys = x[sel], y[sel]
-        used = xs.sum(0) > 0
-        coef = np.zeros(4)
-        if used.any() and ys.any():
-            sol, *_ = np.linalg.lstsq(xs[:, used], ys, rcond=None)
-            coef[used] = np.clip(sol, 0, None)
-        prices[m] = tuple(float(c) for c in coef)  # type: ignore[assignment]
-    return prices
-
-
 def simulate_compaction(
     entries,
     policies: Sequence[CompactionPolicy],
@@ -192,6 +175,7 @@ def simulate_compaction(
     recorded: Literal["replace", "keep"] = "replace",
     prices: dict[str, tuple[float, float, float, float]] | None = None,
     rules: Rules | None = None,
+    estimator: Literal["pi", "calibrated"] | EstimateCalibration = "pi",
 ) -> SimulationResult:
     """Replay every session's calls under each policy (see the module doc).
 
@@ -206,6 +190,9 @@ def simulate_compaction(
             ``session_id`` picks some sessions, so a session's figures do not depend on which
             others are replayed with it).
         rules: whose contexts and cut points: ``"pi-1.6"`` or ``"pi-0.58"`` (default: the table's).
+        estimator: how messages are estimated: ``"pi"`` (pi's rule), ``"calibrated"`` (the
+            calibrated estimator of :func:`~sessionlab.calibrate_estimate`, fitted on all of
+            ``entries`` with nothing held out) or a fitted :class:`~sessionlab.EstimateCalibration`.
 
     Returns:
         :class:`SimulationResult` with ``sessions`` (columns in ``SIMULATION_SESSION_COLUMNS``) and
@@ -223,6 +210,8 @@ def simulate_compaction(
     prices = prices if prices is not None else fit_prices(entries)
     table = select_sessions(entries, session_id)
     which = table_rules_for(table, rules)
+    if not (isinstance(estimator, str) and estimator == "pi"):
+        table = _estimated_by(entries, table, estimator, which)  # type: ignore[arg-type]
     prep = context_arrays(table, which)
     rows = _row_arrays(table, prep, recorded)
     kept_at = _kept_at(table, prep, which, rows.call_rows, sorted({p.keep for p in policies if p.keep[0] != "none"}))
@@ -236,6 +225,19 @@ def simulate_compaction(
     # first asked for: comparing policies needs only the sessions table
     return SimulationResult(_sessions_table(table, [sess], policies), lambda: _calls_table(table, [calls_of()]),
                             tuple(policies))
+
+
+def _estimated_by(entries, table: pa.Table, estimator, rules: Rules) -> pa.Table:
+    """``table`` with the messages estimated by ``estimator`` (see :func:`simulate_compaction`)."""
+    from ..analysis import EstimateCalibration, calibrate_estimate, calibrated_entries
+    from ..errors import ArgumentValueError
+
+    if isinstance(estimator, str) and estimator == "calibrated":
+        estimator = calibrate_estimate(entries, holdout=0.0, rules=rules)
+    if not isinstance(estimator, EstimateCalibration):
+        raise ArgumentValueError("estimator", f"estimator must be 'pi', 'calibrated' or an EstimateCalibration, "
+                                 f"not {estimator!r}")
+    return calibrated_entries(table, estimator, rules)
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,14 +259,6 @@ def _np(col, fill, dtype) -> np.ndarray:
     return np.asarray(to_numpy(col, fill), dtype)
 
 
-def _codes(col) -> tuple[list[str], np.ndarray]:
-    """A string column as (distinct values, code of every row; -1 for null)."""
-    enc = pc.dictionary_encode(col).unify_dictionaries()
-    if not enc.num_chunks:
-        return [], np.zeros(0, np.int64)
-    return enc.chunks[0].dictionary.to_pylist(), np.concatenate([_np(c.indices, -1, np.int64) for c in enc.chunks])
-
-
 def _row_arrays(table: pa.Table, prep, recorded: str) -> _Rows:
     """The per-row quantities of every call (whole table, vectorised)."""
     f = prep.forest
@@ -275,7 +269,7 @@ def _row_arrays(table: pa.Table, prep, recorded: str) -> _Rows:
     # nothing to what it was sent
     total_full = np.where(prep.usage_source, prep.ctx_tok + removed_above, prompt_full)
     tool_use = _np(pc.equal(table["stop_reason"], scalar("toolUse")), False, bool)
-    names, codes = _codes(table["model"])
+    names, codes = string_codes(table["model"])
     # the call each recorded compaction follows
     near_call = f.nearest(calls)
     comp_after_call = np.zeros(table.num_rows, bool)

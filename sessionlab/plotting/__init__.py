@@ -9,6 +9,13 @@ names, ids) is drawn literally: ``$`` is escaped so matplotlib never reads it as
 
 from ._common import session_rows as session_rows
 from ._common import to_np as to_np
+from ._insights import (
+    plot_cache_misses,
+    plot_compaction_diff,
+    plot_estimate_accuracy,
+    plot_subagent_costs,
+    plot_tool_stats,
+)
 from ._layout import LAYOUT_COLUMNS, tree_layout, tree_layout_df
 from ._layout import compute_layout as compute_layout
 from ._timeline import plot_context_timeline
@@ -20,4 +27,6 @@ from ._tree import node_kinds as node_kinds
 from ._tree import plot_tree
 from ._usage import plot_usage
 
-__all__ = ["LAYOUT_COLUMNS", "plot_context_timeline", "plot_tree", "plot_usage", "tree_layout", "tree_layout_df"]
+__all__ = ["LAYOUT_COLUMNS", "plot_context_timeline", "plot_tree", "plot_usage", "tree_layout", "tree_layout_df",
+           "plot_compaction_diff", "plot_estimate_accuracy", "plot_cache_misses", "plot_tool_stats",
+           "plot_subagent_costs"]

@@ -55,6 +55,7 @@ class ReportData:
     sessions: list[SessionInfo]
     issues: list[dict[str, Any]]  # file, line, kind, message, excerpt, session index (or None)
     kinds: list[list[str]]  # [name, colour] of the tree's node kinds
+    insights: dict[str, Any] = field(default_factory=dict)  # report._insights.collect_insights
 
 
 def _iso(ts: Any) -> str | None:
@@ -156,5 +157,7 @@ def collect(source: Any, *, tz: str = "UTC") -> ReportData:
         if at is not None:
             sessions[at].issues += 1
     shown = ", ".join(map(str, source)) if isinstance(source, (list, tuple)) else str(source)
+    from ._insights import collect_insights
+
     return ReportData(source=shown, tz=tz, usage=usage, sessions=sessions, issues=issues,
-                      kinds=[[k, v[0]] for k, v in NODE_KINDS.items()])
+                      kinds=[[k, v[0]] for k, v in NODE_KINDS.items()], insights=collect_insights(entries))

@@ -18,6 +18,7 @@ from importlib import resources
 from typing import Any
 
 from ._data import ReportData, SessionInfo
+from ._insights import insights_html
 
 __all__ = ["render", "esc", "csp"]
 
@@ -164,7 +165,7 @@ def render(data: ReportData, *, title: str = "sessionlab report") -> str:
 <span>{_money(total_cost)}</span><span>{len(data.issues):,} data-quality issues</span>
 <span>days in {esc(data.tz)}</span><span>made {now} from <code>{esc(data.source)}</code></span></div>
 <nav><a href="#usage">usage</a><a href="#sessions">sessions</a><a href="#details">session details</a>
-<a href="#issues">data quality</a></nav>
+<a href="#insights">insights</a><a href="#issues">data quality</a></nav>
 <noscript><p class="note">The charts need JavaScript (this page's own script; nothing is loaded).</p></noscript>
 </header>
 <main>
@@ -173,6 +174,8 @@ def render(data: ReportData, *, title: str = "sessionlab report") -> str:
 <div class="scroll tall">{_sessions_table(sessions)}</div></section>
 <section id="details"><h2>Session details</h2>
 {''.join(_session_section(s, data.issues) for s in sessions)}</section>
+<section id="insights"><h2>Insights</h2>{insights_html(data.insights, {s.session_id: s.index for s in sessions})}
+</section>
 <section id="issues"><h2>Data quality</h2>{_issues_section(data.issues, sessions)}</section>
 </main>
 <script type="application/json" id="sessionlab-data">{_json_block(payload)}</script>

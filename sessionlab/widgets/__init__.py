@@ -13,6 +13,8 @@ setting trait values:
   or session, in a time zone;
 - :class:`CompactionLab`: :func:`~sessionlab.simulate_compaction` of one session under policies set
   with sliders;
+- :class:`CompactionDiffView`: :func:`~sessionlab.compaction_diff`, one compaction's dropped and
+  kept messages side by side;
 - :class:`SessionTree`: a session's tree on a canvas (an ``anywidget``; pan, zoom, hover, click to
   select an entry), fast enough for 20,000 entries; give it to ``BranchExplorer(session_tree=...)``.
 
@@ -36,7 +38,8 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 from .branches import BranchExplorer
 from .compaction import CompactionLab
+from .compaction_diff import CompactionDiffView
 from .tree import SessionTree
 from .usage import UsageDashboard
 
-__all__ = ["BranchExplorer", "CompactionLab", "SessionTree", "UsageDashboard"]
+__all__ = ["BranchExplorer", "CompactionLab", "CompactionDiffView", "SessionTree", "UsageDashboard"]
