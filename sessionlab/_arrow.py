@@ -206,6 +206,12 @@ def _chunk_to_numpy(c: pa.Array, fill: Any, dtype: Any) -> np.ndarray:
 
 def valid_mask(col: Any) -> np.ndarray:
     """Where an Arrow array or chunked array (of any type) is not null, as NumPy booleans."""
+    if col.null_count == 0:  # (the usual case: no walk over a table's many chunks)
+        return np.ones(len(col), np.bool_)
+    if col.null_count == len(col):
+        return np.zeros(len(col), np.bool_)
+    if isinstance(col, pa.ChunkedArray) and col.num_chunks > 8:  # (one bitmap walk, not one per chunk)
+        return np.asarray(to_numpy(compute.is_valid(col), False), np.bool_)
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     parts = []
     for c in chunks:

@@ -127,7 +127,7 @@ def current_branch_mask(entries, forest: Forest | None = None) -> np.ndarray:
     n = table.num_rows
     if n == 0:
         return np.zeros(0, bool)
-    leaf = current_leaf_rows(table)  # (the facts module's current leaf: one owner)
+    leaf = current_leaf_rows(table, codes=f.file_code)  # (the facts module's current leaf: one owner)
     return f.is_ancestor(np.arange(n), leaf) & ~f.is_leaf_record
 
 

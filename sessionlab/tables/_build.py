@@ -63,19 +63,26 @@ def issues_of(files: list[FileResult]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=ISSUE_SCHEMA)
 
 
-def session_totals(entries: pa.Table) -> pa.Table:
+def _file_codes(entries: pa.Table) -> tuple[pa.Array, np.ndarray]:
+    """The distinct files of an entries table (in order of first appearance) and each row's code."""
+    enc = pc.dictionary_encode(entries.column("file").combine_chunks(), null_encoding="encode")
+    return enc.dictionary, np.asarray(to_numpy(enc.indices), np.int64)
+
+
+def session_totals(entries: pa.Table, *, files: pa.Array | None = None, codes: np.ndarray | None = None) -> pa.Table:
     """Per-file aggregates of an entries table (one row per ``file``, in order of first appearance).
 
     Grouped in NumPy: ``Table.group_by`` imports ``pyarrow.dataset``, which imports pandas. Sums
     add the rows in row order (``np.bincount``), as a hash aggregate does."""
-    enc = pc.dictionary_encode(entries.column("file").combine_chunks(), null_encoding="encode")
-    codes, k = np.asarray(to_numpy(enc.indices), np.int64), len(enc.dictionary)
+    if files is None or codes is None:
+        files, codes = _file_codes(entries)
+    k = len(files)
     typ = entries.column("type")
     flags = {"is_entry": np.ones(entries.num_rows, np.int64)}
     for flag, value in (("is_message", "message"), ("is_compaction", "compaction"),
                         ("is_branch_summary", "branch_summary")):
         flags[flag] = to_numpy(pc.equal(typ, scalar(value)), False).astype(np.int64)
-    out: dict[str, pa.Array] = {"file": enc.dictionary}
+    out: dict[str, pa.Array] = {"file": files}
     for name, c, agg in _AGGREGATES:
         col = entries.column(c) if c in entries.column_names else flags[c]
         out[name] = _group_sum(codes, k, to_numpy(col, 0) if c not in flags else col) if agg == "sum" \
@@ -109,8 +116,9 @@ def sessions_of(files: list[FileResult], entries: pa.Table) -> pa.Table:
     """One row per session file: its header, its facts (:mod:`._facts`: name, leaf, leaves, fork
     points, calls) and totals over ``entries``."""
     ok = [r for r in files if r.session is not None]
-    totals = session_totals(entries)
-    facts = file_facts(entries).to_pydict()
+    files, codes = _file_codes(entries)
+    totals = session_totals(entries, files=files, codes=codes)
+    facts = file_facts(entries, files=files, codes=codes).to_pydict()
     fact_at = {f: i for i, f in enumerate(facts["file"])}
     by_file = {f: i for i, f in enumerate(totals["file"].to_pylist())}
     at = np.array([by_file.get(r.path, -1) for r in ok], np.int64)

@@ -11,11 +11,9 @@ The rules:
 - **Nodes** are the rows with an id that are not seed ``leaf`` records (a pi ``--mode json`` event
   has no id: no node). **Conversation nodes** are the nodes that are not side nodes
   (``side_node``: Claude Code progress and system lines, Codex turn contexts).
-- A conversation node's **conversation parent** is its parent, or, when that parent is a side
-  node, the nearest conversation node above it: side nodes between two messages neither make a
-  leaf nor hide a fork. For pi files (no side nodes) this is the written ``parentId``, and a
-  **leaf** is an entry that is no entry's parent (pi's rule, ids compared within the file, as pi's
-  index does).
+- A conversation node's **conversation parent** is its parent (the loader's ``parent_index``: pi's
+  index, a repeated id naming its later entry), or, when that parent is a side node, the nearest
+  conversation node above it: side nodes between two messages neither make a leaf nor hide a fork.
 - A **leaf** is a conversation node that is no conversation node's conversation parent; a **fork
   point** is one that is the conversation parent of two or more conversation nodes.
 - The **current leaf** (``leaf_id``) is pi's leaf after loading: the last node in file order, or the
@@ -74,7 +72,9 @@ def _file_codes(table: pa.Table) -> tuple[np.ndarray, pa.Array]:
 
 
 class _Shape:
-    """The node, conversation and leaf/fork flags of an entries table (one pass of array work)."""
+    """The node, conversation and leaf/fork flags of an entries table, on the loader's integer
+    parent links (``entry_index``/``parent_index``: pi's index, a repeated id naming its later
+    entry), a few array passes."""
 
     def __init__(self, table: pa.Table, codes: np.ndarray) -> None:
         n = table.num_rows
@@ -83,53 +83,47 @@ class _Shape:
         node = valid_mask(table["entry_id"]) & ~self.leaf_record
         side = _bool(table["side_node"]) if "side_node" in table.column_names else np.zeros(n, bool)
         self.conv = node & ~side
-        # ids and parent ids as integer codes over one dictionary, keyed by file
-        ids = pc.dictionary_encode(pa.concat_arrays([_flat(table["entry_id"]), _flat(table["parent_id"])]))
-        self.dictionary = ids.dictionary
-        self.width = width = max(len(ids.dictionary), 1)
-        codes_all = np.asarray(to_numpy(ids.indices, -1), np.int64)
-        own, par = codes_all[:n], codes_all[n:]
-        self.key = np.where(own >= 0, codes * width + own, -1)
-        pkey = np.where(par >= 0, codes * width + par, -1)
-        if side[valid_mask(table["entry_id"])].any():
-            pkey = self._through_side_nodes(table, pkey, side)
-        child_keys = pkey[self.conv & (pkey >= 0)]
-        uniq, count = np.unique(child_keys, return_counts=True)
-        self.leaf = self.conv & ~np.isin(self.key, uniq)
-        forks = uniq[count >= 2]
-        self.fork = self.conv & np.isin(self.key, forks)
-        # a fork point counts once, however many rows share its id
-        fork_keys = np.unique(self.key[self.fork])
-        self.fork_file = fork_keys // width
+        parent = _parent_rows(table, codes)
+        parent = np.where((parent >= 0) & node[np.maximum(parent, 0)], parent, -1)  # (a leaf record is no parent)
+        if (side & node).any():
+            parent = _through_side_nodes(parent, side)
+        kids = np.bincount(parent[self.conv & (parent >= 0)], minlength=n)
+        self.leaf = self.conv & (kids == 0)
+        self.fork = self.conv & (kids >= 2)
 
-    def _through_side_nodes(self, table: pa.Table, pkey: np.ndarray, side: np.ndarray) -> np.ndarray:
-        """Conversation parents: a parent that is a side node is replaced by the nearest
-        conversation node above it (none: no parent). One array step per side node in a row."""
-        parent = _parent_rows(table, self.codes)
-        p = parent.copy()
+
+def _through_side_nodes(parent: np.ndarray, side: np.ndarray) -> np.ndarray:
+    """Conversation parents: a parent that is a side node is replaced by the nearest conversation
+    node above it (none: -1). One array step per side node in a row; side nodes on a cycle end at -1."""
+    p = parent.copy()
+    hop = (p >= 0) & side[np.maximum(p, 0)]
+    for _ in range(len(p)):  # (as many passes as the longest run of side nodes between two messages)
+        if not hop.any():
+            break
+        p[hop] = parent[p[hop]]
         hop = (p >= 0) & side[np.maximum(p, 0)]
-        via_side = hop.copy()
-        for _ in range(len(p)):  # (as many passes as the longest run of side nodes between two messages)
-            if not hop.any():
-                break
-            p[hop] = parent[p[hop]]
-            hop = (p >= 0) & side[np.maximum(p, 0)]
-        else:
-            p[hop] = -1  # side nodes on a parent cycle: no conversation node above
-        above = np.where(p >= 0, self.key[np.maximum(p, 0)], -1)
-        return np.where(via_side, above, pkey)
+    else:
+        p[hop] = -1
+    return p
 
 
 def _parent_rows(table: pa.Table, codes: np.ndarray) -> np.ndarray:
-    """Each row's parent row (-1: none) from the loader's ``entry_index``/``parent_index`` (the
-    parent rule of pi's index, applied at load), rows in any order."""
+    """Each row's parent row (-1: none) from the loader's ``entry_index``/``parent_index``, rows in
+    any order (a file's rows in entry order, as a load gives them, take the quick way)."""
     index = np.asarray(to_numpy(table["entry_index"], -1), np.int64)
     pidx = np.asarray(to_numpy(table["parent_index"], -1), np.int64)
+    n = len(index)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    start = np.r_[True, codes[1:] != codes[:-1]]
+    first = np.maximum.accumulate(np.where(start, np.arange(n), 0))
+    if (index == np.arange(n) - first).all() and len(np.unique(codes[start])) == start.sum():
+        return np.where((pidx >= 0) & (first + pidx < n), first + pidx, -1)
     width = int(max(index.max(initial=0), pidx.max(initial=0))) + 1
     keys = codes * width + index
     order = np.argsort(keys, kind="stable")
     want = codes * width + pidx
-    pos = np.minimum(np.searchsorted(keys[order], want), len(keys) - 1)
+    pos = np.minimum(np.searchsorted(keys[order], want), n - 1)
     found = (pidx >= 0) & (keys[order][pos] == want)
     return np.where(found, order[pos], -1)
 
@@ -176,28 +170,26 @@ def _leaf_rows(table: pa.Table, shape: _Shape, order: np.ndarray, k: int) -> np.
     last_any = _last_per_file(order, codes, shape.conv | (shape.leaf_record & valid_mask(table["target_id"])), k)
     out = last_conv.copy()
     moved = np.nonzero((last_any >= 0) & (last_any != last_conv) & shape.leaf_record[np.maximum(last_any, 0)])[0]
-    if len(moved):
-        rec = last_any[moved]
-        code = np.asarray(to_numpy(pc.index_in(_flat(table["target_id"].take(arrow_indices(rec))),
-                                                value_set=shape.dictionary), -1), np.int64)
-        want = np.where(code >= 0, moved * shape.width + code, -2)
-        rows = np.nonzero(shape.conv)[0]
-        by_key = np.lexsort((rows, shape.key[rows]))  # by key, then row: the last of a repeated id wins
-        keys, rows = shape.key[rows][by_key], rows[by_key]
-        at = np.searchsorted(keys, want, side="right") - 1
-        hit = (at >= 0) & (keys[np.maximum(at, 0)] == want)
-        out[moved[hit]] = rows[at[hit]]
+    for c in moved.tolist():  # (a loop over the few seed files whose last record moves the leaf)
+        target = table["target_id"][int(last_any[c])].as_py()
+        rows = np.nonzero((codes == c) & shape.conv)[0]
+        hit = rows[np.asarray(to_numpy(pc.equal(_flat(table["entry_id"]).take(arrow_indices(rows)),
+                                                scalar(target)), False), bool)]
+        if len(hit):
+            out[c] = hit[-1]
     return out
 
 
-def current_leaf_rows(table: pa.Table) -> np.ndarray:
+def current_leaf_rows(table: pa.Table, *, codes: np.ndarray | None = None) -> np.ndarray:
     """For each row of an entries table, the row of its file's current leaf (-1: none), as the
-    sessions table's ``leaf_id`` names it (rows only: a v4 file's declared tips are not rows)."""
+    sessions table's ``leaf_id`` names it (rows only: a v4 file's declared tips are not rows).
+    ``codes``: each row's file as an integer (0..k-1), when the caller has them."""
     if table.num_rows == 0:
         return np.zeros(0, np.int64)
-    codes, files = _file_codes(table)
+    if codes is None:
+        codes, _ = _file_codes(table)
     order = _file_order(codes, np.asarray(to_numpy(table["line_no"], 0), np.int64))
-    return _leaf_rows(table, _Shape(table, codes), order, len(files))[codes]
+    return _leaf_rows(table, _Shape(table, codes), order, int(codes.max()) + 1)[codes]
 
 
 def _ids_at(table: pa.Table, rows: np.ndarray) -> pa.Array:
@@ -219,15 +211,17 @@ def _names(table: pa.Table, order: np.ndarray, codes: np.ndarray, k: int) -> tup
     return names, has
 
 
-def file_facts(table: pa.Table) -> pa.Table:
+def file_facts(table: pa.Table, *, files: pa.Array | None = None, codes: np.ndarray | None = None) -> pa.Table:
     """One row per file of an entries table (in order of first appearance): ``file``, ``name``,
-    ``has_name_entry``, ``leaf_id``, ``leaf_count``, ``fork_count`` and ``call_count``."""
+    ``has_name_entry``, ``leaf_id``, ``leaf_count``, ``fork_count`` and ``call_count``
+    (``files``/``codes``: the file column already dictionary-encoded, to share the work)."""
     if table.num_rows == 0:
         return pa.table({"file": pa.array([], pa.string()), "name": pa.array([], pa.string()),
                          "has_name_entry": pa.array([], pa.bool_()), "leaf_id": pa.array([], pa.string()),
                          "leaf_count": pa.array([], pa.int64()), "fork_count": pa.array([], pa.int64()),
                          "call_count": pa.array([], pa.int64())})
-    codes, files = _file_codes(table)
+    if codes is None or files is None:
+        codes, files = _file_codes(table)
     k = len(files)
     shape = _Shape(table, codes)
     order = _file_order(codes, np.asarray(to_numpy(table["line_no"], 0), np.int64))
@@ -238,7 +232,7 @@ def file_facts(table: pa.Table) -> pa.Table:
         "has_name_entry": from_numpy(has_name),
         "leaf_id": _ids_at(table, _leaf_rows(table, shape, order, k)),
         "leaf_count": from_numpy(np.bincount(codes[shape.leaf], minlength=k).astype(np.int64)),
-        "fork_count": from_numpy(np.bincount(shape.fork_file, minlength=k).astype(np.int64)),
+        "fork_count": from_numpy(np.bincount(codes[shape.fork], minlength=k).astype(np.int64)),
         "call_count": from_numpy(np.bincount(codes[call_mask(table)], minlength=k).astype(np.int64)),
     })
 
