@@ -212,8 +212,8 @@ def test_the_calibrated_estimator_changes_the_what_if(tmp_path):
 
 def test_subagent_costs_roll_up_to_the_spawning_session():
     corpus = sl.load(DATA / "claude" / "generated")
-    with pytest.warns(UnrecordedDataWarning, match="subagent's type"):
-        runs = subagent_costs(corpus, by="run").to_pylist()
+    runs = subagent_costs(corpus, by="run").to_pylist()  # (the Task calls name their subagent_type)
+    assert [r["subagent_type"] for r in runs] == ["Explore", "Explore"]
     assert [r["session_id"] for r in runs] == ["45ee8ea6-ace2-46ff-b33e-451ca18a2166",
                                                "b2408561-2b87-4189-a596-4a70b1d2fe8b"]
     usage = {r["session_id"]: r for r in usage_by(corpus, by="session_id").to_pylist()}
@@ -228,9 +228,9 @@ def test_subagent_costs_roll_up_to_the_spawning_session():
         assert s["subagent_cost_usd"] == pytest.approx(run["cost_usd"])
         assert s["subagent_share"] == pytest.approx(run["cost_usd"] / s["cost_usd"])
     assert sessions["7f87ba1e-cc5f-4aa4-9efd-91d63c02f319"]["runs"] == 0
-    with pytest.warns(UnrecordedDataWarning):
-        [t] = subagent_costs(corpus, by="type").to_pylist()
-    assert (t["subagent_type"], t["runs"]) == (None, 2)
+    [t] = subagent_costs(corpus, by="type").to_pylist()
+    assert (t["subagent_type"], t["runs"]) == ("Explore", 2)
+    assert t["cost_usd"] == pytest.approx(sum(r["cost_usd"] for r in runs))
     assert subagent_costs(corpus, session_id="45ee8ea6-ace2-46ff-b33e-451ca18a2166").num_rows == 1
     with pytest.raises(ArgumentValueError):
         subagent_costs(corpus, by="tool")
@@ -368,9 +368,7 @@ def test_plots_draw_every_insight_table(session):
     ax = plot_estimate_accuracy(estimate_accuracy(session))
     assert len(ax.collections) >= 2
     corpus = sl.load(DATA / "claude" / "generated")
-    with pytest.warns(UnrecordedDataWarning):
-        pass_ = subagent_costs(corpus, by="run")
-    assert pass_.num_rows == 2
+    assert subagent_costs(corpus, by="run").num_rows == 2
     ax = plot_subagent_costs(subagent_costs(corpus))
     assert len(ax.get_yticklabels()) == 2
     with pytest.raises(ValueError):

@@ -36,6 +36,8 @@ from ..pi.io.reader import LineIssue
 from ..pi.rules import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
 from ._spec import null_usage
 
+_SPAWN_TOOLS = frozenset({"Task", "Agent"})  # the tools that run a subagent
+
 __all__ = ["finish", "read_claude", "dedupe_usage", "CLAUDE_NODE_LESS"]
 
 CLAUDE_NODE_LESS = frozenset({"summary", "file-history-snapshot", "file-history-delta", "queue-operation", "ai-title",
@@ -289,6 +291,7 @@ class _Reader:
         self.custom_title: str | None = None  # the user's /rename (wins over generated titles)
         self.spawn: Any = None  # forkedFrom of a /branch session
         self.spawned: dict[str, str] = {}  # subagent id -> the tool call that ran it
+        self.task_types: dict[str, str] = {}  # Task/Agent call id -> the subagent_type it asked for
 
     def line(self, line_no: int, raw: bytes) -> None:
         ln = _decode_line(self.out.path, line_no, raw, self.out.issues)
@@ -333,6 +336,8 @@ class _Reader:
         role = "assistant" if ln.type == "assistant" else "user"
         chars, calls, role, tool_name, is_error, images = _content(m, role, ln.uuid, self.blocks,  # type: ignore[arg-type]
                                                                    self.tool_names)
+        if role == "assistant" and isinstance(m.content, list):
+            self._task_types(m.content)
         tr = bytes(ln.toolUseResult)
         if tr and b'"agentId"' in tr and isinstance(m.content, list):  # a Task/Agent call's result
             res = _DECODE_ANY(tr)
@@ -346,6 +351,16 @@ class _Reader:
         if role == "assistant":
             vals.update(_assistant_values(ln, m))
         return vals
+
+    def _task_types(self, content: list) -> None:
+        """The ``subagent_type`` of each Task/Agent call (what a subagent file's type is)."""
+        for b in content:
+            if b.type == "tool_use" and b.name in _SPAWN_TOOLS and isinstance(b.id, str):
+                raw = bytes(b.input)
+                if b'"subagent_type"' in raw:
+                    args = _DECODE_ANY(raw)
+                    if isinstance(args, dict) and isinstance(args.get("subagent_type"), str):
+                        self.task_types[b.id] = args["subagent_type"]
 
     def finish(self) -> AgentFile:
         """The file's columns, blocks and session row (a subagent's or a /branch session's parent)."""
@@ -366,6 +381,7 @@ class _Reader:
                        "name": self.custom_title or self.name, "parent_session_id": parent,
                        "root_session_id": session_id if is_sub else sid,
                        "agent_id": self.agent_id if is_sub else None, "spawned": self.spawned}
+        out.extra = (self.agent_id if is_sub else None, self.spawned, self.task_types)
         return out
 
 
@@ -451,16 +467,27 @@ def dedupe_usage(files: Sequence[tuple[list, list, list, list, Any]]) -> tuple[l
 
 
 def _claude_spawns(results: list) -> None:
-    """A subagent session's ``parent_tool_call_id``: the Task/Agent call whose result names it."""
+    """A subagent session's ``parent_tool_call_id`` (the Task/Agent call whose result names it) and
+    its ``subagent_type`` column (the type that call asked for)."""
     claude = [r for r in results if r.session is not None and r.session.get("agent") == "claude-code"]
     spawned: dict[tuple, str] = {}
+    types: dict[tuple, str] = {}
     for r in claude:
-        for agent_id, call in ((r.agent_extra or (None, {}))[1]).items():
+        _, calls, asked = r.agent_extra or (None, {}, {})
+        for agent_id, call in calls.items():
             spawned[(r.session["session_id"], agent_id)] = call
+        for call, kind in asked.items():
+            types[(r.session["session_id"], call)] = kind
     for r in claude:
-        agent_id = (r.agent_extra or (None, {}))[0]
-        if agent_id is not None:
-            r.session["parent_tool_call_id"] = spawned.get((r.session.get("parent_session_id"), agent_id))
+        agent_id = (r.agent_extra or (None, {}, {}))[0]
+        if agent_id is None:
+            continue
+        parent = r.session.get("parent_session_id")
+        call = r.session["parent_tool_call_id"] = spawned.get((parent, agent_id))
+        kind = types.get((parent, call))
+        if kind is not None and r.entries is not None:
+            i = r.entries.schema.get_field_index("subagent_type")
+            r.entries = r.entries.set_column(i, "subagent_type", pa.array([kind] * r.entries.num_rows, pa.string()))
 
 
 def _claude_dedupe(results: list) -> None:

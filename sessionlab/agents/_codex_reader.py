@@ -163,7 +163,7 @@ def _parent_thread(source: Any) -> str | None:
 
 class _Reader:
     def __init__(self, path: str) -> None:
-        self.out = AgentFile(path=path, agent="codex")
+        self.out = AgentFile(path=path, agent="codex", extra=[])
         self.cols: dict[str, list] = {c: [] for c in _COLS}
         self.n = 0
         self.model: str | None = None
@@ -249,7 +249,7 @@ class _Reader:
         if c["model"][i] is None:  # an old rollout that never names its model
             c["model"][i], c["provider"][i], c["cost_source"][i] = FALLBACK_MODEL, "openai", "fallback"
         self.last_prompt = last.input_tokens
-        self.out.codex_totals.append((i, key))
+        self.out.extra.append((i, key))
         self.open_call = None
 
 

@@ -9,9 +9,10 @@ A *subagent run* is
   root; the run's id is ``<session_id>/<root entry id>``.
 
 Its spend is that of its calls and other usage, counted as :func:`usage_by` counts them (streaming
-duplicates and replayed parent responses once). ``subagent_type`` is read from a ``subagent_type``
-column when the table has one; the tables do not carry the spawning tool's input yet, so it is
-null otherwise (with one warning when there are runs).
+duplicates and replayed parent responses once). ``subagent_type`` is the entries table's
+``subagent_type`` (the type the spawning Claude Code Task/Agent call asked for); where a run's agent
+records none (Codex threads, Claude Code sidechains written into the session's own file) it is null,
+with one warning naming the agents.
 """
 
 from __future__ import annotations
@@ -138,9 +139,10 @@ def subagent_costs(entries, *, by: Literal["session", "run", "type"] = "session"
     if by == "session":
         return _by_session(table, f, run, calls, spend, top)
     runs = _by_run(table, f, run, calls, spend, top)
-    if runs.num_rows and "subagent_type" not in table.column_names:
-        warn_unrecorded("subagent_costs", "the subagent's type in the tables (the spawning tool's input is not loaded)",
-                        sorted(set(runs["agent"].to_pylist())))
+    untyped = runs.filter(pc.is_null(runs["subagent_type"])) if runs.num_rows else runs
+    if untyped.num_rows:
+        warn_unrecorded("subagent_costs", "the subagent's type (no spawning call that names one)",
+                        sorted(set(untyped["agent"].to_pylist())))
     return runs if by == "run" else _by_type(runs)
 
 

@@ -82,7 +82,7 @@ def load_agent_file(res: Any, agent: str, fh: Any, want_blocks: bool) -> Any:
         arrays += [pa.array(list(c), f.type) for c, f in zip(cols, list(BLOCK_SCHEMA)[1:])]
         res.blocks = pa.Table.from_arrays(arrays, schema=BLOCK_SCHEMA)
     res.issues = af.issues
-    res.agent_extra = af.codex_totals if agent == "codex" else (s.get("agent_id"), s.get("spawned") or {})
+    res.agent_extra = af.extra  # (for the agent's own pass over the load: AgentSpec.finish)
     return res
 
 

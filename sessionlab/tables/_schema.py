@@ -146,6 +146,8 @@ ENTRY_COLUMNS: tuple[Column, ...] = (
            "(Claude Code compactMetadata.postTokens)."),
     Column("root_session_id", _S, "Top session of a spawn tree: the spawning session for a Claude Code "
            "subagent file, the parent thread for a Codex sub-agent thread, else session_id."),
+    Column("subagent_type", _S, "The subagent_type the spawning Task/Agent call asked for, on every row of "
+           "a Claude Code subagent file; null elsewhere."),
 )
 
 SESSION_COLUMNS: tuple[Column, ...] = (

@@ -90,8 +90,9 @@ class AgentFile:
     blocks: list[tuple] = field(default_factory=list)
     session: dict[str, Any] = field(default_factory=dict)
     issues: list[LineIssue] = field(default_factory=list)
-    # the totals of every token_count of a Codex file (fork replays are matched against them)
-    codex_totals: list[tuple] = field(default_factory=list)
+    # what the agent's own pass over a load needs of this file (AgentSpec.finish), e.g. the totals of
+    # every token_count of a Codex file (fork replays are matched against them)
+    extra: Any = None
 
 
 # -- pi's two dialects: pi's camelCase keys or the seed's snake_case ones (see .dialects) ------------
