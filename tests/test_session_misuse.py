@@ -356,3 +356,38 @@ def test_errors_are_in_the_tree():
                 InvalidEntryError):
         assert issubclass(cls, SessionError)
     assert issubclass(UnstorableValueError, ArgumentValueError)
+
+
+# -- 8. two processes appending to one old (v1) file: the upgrade to v3 loses nothing ---------------
+def _append_after_barrier(path, text, barrier, out):
+    s = open_session(path)
+    barrier.wait()
+    try:
+        s.append_message(user(text))
+        out.put((text, "ok"))
+    except StaleSessionError:
+        out.put((text, "stale"))
+
+
+def test_concurrent_first_appends_to_an_old_file_lose_nothing(tmp_path, pi_data):
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    src = pi_data / "generated/synthetic/synthetic-v1-compaction.jsonl"
+    for trial in range(8):
+        path = tmp_path / f"old-{trial}.jsonl"
+        shutil.copy(src, path)
+        barrier, out = ctx.Barrier(2), ctx.Queue()
+        procs = [ctx.Process(target=_append_after_barrier, args=(path, f"p{i}", barrier, out)) for i in range(2)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(30)
+        results = dict(out.get(timeout=5) for _ in procs)
+        acked = {t for t, r in results.items() if r == "ok"}
+        assert acked, results  # at least one append goes through
+        sf = read_session(path)
+        assert sf.version == 3 and not sf.issues
+        texts_in_file = {e.message.content[0].text for e in sf.entries if getattr(e, "message", None) is not None
+                         and e.message.role == "user"}
+        assert acked <= texts_in_file, (trial, results)
