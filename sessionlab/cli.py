@@ -276,7 +276,7 @@ def _parser() -> argparse.ArgumentParser:
                         description="The loaders keep parsed files in $SESSIONLAB_CACHE_DIR, "
                                     "else the user's cache folder.")
     cp.add_argument("action", choices=("clear",))
-    cp.set_defaults(func=_cmd_cache)
+    cp.set_defaults(func=_cmd_cache, user_errors=(OSError,), error_code=1)  # (a symlinked or read-only folder)
     rp = sub.add_parser("report", help="one self-contained offline HTML report: usage, sessions, trees, issues",
                         description="Write a single HTML file about the sessions in SOURCE (see sessionlab.report).")
     rp.add_argument("source", nargs="+", metavar="SOURCE", help="a session file or a folder")
@@ -314,4 +314,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except getattr(args, "user_errors", Exception) as exc:  # the one place a command's failure is reported
         print(f"sessionlab {args.command}: {exc}", file=sys.stderr)
-        return 2
+        return getattr(args, "error_code", 2)

@@ -12,6 +12,7 @@ matching builtin, so ``except KeyError`` or ``except ValueError`` keeps working:
     ├── ArgumentTypeError (TypeError)     a public function got an argument of the wrong type
     ├── ArgumentValueError (ValueError)   ... or a value it does not allow; ``argument`` names it
     │   └── UnstorableValueError          a value JSON cannot hold as it is (NaN, 10**30, a set...)
+    ├── CacheError (OSError)              the cache folder is not the cache's, or could not be cleared
     └── SessionError                      a session operation failed; ``code`` says which
         ├── EntryNotFoundError (KeyError)     code "not_found"
         ├── InvalidForkTargetError (ValueError) code "invalid_fork_target"
@@ -24,7 +25,8 @@ matching builtin, so ``except KeyError`` or ``except ValueError`` keeps working:
 
     SessionLabWarning (UserWarning)
     ├── BadLinesWarning                   one per file read with on_bad_lines="warn"
-    └── NativeLoaderWarning               the C scanner failed on files it had accepted (a bug)
+    ├── NativeLoaderWarning               the C scanner failed on files it had accepted (a bug)
+    └── CacheWarning                      the cache was damaged: the files it held were read afresh
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = [
     "OptionError",
     "RulesMismatchError",
     "ReadOnlyFormatError",
+    "CacheError",
     "SessionError",
     "EntryNotFoundError",
     "InvalidForkTargetError",
@@ -51,6 +54,7 @@ __all__ = [
     "SessionLabWarning",
     "BadLinesWarning",
     "NativeLoaderWarning",
+    "CacheWarning",
 ]
 
 
@@ -82,6 +86,11 @@ class RulesMismatchError(OptionError):
     per-entry estimates differ between releases, so mixing them would give wrong numbers."""
 class ReadOnlyFormatError(SessionLabError, ValueError):
     """A write was asked of a session in a format sessionlab reads but does not write (pi's v4)."""
+
+
+class CacheError(SessionLabError, OSError):
+    """The loaders' cache folder cannot be used or cleared as asked: it is a symlink or not a
+    folder (nothing is removed through it), or some of its files could not be removed."""
 
 
 class SessionError(SessionLabError):
@@ -190,3 +199,8 @@ class NativeLoaderWarning(SessionLabWarning):
     Emitted once per load. The tables are still right, but this is a bug in the scanner: please
     report it with the file.
     """
+
+
+class CacheWarning(SessionLabWarning):
+    """Part of the loaders' cache was damaged (a checksum or a field did not match): the files it
+    held were read afresh, and the cache is written again. Emitted once per load."""

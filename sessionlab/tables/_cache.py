@@ -36,6 +36,8 @@ import json
 import os
 import re
 import time
+import warnings
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -45,21 +47,22 @@ from typing import Any, Union
 import pyarrow as pa
 
 from .._arrow import compute as pc
+from ..errors import CacheError, CacheWarning
 from ..io.issues import LineIssue
+from . import _cache_files as files
+from ._cache_files import atomic_write, file_crc, seal_manifest, split_manifest
 from ._file import FileResult, load_data, materialize
 from ._native import NativeBatch, native_available
 from ._schema import ENTRY_SCHEMA
 
 __all__ = ["CacheOption", "Changes", "default_cache_dir", "resolve_cache", "clear_cache", "cache_size", "Store",
-           "probe", "classify"]
+           "probe", "classify", "seal_manifest", "split_manifest"]
 
 CacheOption = Union[bool, str, os.PathLike, None]
 
-_FORMAT = 4
+_FORMAT = 5
 _KB = 1024
 _RACY_NS = 2_000_000_000  # mtime this close to the time of caching: keep a whole-file hash too
-_SUBDIR = "entries-v1"
-_STALE_TMP_S = 3600
 _BATCH_BYTES = 16_000_000  # Arrow bytes of files per record batch of a segment
 _MAX_SEGMENTS = 8  # past this many segments for one source, a write packs everything into one
 
@@ -86,36 +89,16 @@ def resolve_cache(cache: CacheOption) -> Path | None:
     raise TypeError(f"cache must be None, True, False or a folder path, not {type(cache).__name__}")
 
 
-def _store_dir(root: Path) -> Path:
-    return root / _SUBDIR
-
-
 def clear_cache(cache: CacheOption = None) -> tuple[Path | None, int, int]:
-    """Remove every cached file; returns (folder, files removed, bytes freed)."""
-    root = resolve_cache(cache)
-    if root is None:
-        return None, 0, 0
-    d = _store_dir(root)
-    n = size = 0
-    if d.is_dir():
-        for f in d.iterdir():
-            try:
-                s = f.stat().st_size
-                f.unlink()
-            except OSError:
-                continue
-            n += 1
-            size += s
-    return root, n, size
+    """Remove the cache's own files (never through a symlink, never another file); returns
+    (folder, files removed, bytes freed). :class:`~sessionlab.errors.CacheError` when the cache
+    folder is a symlink or not a folder, or some files could not be removed."""
+    return files.clear_cache(resolve_cache(cache))
 
 
 def cache_size(cache: CacheOption = None) -> int:
-    """Bytes the cache takes on disk."""
-    root = resolve_cache(cache)
-    d = _store_dir(root) if root is not None else None
-    if d is None or not d.is_dir():
-        return 0
-    return sum(f.stat().st_size for f in d.iterdir() if f.is_file())
+    """Bytes the cache's files take on disk."""
+    return files.cache_size(resolve_cache(cache))
 
 
 @lru_cache(maxsize=1)
@@ -143,8 +126,8 @@ def probe(path: str, *, hashes: bool = True) -> dict[str, Any] | None:
     try:
         if not hashes:
             st = os.stat(path)
-            return {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            return _stat_key(st)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0))
         try:  # one open, fstat and two positioned reads: the whole cost of an unchanged file
             st = os.fstat(fd)
             head = _pread(fd, min(_KB, st.st_size), 0)
@@ -153,8 +136,18 @@ def probe(path: str, *, hashes: bool = True) -> dict[str, Any] | None:
             os.close(fd)
     except OSError:
         return None
+    return {**_stat_key(st), "head": _hash(head), "tail": _hash(tail)}
+
+
+def _stat_key(st: os.stat_result) -> dict[str, int]:
+    # (ctime: no program sets it back, so a `touch -r` that restores the mtime still shows)
     return {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-            "head": _hash(head), "tail": _hash(tail)}
+            "ctime_ns": st.st_ctime_ns}
+
+
+def _same_stat(key: dict) -> Callable[[os.stat_result], bool]:
+    """A check that a file's stat is still the one in ``key`` (it did not change while read)."""
+    return lambda st: (st.st_size, st.st_mtime_ns, st.st_ctime_ns) == (key["size"], key["mtime_ns"], key["ctime_ns"])
 
 
 def _pread(fd: int, n: int, offset: int) -> bytes:
@@ -164,24 +157,27 @@ def _pread(fd: int, n: int, offset: int) -> bytes:
     return os.read(fd, n)
 
 
-def _full_hash(path: str, size: int) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            return _hash(fh.read(size))
-    except OSError:
-        return None
-
-
 def classify(old: dict[str, Any] | None, new: dict[str, Any] | None, path: str) -> str:
-    """``"unchanged"``, ``"grown"`` or ``"changed"`` (also for a file new to ``old``)."""
+    """``"unchanged"``, ``"grown"`` or ``"changed"`` (also for a file new to ``old``).
+
+    With the CRC-32 of the whole file as cached (``crc``, what the cache keeps), a file whose
+    size, mtime, ctime, first and last KB all match is unchanged unless it was cached within the
+    mtime's resolution (``racy``: its CRC is checked); any other file of the same size is unchanged
+    only if its CRC matches; a larger file has grown only if its first ``size`` bytes have that CRC."""
     if not old or not new or (old["dev"], old["ino"]) != (new["dev"], new["ino"]):
         return "changed"
-    if all(old.get(k) == new.get(k) for k in ("size", "mtime_ns", "head", "tail") if k in old and k in new):
-        if old.get("full") is not None and _full_hash(path, old["size"]) != old["full"]:
+    crc = old.get("crc")
+    same = [old.get(k) == new.get(k) for k in ("size", "mtime_ns", "ctime_ns", "head", "tail")
+            if k in old and k in new]
+    if all(same):
+        if old.get("racy") and crc is not None and file_crc(path, old["size"]) != crc:
             return "changed"
         return "unchanged"
-    if new["size"] <= old["size"] or ("head" in old and old.get("head") != new.get("head")):
+    if new["size"] < old["size"] or ("head" in old and old.get("head") != new.get("head")):
         return "changed"
+    if new["size"] == old["size"]:  # touched (or edited in place): its bytes decide
+        return "unchanged" if crc is not None and old.get("tail") == new.get("tail") and \
+            file_crc(path, old["size"]) == crc else "changed"
     if "tail" in old:  # the KB that ended the file is still there
         start = max(old["size"] - _KB, 0)
         try:
@@ -191,9 +187,14 @@ def classify(old: dict[str, Any] | None, new: dict[str, Any] | None, path: str) 
                     return "changed"
         except OSError:
             return "changed"
-    if old.get("full") is not None and _full_hash(path, old["size"]) != old["full"]:
-        return "changed"
+    if crc is not None and file_crc(path, old["size"]) != crc:
+        return "changed"  # the cached part was edited (same length) before the append
     return "grown"
+
+
+def _moved(old: dict, new: dict | None) -> bool:
+    """Whether an unchanged file's stat moved on (touched): its manifest entry takes the new one."""
+    return new is not None and any(old.get(k) != new.get(k) for k in ("mtime_ns", "ctime_ns"))
 
 
 @dataclass
@@ -248,16 +249,21 @@ class Store:
     rows are) and a few immutable Arrow IPC *segments* ``<source key>-<id>.arrow`` holding each
     file's rows as its own record batches. A reload that changed some files writes one new segment
     with just those files' rows and a new manifest; past ``_MAX_SEGMENTS`` segments everything is
-    rewritten into one. Segments and manifests are written to a temporary name and renamed, and
-    the manifest's rename is the commit: a killed process leaves the previous cache in force.
+    rewritten into one. Segments and manifests are written to a temporary name, fsynced and renamed,
+    and the manifest's rename is the commit: a killed process leaves the previous cache in force.
+    The manifest is sealed with its CRC-32 and names each segment's CRC-32 and size; a file is served
+    from the cache only when all of that matches and its entry's fields are valid (else it is read
+    afresh, with one :class:`~sessionlab.errors.CacheWarning` per load).
     """
 
     def __init__(self, root: Path, source_key: str) -> None:
-        self.dir = _store_dir(root)
+        self.dir = files.store_dir(root)
         self.key = source_key
         self.manifest = self.dir / f"{source_key}.json"
         self.keys: dict[str, dict] = {}
         self.changes = Changes()
+        self.damage: list[str] = []  # what was wrong with the cache this load (for the warning)
+        self.segment_records: dict[str, dict] = {}  # the segments read this load: name, size, crc
 
     @classmethod
     def for_source(cls, cache: CacheOption, source: Any) -> Store | None:
@@ -266,22 +272,73 @@ class Store:
             return None
         items = [source] if source is None or isinstance(source, (str, os.PathLike)) else list(source)
         spec = [[None, None] if i is None else [os.fspath(i), os.path.abspath(os.fspath(i))] for i in items]
-        return cls(root, _hash(json.dumps(spec).encode()))
+        try:
+            return cls(root, _hash(json.dumps(spec, ensure_ascii=True).encode()))
+        except CacheError as exc:
+            warnings.warn(f"sessionlab cache not used: {exc}", CacheWarning, stacklevel=3)
+            return None
 
     def _read(self) -> tuple[dict[str, list[pa.Table]], dict[str, dict]] | None:
         try:
-            meta = json.loads(self.manifest.read_bytes())
-            if meta.get("format") != _FORMAT or meta.get("fingerprint") != _fingerprint():
-                return None
-            segments = {}
-            for name in meta["segments"]:
-                reader = pa.ipc.open_file(pa.memory_map(str(self.dir / name), "r"))
-                segments[name] = [pa.Table.from_batches([reader.get_batch(i)])
-                                  for i in range(reader.num_record_batches)]
-            entries = {e["path"]: e for e in meta["files"]}
-        except (OSError, KeyError, ValueError, TypeError, pa.ArrowException):
-            return None  # no cache yet, one from another version, or a segment gone: load as if none
+            data = self.manifest.read_bytes()
+        except OSError:
+            return None  # no cache yet
+        try:
+            meta = json.loads(split_manifest(data)[1])
+        except ValueError:
+            self.damage.append("its manifest does not match its checksum")
+            return None
+        if not isinstance(meta, dict) or meta.get("format") != _FORMAT or meta.get("fingerprint") != _fingerprint():
+            return None  # one from another version: load as if none
+        segs, listed = meta.get("segments"), meta.get("files")
+        if not isinstance(segs, list) or not isinstance(listed, list) or not all(
+                isinstance(g, dict) and isinstance(g.get("name"), str) and isinstance(g.get("crc"), int)
+                and isinstance(g.get("size"), int) for g in segs):
+            self.damage.append("its manifest is not one the cache wrote")
+            return None
+        segments, batch_rows = self._open_segments(segs)
+        lost = {g["name"] for g in segs} - set(segments)
+        entries: dict[str, dict] = {}
+        twice: set[str] = set()
+        for e in listed:
+            if isinstance(e, dict) and e.get("segment") in lost:
+                continue  # its segment is gone (another process's newer write) or damaged (counted)
+            if not files.valid_entry(e, batch_rows):
+                self.damage.append("a file's entry in its manifest is not valid")
+            elif e["path"] in entries or e["path"] in twice:
+                self.damage.append("its manifest lists a file twice")
+                twice.add(e["path"])
+                entries.pop(e["path"], None)
+            else:
+                entries[e["path"]] = e
         return segments, entries
+
+    def _open_segments(self, segs: list[dict]) -> tuple[dict[str, list[pa.Table]], dict[str, list[int]]]:
+        """The segments whose checksum matches, as tables per batch, and their rows per batch."""
+        segments: dict[str, list[pa.Table]] = {}
+        batch_rows: dict[str, list[int]] = {}
+        for g in segs:
+            name = g["name"]
+            if not (files.NAME.fullmatch(name) and name.startswith(self.key + "-") and name.endswith(".arrow")):
+                self.damage.append("its manifest names a file that is not a segment")
+                continue
+            ok = files.segment_ok(self.dir / name, g["size"], g["crc"])
+            if not ok:
+                if ok is False:
+                    self.damage.append(f"segment {name} does not match its checksum")
+                continue  # (None: gone, removed by another process's newer write)
+            try:
+                reader = pa.ipc.open_file(pa.memory_map(str(self.dir / name), "r"))
+                if reader.schema != ENTRY_SCHEMA:
+                    raise ValueError("another schema")
+                tables = [pa.Table.from_batches([reader.get_batch(i)]) for i in range(reader.num_record_batches)]
+            except (OSError, ValueError, pa.ArrowException):
+                self.damage.append(f"segment {name} cannot be read")
+                continue
+            segments[name] = tables
+            batch_rows[name] = [t.num_rows for t in tables]
+            self.segment_records[name] = g
+        return segments, batch_rows
 
     def load(self, paths: list[str], load_whole: Callable[[list[str]], Iterator[list[FileResult]]]) -> list[FileResult]:
         """Each path's result, in order; the cache is updated when anything changed."""
@@ -289,13 +346,15 @@ class Store:
         segments, entries = old if old is not None else ({}, {})
         now_keys = {p: probe(p) for p in paths}
         results: dict[str, FileResult] = {}
-        grown, whole = [], []
+        grown, whole, touched = [], [], {}
         for p in paths:
             e = entries.get(p)
             kind = classify(e, now_keys[p], p) if e is not None else "new"
             if kind == "unchanged":
                 results[p] = _cached(p, e, segments)  # type: ignore[arg-type]
                 self.changes.unchanged.append(p)
+                if _moved(e, now_keys[p]):  # type: ignore[arg-type]
+                    touched[p] = now_keys[p]
             elif kind == "grown":
                 grown.append(p)
             else:
@@ -303,7 +362,7 @@ class Store:
                 (self.changes.added if kind == "new" else self.changes.rewritten).append(p)
         fresh_meta: dict[str, dict] = {}
         for p in grown:
-            got = _extend(p, entries[p], _cached(p, entries[p], segments))
+            got = _extend(p, entries[p], _cached(p, entries[p], segments), now_keys[p])
             if got is None:
                 whole.append(p)
                 self.changes.rewritten.append(p)
@@ -318,18 +377,27 @@ class Store:
                     results[r.path] = r
         self.changes.removed = [p for p in entries if p not in now_keys]
         out = [results[p] for p in paths]
-        self.keys = {p: (fresh_meta.get(p) or _key_only(now_keys[p]) or {}) for p in paths}
-        if self.changes.changed or old is None:
+        self.keys = {p: (None if p in whole else fresh_meta.get(p) or entries.get(p)) or _key_only(now_keys[p])
+                     or {} for p in paths}
+        if self.damage:
+            warnings.warn(f"sessionlab cache {self.dir} was damaged ({self.damage[0]}"
+                          f"{f'; {len(self.damage) - 1} more problems' if len(self.damage) > 1 else ''}): "
+                          "the files it held were read afresh and the cache is written again", CacheWarning,
+                          stacklevel=4)
+        if self.changes.changed or old is None or touched or self.damage:
             try:
-                self._write(out, entries, now_keys, fresh_meta, set(whole))
+                written = self._write(out, entries, now_keys, fresh_meta, set(whole), touched)
+                self.keys.update({p: m for p, m in written.items() if p in self.keys})
             except OSError:
                 pass  # a read-only or full disk only costs the next load its speed
         return out
 
-    def _write(self, results: list[FileResult], old: dict[str, dict], keys: dict[str, dict | None],
-               fresh_meta: dict[str, dict], loaded: set[str]) -> None:
+    def _metas(self, results: list[FileResult], old: dict[str, dict], keys: dict[str, dict | None],
+               fresh_meta: dict[str, dict], loaded: set[str],
+               touched: dict[str, dict]) -> list[tuple[FileResult, dict, bool]]:
+        """(result, manifest entry, rows to write) for each file to keep in the cache."""
         now = time.time_ns()
-        metas: list[tuple[FileResult, dict, bool]] = []  # (result, manifest entry, rows to write)
+        metas: list[tuple[FileResult, dict, bool]] = []
         for r in results:
             if r.session is None or r.entries is None:
                 continue  # a file that failed: try again next time
@@ -339,22 +407,29 @@ class Store:
                 key = keys.get(r.path)
                 if key is None or key["size"] != r.nbytes:
                     continue  # the file changed while it was read: do not keep that
-                meta = dict(key)
-                if key["mtime_ns"] >= now - _RACY_NS:
-                    meta["full"] = _full_hash(r.path, key["size"])
+                crc = file_crc(r.path, key["size"], check=_same_stat(key))
+                if crc is None:
+                    continue  # ... or while its checksum was taken
+                meta = dict(key, crc=crc, racy=key["mtime_ns"] >= now - _RACY_NS)
                 metas.append((r, meta, True))
             else:
                 meta = dict(old[r.path])
-                if meta.get("full") is not None and meta["mtime_ns"] < now - _RACY_NS:
-                    meta["full"] = None  # checked against the whole file this load, and now old enough
+                if r.path in touched:
+                    meta.update({k: touched[r.path][k] for k in ("mtime_ns", "ctime_ns")})
+                meta["racy"] = meta["mtime_ns"] >= now - _RACY_NS
                 metas.append((r, meta, False))
+        return metas
+
+    def _write(self, results: list[FileResult], old: dict[str, dict], keys: dict[str, dict | None],
+               fresh_meta: dict[str, dict], loaded: set[str], touched: dict[str, dict]) -> dict[str, dict]:
+        metas = self._metas(results, old, keys, fresh_meta, loaded, touched)
         kept = {m["segment"] for _, m, write in metas if not write}
-        rewrite_all = len(kept) + 1 > _MAX_SEGMENTS
+        rewrite_all = len(kept) + 1 > _MAX_SEGMENTS or bool(self.damage)
         name = f"{self.key}-{os.urandom(6).hex()}.arrow"
         batches: list[pa.RecordBatch] = []
         group: list[pa.Table] = []
         rows = size = 0
-        files = []
+        out = []
         for r, meta, write in metas:
             if write or rewrite_all:
                 assert r.entries is not None
@@ -369,22 +444,27 @@ class Store:
                     group, rows, size = [], 0, 0
             meta.update(path=r.path, rows=r.entries.num_rows, nbytes=r.nbytes,  # type: ignore[union-attr]
                         session=r.session, loader=r.loader, issues=[_issue_row(i) for i in r.issues])
-            files.append(meta)
+            out.append(meta)
         if group:
             batches.append(_one_batch(group))
-        used = sorted({m["segment"] for m in files})
+        used = sorted({m["segment"] for m in out})
         self.dir.mkdir(parents=True, exist_ok=True)
-        _cleanup(self.dir)
+        files.cleanup(self.dir)
+        seg_meta = [self.segment_records[n] for n in used if n in self.segment_records]
         if name in used:
-            _atomic(self.dir / name, lambda tmp: _write_ipc(tmp, batches))
-        body = json.dumps({"format": _FORMAT, "fingerprint": _fingerprint(), "segments": used, "files": files})
-        _atomic(self.manifest, lambda tmp: tmp.write_text(body, encoding="utf-8"))
+            data = _ipc_bytes(batches)
+            atomic_write(self.dir / name, data)
+            seg_meta.append({"name": name, "size": len(data), "crc": zlib.crc32(data)})
+        body = json.dumps({"format": _FORMAT, "fingerprint": _fingerprint(), "segments": seg_meta, "files": out},
+                          ensure_ascii=True)
+        atomic_write(self.manifest, seal_manifest(body.encode()))
         for f in self.dir.glob(f"{self.key}-*.arrow"):  # segments this manifest no longer uses
-            if f.name not in used:
+            if f.name not in used and files.NAME.fullmatch(f.name):
                 try:
                     f.unlink()
                 except OSError:
                     pass
+        return {m["path"]: m for m in out}
 
 
 def _one_batch(tables: list[pa.Table]) -> pa.RecordBatch:
@@ -403,33 +483,14 @@ def _key_only(key: dict | None) -> dict | None:
     return None if key is None else dict(key)
 
 
-def _write_ipc(path: Path, batches: list[pa.RecordBatch]) -> None:
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, ENTRY_SCHEMA) as writer:
-        for batch in batches:  # one or more batches per file, as the manifest counts them
+def _ipc_bytes(batches: list[pa.RecordBatch]) -> pa.Buffer:
+    """A segment's bytes: an Arrow IPC file of ``batches`` (one or more per file, as the manifest
+    counts them), built in memory so its checksum is taken before it is written."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, ENTRY_SCHEMA) as writer:
+        for batch in batches:
             writer.write_batch(batch)
-
-
-def _atomic(target: Path, write: Callable[[Path], Any]) -> None:
-    """``write`` a temporary file beside ``target``, then rename it to ``target``: a reader sees
-    the old file or the new one, and a process killed mid-write leaves only the temporary file."""
-    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
-    try:
-        write(tmp)
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
-def _cleanup(d: Path) -> None:
-    """Remove temporary files that killed processes left behind (older than an hour)."""
-    cutoff = time.time() - _STALE_TMP_S
-    for f in d.glob("*.tmp-*"):
-        try:
-            if f.stat().st_mtime < cutoff:
-                f.unlink()
-        except OSError:
-            pass
+    return sink.getvalue()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -445,8 +506,10 @@ _LINE_LOCAL_ROLES = ["user", "assistant", "toolResult", "bashExecution", "custom
                      "compactionSummary"]
 
 
-def _extend(path: str, meta: dict, old: FileResult) -> tuple[FileResult, dict] | None:
-    """``old`` extended by the file's new complete-or-not lines; None when it must be rescanned."""
+def _extend(path: str, meta: dict, old: FileResult, now: dict | None) -> tuple[FileResult, dict] | None:
+    """``old`` extended by the file's new complete-or-not lines; None when it must be rescanned.
+    ``now`` is the file's key taken before its prefix was checked: a file that changed since is
+    rescanned."""
     s = old.session or {}
     if (s.get("dialect"), s.get("version")) not in _APPENDABLE or not old.fast:
         return None  # (a file the fast paths refused is read whole: its new lines would take another path)
@@ -478,13 +541,20 @@ def _extend(path: str, meta: dict, old: FileResult) -> tuple[FileResult, dict] |
     res = FileResult(path=path, nbytes=complete + len(tail), entries=table, loader=old.loader,
                      session={**s, **_facts(table), "issue_count": 0})
     key = probe(path)
-    if key is None or key["size"] != complete + len(tail):
-        return None  # it grew again while we read: load it whole
-    if key["mtime_ns"] >= time.time_ns() - _RACY_NS:
-        key["full"] = _full_hash(path, key["size"])
+    if key is None or now is None or key["size"] != complete + len(tail) or not _same_stat(now)(_Stat(key)):
+        return None  # it changed again while we read: load it whole
+    key["crc"] = zlib.crc32(memoryview(tail)[meta["size"] - complete:], meta["crc"])
+    key["racy"] = key["mtime_ns"] >= time.time_ns() - _RACY_NS
     last_nl = tail.rfind(b"\n") + 1
     key.update(complete=complete + last_nl, lines=lines + tail.count(b"\n", 0, last_nl), header_end=header_end)
     return res, key
+
+
+class _Stat:
+    """A key's stat fields under ``os.stat_result``'s names (for :func:`_same_stat`)."""
+
+    def __init__(self, key: dict) -> None:
+        self.st_size, self.st_mtime_ns, self.st_ctime_ns = key["size"], key["mtime_ns"], key["ctime_ns"]
 
 
 _PARENT = re.compile(rb'"parentId":"([^"\\]*)"')
