@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._arrow import compute as pc
+from .._arrow import strings
 from ..io.formats import HEAD_BYTES, detect_agent
 from ..io.issues import LineIssue
 from ._arrays import parse_timestamps, with_pi_defaults
@@ -100,7 +101,7 @@ def materialize(results: list[FileResult]) -> None:
         if f.name == "session_id":
             arrays.append(pc.take(pa.array([r.pending[2] for r in pend], pa.string()), owner))  # type: ignore[index]
         elif f.name == "file":
-            arrays.append(pc.take(pa.array([r.path for r in pend], pa.string()), owner))
+            arrays.append(pc.take(strings([r.path for r in pend]), owner))
         elif f.name == "timestamp":
             # strings are parsed for the whole batch at once; the msgspec path hands them over parsed
             ts = [r.pending[0]["timestamps"] for r in pend]  # type: ignore[index]
