@@ -22,7 +22,6 @@ only the ``*_df`` views import pandas.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-import sessionlab as sl
 from sessionlab.cli import main as cli_main
 from sessionlab.errors import CacheError, CacheWarning
 from sessionlab.tables import _cache, clear_cache, load_files

@@ -38,8 +38,7 @@ import re
 import time
 import warnings
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Union
@@ -51,18 +50,17 @@ from ..errors import CacheError, CacheWarning
 from ..io.issues import LineIssue
 from . import _cache_files as files
 from ._cache_files import atomic_write, file_crc, seal_manifest, split_manifest
+from ._cache_keys import RACY_NS, Changes, KeyStat, classify, compare, hash_bytes, moved, probe, same_stat
 from ._file import FileResult, load_data, materialize
 from ._native import NativeBatch, native_available
 from ._schema import ENTRY_SCHEMA
 
 __all__ = ["CacheOption", "Changes", "default_cache_dir", "resolve_cache", "clear_cache", "cache_size", "Store",
-           "probe", "classify", "seal_manifest", "split_manifest"]
+           "probe", "classify", "compare", "seal_manifest", "split_manifest"]
 
 CacheOption = Union[bool, str, os.PathLike, None]
 
 _FORMAT = 5
-_KB = 1024
-_RACY_NS = 2_000_000_000  # mtime this close to the time of caching: keep a whole-file hash too
 _BATCH_BYTES = 16_000_000  # Arrow bytes of files per record batch of a segment
 _MAX_SEGMENTS = 8  # past this many segments for one source, a write packs everything into one
 
@@ -111,123 +109,7 @@ def _fingerprint() -> str:
             st = f.stat()
             parts.append(f"{f.name}:{st.st_size}:{st.st_mtime_ns}")
     parts.append(os.environ.get("SESSIONLAB_NATIVE", ""))
-    return _hash("\n".join(parts).encode())
-
-
-def _hash(data: bytes) -> str:
-    import hashlib  # (with the cache only: its OpenSSL module is a tenth of the loader's import)
-
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def probe(path: str, *, hashes: bool = True) -> dict[str, Any] | None:
-    """A file's key: device, inode, size, mtime and (with ``hashes``) the hashes of its first and
-    last KB; None when it cannot be read."""
-    try:
-        if not hashes:
-            st = os.stat(path)
-            return _stat_key(st)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0))
-        try:  # one open, fstat and two positioned reads: the whole cost of an unchanged file
-            st = os.fstat(fd)
-            head = _pread(fd, min(_KB, st.st_size), 0)
-            tail = _pread(fd, _KB, st.st_size - _KB) if st.st_size > _KB else head
-        finally:
-            os.close(fd)
-    except OSError:
-        return None
-    return {**_stat_key(st), "head": _hash(head), "tail": _hash(tail)}
-
-
-def _stat_key(st: os.stat_result) -> dict[str, int]:
-    # (ctime: no program sets it back, so a `touch -r` that restores the mtime still shows)
-    return {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-            "ctime_ns": st.st_ctime_ns}
-
-
-def _same_stat(key: dict) -> Callable[[os.stat_result], bool]:
-    """A check that a file's stat is still the one in ``key`` (it did not change while read)."""
-    return lambda st: (st.st_size, st.st_mtime_ns, st.st_ctime_ns) == (key["size"], key["mtime_ns"], key["ctime_ns"])
-
-
-def _pread(fd: int, n: int, offset: int) -> bytes:
-    if hasattr(os, "pread"):
-        return os.pread(fd, n, offset)
-    os.lseek(fd, offset, os.SEEK_SET)  # (Windows)
-    return os.read(fd, n)
-
-
-def classify(old: dict[str, Any] | None, new: dict[str, Any] | None, path: str) -> str:
-    """``"unchanged"``, ``"grown"`` or ``"changed"`` (also for a file new to ``old``).
-
-    With the CRC-32 of the whole file as cached (``crc``, what the cache keeps), a file whose
-    size, mtime, ctime, first and last KB all match is unchanged unless it was cached within the
-    mtime's resolution (``racy``: its CRC is checked); any other file of the same size is unchanged
-    only if its CRC matches; a larger file has grown only if its first ``size`` bytes have that CRC."""
-    if not old or not new or (old["dev"], old["ino"]) != (new["dev"], new["ino"]):
-        return "changed"
-    crc = old.get("crc")
-    same = [old.get(k) == new.get(k) for k in ("size", "mtime_ns", "ctime_ns", "head", "tail")
-            if k in old and k in new]
-    if all(same):
-        if old.get("racy") and crc is not None and file_crc(path, old["size"]) != crc:
-            return "changed"
-        return "unchanged"
-    if new["size"] < old["size"] or ("head" in old and old.get("head") != new.get("head")):
-        return "changed"
-    if new["size"] == old["size"]:  # touched (or edited in place): its bytes decide
-        return "unchanged" if crc is not None and old.get("tail") == new.get("tail") and \
-            file_crc(path, old["size"]) == crc else "changed"
-    if "tail" in old:  # the KB that ended the file is still there
-        start = max(old["size"] - _KB, 0)
-        try:
-            with open(path, "rb") as fh:
-                fh.seek(start)
-                if _hash(fh.read(old["size"] - start)) != old["tail"]:
-                    return "changed"
-        except OSError:
-            return "changed"
-    if crc is not None and file_crc(path, old["size"]) != crc:
-        return "changed"  # the cached part was edited (same length) before the append
-    return "grown"
-
-
-def _moved(old: dict, new: dict | None) -> bool:
-    """Whether an unchanged file's stat moved on (touched): its manifest entry takes the new one."""
-    return new is not None and any(old.get(k) != new.get(k) for k in ("mtime_ns", "ctime_ns"))
-
-
-@dataclass
-class Changes:
-    """What a reload found, per file path (in load order)."""
-
-    added: list[str] = field(default_factory=list)
-    appended: list[str] = field(default_factory=list)
-    rewritten: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-
-    @property
-    def changed(self) -> bool:
-        """Whether anything was added, appended to, rewritten or removed."""
-        return bool(self.added or self.appended or self.rewritten or self.removed)
-
-    def __repr__(self) -> str:
-        return (f"Changes(added={len(self.added)}, appended={len(self.appended)}, "
-                f"rewritten={len(self.rewritten)}, removed={len(self.removed)}, unchanged={len(self.unchanged)})")
-
-
-def compare(old_keys: Mapping[str, dict], new_keys: Mapping[str, dict | None], paths: Iterable[str]) -> Changes:
-    """The :class:`Changes` between two loads' file keys."""
-    ch = Changes()
-    for p in paths:
-        if p not in old_keys:
-            ch.added.append(p)
-            continue
-        kind = classify(old_keys[p], new_keys.get(p), p)
-        (ch.unchanged if kind == "unchanged" else ch.appended if kind == "grown" else ch.rewritten).append(p)
-    ch.removed = [p for p in old_keys if p not in new_keys]
-    return ch
+    return hash_bytes("\n".join(parts).encode())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,7 +155,7 @@ class Store:
         items = [source] if source is None or isinstance(source, (str, os.PathLike)) else list(source)
         spec = [[None, None] if i is None else [os.fspath(i), os.path.abspath(os.fspath(i))] for i in items]
         try:
-            return cls(root, _hash(json.dumps(spec, ensure_ascii=True).encode()))
+            return cls(root, hash_bytes(json.dumps(spec, ensure_ascii=True).encode()))
         except CacheError as exc:
             warnings.warn(f"sessionlab cache not used: {exc}", CacheWarning, stacklevel=3)
             return None
@@ -346,15 +228,17 @@ class Store:
         segments, entries = old if old is not None else ({}, {})
         now_keys = {p: probe(p) for p in paths}
         results: dict[str, FileResult] = {}
-        grown, whole, touched = [], [], {}
+        grown: list[str] = []
+        whole: list[str] = []
+        touched: dict[str, dict] = {}
         for p in paths:
             e = entries.get(p)
             kind = classify(e, now_keys[p], p) if e is not None else "new"
             if kind == "unchanged":
                 results[p] = _cached(p, e, segments)  # type: ignore[arg-type]
                 self.changes.unchanged.append(p)
-                if _moved(e, now_keys[p]):  # type: ignore[arg-type]
-                    touched[p] = now_keys[p]
+                if moved(e, now_keys[p]):  # type: ignore[arg-type]
+                    touched[p] = now_keys[p] or {}
             elif kind == "grown":
                 grown.append(p)
             else:
@@ -407,16 +291,16 @@ class Store:
                 key = keys.get(r.path)
                 if key is None or key["size"] != r.nbytes:
                     continue  # the file changed while it was read: do not keep that
-                crc = file_crc(r.path, key["size"], check=_same_stat(key))
+                crc = file_crc(r.path, key["size"], check=same_stat(key))
                 if crc is None:
                     continue  # ... or while its checksum was taken
-                meta = dict(key, crc=crc, racy=key["mtime_ns"] >= now - _RACY_NS)
+                meta = dict(key, crc=crc, racy=key["mtime_ns"] >= now - RACY_NS)
                 metas.append((r, meta, True))
             else:
                 meta = dict(old[r.path])
                 if r.path in touched:
                     meta.update({k: touched[r.path][k] for k in ("mtime_ns", "ctime_ns")})
-                meta["racy"] = meta["mtime_ns"] >= now - _RACY_NS
+                meta["racy"] = meta["mtime_ns"] >= now - RACY_NS
                 metas.append((r, meta, False))
         return metas
 
@@ -541,20 +425,13 @@ def _extend(path: str, meta: dict, old: FileResult, now: dict | None) -> tuple[F
     res = FileResult(path=path, nbytes=complete + len(tail), entries=table, loader=old.loader,
                      session={**s, **_facts(table), "issue_count": 0})
     key = probe(path)
-    if key is None or now is None or key["size"] != complete + len(tail) or not _same_stat(now)(_Stat(key)):
+    if key is None or now is None or key["size"] != complete + len(tail) or not same_stat(now)(KeyStat(key)):
         return None  # it changed again while we read: load it whole
     key["crc"] = zlib.crc32(memoryview(tail)[meta["size"] - complete:], meta["crc"])
-    key["racy"] = key["mtime_ns"] >= time.time_ns() - _RACY_NS
+    key["racy"] = key["mtime_ns"] >= time.time_ns() - RACY_NS
     last_nl = tail.rfind(b"\n") + 1
     key.update(complete=complete + last_nl, lines=lines + tail.count(b"\n", 0, last_nl), header_end=header_end)
     return res, key
-
-
-class _Stat:
-    """A key's stat fields under ``os.stat_result``'s names (for :func:`_same_stat`)."""
-
-    def __init__(self, key: dict) -> None:
-        self.st_size, self.st_mtime_ns, self.st_ctime_ns = key["size"], key["mtime_ns"], key["ctime_ns"]
 
 
 _PARENT = re.compile(rb'"parentId":"([^"\\]*)"')

@@ -260,7 +260,8 @@ def valid_entry(e: Any, batch_rows: dict[str, list[int]]) -> bool:
         return False
     if not isinstance(e.get("segment"), str) or not isinstance(e.get("session"), dict):
         return False
-    if not all(isinstance(e.get(k), str) for k in ("head", "tail")) or not isinstance(e.get("loader"), (str, type(None))):
+    if not all(isinstance(e.get(k), str) for k in ("head", "tail")) or \
+            not isinstance(e.get("loader"), (str, type(None))):
         return False
     rows = batch_rows.get(e["segment"])
     if rows is None or e["batch"] >= len(rows) or e["offset"] + e["rows"] > rows[e["batch"]]:
