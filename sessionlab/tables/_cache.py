@@ -46,6 +46,7 @@ from typing import Any, Union
 import pyarrow as pa
 
 from .._arrow import compute as pc
+from .._arrow import shown
 from ..errors import CacheError, CacheWarning
 from ..io.issues import LineIssue
 from . import _cache_files as files
@@ -185,7 +186,7 @@ class Store:
         for e in listed:
             if isinstance(e, dict) and e.get("segment") in lost:
                 continue  # its segment is gone (another process's newer write) or damaged (counted)
-            if not files.valid_entry(e, batch_rows):
+            if not files.valid_entry(e, batch_rows) or not _rows_match(e, segments):
                 self.damage.append("a file's entry in its manifest is not valid")
             elif e["path"] in entries or e["path"] in twice:
                 self.damage.append("its manifest lists a file twice")
@@ -361,6 +362,19 @@ def _cached(path: str, e: dict, segments: dict[str, list[pa.Table]]) -> FileResu
     entries = segments[e["segment"]][e["batch"]].slice(e["offset"], e["rows"])
     return FileResult(path=path, nbytes=e["nbytes"], entries=entries, session=e["session"],
                       issues=[_issue(path, row) for row in e["issues"]], loader=e.get("loader"))
+
+
+def _rows_match(e: dict, segments: dict[str, list[pa.Table]]) -> bool:
+    """Whether the rows an entry names are its file's first to last (its ``file`` at both ends,
+    ``entry_index`` 0 and rows - 1): a wrong offset or count cannot serve another file's rows."""
+    n = e["rows"]
+    if n == 0:
+        return True
+    t = segments[e["segment"]][e["batch"]]
+    first, last = e["offset"], e["offset"] + n - 1
+    name = shown(e["path"])
+    return (t["entry_index"][first].as_py() == 0 and t["entry_index"][last].as_py() == n - 1
+            and t["file"][first].as_py() == name and t["file"][last].as_py() == name)
 
 
 def _key_only(key: dict | None) -> dict | None:
