@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 import pytest
@@ -22,10 +21,10 @@ def session(path: Path, sid: str, *, ts: str = "2026-01-01T10:00:00.000Z", cost=
         json.dumps({"type": "session", "version": 3, "id": sid, "timestamp": ts, "cwd": "/p"}),
         json.dumps({"type": "message", "id": "u1", "parentId": None, "timestamp": ts,
                     "message": {"role": "user", "content": "hi", "timestamp": 0}}),
-        '{"type":"message","id":"a1","parentId":"u1","timestamp":"%s","message":{"role":"assistant",'
-        '"content":[{"type":"text","text":"ok"}],"provider":"anthropic","model":"m","usage":{"input":%s,'
-        '"output":%s,"cacheRead":0,"cacheWrite":0,"totalTokens":%s,"cost":{"total":%s}},"stopReason":"stop",'
-        '"timestamp":0}}' % (ts, inp, out, total, cost),
+        '{"type":"message","id":"a1","parentId":"u1","timestamp":"' + ts + '","message":{"role":"assistant",'
+        '"content":[{"type":"text","text":"ok"}],"provider":"anthropic","model":"m","usage":{"input":' + inp +
+        ',"output":' + out + ',"cacheRead":0,"cacheWrite":0,"totalTokens":' + total + ',"cost":{"total":' + cost +
+        '}},"stopReason":"stop","timestamp":0}}',
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -60,3 +59,34 @@ def test_extreme_years_do_not_stop_a_run(tmp_path, capsys, tz):
     assert sum(d["totalCost"] for d in daily["daily"]) + 0 == pytest.approx(
         daily["totals"]["totalCost"]) and daily["totals"]["totalCost"] == pytest.approx(11.0)
     assert main(["report", str(src), "--tz", tz, "-o", str(tmp_path / "r.html")]) == 0
+
+
+# -- 10. values JSON or int64 cannot hold: a line issue on their entry, finite totals ----------------
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_unusable_numbers_are_issues_and_totals_stay_right(tmp_path, capsys, monkeypatch, native):
+    monkeypatch.setenv("SESSIONLAB_NATIVE", native)
+    src = folder(tmp_path, n=3)
+    odd = {"inf": dict(cost="1e400"), "big": dict(inp=str(2**63 - 10), out=str(2**63 - 10)),
+           "frac": dict(inp="5.5"), "e308": dict(out="1e308"), "nan": dict(inp='"NaN"'),
+           "negcost": dict(cost="-1e400")}
+    for name, kw in odd.items():
+        session(src / f"{name}.jsonl", name, **kw)
+    corpus = sl.load(src, on_bad_lines="skip", cache=False)
+    issues = corpus.issues.to_pylist()
+    by_file = {Path(i["file"]).stem: i for i in issues}
+    assert sorted(by_file) == sorted(odd) and all(i["kind"] == "bad_value" and i["line"] == 3 and
+                                                   i["entry_id"] == "a1" for i in issues)
+    assert "cost" in by_file["inf"]["message"] and "input" in by_file["frac"]["message"]
+    s = {r["session_id"]: r for r in corpus.sessions.to_pylist()}
+    assert s["inf"]["cost_usd"] == 0 and s["inf"]["input_tokens"] == 5 and s["inf"]["issue_count"] == 1
+    assert s["big"]["input_tokens"] == 0 and s["big"]["cost_usd"] == 0.5
+    assert s["frac"]["input_tokens"] == 0 and s["frac"]["output_tokens"] == 7
+    got = run_json(capsys, "summary", str(src), "--format", "json")
+    assert got["total"]["input"] == 5 * 3 + 5 * 3  # ok x3, inf, e308, negcost (big, frac, nan: none)
+    assert got["total"]["output"] == 7 * 3 + 7 * 4  # ok x3, inf, frac, nan, negcost
+    assert got["total"]["cost"] == pytest.approx(0.5 * 3 + 0.5 * 4) and got["total"]["issues"] == 6
+    main(["usage", "daily", str(src), "--json"])
+    text = capsys.readouterr().out
+    assert "Infinity" not in text and "NaN" not in text
+    assert json.loads(text)["totals"]["totalCost"] == pytest.approx(3.5)
+    assert main(["report", str(src), "-o", str(tmp_path / "r.html")]) == 0

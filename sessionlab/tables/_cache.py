@@ -55,6 +55,7 @@ from ._cache_keys import RACY_NS, Changes, KeyStat, classify, compare, hash_byte
 from ._file import FileResult, load_data, materialize
 from ._native import NativeBatch, native_available
 from ._schema import ENTRY_SCHEMA
+from ._values import check_values
 
 __all__ = ["CacheOption", "Changes", "default_cache_dir", "resolve_cache", "clear_cache", "cache_size", "Store",
            "probe", "classify", "compare", "seal_manifest", "split_manifest"]
@@ -474,11 +475,13 @@ def _load_bytes(path: str, data: bytes) -> FileResult:
             if batch.add(res, data):
                 batch.finish()
                 materialize([res])
+                check_values(res)
                 return res
         except Exception:  # (as load_chunk: the slower paths decide)
             pass
     res = load_data(path, data)
     materialize([res])
+    check_values(res)
     return res
 
 

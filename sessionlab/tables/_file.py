@@ -23,6 +23,7 @@ from ._arrays import parse_timestamps, with_pi_defaults
 from ._native import NativeBatch, native_available
 from ._pi16 import resolve
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
+from ._values import check_values, raw_issue
 
 __all__ = ["FileResult", "Loader", "load_file", "load_data", "load_chunk", "materialize"]
 
@@ -220,8 +221,16 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
     """
     if not native_available():
         results = [load_file(p, want_blocks) for p in paths]
-        materialize(results)
-        return results
+    else:
+        results = _native_chunk(paths, want_blocks)
+    materialize(results)
+    for r in results:
+        check_values(r)
+    return results
+
+
+def _native_chunk(paths: list[str], want_blocks: bool) -> list[FileResult]:
+    """The files of a chunk through one :class:`NativeBatch` (those it refuses through :func:`load_data`)."""
     batch = NativeBatch(want_blocks)
     buffer = getattr(_THREAD, "buffer", None) or ReadBuffer()
     results = []
@@ -255,7 +264,6 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
     # paths report (rare: the file is read again)
     results = [load_file(r.path, want_blocks) if r.fast and r.entries is not None
                and r.entries.column("timestamp").null_count else r for r in results]
-    materialize(results)
     return results
 
 
@@ -297,10 +305,12 @@ def _load_objects(res: FileResult, data: bytes, want_blocks: bool) -> None:
     from ._objects import _str, block_rows, entry_rows, session_facts
 
     sf = parse_session_bytes(data, path=res.path, on_bad_lines="skip")
-    res.issues = list(sf.issues)
     h = sf.header
     sid = _str(h.id) if h is not None else None
     rows = entry_rows(sf)
+    odd = [raw_issue(res.path, sf.line_numbers[i], sf.entries[i].id, r["bad_values"])
+           for i, r in enumerate(rows) if "bad_values" in r]  # (a loop over the few odd rows' keys)
+    res.issues = sorted([*sf.issues, *odd], key=lambda i: i.line) if odd else list(sf.issues)
     cols = {name: [r.get(name) for r in rows] for name in _ENTRY_NAMES}
     cols["entry_index"] = list(range(len(rows)))
     cols["parent_index"] = _parent_indices(sf)
@@ -313,5 +323,5 @@ def _load_objects(res: FileResult, data: bytes, want_blocks: bool) -> None:
     head = {"session_id": sid, "version": sf.version, "dialect": sf.dialect,
             "cwd": _str(h.cwd) if h else None, "parent_session": _str(h.parent_session) if h else None,
             "header_timestamp": _str(h.timestamp) if h else None}
-    res.session = _session_row(head, session_facts(sf), res.path, len(sf.issues), "objects")
+    res.session = _session_row(head, session_facts(sf), res.path, len(res.issues), "objects")
     res.loader = "objects"
