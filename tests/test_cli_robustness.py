@@ -90,3 +90,23 @@ def test_unusable_numbers_are_issues_and_totals_stay_right(tmp_path, capsys, mon
     assert "Infinity" not in text and "NaN" not in text
     assert json.loads(text)["totals"]["totalCost"] == pytest.approx(3.5)
     assert main(["report", str(src), "-o", str(tmp_path / "r.html")]) == 0
+
+
+# -- 11. a line nested deeper than the limit: an explicit issue, never a recursion error ------------
+@pytest.mark.parametrize("depth", [5_000, 100_000])
+def test_deep_nesting_is_an_explicit_issue(tmp_path, depth):
+    from sessionlab.io.reader import MAX_DEPTH
+
+    f = session(tmp_path / "s.jsonl", "deep")
+    deep = '{"type":"custom","id":"d1","parentId":"a1","timestamp":"2026-01-01T10:00:00.000Z","data":' + \
+        "[" * depth + "]" * depth + "}"
+    ok = '{"type":"custom","id":"d2","parentId":"a1","timestamp":"2026-01-01T10:00:00.000Z","data":' + \
+        "[" * (MAX_DEPTH - 2) + "]" * (MAX_DEPTH - 2) + "}"
+    with open(f, "a") as fh:
+        fh.write(deep + "\n" + ok + "\n")
+    sf = sl.read_session(f, on_bad_lines="skip")
+    assert [(i.line, i.kind) for i in sf.issues] == [(4, "invalid_json")]
+    assert f"nested deeper than {MAX_DEPTH} levels" in sf.issues[0].message
+    assert [e.id for e in sf.entries] == ["u1", "a1", "d2"]
+    t = sl.load(f, on_bad_lines="skip", cache=False).issues
+    assert t["message"].to_pylist() == [sf.issues[0].message]

@@ -488,7 +488,7 @@ def _load_bytes(path: str, data: bytes) -> FileResult:
 def _is_header(line: bytes, session_id: str | None) -> bool:
     try:
         obj = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(obj, dict) and obj.get("type") == "session" and obj.get("id") == session_id
 
