@@ -83,7 +83,10 @@ def usage_report(report: str, paths: Sequence[str] | None = None, *, tz: str = "
     issues = corpus.issues.filter(pc.equal(corpus.issues["kind"], "unknown_model"))
     unpriced = sorted({m.split("'")[1] for m in issues["message"].to_pylist()})
     name = {"daily": "daily", "monthly": "monthly", "session": "sessions"}[report]
-    return {name: rows, "totals": totals, "unpricedModels": unpriced}
+    from .cli import unreadable
+
+    missed = unreadable(corpus)  # (only when there are: the JSON otherwise keeps ccusage's fields alone)
+    return {name: rows, "totals": totals, "unpricedModels": unpriced, **({"unreadable": missed} if missed else {})}
 
 
 def _session_facts(rows: list[dict], entries, sessions: list[dict], tz: str) -> None:
@@ -166,6 +169,10 @@ def render_table(report: str, data: dict[str, Any], *, file: Any = None) -> None
     console.print(build(cols))
     if data["unpricedModels"]:
         console.print(f"No price for: {', '.join(data['unpricedModels'])} (their cost is not included)")
+    if data.get("unreadable"):
+        from .cli import unreadable_line
+
+        console.print(unreadable_line(data["unreadable"]))
 
 
 def to_csv(report: str, data: dict[str, Any]) -> str:

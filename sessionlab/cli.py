@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 from .tables import Corpus, load
 
 __all__ = ["format_summary", "format_usage", "main", "summarize_corpus", "summarize_session", "summarize_sessions",
-           "usage_views"]
+           "unreadable", "unreadable_line", "usage_views"]
 
 ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom")
 """Message roles with their own column; any other role is counted under ``other``."""
@@ -244,15 +244,32 @@ def format_usage(title: str, key: str, rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join([title, fmt(head), "  ".join("-" * w for w in widths), *map(fmt, body)])
 
 
+def unreadable(corpus: Corpus) -> list[dict[str, str]]:
+    """The files and folders a load could not read (``read_error`` issues): ``file`` and ``error``."""
+    t = corpus.issues
+    t = t.filter(pc.equal(t["kind"], "read_error")) if t.num_rows else t
+    return [{"file": f, "error": m} for f, m in zip(t["file"].to_pylist(), t["message"].to_pylist())]
+
+
+def unreadable_line(items: Sequence[dict[str, str]]) -> str:
+    """The line printed under a table when files or folders could not be read."""
+    first = items[0]
+    return (f"{len(items)} files or folders could not be read and are not counted (first: {first['file']}: "
+            f"{first['error']}); all are in the issues table")
+
+
 def _cmd_summary(args: argparse.Namespace) -> int:
     corpus = load(args.paths, on_bad_lines="skip", progress=False)
     rows = summarize_corpus(corpus)
     views = usage_views(corpus, tz=args.tz) if args.usage else {}
+    missed = unreadable(corpus)
     if args.format == "json":
-        print(json.dumps({"sessions": rows, "total": total_row(rows), "usage": views}, indent=2,
-                         ensure_ascii=False))
+        print(json.dumps({"sessions": rows, "total": total_row(rows), "usage": views,
+                          **({"unreadable": missed} if missed else {})}, indent=2, ensure_ascii=False))
     else:
         print(format_summary(rows))
+        if missed:
+            print(unreadable_line(missed))
         if views:
             print()
             print(format_usage("Usage by model (all branches)", "model", views["model"]))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,82 @@ def test_deep_nesting_is_an_explicit_issue(tmp_path, depth):
     assert [e.id for e in sf.entries] == ["u1", "a1", "d2"]
     t = sl.load(f, on_bad_lines="skip", cache=False).issues
     assert t["message"].to_pylist() == [sf.issues[0].message]
+
+
+# -- 12. the same file reached twice is counted once ---------------------------------------------------
+@pytest.mark.parametrize("how", ["symlink", "hardlink", "relative_and_absolute"])
+def test_a_file_reached_twice_counts_once(tmp_path, capsys, monkeypatch, how):
+    src = folder(tmp_path, n=2)
+    sources = [str(src)]
+    if how == "symlink":
+        (src / "also.jsonl").symlink_to(src / "s00.jsonl")
+    elif how == "hardlink":
+        os.link(src / "s00.jsonl", src / "also.jsonl")
+    else:
+        monkeypatch.chdir(tmp_path)
+        sources = ["src", str(src)]
+    got = run_json(capsys, "summary", *sources, "--format", "json")
+    assert len(got["sessions"]) == 2 and got["total"]["cost"] == pytest.approx(1.0)
+    from sessionlab.tables import find_files
+
+    assert len(find_files(sources)) == 2
+
+
+# -- 13. a project folder that is a symlink is followed, without loops ------------------------------
+def test_symlinked_folders_are_followed_once(tmp_path, capsys):
+    elsewhere = folder(tmp_path / "elsewhere", n=3)
+    projects = tmp_path / "projects"
+    projects.mkdir()
+    (projects / "p").symlink_to(elsewhere, target_is_directory=True)
+    (elsewhere / "loop").symlink_to(projects, target_is_directory=True)  # a loop back up
+    got = run_json(capsys, "summary", str(projects), "--format", "json")
+    assert len(got["sessions"]) == 3 and got["total"]["cost"] == pytest.approx(1.5)
+
+
+# -- 14. unreadable files and folders are reported ---------------------------------------------------
+def test_unreadable_files_and_folders_are_reported(tmp_path, capsys, monkeypatch):
+    src = folder(tmp_path, n=2)
+    locked = src / "locked"
+    session(locked / "x.jsonl", "x")
+    unreadable = session(src / "unreadable.jsonl", "u")
+    real_scandir = os.scandir
+
+    def scandir(path="."):  # what a folder without read permission answers (root ignores modes)
+        if os.fspath(path) == str(locked):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    def os_open(path, flags, *a, **k):
+        if os.fspath(path) == str(unreadable):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_os_open(path, flags, *a, **k)
+
+    real_os_open = os.open
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(os, "open", os_open)
+    corpus = sl.load(src, on_bad_lines="skip", cache=False)
+    issues = {(Path(i["file"]).name, i["kind"]) for i in corpus.issues.to_pylist()}
+    assert issues == {("locked", "read_error"), ("unreadable.jsonl", "read_error")}
+    assert main(["summary", str(src)]) == 0
+    out = capsys.readouterr().out
+    assert "2 files or folders could not be read" in out and "unreadable.jsonl" in out
+    assert main(["usage", "daily", str(src)]) == 0
+    assert "2 files or folders could not be read" in capsys.readouterr().out
+
+
+# -- 15. a FIFO where a file was: skipped, never waited on -------------------------------------------
+def test_a_fifo_in_place_of_a_file_does_not_hang_the_load(tmp_path):
+    import subprocess
+    import sys
+
+    src = folder(tmp_path, n=1)
+    fifo = src / "s01.jsonl"
+    os.mkfifo(fifo)
+    code = ("import sys; from sessionlab.tables._file import load_chunk;"
+            f"r = load_chunk([{str(src / 's00.jsonl')!r}, {str(fifo)!r}]);"
+            "print(r[0].session is not None, [i.kind for i in r[1].issues], r[1].issues[0].message)")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent))
+    for native in ("1", "0"):
+        out = subprocess.run([sys.executable, "-c", code], env={**env, "SESSIONLAB_NATIVE": native},
+                             capture_output=True, text=True, timeout=60)
+        assert out.stdout.startswith("True ['read_error'] ") and "not a regular file" in out.stdout, out

@@ -7,6 +7,7 @@ be read becomes a ``read_error`` issue) so one bad file cannot stop the others.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from dataclasses import dataclass, field
 from itertools import chain
@@ -189,7 +190,7 @@ def _read(res: FileResult, want_blocks: bool = False, into: ReadBuffer | None = 
     agent's (then read into ``res`` as it streams) or failed (a ``read_error`` issue in ``res``).
     The agent is decided from the first 64 KB, so a Claude Code file is never read whole."""
     try:
-        with open(res.path, "rb") as fh:
+        with _open_regular(res.path) as fh:
             head = fh.read(HEAD_BYTES)
             agent = detect_agent(head)
             if agent == "pi":
@@ -203,6 +204,21 @@ def _read(res: FileResult, want_blocks: bool = False, into: ReadBuffer | None = 
     except Exception as exc:  # a file that fails must not stop the others: it becomes an issue
         _failed(res, exc)
         return None
+
+
+def _open_regular(path: str) -> Any:
+    """``path`` opened for reading, without waiting on a FIFO or a device (opened non-blocking,
+    then refused unless it is a regular file: one that was replaced since it was listed)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file (a FIFO, a device or a folder): skipped")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _failed(res: FileResult, exc: Exception) -> FileResult:

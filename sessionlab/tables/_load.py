@@ -113,10 +113,32 @@ def _codex_default_files(sessions: Path, archived: Path) -> list[str]:
     return active + old
 
 
-def _expand(item: str | os.PathLike) -> list[str]:
+def _walk(root: Path, errors: list[tuple[str, str]]) -> list[str]:
+    """The ``*.jsonl`` regular files under ``root``, sorted; symlinked folders are followed, each
+    folder read once (a link back up is no loop); a folder that cannot be listed goes to ``errors``."""
+    def unreadable(exc: OSError) -> None:
+        errors.append((exc.filename or str(root), f"{type(exc).__name__}: {exc.strerror or exc}"))
+
+    out: list[str] = []
+    seen: set[tuple[int, int]] = set()
+    for folder, dirs, names in os.walk(str(root), followlinks=True, onerror=unreadable):
+        try:
+            st = os.stat(folder)
+        except OSError:
+            dirs[:] = []
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            dirs[:] = []  # reached again through a symlink
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        out += [f for f in (os.path.join(folder, n) for n in names if n.endswith(".jsonl")) if os.path.isfile(f)]
+    return sorted(out)
+
+
+def _expand(item: str | os.PathLike, errors: list[tuple[str, str]] | None = None) -> list[str]:
     p = Path(item)
     if p.is_dir():
-        return sorted(str(f) for f in p.rglob("*.jsonl") if f.is_file())
+        return _walk(p, errors if errors is not None else [])
     if p.is_file():
         return [str(p)]
     s = str(item)
@@ -136,25 +158,42 @@ def find_files(source: Source = None, *, agents: Sequence[str] | None = None) ->
         >>> find_files("tests/data/pi/real")  # doctest: +SKIP
         ['tests/data/pi/real/before-compaction.jsonl', 'tests/data/pi/real/large-session.jsonl']
     """
+    return _find(source, agents)[0]
+
+
+def _find(source: Source, agents: Sequence[str] | None) -> tuple[list[str], list[tuple[str, str]]]:
+    """:func:`find_files`, and the folders that could not be listed (path, error). A file reached
+    twice (a symlink or hard link beside it, a folder named twice) is kept once, where first found."""
     chosen = _check_agents(agents)
-    seen: dict[str, None] = {}
+    errors: list[tuple[str, str]] = []
+    found: list[str] = []
     if source is None:
         roots = default_roots()
         for agent in chosen:
             if agent == "codex":
-                files = _codex_default_files(*roots["codex"])
+                found += _codex_default_files(*roots["codex"])
             else:
-                files = [f for root in roots[agent] if root.is_dir() for f in _expand(root)]
-            for f in files:
-                seen.setdefault(f, None)
-        return list(seen)
-    items: Iterable = [source] if isinstance(source, (str, os.PathLike)) else source
-    for item in items:
-        for f in _expand(item):
-            seen.setdefault(f, None)
-    if agents is None:
-        return list(seen)
-    return [f for f in seen if _agent_of(f) in chosen]
+                found += [f for root in roots[agent] if root.is_dir() for f in _expand(root, errors)]
+    else:
+        items: Iterable = [source] if isinstance(source, (str, os.PathLike)) else source
+        for item in items:
+            found += _expand(item, errors)
+    seen: dict[str, None] = {}
+    inodes: set[tuple[int, int]] = set()
+    for f in found:
+        try:
+            st = os.stat(f)
+            ident = (st.st_dev, st.st_ino)
+        except OSError:
+            ident = None  # (gone since it was listed: its read reports it)
+        if f in seen or ident in inodes:
+            continue
+        seen[f] = None
+        if ident is not None:
+            inodes.add(ident)
+    if source is None or agents is None:
+        return list(seen), errors
+    return [f for f in seen if _agent_of(f) in chosen], errors
 
 
 def _load_chunk(paths: list[str], want_blocks: bool) -> tuple:
@@ -305,7 +344,7 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
     """
     check_on_bad_lines(on_bad_lines)
     store = None if want_blocks else _cache.Store.for_source(cache, source)
-    paths = find_files(source, agents=agents)
+    paths, unlisted = _find(source, agents)
     bar = _progress_bar(progress, len(paths))
     results: list[FileResult] = []
 
@@ -320,6 +359,9 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
     finally:
         if bar is not None:
             bar.close()  # type: ignore[attr-defined]
+    # (folders that could not be listed: a read_error each, after the files, never cached)
+    results += [FileResult(path=p, issues=[LineIssue(p, 0, "read_error", f"cannot list the folder: {msg}")])
+                for p, msg in unlisted]
     _warn_native_errors(results)
     if any((r.session or {}).get("agent", "pi") != "pi" for r in results):  # Claude Code / Codex files
         from ._agents import finish_agents
