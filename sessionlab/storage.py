@@ -34,6 +34,7 @@ same branch with the same context.
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -171,6 +172,7 @@ class InMemorySessionStorage:
 
     def __init__(self, metadata: E.SessionHeader | None = None, entries: Iterable[E.SessionEntry] = ()) -> None:
         self.metadata = check_type(metadata, E.SessionHeader, "metadata", optional=True) or new_session_header()
+        self.lock = threading.RLock()  # appends and leaf moves, one thread at a time (see Session)
         self.entries: list[E.SessionEntry] = []
         self.by_id: dict[str, E.SessionEntry] = {}
         self.labels_by_id: dict[str, str] = {}
@@ -216,6 +218,10 @@ class InMemorySessionStorage:
         Records the move as a seed ``leaf`` entry (see the module doc), so the storages agree and
         a JSONL file reopens on the same leaf. Moving to the current leaf records nothing.
         """
+        with self.lock:
+            self._set_leaf_id(leaf_id)
+
+    def _set_leaf_id(self, leaf_id: str | None) -> None:
         if leaf_id is not None:
             require_node(self, leaf_id, "leaf_id")
         if leaf_id == self.leaf_id:
@@ -234,6 +240,10 @@ class InMemorySessionStorage:
 
     def append_entry(self, entry: E.SessionEntry) -> None:
         """Store a new entry (checked first, see the module doc); the leaf moves to it."""
+        with self.lock:
+            self._append_entry(entry)
+
+    def _append_entry(self, entry: E.SessionEntry) -> None:
         if self.deleted:
             raise SessionDeletedError(f"session {self.metadata.id!r} was deleted; nothing can be appended")
         check_type(entry, ENTRY_CLASSES, "entry")

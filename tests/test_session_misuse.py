@@ -391,3 +391,54 @@ def test_concurrent_first_appends_to_an_old_file_lose_nothing(tmp_path, pi_data)
         texts_in_file = {e.message.content[0].text for e in sf.entries if getattr(e, "message", None) is not None
                          and e.message.role == "user"}
         assert acked <= texts_in_file, (trial, results)
+
+
+# -- 9. one Session shared by threads: one chain, no stale handle ------------------------------------
+@pytest.mark.parametrize("kind", ["memory", "jsonl"])
+def test_a_session_shared_by_threads_appends_one_chain(tmp_path, kind):
+    import threading
+
+    path = tmp_path / "t.jsonl"
+    s = Session(InMemorySessionStorage() if kind == "memory" else JsonlSessionStorage(path))
+    s.append_message(user("root"))
+    errors: list[BaseException] = []
+    n_threads, n_each = 8, 100
+    start = threading.Barrier(n_threads)
+
+    def work(t):
+        start.wait()
+        for i in range(n_each):
+            try:
+                if i % 25 == 0:
+                    s.append_session_info(f"thread {t}")
+                else:
+                    s.append_message(user(f"{t}-{i}"))
+            except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+                errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    entries = (s.storage.get_entries() if kind == "memory" else read_session(path).entries)
+    assert len(entries) == 1 + n_threads * n_each
+    # one chain: every entry's parent is the entry before it (no unintended fork point)
+    assert all(e.parent_id == p.id for p, e in zip(entries, entries[1:]))
+    assert len(s.get_branch()) == 1 + n_threads * n_each
+
+
+# -- 10. forking a handle whose file another handle appended to ---------------------------------------
+def test_fork_of_a_stale_handle_is_refused(tmp_path):
+    repo = JsonlSessionRepo(tmp_path)
+    a = repo.create(cwd="/p")
+    root = a.append_message(user("root"))
+    b = open_session(a.storage.file_path)
+    a.append_message(user("from a"))  # b no longer sees the whole file
+    before = sorted(tmp_path.rglob("*.jsonl"))
+    with pytest.raises(StaleSessionError):
+        repo.fork(b, root, position="at")
+    assert sorted(tmp_path.rglob("*.jsonl")) == before  # nothing was created
+    fork = repo.fork(open_session(a.storage.file_path))  # a fresh handle forks the whole file
+    assert texts(fork) == ["root", "from a"]
