@@ -26,10 +26,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .errors import OptionError
 from .tables import Corpus, load
 
 __all__ = ["format_summary", "format_usage", "main", "summarize_corpus", "summarize_session", "summarize_sessions",
-           "unreadable", "unreadable_line", "usage_views"]
+           "time_zone", "unreadable", "unreadable_line", "usage_views"]
 
 ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom")
 """Message roles with their own column; any other role is counted under ``other``."""
@@ -278,6 +279,20 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     return 0
 
 
+def time_zone(value: str) -> str:
+    """``value`` when it is an IANA time zone name (``UTC``, ``Europe/Vienna``), else
+    :class:`~sessionlab.errors.OptionError` (an empty ``--tz`` included)."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        if not value.strip():
+            raise ValueError("empty")
+        ZoneInfo(value)
+    except (ValueError, ZoneInfoNotFoundError, OSError):
+        raise OptionError(f"--tz {value!r} is not a time zone (an IANA name such as UTC or Europe/Vienna)") from None
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="sessionlab", description="Study pi coding-agent sessions (JSONL trees).")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -328,7 +343,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
     args = _parser().parse_args(argv)
     try:
+        if getattr(args, "tz", None) is not None:
+            time_zone(args.tz)  # (before any file is read)
         return int(args.func(args))
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's code for SIGINT (writes clean up after themselves)
+        print(f"sessionlab {args.command}: interrupted", file=sys.stderr)
+        return 130
     except getattr(args, "user_errors", Exception) as exc:  # the one place a command's failure is reported
         print(f"sessionlab {args.command}: {exc}", file=sys.stderr)
         return getattr(args, "error_code", 2)

@@ -146,7 +146,8 @@ class Session:
         check_str(custom_type, "custom_type", nonempty=True)
         content = check_content(content, "content")
         check_type(display, bool, "display")
-        return self._append(E.CustomMessageEntry, custom_type=custom_type, content=content, display=display, details=details)
+        return self._append(E.CustomMessageEntry, custom_type=custom_type, content=content, display=display,
+                            details=details)
 
     def append_label(self, target_id: str, label: str | None) -> str:
         """Set (or with ``None``/``""`` clear) the label of ``target_id``."""

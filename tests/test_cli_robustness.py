@@ -190,3 +190,45 @@ def test_a_fifo_in_place_of_a_file_does_not_hang_the_load(tmp_path):
         out = subprocess.run([sys.executable, "-c", code], env={**env, "SESSIONLAB_NATIVE": native},
                              capture_output=True, text=True, timeout=60)
         assert out.stdout.startswith("True ['read_error'] ") and "not a regular file" in out.stdout, out
+
+
+# -- small command-line cases ---------------------------------------------------------------------------
+@pytest.mark.parametrize("command", ["summary", "usage", "report"])
+def test_a_glob_matching_nothing_says_so(tmp_path, capsys, command):
+    pattern = str(tmp_path / "none-*.jsonl")
+    argv = {"summary": ["summary", pattern], "usage": ["usage", "daily", pattern],
+            "report": ["report", pattern, "-o", str(tmp_path / "r.html")]}[command]
+    assert main(argv) == 2
+    assert "no file matches" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize("command", ["summary", "usage", "report"])
+@pytest.mark.parametrize("tz", ["", " ", "Mars/Base"])
+def test_a_time_zone_that_is_none_is_refused(tmp_path, capsys, command, tz):
+    src = folder(tmp_path, n=1)
+    argv = {"summary": ["summary", str(src)], "usage": ["usage", "daily", str(src)],
+            "report": ["report", str(src), "-o", str(tmp_path / "r.html")]}[command]
+    assert main([*argv, "--tz", tz]) == 2
+    assert "is not a time zone" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize("command", ["summary", "usage", "report", "cache"])
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path, capsys, monkeypatch, command):
+    src = folder(tmp_path, n=1)
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("sessionlab.tables.load_files", interrupted)
+    monkeypatch.setattr("sessionlab.tables._load.load_files", interrupted)
+    monkeypatch.setattr("sessionlab.tables.corpus.load_files", interrupted, raising=False)
+    monkeypatch.setattr("sessionlab.tables.clear_cache", interrupted)
+    monkeypatch.setattr("sessionlab.report.collect", interrupted)
+    argv = {"summary": ["summary", str(src)], "usage": ["usage", "daily", str(src)],
+            "report": ["report", str(src), "-o", str(tmp_path / "r.html")], "cache": ["cache", "clear"]}[command]
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [f"sessionlab {command}: interrupted"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]  # no partial report

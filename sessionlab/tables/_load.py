@@ -143,7 +143,10 @@ def _expand(item: str | os.PathLike, errors: list[tuple[str, str]] | None = None
         return [str(p)]
     s = str(item)
     if any(ch in s for ch in "*?["):
-        return sorted(f for f in glob.glob(s, recursive=True) if os.path.isfile(f))
+        matched = sorted(f for f in glob.glob(s, recursive=True) if os.path.isfile(f))
+        if not matched:
+            raise FileNotFoundError(f"no file matches the glob {s}")
+        return matched
     raise FileNotFoundError(f"no such file, folder or matching glob: {s}")
 
 
