@@ -257,3 +257,83 @@ def test_a_touched_but_unchanged_file_is_still_served_from_the_cache(one_file, t
     os.utime(f, None)
     res = assert_same(src, cache)
     assert res.changes.unchanged == [str(f)]
+
+
+# -- what held, and stays held ------------------------------------------------------------------------
+@pytest.mark.parametrize("where", ["missing", "a_file", "file_as_subfolder"])
+def test_a_missing_or_non_folder_cache_never_stops_a_load(src, tmp_path, where):
+    cache = tmp_path / "cache"
+    if where == "a_file":
+        cache.write_text("not a folder")
+    elif where == "file_as_subfolder":
+        cache.mkdir()
+        (cache / "entries-v1").write_text("not a folder")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        assert_same(src, cache)
+        assert_same(src, cache)
+    if where == "missing":
+        assert not w and len(list((cache / "entries-v1").glob("*.arrow"))) == 1
+    else:  # not used (a warning says why), and not cleared
+        assert w and all(issubclass(x.category, CacheWarning) and "not a folder" in str(x.message) for x in w)
+        with pytest.raises(CacheError, match="not a folder"):
+            clear_cache(cache)
+
+
+def test_zero_length_segment_is_read_afresh(src, tmp_path):
+    cache = filled(src, tmp_path)
+    segment_of(cache).write_bytes(b"")
+    with pytest.warns(CacheWarning):
+        assert_same(src, cache)
+    assert_same(src, cache)
+
+
+_APPENDER = """
+import json, sys, time
+from sessionlab.io.writer import SessionWriter
+path, stop = sys.argv[1], time.time() + float(sys.argv[2])
+last = json.loads(open(path, "rb").read().rstrip(b"\\n").rsplit(b"\\n", 1)[-1])["id"]
+with SessionWriter(path) as w:
+    i = 0
+    while time.time() < stop:
+        eid = f"x{i:06d}"
+        w.append_line(json.dumps({"type": "message", "id": eid, "parentId": last, "timestamp":
+                      "2026-01-05T10:00:00.000Z", "message": {"role": "user", "content": "more " * 20,
+                      "timestamp": 0}}, separators=(",", ":")))
+        last, i = eid, i + 1
+        time.sleep(0.002)
+"""
+
+
+def test_two_loaders_on_one_cache_while_a_third_process_appends(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    d = tmp_path / "s"
+    d.mkdir()
+    f = d / "a.jsonl"
+    f.write_bytes(b"".join(pi_lines(30)))
+    cache = tmp_path / "cache"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-c", _APPENDER, str(f), "4"], env=env)
+
+    def loads(_):
+        done = []
+        while proc.poll() is None:
+            e = load_files(d, on_bad_lines="skip", cache=cache).files[0].entries
+            done.append(e)
+        return done
+
+    try:
+        with ThreadPoolExecutor(2) as ex:
+            results = [e for part in ex.map(loads, range(2)) for e in part]
+    finally:
+        proc.wait(30)
+    data = f.read_bytes()
+    assert len(results) >= 10
+    for e in results:  # each cached load equals a fresh load of the lines it saw
+        n = e["line_no"].to_pylist()[-1]
+        prefix = tmp_path / "prefix" / "a.jsonl"
+        prefix.parent.mkdir(exist_ok=True)
+        prefix.write_bytes(b"".join(data.splitlines(keepends=True)[:n]))
+        fresh = load_files(prefix.parent, on_bad_lines="skip", cache=False).files[0].entries
+        assert e.drop_columns(["file"]).equals(fresh.drop_columns(["file"]))

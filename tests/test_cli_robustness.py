@@ -232,3 +232,16 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path, capsys, monkeypatch, command)
     err = capsys.readouterr().err
     assert err.strip().splitlines() == [f"sessionlab {command}: interrupted"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src"]  # no partial report
+
+
+def test_odd_entries_in_a_folder_are_skipped_without_waiting(tmp_path, capsys):
+    # what held, and stays held: FIFOs, folders named x.jsonl, /dev/zero, dangling and looping links
+    src = folder(tmp_path, n=2)
+    os.mkfifo(src / "fifo.jsonl")
+    (src / "folder.jsonl").mkdir()
+    (src / "zero.jsonl").symlink_to("/dev/zero")
+    (src / "dangling.jsonl").symlink_to(src / "missing.jsonl")
+    (src / "loop.jsonl").symlink_to(src / "loop.jsonl")
+    got = run_json(capsys, "summary", str(src), "--format", "json")
+    assert [r["session_id"] for r in got["sessions"]] == ["s00", "s01"]
+    assert "unreadable" not in got

@@ -2,29 +2,35 @@
 
 Agents append to their session files, and notebooks reload the same history all day. The cache
 keeps, per source (the folder, file or glob list given to the loader), the entries of every file
-of the last load in Arrow IPC files and a manifest: for each file its path, device and inode,
-size, mtime and a hash of its first and last KB, its session row and its line issues. On
-the next load each file is one of:
+of the last load in Arrow IPC files and a manifest: for each file its key (path, device and inode,
+size, mtime, ctime, a hash of its first and last KB, and the CRC-32 of the whole file as cached:
+:mod:`._cache_keys`), its session row and its line issues. On the next load each file is one of:
 
-- *unchanged* (same key): its rows come from the cache (memory-mapped, no copy);
-- *grown* (same device/inode and first KB, larger, and the KB that used to end it is still there):
-  only the bytes after its last complete line are parsed (after the header and a one-line
-  stand-in for each old entry they name as parent, so they parse as a clean file, on the path a
-  fresh load takes), the new rows get their line numbers,
-  entry and parent indexes in the whole file, and the file's session facts (name, leaf, leaf
-  count) are recomputed from its rows. Only a clean pi v3 file whose first line is its header is
-  extended this way; and only when the new lines are clean apart from parents in the old part,
-  and are entries whose row needs no other line (messages of the usual roles, model and thinking
-  changes, labels, names, custom entries, branch summaries): a duplicated id, a torn last line, a
-  compaction... and the file is rescanned whole;
+- *unchanged* (same key): its rows come from the cache (memory-mapped, no copy); a file whose
+  stat changed but not its size (touched, or edited in place) is unchanged only if its CRC-32
+  still matches;
+- *grown* (same device/inode and first KB, larger, the KB that used to end it still there, and
+  the CRC-32 of its first ``size`` bytes still the cached file's): only the bytes after its last
+  complete line are parsed (after the header and a one-line stand-in for each old entry they
+  name as parent, so they parse as a clean file, on the path a fresh load takes), the new rows
+  get their line numbers, entry and parent indexes in the whole file, and the file's session
+  facts (name, leaf, leaf count) are recomputed from its rows. Only a clean pi v3 file whose
+  first line is its header is extended this way; and only when the new lines are clean apart
+  from parents in the old part, and are entries whose row needs no other line (messages of the
+  usual roles, model and thinking changes, labels, names, custom entries, branch summaries): a
+  duplicated id, a torn last line, a compaction... and the file is rescanned whole;
 - anything else (new, rewritten, truncated, replaced, migrated): loaded whole.
 
 A file modified within two seconds of being cached could change again within the resolution of
-its mtime, so its entry also keeps a hash of the whole file, checked on the next load ("racily
-clean", as git calls it). Every write goes to a temporary file renamed over the old one, so a
-killed process leaves the previous cache or none, never a torn one. Results always equal a fresh
+its mtime, so its entry is marked ``racy`` and its CRC-32 is checked on the next load ("racily
+clean", as git calls it). The cache's own files are checked before use (a sealed manifest,
+a CRC-32 per segment, every field and row range of every file entry: :mod:`._cache_files`); what
+does not match is read afresh, with one :class:`~sessionlab.errors.CacheWarning`. Every write
+goes to a new temporary file, fsynced and renamed over the old one, so a killed process or a
+power cut leaves the previous cache or none, never a torn one. Results always equal a fresh
 load: the property tests in ``tests/properties/test_cache_properties.py`` append, truncate,
-rewrite and tear files between loads and compare.
+rewrite and tear files between loads, and the fuzz target ``tests/fuzz/cache_worker.py`` damages
+the cache between loads. What the cache detects and what it cannot: ``docs/cache.md``.
 
 Location: ``SESSIONLAB_CACHE_DIR`` if set (empty: no cache by default), else
 ``platformdirs.user_cache_dir("sessionlab")``; ``sessionlab cache clear`` empties it.
@@ -338,9 +344,8 @@ class Store:
         files.cleanup(self.dir)
         seg_meta = [self.segment_records[n] for n in used if n in self.segment_records]
         if name in used:
-            data = _ipc_bytes(batches)
-            atomic_write(self.dir / name, data)
-            seg_meta.append({"name": name, "size": len(data), "crc": zlib.crc32(data)})
+            size, crc = atomic_write(self.dir / name, write=lambda tmp: _write_ipc(tmp, batches))
+            seg_meta.append({"name": name, "size": size, "crc": crc})
         body = json.dumps({"format": _FORMAT, "fingerprint": _fingerprint(), "segments": seg_meta, "files": out},
                           ensure_ascii=True)
         atomic_write(self.manifest, seal_manifest(body.encode()))
@@ -382,14 +387,11 @@ def _key_only(key: dict | None) -> dict | None:
     return None if key is None else dict(key)
 
 
-def _ipc_bytes(batches: list[pa.RecordBatch]) -> pa.Buffer:
-    """A segment's bytes: an Arrow IPC file of ``batches`` (one or more per file, as the manifest
-    counts them), built in memory so its checksum is taken before it is written."""
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_file(sink, ENTRY_SCHEMA) as writer:
+def _write_ipc(path: Path, batches: list[pa.RecordBatch]) -> None:
+    """A segment: an Arrow IPC file of ``batches`` (one or more per file, as the manifest counts them)."""
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, ENTRY_SCHEMA) as writer:
         for batch in batches:
             writer.write_batch(batch)
-    return sink.getvalue()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -49,6 +49,8 @@ def store_dir(root: Path) -> Path:
         st = os.lstat(d)
     except FileNotFoundError:
         return d
+    except OSError as exc:  # (``root`` is a file)
+        raise CacheError(f"{root} is not a folder: it is not the cache's ({exc.strerror or exc})") from None
     if stat.S_ISLNK(st.st_mode):
         raise CacheError(f"{d} is a symlink: the cache neither uses nor clears a folder through one")
     if not stat.S_ISDIR(st.st_mode):
@@ -113,17 +115,25 @@ def cache_size(root: Path | None) -> int:
         os.close(fd)
 
 
-def atomic_write(target: Path, data: bytes | memoryview) -> None:
-    """Write ``data`` to a new temporary file beside ``target`` (created exclusively, never through
-    a symlink), fsync it, rename it to ``target`` and fsync the folder. On any failure, the
+def atomic_write(target: Path, data: bytes | memoryview | None = None, *,
+                 write: Callable[[Path], Any] | None = None) -> tuple[int, int]:
+    """Write ``data`` (or let ``write`` write the file at the path it is given) to a new temporary
+    file beside ``target`` (created exclusively, never through a symlink), fsync it, rename it to
+    ``target`` and fsync the folder; returns the file's size and CRC-32. On any failure, the
     temporary file is removed and ``target`` is as it was."""
     tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0), 0o644)
+    flags = os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_BINARY", 0)
+    fd = os.open(tmp, os.O_RDWR | flags, 0o644)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            if write is not None:
+                write(tmp)  # (into the file just created: it is ours)
+            else:
+                view = memoryview(data if data is not None else b"")
+                while view:
+                    view = view[os.write(fd, view):]
+            size = os.fstat(fd).st_size
+            crc = _crc_fd(fd, size)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -135,6 +145,7 @@ def atomic_write(target: Path, data: bytes | memoryview) -> None:
             pass
         raise
     _sync_dir(target.parent)
+    return size, crc or 0
 
 
 def _sync_dir(d: Path) -> None:
