@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..errors import ArgumentValueError
 from ..io.writer import atomic_write_bytes
 from ._data import collect
 from ._html import render
@@ -55,7 +56,7 @@ def write_report(source: Any, path: str | os.PathLike[str], *, tz: str = "UTC", 
     place; on any failure (an interrupt included) the temporary file is removed."""
     out = Path(path)
     if out.is_dir():
-        raise IsADirectoryError(21, "is a folder: give the report's file name", str(out))
+        raise ArgumentValueError("path", f"{out} is a folder: give the report's file name (e.g. {out / 'report.html'})")
     data = build_report(source, tz=tz, title=title).encode("utf-8")
     atomic_write_bytes(out, data)
     return out
