@@ -337,3 +337,18 @@ def test_two_loaders_on_one_cache_while_a_third_process_appends(tmp_path):
         prefix.write_bytes(b"".join(data.splitlines(keepends=True)[:n]))
         fresh = load_files(prefix.parent, on_bad_lines="skip", cache=False).files[0].entries
         assert e.drop_columns(["file"]).equals(fresh.drop_columns(["file"]))
+
+
+def test_a_read_only_cache_folder_only_costs_speed(src, tmp_path, monkeypatch):
+    cache = filled(src, tmp_path)
+    f = next(src.rglob("*.jsonl"))
+    with open(f, "ab") as fh:
+        fh.write(b"\n")  # a change, so the load writes
+
+    def refuse(*a, **k):  # what a read-only folder answers (root ignores the folder's mode)
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("sessionlab.tables._cache.atomic_write", refuse)
+    before = sorted(p.name for p in (cache / "entries-v1").iterdir())
+    assert_same(src, cache)
+    assert sorted(p.name for p in (cache / "entries-v1").iterdir()) == before
