@@ -170,8 +170,9 @@ def _day(ts, tz: str) -> pa.Array:
     """The date in ``tz`` (null where it is none a ``datetime.date`` can hold: an unknown day)."""
     day = pc.cast(_local(ts, tz), pa.date32())
     n = pc.cast(day, pa.int32())
-    inside = pc.and_(pc.greater_equal(n, _FIRST_DAY), pc.less_equal(n, _LAST_DAY))
-    return pc.if_else(inside, day, pa.scalar(None, pa.date32()))
+    first, last = scalar(_FIRST_DAY, pa.int32()), scalar(_LAST_DAY, pa.int32())
+    inside = pc.and_(pc.greater_equal(n, first), pc.less_equal(n, last))
+    return pc.if_else(inside, day, scalar(None, pa.date32()))
 
 
 def _month(ts, tz: str) -> pa.Array:
