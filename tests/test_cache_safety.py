@@ -182,7 +182,14 @@ def _rewrite_manifest(path: Path, change) -> None:
     lambda m: m.update(files={"a": 1}),
     lambda m: m.update(segments=[3]),
     lambda m: m["files"].append(m["files"][0]),
-], ids=["no-segment", "batch", "offset", "rows", "issue-row", "session", "files-dict", "segments", "twice"])
+    # found by the cache fuzz target's first long run:
+    lambda m: m["files"][0].update(rows=m["files"][0]["rows"] - 1),
+    lambda m: m["files"][0].update(rows=0),
+    lambda m: m["files"][0].update(session={"a": 1}),
+    lambda m: m["files"][0].update(segment=["x"]),
+    lambda m: m["files"][0].update(segment={"a": 1}),
+], ids=["no-segment", "batch", "offset", "rows", "issue-row", "session", "files-dict", "segments", "twice",
+        "fewer-rows", "no-rows", "other-session", "segment-list", "segment-dict"])
 def test_a_manifest_with_bad_fields_is_never_used(src, tmp_path, change):
     cache = filled(src, tmp_path)
     _rewrite_manifest(manifest_of(cache), change)

@@ -191,7 +191,7 @@ class Store:
         entries: dict[str, dict] = {}
         twice: set[str] = set()
         for e in listed:
-            if isinstance(e, dict) and e.get("segment") in lost:
+            if isinstance(e, dict) and isinstance(e.get("segment"), str) and e["segment"] in lost:
                 continue  # its segment is gone (another process's newer write) or damaged (counted)
             if not files.valid_entry(e, batch_rows) or not _rows_match(e, segments):
                 self.damage.append("a file's entry in its manifest is not valid")
@@ -371,14 +371,22 @@ def _cached(path: str, e: dict, segments: dict[str, list[pa.Table]]) -> FileResu
 
 
 def _rows_match(e: dict, segments: dict[str, list[pa.Table]]) -> bool:
-    """Whether the rows an entry names are its file's first to last (its ``file`` at both ends,
-    ``entry_index`` 0 and rows - 1): a wrong offset or count cannot serve another file's rows."""
-    n = e["rows"]
+    """Whether the rows an entry names are all of its file's rows and only those (its ``file``
+    at both ends with ``entry_index`` 0 and rows - 1, and the row after them not its file's next),
+    and its session row and issues are its own (the session's ``file``, the issue count): a wrong
+    offset, count or row cannot serve another file's rows, or part of them."""
+    name = shown(e["path"])
+    s = e["session"]
+    if s.get("file") != e["path"] or s.get("issue_count") != len(e["issues"]):
+        return False
+    t = segments[e["segment"]][e["batch"]]
+    n, first = e["rows"], e["offset"]
+    after = first + n
+    if after < t.num_rows and t["file"][after].as_py() == name and t["entry_index"][after].as_py() == n:
+        return False  # the file has more rows than the entry says
     if n == 0:
         return True
-    t = segments[e["segment"]][e["batch"]]
-    first, last = e["offset"], e["offset"] + n - 1
-    name = shown(e["path"])
+    last = after - 1
     return (t["entry_index"][first].as_py() == 0 and t["entry_index"][last].as_py() == n - 1
             and t["file"][first].as_py() == name and t["file"][last].as_py() == name)
 

@@ -31,10 +31,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 VALUES = [None, True, 0, -1, 1, 7, 2**31, 2**63, 1.5, "", "x", "0" * 32, [], {}, [1, 2], {"a": 1}]
-# manifest fields whose change the cache must catch (values it cannot check, such as a session's
-# name under a forged checksum, are left alone: only a checksum protects them)
+# manifest fields whose change the cache must catch; the session row, issues and loader only get
+# values of another type or shape (a same-typed value, such as another session name or one issue
+# fewer, under a forged checksum is what only the checksum protects: docs/cache.md)
 STRUCTURE = {"format", "fingerprint", "segments", "files", "name", "size", "crc", "segment", "batch", "offset",
              "rows", "path", "dev", "ino", "mtime_ns", "ctime_ns", "head", "tail", "session", "issues", "loader"}
+VALUES_ONLY_RETYPED = {"session": dict, "issues": list, "loader": (str, type(None))}
 
 
 def _segment(d: Path) -> Path:
@@ -91,7 +93,13 @@ def _manifest_json(path: Path, rng: random.Random) -> None:
     for k in p[:-1]:
         parent = parent[k]
     op = rng.randrange(3)
-    if op == 0:
+    kind = VALUES_ONLY_RETYPED.get(p[-1]) if len(p) == 3 else None
+    if kind is not None:  # a value of another type, or the key removed
+        if op == 1:
+            del parent[p[-1]]
+        else:
+            parent[p[-1]] = rng.choice([v for v in VALUES if not isinstance(v, kind)])
+    elif op == 0:
         parent[p[-1]] = rng.choice(VALUES)
     elif op == 1:
         del parent[p[-1]]
