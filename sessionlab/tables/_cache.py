@@ -234,6 +234,8 @@ class Store:
         """Each path's result, in order; the cache is updated when anything changed."""
         old = self._read()
         segments, entries = old if old is not None else ({}, {})
+        if old is not None:
+            files.cleanup(self.dir)  # (a killed writer's temporary files, even when this load writes nothing)
         now_keys = {p: probe(p) for p in paths}
         results: dict[str, FileResult] = {}
         grown: list[str] = []
