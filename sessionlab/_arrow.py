@@ -21,6 +21,7 @@ only the ``*_df`` views import pandas.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -55,9 +56,26 @@ def validity(valid: np.ndarray) -> tuple[pa.Buffer | None, int]:
     return (None if nulls == 0 else pa.py_buffer(np.packbits(valid, bitorder="little"))), nulls
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8(value: str) -> bytes:
+    """``value`` as UTF-8 for an Arrow string: a lone surrogate (half a JavaScript surrogate pair,
+    or a non-UTF-8 byte of a file name as ``os.fsdecode`` escapes it) becomes U+FFFD."""
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", value).encode("utf-8")
+
+
+def shown(value: str) -> str:
+    """``value`` as an Arrow string column holds it (:func:`utf8`): the key to look it up by."""
+    return value if value.isascii() else utf8(value).decode("utf-8")
+
+
 def strings(values: Sequence[str | None]) -> pa.Array:
-    """A list of str/None as an Arrow string array."""
-    data = [b"" if v is None else v.encode("utf-8", "surrogatepass") for v in values]
+    """A list of str/None as an Arrow string array (see :func:`utf8`)."""
+    data = [b"" if v is None else utf8(v) for v in values]
     offsets = np.zeros(len(data) + 1, np.int32)
     np.cumsum([len(b) for b in data], out=offsets[1:])
     bitmap, nulls = validity(np.fromiter((v is not None for v in values), np.bool_, len(values)))

@@ -20,6 +20,7 @@ matching builtin, so ``except KeyError`` or ``except ValueError`` keeps working:
     ├── TableFreedError (ReferenceError)  a Forest outlived the table it was built from
     ├── MissingDependencyError (ImportError)  an optional piece needs an extra that is not installed
     ├── NativeUnavailableError (RuntimeError) the C scanner was asked for but is not built (or refused)
+    ├── CacheError (OSError)              the cache folder is not the cache's, or could not be cleared
     └── SessionError                      a session operation failed; ``code`` says which
         ├── EntryNotFoundError (KeyError)     code "not_found"
         ├── InvalidForkTargetError (ValueError) code "invalid_fork_target"
@@ -34,6 +35,7 @@ matching builtin, so ``except KeyError`` or ``except ValueError`` keeps working:
     ├── BadLinesWarning                   one per file read with on_bad_lines="warn"
     ├── NativeLoaderWarning               the C scanner is stale (built from other sources) or
     │                                     failed on files it had accepted (a bug)
+    ├── CacheWarning                      the cache was damaged: the files it held were read afresh
     └── UnrecordedDataWarning             an analysis met an agent whose files do not record what it needs
 """
 
@@ -49,6 +51,7 @@ __all__ = [
     "check_option",
     "RulesMismatchError",
     "ReadOnlyFormatError",
+    "CacheError",
     "SessionError",
     "EntryNotFoundError",
     "InvalidForkTargetError",
@@ -71,6 +74,7 @@ __all__ = [
     "BadLinesWarning",
     "NativeLoaderWarning",
     "UnrecordedDataWarning",
+    "CacheWarning",
 ]
 
 
@@ -117,6 +121,11 @@ class MissingDependencyError(SessionLabError, ImportError):
 
 class NativeUnavailableError(SessionLabError, RuntimeError):
     """The native scanner was asked for directly but is not built, or was refused as stale."""
+
+
+class CacheError(SessionLabError, OSError):
+    """The loaders' cache folder cannot be used or cleared as asked: it is a symlink or not a
+    folder (nothing is removed through it), or some of its files could not be removed."""
 
 
 class SessionError(SessionLabError):
@@ -273,3 +282,8 @@ class UnrecordedDataWarning(SessionLabWarning):
     """An analysis met sessions whose agent does not record what it needs (Codex writes no cache
     writes, say): the affected column is null there, the other rows are complete. Emitted once per
     call, naming the agents."""
+
+
+class CacheWarning(SessionLabWarning):
+    """Part of the loaders' cache was damaged (a checksum or a field did not match): the files it
+    held were read afresh, and the cache is written again. Emitted once per load."""

@@ -247,7 +247,8 @@ ACCEPTED: dict[str, bytes] = {
         asst([text("i")], usage={"input": 1, "output": 2, "cost": {}}),
         asst([text("j")], usage={"input": 1, "output": 2, "cost": {"total": None}}),
         asst([text("k")], usage={"input": -4, "output": 0, "totalTokens": None, "cost": {"total": -0.5}}),
-        asst([text("l")], usage={"input": 999999999999999999, "output": 999999999999999999, "totalTokens": 0}),
+        # (the largest token counts a total takes: JavaScript's largest exact integer; above, a bad_value)
+        asst([text("l")], usage={"input": 9007199254740992, "output": 9007199254740992, "totalTokens": 0}),
         sub(js(asst([text("m")], usage={"input": 1, "cost": {"total": 0.25}}) | {"id": "raw1", "parentId": "e13", "timestamp": TS}),
             b'"total":0.25', b'"total":2.5E-1'),
         sub(js(asst([text("n")], usage={"input": 1, "cost": {"total": 0.25}}) | {"id": "raw2", "parentId": "raw1", "timestamp": TS}),

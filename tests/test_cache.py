@@ -252,16 +252,12 @@ def test_killed_mid_write_leaves_a_usable_cache(corpus, tmp_path):
     flag = tmp_path / "writing"
     code = f"""
 import sys, time
-import pyarrow as pa
-from sessionlab.tables import _cache, load_files
-real = _cache._write_ipc
-def slow(path, batches):
-    with pa.OSFile(str(path), "wb") as sink:
-        sink.write(b"ARROW1" + b"x" * 1000)  # the start of a file, then stuck
-        sink.flush()
-        open({str(flag)!r}, "w").close()
-        time.sleep(60)
-_cache._write_ipc = slow
+import os
+from sessionlab.tables import load_files
+def stuck(fd):  # the segment's bytes are in its temporary file, not yet synced nor renamed
+    open({str(flag)!r}, "w").close()
+    time.sleep(60)
+os.fsync = stuck
 load_files({str(corpus)!r}, on_bad_lines="skip", cache={str(cache)!r})
 """
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -280,6 +276,7 @@ load_files({str(corpus)!r}, on_bad_lines="skip", cache={str(cache)!r})
     assert manifest.read_bytes() == before  # the old cache is in force, whole
     assert list((cache / "entries-v1").glob("*.tmp-*"))  # the torn temporary file was never renamed
     assert load_files(corpus, on_bad_lines="skip", cache=cache).changes.appended == [str(f)]
+    assert not list((cache / "entries-v1").glob("*.tmp-*"))  # its process is gone: removed at once
     assert_same(corpus, cache)
 
 
@@ -310,10 +307,16 @@ def test_unreadable_cache_file_is_ignored(corpus, tmp_path):
     assert_same(corpus, cache)
     segment = next((cache / "entries-v1").glob("*.arrow"))
     segment.write_bytes(segment.read_bytes()[:500])
-    assert_same(corpus, cache)
+    with pytest.warns(sl.CacheWarning, match="does not match its checksum"):
+        assert_same(corpus, cache)
     manifest = next((cache / "entries-v1").glob("*.json"))
     manifest.write_text("{not json")
-    assert_same(corpus, cache)
+    with pytest.warns(sl.CacheWarning, match="manifest"):
+        assert_same(corpus, cache)
+    manifest.write_bytes(b"")  # zero-length (a crash before its data reached the disk)
+    with pytest.warns(sl.CacheWarning, match="manifest"):
+        assert_same(corpus, cache)
+    assert_same(corpus, cache)  # written again, whole
 
 
 def test_default_folder_and_options(tmp_path, monkeypatch):

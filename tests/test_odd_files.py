@@ -132,3 +132,53 @@ def test_custom_message_column(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     col = lines[0].split().index("custom_message")
     assert lines[2].split()[col] == "2" and lines[-1].split()[col - 2] == "2"
+
+
+# -- one odd name or string must not stop a run (issue 24, cases 7 and 8) --------------------------
+SURROGATES = (
+    '{"type":"session","version":3,"id":"sur","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p\\ud83d"}\n'
+    '{"type":"session_info","id":"n1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","name":"half \\ud83d"}\n'
+    '{"type":"message","id":"u1","parentId":"n1","timestamp":"2026-01-01T00:00:01.000Z",'
+    '"message":{"role":"user","content":"emoji \\ud83d cut","timestamp":0}}\n'
+    '{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant",'
+    '"content":[{"type":"text","text":"ok"}],"provider":"anthropic","model":"m","usage":{"input":5,"output":7,'
+    '"cacheRead":0,"cacheWrite":0,"totalTokens":12,"cost":{"total":0.5}},"stopReason":"stop","timestamp":0}}\n'
+)
+
+
+@pytest.mark.parametrize("native", ["1", "0"])
+@pytest.mark.parametrize("where", ["name", "text"])
+def test_non_utf8_file_names_and_lone_surrogates_do_not_stop_a_run(tmp_path, capsys, monkeypatch, native, where):
+    import os
+
+    monkeypatch.setenv("SESSIONLAB_NATIVE", native)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "ok.jsonl").write_text(SURROGATES.replace("\\ud83d", "").replace('"sur"', '"ok"'), encoding="utf-8")
+    name = os.fsencode(str(src)) + (b"/bad\xff-\xfe.jsonl" if where == "name" else b"/plain.jsonl")
+    text = SURROGATES if where == "text" else SURROGATES.replace("\\ud83d", "")
+    with open(name, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    for argv in (["summary", str(src), "--format", "json"], ["usage", "session", str(src), "--json"],
+                 ["report", str(src), "-o", str(tmp_path / "r.html")]):
+        assert main([*argv]) == 0, capsys.readouterr().err
+        out = capsys.readouterr().out
+        if argv[0] == "summary":
+            rows = json.loads(out)["sessions"]
+            assert len(rows) == 2 and sum(r["cost"] for r in rows) == 1.0
+            odd = next(r for r in rows if r["session_id"] == "sur")
+            if where == "name":
+                assert odd["file"].endswith("/bad\ufffd-\ufffd.jsonl")
+            else:
+                assert odd["name"] == "half \ufffd" and odd["cwd"] == "/p\ufffd"
+
+
+def test_a_repo_session_with_an_undecodable_cwd_is_summarized(tmp_path, capsys):
+    from sessionlab import JsonlSessionRepo, UserMessage
+
+    repo = JsonlSessionRepo(tmp_path / "r")
+    s = repo.create(cwd="/home/\udcff")
+    s.append_message(UserMessage(content="hi", timestamp=0))
+    assert main(["summary", str(tmp_path / "r"), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["sessions"]
+    assert [r["cwd"] for r in rows] == ["/home/\ufffd"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 
@@ -81,3 +82,44 @@ def test_cli_writes_the_report(tmp_path, capsys):
 def test_write_report_returns_the_path(tmp_path):
     p = write_report(DATA / "pi" / "before-compaction.jsonl", tmp_path / "one.html", tz="Europe/Vienna")
     assert p.exists() and "days in Europe/Vienna" in p.read_text(encoding="utf-8")
+
+
+def test_a_symlink_planted_at_the_temporary_name_is_not_followed(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    out = tmp_path / "report.html"
+    (tmp_path / "report.html.tmp").symlink_to(victim)
+    write_report(DATA / "pi" / "before-compaction.jsonl", out)
+    assert victim.read_text() == "keep me"
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>") and not out.is_symlink()
+
+
+@pytest.mark.parametrize("failure", ["dir", "write", "interrupt"])
+def test_a_failed_report_leaves_no_temporary_file(tmp_path, monkeypatch, failure, capsys):
+    out = tmp_path / "out"
+    if failure == "dir":
+        out.mkdir()  # -o DIR
+        assert main(["report", str(DATA / "pi"), "-o", str(out)]) != 0
+    else:
+        exc = OSError(27, "File too large") if failure == "write" else KeyboardInterrupt()
+
+        def fail(fd):
+            raise exc
+
+        monkeypatch.setattr(os, "fsync", fail)
+        with pytest.raises(type(exc)):
+            write_report(DATA / "pi" / "before-compaction.jsonl", out)
+        monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["out"] if failure == "dir" else [])
+
+
+def test_lone_surrogates_in_session_text_do_not_stop_the_report(tmp_path):
+    f = tmp_path / "s.jsonl"
+    f.write_text(
+        '{"type":"session","version":3,"id":"sur","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p\\ud83d"}\n'
+        '{"type":"session_info","id":"n1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","name":"half \\ud83d"}\n'
+        '{"type":"message","id":"u1","parentId":"n1","timestamp":"2026-01-01T00:00:01.000Z",'
+        '"message":{"role":"user","content":"emoji \\ud83d cut","timestamp":0}}\n', encoding="utf-8")
+    out = write_report(tmp_path, tmp_path / "r.html")
+    page = out.read_text(encoding="utf-8")
+    assert "emoji \ufffd cut" in page or "emoji \\ufffd cut" in page

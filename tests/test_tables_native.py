@@ -291,7 +291,7 @@ def test_edge_case_values(tmp_path):
     rows = _entry_rows(ACCEPTED["usage_variants"], tmp_path)
     assert [r["context_tokens"] for r in rows[2:7]] == [5 + 7 + 11 + 13, 5, 3, 0, None]
     assert [r["cost_usd"] for r in rows[7:10]] == [None, 3.0, 1e-5]
-    assert rows[13]["context_tokens"] == 2 * 999999999999999999
+    assert rows[13]["context_tokens"] == 2 * 2**53
     rows = _entry_rows(ACCEPTED["is_error_variants"], tmp_path)
     assert [r["is_error"] for r in rows[2:7]] == [False, None, True, None, None]
     rows = _entry_rows(ACCEPTED["images"], tmp_path)

@@ -93,12 +93,13 @@ def default_roots() -> dict[str, list[Path]]:
     return {a.name: a.roots() for a in _REGISTRY.values()}
 
 
-def default_files(agents: object = None) -> list[str]:
-    """The session files in the default folders of ``agents`` (all by default), each once."""
+def default_files(agents: object = None, *, errors: list[tuple[str, str]] | None = None) -> list[str]:
+    """The session files in the default folders of ``agents`` (all by default), each once; a
+    folder that cannot be listed goes to ``errors``."""
     seen: dict[str, None] = {}
     for name in check_agents(agents):
         a = _REGISTRY[name]
-        for f in a.files(a.roots()):
+        for f in a.files(a.roots(), errors if errors is not None else []):
             seen.setdefault(f, None)
     return list(seen)
 

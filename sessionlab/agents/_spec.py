@@ -24,9 +24,37 @@ def home_path(raw: str) -> Path:
     return Path(os.path.expanduser(raw.strip()))
 
 
-def jsonl_below(roots: Sequence[Path]) -> list[str]:
-    """Every ``*.jsonl`` file below the folders that exist, each folder's files sorted."""
-    return [f for root in roots if root.is_dir() for f in sorted(str(p) for p in root.rglob("*.jsonl") if p.is_file())]
+def jsonl_below(roots: Sequence[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
+    """Every ``*.jsonl`` regular file below the folders that exist, each folder's files sorted;
+    symlinked folders are followed, each folder read once (a link back up is no loop); a folder that
+    cannot be listed goes to ``errors`` as (path, error)."""
+    out: list[str] = []
+    for root in roots:
+        if Path(root).is_dir():
+            out += _walk(Path(root), errors if errors is not None else [])
+    return out
+
+
+def _walk(root: Path, errors: list[tuple[str, str]]) -> list[str]:
+    """The ``*.jsonl`` regular files under ``root``, sorted; symlinked folders are followed, each
+    folder read once (a link back up is no loop); a folder that cannot be listed goes to ``errors``."""
+    def unreadable(exc: OSError) -> None:
+        errors.append((exc.filename or str(root), f"{type(exc).__name__}: {exc.strerror or exc}"))
+
+    out: list[str] = []
+    seen: set[tuple[int, int]] = set()
+    for folder, dirs, names in os.walk(str(root), followlinks=True, onerror=unreadable):
+        try:
+            st = os.stat(folder)
+        except OSError:
+            dirs[:] = []
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            dirs[:] = []  # reached again through a symlink
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        out += [f for f in (os.path.join(folder, n) for n in names if n.endswith(".jsonl")) if os.path.isfile(f)]
+    return sorted(out)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,7 +73,8 @@ class AgentSpec:
         roots: The agent's default session folders (existing or not), following its environment
             variables.
         env: The environment variables ``roots`` follows, for the docs.
-        files: The session files below ``roots()`` (default: every ``*.jsonl``).
+        files: The session files below ``roots()``, ``files(folders, errors)`` (default: every
+            ``*.jsonl``, :func:`jsonl_below`; a folder that cannot be listed goes to ``errors``).
         reader: ``"module:function"`` of the reader, ``read(path, fh) -> AgentFile`` (a binary file
             object in, the common columns out), imported on first use; None for pi, whose files
             take the pi loader's paths (the C scanner, msgspec, the object model).
@@ -67,7 +96,7 @@ class AgentSpec:
     roots: Callable[[], list[Path]]
     recognise_start: Callable[[bytes], bool] | None = None
     env: tuple[str, ...] = ()
-    files: Callable[[list[Path]], list[str]] = jsonl_below
+    files: Callable[[list[Path], list[tuple[str, str]]], list[str]] = jsonl_below
     reader: str | None = None
     finish: str | None = None
     calls_need_usage: bool = True

@@ -38,13 +38,13 @@ def roots() -> list[Path]:
     return [home / "sessions", home / "archived_sessions"]
 
 
-def files(folders: list[Path]) -> list[str]:
+def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
     """Both folders' files; a file of ``archived_sessions`` whose relative path is also in
     ``sessions`` is left out (the active copy wins)."""
     sessions, archived = folders
-    active = jsonl_below([sessions])
+    active = jsonl_below([sessions], errors)
     rel = {os.path.relpath(f, sessions) for f in active}
-    return active + [f for f in jsonl_below([archived]) if os.path.relpath(f, archived) not in rel]
+    return active + [f for f in jsonl_below([archived], errors) if os.path.relpath(f, archived) not in rel]
 
 
 def _together(path: str, head: bytes) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:

@@ -137,8 +137,17 @@ def _local(ts, tz: str) -> pa.Array:
     return pc.local_timestamp(ts.cast(pa.timestamp(ts.type.unit, tz=tz)))
 
 
+# the days Python's datetime.date holds: a time in year 1 or 9999 can fall outside them in ``tz``
+_FIRST_DAY, _LAST_DAY = -719_162, 2_932_896  # 0001-01-01 and 9999-12-31, in days from 1970-01-01
+
+
 def _day(ts, tz: str) -> pa.Array:
-    return pc.cast(_local(ts, tz), pa.date32())
+    """The date in ``tz`` (null where it is none a ``datetime.date`` can hold: an unknown day)."""
+    day = pc.cast(_local(ts, tz), pa.date32())
+    n = pc.cast(day, pa.int32())
+    first, last = scalar(_FIRST_DAY, pa.int32()), scalar(_LAST_DAY, pa.int32())
+    inside = pc.and_(pc.greater_equal(n, first), pc.less_equal(n, last))
+    return pc.if_else(inside, day, scalar(None, pa.date32()))
 
 
 def _month(ts, tz: str) -> pa.Array:

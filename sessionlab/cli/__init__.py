@@ -26,10 +26,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import OptionError
 from ..tables import Corpus, load
 
 __all__ = ["format_summary", "format_usage", "main", "summarize_corpus", "summarize_session", "summarize_sessions",
-           "usage_views"]
+           "time_zone", "unreadable", "unreadable_line", "usage_views"]
 
 ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom")
 """Message roles with their own column; any other role is counted under ``other``."""
@@ -219,21 +220,53 @@ def format_usage(title: str, key: str, rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join([title, fmt(head), "  ".join("-" * w for w in widths), *map(fmt, body)])
 
 
+def unreadable(corpus: Corpus) -> list[dict[str, str]]:
+    """The files and folders a load could not read (``read_error`` issues): ``file`` and ``error``."""
+    t = corpus.issues
+    t = t.filter(pc.equal(t["kind"], "read_error")) if t.num_rows else t
+    return [{"file": f, "error": m} for f, m in zip(t["file"].to_pylist(), t["message"].to_pylist())]
+
+
+def unreadable_line(items: Sequence[dict[str, str]]) -> str:
+    """The line printed under a table when files or folders could not be read."""
+    first = items[0]
+    return (f"{len(items)} files or folders could not be read and are not counted (first: {first['file']}: "
+            f"{first['error']}); all are in the issues table")
+
+
 def _cmd_summary(args: argparse.Namespace) -> int:
     corpus = load(args.paths, on_bad_lines="skip", progress=False)
     rows = summarize_corpus(corpus)
     views = usage_views(corpus, tz=args.tz) if args.usage else {}
+    missed = unreadable(corpus)
     if args.format == "json":
-        print(json.dumps({"sessions": rows, "total": total_row(rows), "usage": views}, indent=2,
-                         ensure_ascii=False))
+        print(json.dumps({"sessions": rows, "total": total_row(rows), "usage": views,
+                          **({"unreadable": missed} if missed else {})}, indent=2, ensure_ascii=False))
     else:
         print(format_summary(rows))
+        if missed:
+            print(unreadable_line(missed))
         if views:
             print()
             print(format_usage("Usage by model (all branches)", "model", views["model"]))
             print()
             print(format_usage(f"Usage by day ({args.tz})", "day", views["day"]))
     return 0
+
+
+def time_zone(value: str) -> str:
+    """``value`` when it is an IANA time zone name (``UTC``, ``Europe/Vienna``), else
+    :class:`~sessionlab.errors.OptionError` (an empty ``--tz`` included)."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    message = f"--tz {value!r} is not a time zone (an IANA name such as UTC or Europe/Vienna)"
+    if not value.strip():
+        raise OptionError(message)
+    try:
+        ZoneInfo(value)
+    except (ValueError, ZoneInfoNotFoundError, OSError):
+        raise OptionError(message) from None
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -251,7 +284,7 @@ def _parser() -> argparse.ArgumentParser:
                         description="The loaders keep parsed files in $SESSIONLAB_CACHE_DIR, "
                                     "else the user's cache folder.")
     cp.add_argument("action", choices=("clear",))
-    cp.set_defaults(func=_cmd_cache)
+    cp.set_defaults(func=_cmd_cache, user_errors=(OSError,), error_code=1)  # (a symlinked or read-only folder)
     rp = sub.add_parser("report", help="one self-contained offline HTML report: usage, sessions, trees, issues",
                         description="Write a single HTML file about the sessions in SOURCE (see sessionlab.report).")
     rp.add_argument("source", nargs="+", metavar="SOURCE", help="a session file or a folder")
@@ -286,7 +319,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
     args = _parser().parse_args(argv)
     try:
+        if getattr(args, "tz", None) is not None:
+            time_zone(args.tz)  # (before any file is read)
         return int(args.func(args))
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's code for SIGINT (writes clean up after themselves)
+        print(f"sessionlab {args.command}: interrupted", file=sys.stderr)
+        return 130
     except getattr(args, "user_errors", Exception) as exc:  # the one place a command's failure is reported
         print(f"sessionlab {args.command}: {exc}", file=sys.stderr)
-        return 2
+        return getattr(args, "error_code", 2)

@@ -88,7 +88,11 @@ def usage_report(report: str, paths: Sequence[str] | None = None, *, tz: str = "
     unpriced = sorted({m.split("'")[1] for m in issues["message"].to_pylist()})
     name = {"daily": "daily", "monthly": "monthly", "session": "sessions"}[report]
     fallback = int(pc.sum(pc.equal(entries["cost_source"], "fallback")).as_py() or 0)
-    return {name: rows, "totals": totals, "unpricedModels": unpriced, "fallbackModelCalls": fallback}
+    from . import unreadable
+
+    missed = unreadable(corpus)  # (only when there are: the JSON otherwise keeps ccusage's fields alone)
+    return {name: rows, "totals": totals, "unpricedModels": unpriced, "fallbackModelCalls": fallback,
+            **({"unreadable": missed} if missed else {})}
 
 
 def _session_facts(rows: list[dict], entries, sessions: list[dict], tz: str) -> None:
@@ -174,6 +178,10 @@ def render_table(report: str, data: dict[str, Any], *, file: Any = None) -> None
     if data.get("fallbackModelCalls"):
         console.print(f"{data['fallbackModelCalls']:,} Codex calls name no model (older rollouts): priced as "
                       "gpt-5, those releases' default, as ccusage does")
+    if data.get("unreadable"):
+        from . import unreadable_line
+
+        console.print(unreadable_line(data["unreadable"]))
 
 
 def to_csv(report: str, data: dict[str, Any]) -> str:

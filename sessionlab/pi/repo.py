@@ -390,6 +390,8 @@ class JsonlSessionRepo:
         """Write a new session file with the entries to fork (see the module doc)."""
         src_path = self._resolve(source)
         src = source.storage if isinstance(source, Session) else JsonlSessionStorage(src_path, on_bad_lines="skip")
+        if isinstance(src, JsonlSessionStorage) and src._file_exists:
+            src._check_size()  # a handle another one appended behind: its view is stale (StaleSessionError)
         new_cwd = cwd if cwd is not None else src.get_metadata().cwd
         _check_create(new_cwd, session_id, None, None)
         if session_id is not None and self._find(session_id):

@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -43,6 +44,9 @@ __all__ = ["Session", "open_session"]
 class Session:
     """A session over a storage (in memory or a JSONL file).
 
+    A session may be shared by threads: each append and leaf move is one step under a lock (the
+    storage's, so sessions over one storage share it).
+
     Every ``append_*`` creates an entry whose parent is the current leaf, stores it and returns
     its id; the leaf moves to it. ``context_build_options`` apply to every :meth:`build_context`.
 
@@ -58,11 +62,19 @@ class Session:
         self.context_build_options = check_type(
             context_build_options, SessionContextBuildOptions, "context_build_options", optional=True
         ) or SessionContextBuildOptions()
+        # (one lock per storage: two sessions over one storage share it)
+        self._lock = getattr(self.storage, "lock", None) or threading.RLock()
 
     # -- appending ---------------------------------------------------------------------------
     def _base(self) -> dict[str, Any]:
         return {"id": self.storage.create_entry_id(), "parent_id": self.storage.get_leaf_id(),
                 "timestamp": create_timestamp()}
+
+    def _append(self, cls: type, **fields: Any) -> str:
+        """A new entry of ``cls`` after the current leaf, stored: one step under the session's lock,
+        so threads sharing this session each append after the other (never two children of one leaf)."""
+        with self._lock:
+            return self.append_typed_entry(cls(**self._base(), **fields))
 
     def append_typed_entry(self, entry: E.SessionEntry) -> str:
         """Store a ready-made entry; returns its id.
@@ -71,29 +83,30 @@ class Session:
         otherwise :class:`~sessionlab.errors.InvalidEntryError` /
         :class:`~sessionlab.errors.EntryNotFoundError`, and nothing is stored.
         """
-        self.storage.append_entry(entry)
+        with self._lock:
+            self.storage.append_entry(entry)
         return entry.id  # type: ignore[return-value]
 
     def append_message(self, message: M.Message) -> str:
         """Append a user, assistant, tool result or bash execution message."""
         check_type(message, MESSAGE_TYPES, "message")
-        return self.append_typed_entry(E.MessageEntry(**self._base(), message=message))
+        return self._append(E.MessageEntry, message=message)
 
     def append_thinking_level_change(self, thinking_level: str) -> str:
         """Set the thinking level: one of pi's ``off``, ``minimal``, ``low``, ``medium``, ``high``, ``xhigh``,
         ``max`` (pi 1.6)."""
         check_choice(thinking_level, THINKING_LEVELS, "thinking_level")
-        return self.append_typed_entry(E.ThinkingLevelChangeEntry(**self._base(), thinking_level=thinking_level))
+        return self._append(E.ThinkingLevelChangeEntry, thinking_level=thinking_level)
 
     def append_model_change(self, provider: str, model_id: str) -> str:
         check_str(provider, "provider", nonempty=True)
         check_str(model_id, "model_id", nonempty=True)
-        return self.append_typed_entry(E.ModelChangeEntry(**self._base(), provider=provider, model_id=model_id))
+        return self._append(E.ModelChangeEntry, provider=provider, model_id=model_id)
 
     def append_active_tools_change(self, active_tool_names: list[str] | tuple[str, ...]) -> str:
         """Set the active tools (a list of tool names)."""
         names = check_names(active_tool_names, "active_tool_names")
-        return self.append_typed_entry(E.ActiveToolsChangeEntry(**self._base(), active_tool_names=names))
+        return self._append(E.ActiveToolsChangeEntry, active_tool_names=names)
 
     def append_compaction(
         self,
@@ -117,16 +130,15 @@ class Session:
             check_type(retained_tail, (list, tuple), "retained_tail")
             for i, m in enumerate(retained_tail):
                 check_type(m, MESSAGE_TYPES, f"retained_tail[{i}]")
-        return self.append_typed_entry(E.CompactionEntry(
-            **self._base(), summary=summary, first_kept_entry_id=first_kept_entry_id,
+        return self._append(E.CompactionEntry, summary=summary, first_kept_entry_id=first_kept_entry_id,
             tokens_before=tokens_before, details=details, from_hook=from_hook, usage=usage,
             retained_tail=tuple(retained_tail) if retained_tail is not None else None,
-        ))
+        )
 
     def append_custom(self, custom_type: str, data: Any = None) -> str:
         """Extension data; not part of the context unless a projector maps it."""
         check_str(custom_type, "custom_type", nonempty=True)
-        return self.append_typed_entry(E.CustomEntry(**self._base(), custom_type=custom_type, data=data))
+        return self._append(E.CustomEntry, custom_type=custom_type, data=data)
 
     def append_custom_message(self, custom_type: str, content: Any, display: bool = True, details: Any = None) -> str:
         """An extension message that enters the context with role ``custom`` (``content``: a string or
@@ -134,19 +146,19 @@ class Session:
         check_str(custom_type, "custom_type", nonempty=True)
         content = check_content(content, "content")
         check_type(display, bool, "display")
-        return self.append_typed_entry(E.CustomMessageEntry(
-            **self._base(), custom_type=custom_type, content=content, display=display, details=details))
+        return self._append(E.CustomMessageEntry, custom_type=custom_type, content=content, display=display,
+                            details=details)
 
     def append_label(self, target_id: str, label: str | None) -> str:
         """Set (or with ``None``/``""`` clear) the label of ``target_id``."""
         require_node(self.storage, target_id, "target_id")
         check_str(label, "label", optional=True)
-        return self.append_typed_entry(E.LabelEntry(**self._base(), target_id=target_id, label=label or None))
+        return self._append(E.LabelEntry, target_id=target_id, label=label or None)
 
     def append_session_info(self, name: str | None) -> str:
         """Set the session's display name (trimmed, as pi does)."""
         check_str(name, "name", optional=True)
-        return self.append_typed_entry(E.SessionInfoEntry(**self._base(), name=name.strip() if name else None))
+        return self._append(E.SessionInfoEntry, name=name.strip() if name else None)
 
     # -- navigation --------------------------------------------------------------------------
     def get_entry(self, entry_id: str) -> E.SessionEntry | None:
@@ -169,6 +181,10 @@ class Session:
             check_str(summary["summary"], "summary['summary']")
             check_type(summary.get("usage"), M.Usage, "summary['usage']", optional=True)
             check_type(summary.get("from_hook", False), bool, "summary['from_hook']")
+        with self._lock:
+            return self._move(entry_id, summary)
+
+    def _move(self, entry_id: str | None, summary: Mapping[str, Any] | None) -> str | None:
         self.storage.set_leaf_id(entry_id)
         if summary is None:
             return None

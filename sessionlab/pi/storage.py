@@ -34,6 +34,7 @@ same branch with the same context.
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -56,7 +57,7 @@ from ._validate import ENTRY_CLASSES, check_json, check_str, check_type
 from .io.dialects import Dialect, entry_from_dict, entry_to_dict
 from .io.migrate import CURRENT_VERSION
 from .io.reader import OnBadLines, SessionFile, last_node_id, parse_session_bytes
-from .io.writer import SessionWriter, check_unchanged, write_session
+from .io.writer import SessionWriter, check_unchanged, locked_file, same_file, write_session
 from .model import entries as E
 from .model import messages as M
 from .rules import session_name
@@ -171,6 +172,7 @@ class InMemorySessionStorage:
 
     def __init__(self, metadata: E.SessionHeader | None = None, entries: Iterable[E.SessionEntry] = ()) -> None:
         self.metadata = check_type(metadata, E.SessionHeader, "metadata", optional=True) or new_session_header()
+        self.lock = threading.RLock()  # appends and leaf moves, one thread at a time (see Session)
         self.entries: list[E.SessionEntry] = []
         self.by_id: dict[str, E.SessionEntry] = {}
         self.labels_by_id: dict[str, str] = {}
@@ -216,6 +218,10 @@ class InMemorySessionStorage:
         Records the move as a seed ``leaf`` entry (see the module doc), so the storages agree and
         a JSONL file reopens on the same leaf. Moving to the current leaf records nothing.
         """
+        with self.lock:
+            self._set_leaf_id(leaf_id)
+
+    def _set_leaf_id(self, leaf_id: str | None) -> None:
         if leaf_id is not None:
             require_node(self, leaf_id, "leaf_id")
         if leaf_id == self.leaf_id:
@@ -234,6 +240,10 @@ class InMemorySessionStorage:
 
     def append_entry(self, entry: E.SessionEntry) -> None:
         """Store a new entry (checked first, see the module doc); the leaf moves to it."""
+        with self.lock:
+            self._append_entry(entry)
+
+    def _append_entry(self, entry: E.SessionEntry) -> None:
         if self.deleted:
             raise SessionDeletedError(f"session {self.metadata.id!r} was deleted; nothing can be appended")
         check_type(entry, ENTRY_CLASSES, "entry")
@@ -405,11 +415,7 @@ class JsonlSessionStorage(InMemorySessionStorage):
             if self._file_exists and not self.file_path.exists():
                 raise SessionDeletedError(f"{self.file_path} was deleted; nothing can be appended to this session")
             if self._needs_upgrade and self.session_file is not None:
-                self._check_size()
-                upgraded = replace(self.session_file, header=self.metadata, version=CURRENT_VERSION, _source=[])
-                write_session(upgraded, self.file_path)
-                self._size = self.file_path.stat().st_size
-                self._needs_upgrade = False
+                self._upgrade()
             self._writer = SessionWriter(
                 self.file_path, dialect=self.dialect, fsync=self.fsync,
                 header=None if self._file_exists else self.metadata,
@@ -427,6 +433,28 @@ class JsonlSessionStorage(InMemorySessionStorage):
     def _check_size(self) -> None:
         check_unchanged(self.file_path, self._size)
 
+    def _upgrade(self) -> None:
+        """Rewrite the v1/v2 file as v3 under the lock appends take, so no append made meanwhile by
+        another process is lost. When another handle upgraded it first, its file is re-read (under
+        its lock) and kept if it holds exactly this handle's entries; anything else is stale."""
+        assert self.session_file is not None
+        with locked_file(self.file_path) as fd:
+            if same_file(self.file_path, fd):
+                check_unchanged(self.file_path, self._size)  # (someone appended: stale)
+                upgraded = replace(self.session_file, header=self.metadata, version=CURRENT_VERSION, _source=[])
+                write_session(upgraded, self.file_path)
+                self._size = self.file_path.stat().st_size
+                self._needs_upgrade = False
+                return
+        with locked_file(self.file_path) as fd:  # replaced: by another handle's upgrade?
+            data = _read_fd(fd)
+        sf = parse_session_bytes(data, path=str(self.file_path), on_bad_lines="skip")
+        if (sf.version != CURRENT_VERSION or sf.header is None or sf.header.id != self.metadata.id
+                or [e.id for e in sf.entries] != [e.id for e in self.entries]):
+            raise StaleSessionError(f"{self.file_path} changed since this session read it (another handle "
+                                    "upgraded or appended to it); nothing was written. Reopen the session")
+        self.session_file, self._size, self._needs_upgrade = sf, len(data), False
+
     def _store(self, entry: E.SessionEntry, line: str) -> None:
         self._size = self._ensure_writer().append_line(line, expect_size=self._size)
         self._index(entry)
@@ -443,6 +471,18 @@ class JsonlSessionStorage(InMemorySessionStorage):
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+
+
+def _read_fd(fd: int) -> bytes:
+    size = os.fstat(fd).st_size
+    chunks, offset = [], 0
+    while offset < size:
+        chunk = os.pread(fd, size - offset, offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
 
 
 def require_node(storage: SessionStorage, entry_id: Any, argument: str) -> E.SessionEntry:

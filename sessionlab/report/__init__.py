@@ -19,9 +19,12 @@ Example:
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
+from ..errors import ArgumentValueError
+from ..pi.io.writer import atomic_write_bytes
 from ._data import collect
 from ._html import render
 
@@ -39,14 +42,21 @@ def build_report(source: Any, *, tz: str = "UTC", title: str | None = None) -> s
     from zoneinfo import ZoneInfo
 
     ZoneInfo(tz)  # an unknown zone fails here, before any work
-    return render(collect(source, tz=tz), title=title or "sessionlab report")
+    page = render(collect(source, tz=tz), title=title or "sessionlab report")
+    # half a surrogate pair (what JavaScript writes for half an emoji) cannot be UTF-8: shown as U+FFFD
+    return _LONE_SURROGATE.sub("\ufffd", page)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def write_report(source: Any, path: str | os.PathLike[str], *, tz: str = "UTC", title: str | None = None) -> Path:
-    """Write :func:`build_report` to ``path`` (UTF-8, written whole then moved into place)."""
+    """Write :func:`build_report` to ``path`` (UTF-8): into a new temporary file of a random name
+    beside it (created exclusively, so a planted symlink is never followed), then moved into
+    place; on any failure (an interrupt included) the temporary file is removed."""
     out = Path(path)
-    text = build_report(source, tz=tz, title=title)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, out)
+    if out.is_dir():
+        raise ArgumentValueError("path", f"{out} is a folder: give the report's file name (e.g. {out / 'report.html'})")
+    data = build_report(source, tz=tz, title=title).encode("utf-8")
+    atomic_write_bytes(out, data)
     return out

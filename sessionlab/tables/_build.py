@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from .._arrow import arrow_indices, from_numpy, from_pylist, scalar, strings, to_numpy
+from .._arrow import arrow_indices, from_numpy, from_pylist, scalar, shown, strings, to_numpy
 from .._arrow import compute as pc
 from ._arrays import parse_timestamps
 from ._facts import FACT_COLUMNS, declared, file_facts
@@ -58,7 +58,7 @@ def blocks_of(files: list[FileResult]) -> pa.Table:
 
 def issues_of(files: list[FileResult]) -> pa.Table:
     """Every line issue of the files, in file order."""
-    rows = [{"file": i.path, "line": i.line, "kind": i.kind, "message": i.message, "excerpt": i.excerpt,
+    rows = [{"file": shown(i.path), "line": i.line, "kind": i.kind, "message": i.message, "excerpt": i.excerpt,
              "entry_id": i.entry_id} for r in files for i in r.issues]
     return pa.Table.from_pylist(rows, schema=ISSUE_SCHEMA)
 
@@ -121,7 +121,7 @@ def sessions_of(files: list[FileResult], entries: pa.Table) -> pa.Table:
     facts = file_facts(entries, files=files, codes=codes).to_pydict()
     fact_at = {f: i for i, f in enumerate(facts["file"])}
     by_file = {f: i for i, f in enumerate(totals["file"].to_pylist())}
-    at = np.array([by_file.get(r.path, -1) for r in ok], np.int64)
+    at = np.array([by_file.get(shown(r.path), -1) for r in ok], np.int64)
     at = arrow_indices(np.maximum(at, 0), at < 0)  # each session file's row of totals (null: none)
     types = {c.name: c.type for c in SESSION_COLUMNS}
     cols: dict[str, pa.Array | pa.ChunkedArray] = {}

@@ -2,29 +2,35 @@
 
 Agents append to their session files, and notebooks reload the same history all day. The cache
 keeps, per source (the folder, file or glob list given to the loader), the entries of every file
-of the last load in Arrow IPC files and a manifest: for each file its path, device and inode,
-size, mtime and a hash of its first and last KB, its session row and its line issues. On
-the next load each file is one of:
+of the last load in Arrow IPC files and a manifest: for each file its key (path, device and inode,
+size, mtime, ctime, a hash of its first and last KB, and the CRC-32 of the whole file as cached:
+:mod:`._cache_keys`), its session row and its line issues. On the next load each file is one of:
 
-- *unchanged* (same key): its rows come from the cache (memory-mapped, no copy);
-- *grown* (same device/inode and first KB, larger, and the KB that used to end it is still there):
-  only the bytes after its last complete line are parsed (after the header and a one-line
-  stand-in for each old entry they name as parent, so they parse as a clean file, on the path a
-  fresh load takes), the new rows get their line numbers,
-  entry and parent indexes in the whole file, and the file's session facts (name, leaf, leaf
-  count) are recomputed from its rows. Only a clean pi v3 file whose first line is its header is
-  extended this way; and only when the new lines are clean apart from parents in the old part,
-  and are entries whose row needs no other line (messages of the usual roles, model and thinking
-  changes, labels, names, custom entries, branch summaries): a duplicated id, a torn last line, a
-  compaction... and the file is rescanned whole;
+- *unchanged* (same key): its rows come from the cache (memory-mapped, no copy); a file whose
+  stat changed but not its size (touched, or edited in place) is unchanged only if its CRC-32
+  still matches;
+- *grown* (same device/inode and first KB, larger, the KB that used to end it still there, and
+  the CRC-32 of its first ``size`` bytes still the cached file's): only the bytes after its last
+  complete line are parsed (after the header and a one-line stand-in for each old entry they
+  name as parent, so they parse as a clean file, on the path a fresh load takes), the new rows
+  get their line numbers, entry and parent indexes in the whole file, and the file's session
+  facts (name, leaf, leaf count) are recomputed from its rows. Only a clean pi v3 file whose
+  first line is its header is extended this way; and only when the new lines are clean apart
+  from parents in the old part, and are entries whose row needs no other line (messages of the
+  usual roles, model and thinking changes, labels, names, custom entries, branch summaries): a
+  duplicated id, a torn last line, a compaction... and the file is rescanned whole;
 - anything else (new, rewritten, truncated, replaced, migrated): loaded whole.
 
 A file modified within two seconds of being cached could change again within the resolution of
-its mtime, so its entry also keeps a hash of the whole file, checked on the next load ("racily
-clean", as git calls it). Every write goes to a temporary file renamed over the old one, so a
-killed process leaves the previous cache or none, never a torn one. Results always equal a fresh
+its mtime, so its entry is marked ``racy`` and its CRC-32 is checked on the next load ("racily
+clean", as git calls it). The cache's own files are checked before use (a sealed manifest,
+a CRC-32 per segment, every field and row range of every file entry: :mod:`._cache_files`); what
+does not match is read afresh, with one :class:`~sessionlab.errors.CacheWarning`. Every write
+goes to a new temporary file, fsynced and renamed over the old one, so a killed process or a
+power cut leaves the previous cache or none, never a torn one. Results always equal a fresh
 load: the property tests in ``tests/properties/test_cache_properties.py`` append, truncate,
-rewrite and tear files between loads and compare.
+rewrite and tear files between loads, and the fuzz target ``tests/fuzz/cache_worker.py`` damages
+the cache between loads. What the cache detects and what it cannot: ``docs/cache.md``.
 
 Location: ``SESSIONLAB_CACHE_DIR`` if set (empty: no cache by default), else
 ``platformdirs.user_cache_dir("sessionlab")``; ``sessionlab cache clear`` empties it.
@@ -36,8 +42,9 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+import warnings
+import zlib
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Union
@@ -45,22 +52,23 @@ from typing import Any, Union
 import pyarrow as pa
 
 from .._arrow import compute as pc
-from ..errors import ArgumentTypeError
+from .._arrow import shown
+from ..errors import ArgumentTypeError, CacheError, CacheWarning
 from ..pi.io.issues import LineIssue
+from . import _cache_files as files
+from ._cache_files import atomic_write, file_crc, seal_manifest, split_manifest
+from ._cache_keys import RACY_NS, Changes, KeyStat, classify, compare, hash_bytes, moved, probe, same_stat
 from ._file import FileResult, load_data, materialize
 from ._native import NativeBatch, native_available
 from ._schema import ENTRY_SCHEMA
+from ._values import check_values
 
 __all__ = ["CacheOption", "Changes", "default_cache_dir", "resolve_cache", "clear_cache", "cache_size", "Store",
-           "probe", "classify"]
+           "probe", "classify", "compare", "seal_manifest", "split_manifest"]
 
 CacheOption = Union[bool, str, os.PathLike, None]
 
-_FORMAT = 4
-_KB = 1024
-_RACY_NS = 2_000_000_000  # mtime this close to the time of caching: keep a whole-file hash too
-_SUBDIR = "entries-v1"
-_STALE_TMP_S = 3600
+_FORMAT = 5
 _BATCH_BYTES = 16_000_000  # Arrow bytes of files per record batch of a segment
 _MAX_SEGMENTS = 8  # past this many segments for one source, a write packs everything into one
 
@@ -87,36 +95,16 @@ def resolve_cache(cache: CacheOption) -> Path | None:
     raise ArgumentTypeError("cache", f"cache must be None, True, False or a folder path, not {type(cache).__name__}")
 
 
-def _store_dir(root: Path) -> Path:
-    return root / _SUBDIR
-
-
 def clear_cache(cache: CacheOption = None) -> tuple[Path | None, int, int]:
-    """Remove every cached file; returns (folder, files removed, bytes freed)."""
-    root = resolve_cache(cache)
-    if root is None:
-        return None, 0, 0
-    d = _store_dir(root)
-    n = size = 0
-    if d.is_dir():
-        for f in d.iterdir():
-            try:
-                s = f.stat().st_size
-                f.unlink()
-            except OSError:
-                continue
-            n += 1
-            size += s
-    return root, n, size
+    """Remove the cache's own files (never through a symlink, never another file); returns
+    (folder, files removed, bytes freed). :class:`~sessionlab.errors.CacheError` when the cache
+    folder is a symlink or not a folder, or some files could not be removed."""
+    return files.clear_cache(resolve_cache(cache))
 
 
 def cache_size(cache: CacheOption = None) -> int:
-    """Bytes the cache takes on disk."""
-    root = resolve_cache(cache)
-    d = _store_dir(root) if root is not None else None
-    if d is None or not d.is_dir():
-        return 0
-    return sum(f.stat().st_size for f in d.iterdir() if f.is_file())
+    """Bytes the cache's files take on disk."""
+    return files.cache_size(resolve_cache(cache))
 
 
 @lru_cache(maxsize=1)
@@ -129,105 +117,7 @@ def _fingerprint() -> str:
             st = f.stat()
             parts.append(f"{f.name}:{st.st_size}:{st.st_mtime_ns}")
     parts.append(os.environ.get("SESSIONLAB_NATIVE", ""))
-    return _hash("\n".join(parts).encode())
-
-
-def _hash(data: bytes) -> str:
-    import hashlib  # (with the cache only: its OpenSSL module is a tenth of the loader's import)
-
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def probe(path: str, *, hashes: bool = True) -> dict[str, Any] | None:
-    """A file's key: device, inode, size, mtime and (with ``hashes``) the hashes of its first and
-    last KB; None when it cannot be read."""
-    try:
-        if not hashes:
-            st = os.stat(path)
-            return {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-        try:  # one open, fstat and two positioned reads: the whole cost of an unchanged file
-            st = os.fstat(fd)
-            head = _pread(fd, min(_KB, st.st_size), 0)
-            tail = _pread(fd, _KB, st.st_size - _KB) if st.st_size > _KB else head
-        finally:
-            os.close(fd)
-    except OSError:
-        return None
-    return {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-            "head": _hash(head), "tail": _hash(tail)}
-
-
-def _pread(fd: int, n: int, offset: int) -> bytes:
-    if hasattr(os, "pread"):
-        return os.pread(fd, n, offset)
-    os.lseek(fd, offset, os.SEEK_SET)  # (Windows)
-    return os.read(fd, n)
-
-
-def _full_hash(path: str, size: int) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            return _hash(fh.read(size))
-    except OSError:
-        return None
-
-
-def classify(old: dict[str, Any] | None, new: dict[str, Any] | None, path: str) -> str:
-    """``"unchanged"``, ``"grown"`` or ``"changed"`` (also for a file new to ``old``)."""
-    if not old or not new or (old["dev"], old["ino"]) != (new["dev"], new["ino"]):
-        return "changed"
-    if all(old.get(k) == new.get(k) for k in ("size", "mtime_ns", "head", "tail") if k in old and k in new):
-        if old.get("full") is not None and _full_hash(path, old["size"]) != old["full"]:
-            return "changed"
-        return "unchanged"
-    if new["size"] <= old["size"] or ("head" in old and old.get("head") != new.get("head")):
-        return "changed"
-    if "tail" in old:  # the KB that ended the file is still there
-        start = max(old["size"] - _KB, 0)
-        try:
-            with open(path, "rb") as fh:
-                fh.seek(start)
-                if _hash(fh.read(old["size"] - start)) != old["tail"]:
-                    return "changed"
-        except OSError:
-            return "changed"
-    if old.get("full") is not None and _full_hash(path, old["size"]) != old["full"]:
-        return "changed"
-    return "grown"
-
-
-@dataclass
-class Changes:
-    """What a reload found, per file path (in load order)."""
-
-    added: list[str] = field(default_factory=list)
-    appended: list[str] = field(default_factory=list)
-    rewritten: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-
-    @property
-    def changed(self) -> bool:
-        """Whether anything was added, appended to, rewritten or removed."""
-        return bool(self.added or self.appended or self.rewritten or self.removed)
-
-    def __repr__(self) -> str:
-        return (f"Changes(added={len(self.added)}, appended={len(self.appended)}, "
-                f"rewritten={len(self.rewritten)}, removed={len(self.removed)}, unchanged={len(self.unchanged)})")
-
-
-def compare(old_keys: Mapping[str, dict], new_keys: Mapping[str, dict | None], paths: Iterable[str]) -> Changes:
-    """The :class:`Changes` between two loads' file keys."""
-    ch = Changes()
-    for p in paths:
-        if p not in old_keys:
-            ch.added.append(p)
-            continue
-        kind = classify(old_keys[p], new_keys.get(p), p)
-        (ch.unchanged if kind == "unchanged" else ch.appended if kind == "grown" else ch.rewritten).append(p)
-    ch.removed = [p for p in old_keys if p not in new_keys]
-    return ch
+    return hash_bytes("\n".join(parts).encode())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,16 +139,21 @@ class Store:
     rows are) and a few immutable Arrow IPC *segments* ``<source key>-<id>.arrow`` holding each
     file's rows as its own record batches. A reload that changed some files writes one new segment
     with just those files' rows and a new manifest; past ``_MAX_SEGMENTS`` segments everything is
-    rewritten into one. Segments and manifests are written to a temporary name and renamed, and
-    the manifest's rename is the commit: a killed process leaves the previous cache in force.
+    rewritten into one. Segments and manifests are written to a temporary name, fsynced and renamed,
+    and the manifest's rename is the commit: a killed process leaves the previous cache in force.
+    The manifest is sealed with its CRC-32 and names each segment's CRC-32 and size; a file is served
+    from the cache only when all of that matches and its entry's fields are valid (else it is read
+    afresh, with one :class:`~sessionlab.errors.CacheWarning` per load).
     """
 
     def __init__(self, root: Path, source_key: str) -> None:
-        self.dir = _store_dir(root)
+        self.dir = files.store_dir(root)
         self.key = source_key
         self.manifest = self.dir / f"{source_key}.json"
         self.keys: dict[str, dict] = {}
         self.changes = Changes()
+        self.damage: list[str] = []  # what was wrong with the cache this load (for the warning)
+        self.segment_records: dict[str, dict] = {}  # the segments read this load: name, size, crc
 
     @classmethod
     def for_source(cls, cache: CacheOption, source: Any) -> Store | None:
@@ -267,36 +162,96 @@ class Store:
             return None
         items = [source] if source is None or isinstance(source, (str, os.PathLike)) else list(source)
         spec = [[None, None] if i is None else [os.fspath(i), os.path.abspath(os.fspath(i))] for i in items]
-        return cls(root, _hash(json.dumps(spec).encode()))
+        try:
+            return cls(root, hash_bytes(json.dumps(spec, ensure_ascii=True).encode()))
+        except CacheError as exc:
+            warnings.warn(f"sessionlab cache not used: {exc}", CacheWarning, stacklevel=3)
+            return None
 
     def _read(self) -> tuple[dict[str, list[pa.Table]], dict[str, dict]] | None:
         try:
-            meta = json.loads(self.manifest.read_bytes())
-            if meta.get("format") != _FORMAT or meta.get("fingerprint") != _fingerprint():
-                return None
-            segments = {}
-            for name in meta["segments"]:
-                reader = pa.ipc.open_file(pa.memory_map(str(self.dir / name), "r"))
-                segments[name] = [pa.Table.from_batches([reader.get_batch(i)])
-                                  for i in range(reader.num_record_batches)]
-            entries = {e["path"]: e for e in meta["files"]}
-        except (OSError, KeyError, ValueError, TypeError, pa.ArrowException):
-            return None  # no cache yet, one from another version, or a segment gone: load as if none
+            data = self.manifest.read_bytes()
+        except OSError:
+            return None  # no cache yet
+        try:
+            meta = json.loads(split_manifest(data)[1])
+        except ValueError:
+            self.damage.append("its manifest does not match its checksum")
+            return None
+        if not isinstance(meta, dict) or meta.get("format") != _FORMAT or meta.get("fingerprint") != _fingerprint():
+            return None  # one from another version: load as if none
+        segs, listed = meta.get("segments"), meta.get("files")
+        if not isinstance(segs, list) or not isinstance(listed, list) or not all(
+                isinstance(g, dict) and isinstance(g.get("name"), str) and isinstance(g.get("crc"), int)
+                and isinstance(g.get("size"), int) for g in segs):
+            self.damage.append("its manifest is not one the cache wrote")
+            return None
+        segments, batch_rows = self._open_segments(segs)
+        lost = {g["name"] for g in segs} - set(segments)
+        entries: dict[str, dict] = {}
+        twice: set[str] = set()
+        for e in listed:
+            if isinstance(e, dict) and isinstance(e.get("segment"), str) and e["segment"] in lost:
+                continue  # its segment is gone (another process's newer write) or damaged (counted)
+            if not files.valid_entry(e, batch_rows) or not _rows_match(e, segments):
+                self.damage.append("a file's entry in its manifest is not valid")
+            elif e["path"] in entries or e["path"] in twice:
+                self.damage.append("its manifest lists a file twice")
+                twice.add(e["path"])
+                entries.pop(e["path"], None)
+            else:
+                entries[e["path"]] = e
         return segments, entries
+
+    def _open_segments(self, segs: list[dict]) -> tuple[dict[str, list[pa.Table]], dict[str, list[int]]]:
+        """The segments whose checksum matches, as tables per batch, and their rows per batch."""
+        segments: dict[str, list[pa.Table]] = {}
+        batch_rows: dict[str, list[int]] = {}
+        for g in segs:
+            name = g["name"]
+            if not (files.NAME.fullmatch(name) and name.startswith(self.key + "-") and name.endswith(".arrow")):
+                self.damage.append("its manifest names a file that is not a segment")
+                continue
+            ok = files.segment_ok(self.dir / name, g["size"], g["crc"])
+            if not ok:
+                if ok is False:
+                    self.damage.append(f"segment {name} does not match its checksum")
+                continue  # (None: gone, removed by another process's newer write)
+            try:
+                reader = pa.ipc.open_file(pa.memory_map(str(self.dir / name), "r"))
+                same = reader.schema == ENTRY_SCHEMA
+                tables = [pa.Table.from_batches([reader.get_batch(i)]) for i in range(reader.num_record_batches)] \
+                    if same else []
+            except (OSError, ValueError, pa.ArrowException):
+                same = None if not (self.dir / name).exists() else False  # (None: removed meanwhile)
+            if not same:
+                if same is False:
+                    self.damage.append(f"segment {name} cannot be read")
+                continue
+            segments[name] = tables
+            batch_rows[name] = [t.num_rows for t in tables]
+            self.segment_records[name] = g
+        return segments, batch_rows
 
     def load(self, paths: list[str], load_whole: Callable[[list[str]], Iterator[list[FileResult]]]) -> list[FileResult]:
         """Each path's result, in order; the cache is updated when anything changed."""
         old = self._read()
         segments, entries = old if old is not None else ({}, {})
+        if old is not None:
+            files.cleanup(self.dir)  # (a killed writer's temporary files, even when this load writes nothing)
         now_keys = {p: probe(p) for p in paths}
         results: dict[str, FileResult] = {}
-        grown, whole = [], []
+        grown: list[str] = []
+        whole: list[str] = []
+        touched: dict[str, dict] = {}
         for p in paths:
             e = entries.get(p)
             kind = classify(e, now_keys[p], p) if e is not None else "new"
             if kind == "unchanged":
                 results[p] = _cached(p, e, segments)  # type: ignore[arg-type]
                 self.changes.unchanged.append(p)
+                if moved(e, now_keys[p]):  # type: ignore[arg-type]
+                    touched[p] = now_keys[p] or {}
             elif kind == "grown":
                 grown.append(p)
             else:
@@ -304,7 +259,7 @@ class Store:
                 (self.changes.added if kind == "new" else self.changes.rewritten).append(p)
         fresh_meta: dict[str, dict] = {}
         for p in grown:
-            got = _extend(p, entries[p], _cached(p, entries[p], segments))
+            got = _extend(p, entries[p], _cached(p, entries[p], segments), now_keys[p])
             if got is None:
                 whole.append(p)
                 self.changes.rewritten.append(p)
@@ -319,18 +274,27 @@ class Store:
                     results[r.path] = r
         self.changes.removed = [p for p in entries if p not in now_keys]
         out = [results[p] for p in paths]
-        self.keys = {p: (fresh_meta.get(p) or _key_only(now_keys[p]) or {}) for p in paths}
-        if self.changes.changed or old is None:
+        self.keys = {p: (None if p in whole else fresh_meta.get(p) or entries.get(p)) or _key_only(now_keys[p])
+                     or {} for p in paths}
+        if self.damage:
+            warnings.warn(f"sessionlab cache {self.dir} was damaged ({self.damage[0]}"
+                          f"{f'; {len(self.damage) - 1} more problems' if len(self.damage) > 1 else ''}): "
+                          "the files it held were read afresh and the cache is written again", CacheWarning,
+                          stacklevel=4)
+        if self.changes.changed or old is None or touched or self.damage:
             try:
-                self._write(out, entries, now_keys, fresh_meta, set(whole))
+                written = self._write(out, entries, now_keys, fresh_meta, set(whole), touched)
+                self.keys.update({p: m for p, m in written.items() if p in self.keys})
             except OSError:
                 pass  # a read-only or full disk only costs the next load its speed
         return out
 
-    def _write(self, results: list[FileResult], old: dict[str, dict], keys: dict[str, dict | None],
-               fresh_meta: dict[str, dict], loaded: set[str]) -> None:
+    def _metas(self, results: list[FileResult], old: dict[str, dict], keys: dict[str, dict | None],
+               fresh_meta: dict[str, dict], loaded: set[str],
+               touched: dict[str, dict]) -> list[tuple[FileResult, dict, bool]]:
+        """(result, manifest entry, rows to write) for each file to keep in the cache."""
         now = time.time_ns()
-        metas: list[tuple[FileResult, dict, bool]] = []  # (result, manifest entry, rows to write)
+        metas: list[tuple[FileResult, dict, bool]] = []
         for r in results:
             if r.session is None or r.entries is None:
                 continue  # a file that failed: try again next time
@@ -340,22 +304,29 @@ class Store:
                 key = keys.get(r.path)
                 if key is None or key["size"] != r.nbytes:
                     continue  # the file changed while it was read: do not keep that
-                meta = dict(key)
-                if key["mtime_ns"] >= now - _RACY_NS:
-                    meta["full"] = _full_hash(r.path, key["size"])
+                crc = file_crc(r.path, key["size"], check=same_stat(key))
+                if crc is None:
+                    continue  # ... or while its checksum was taken
+                meta = dict(key, crc=crc, racy=key["mtime_ns"] >= now - RACY_NS)
                 metas.append((r, meta, True))
             else:
                 meta = dict(old[r.path])
-                if meta.get("full") is not None and meta["mtime_ns"] < now - _RACY_NS:
-                    meta["full"] = None  # checked against the whole file this load, and now old enough
+                if r.path in touched:
+                    meta.update({k: touched[r.path][k] for k in ("mtime_ns", "ctime_ns")})
+                meta["racy"] = meta["mtime_ns"] >= now - RACY_NS
                 metas.append((r, meta, False))
+        return metas
+
+    def _write(self, results: list[FileResult], old: dict[str, dict], keys: dict[str, dict | None],
+               fresh_meta: dict[str, dict], loaded: set[str], touched: dict[str, dict]) -> dict[str, dict]:
+        metas = self._metas(results, old, keys, fresh_meta, loaded, touched)
         kept = {m["segment"] for _, m, write in metas if not write}
-        rewrite_all = len(kept) + 1 > _MAX_SEGMENTS
+        rewrite_all = len(kept) + 1 > _MAX_SEGMENTS or bool(self.damage)
         name = f"{self.key}-{os.urandom(6).hex()}.arrow"
         batches: list[pa.RecordBatch] = []
         group: list[pa.Table] = []
         rows = size = 0
-        files = []
+        out = []
         for r, meta, write in metas:
             if write or rewrite_all:
                 assert r.entries is not None
@@ -370,22 +341,26 @@ class Store:
                     group, rows, size = [], 0, 0
             meta.update(path=r.path, rows=r.entries.num_rows, nbytes=r.nbytes,  # type: ignore[union-attr]
                         session=r.session, loader=r.loader, issues=[_issue_row(i) for i in r.issues])
-            files.append(meta)
+            out.append(meta)
         if group:
             batches.append(_one_batch(group))
-        used = sorted({m["segment"] for m in files})
+        used = sorted({m["segment"] for m in out})
         self.dir.mkdir(parents=True, exist_ok=True)
-        _cleanup(self.dir)
+        files.cleanup(self.dir)
+        seg_meta = [self.segment_records[n] for n in used if n in self.segment_records]
         if name in used:
-            _atomic(self.dir / name, lambda tmp: _write_ipc(tmp, batches))
-        body = json.dumps({"format": _FORMAT, "fingerprint": _fingerprint(), "segments": used, "files": files})
-        _atomic(self.manifest, lambda tmp: tmp.write_text(body, encoding="utf-8"))
+            size, crc = atomic_write(self.dir / name, write=lambda tmp: _write_ipc(tmp, batches))
+            seg_meta.append({"name": name, "size": size, "crc": crc})
+        body = json.dumps({"format": _FORMAT, "fingerprint": _fingerprint(), "segments": seg_meta, "files": out},
+                          ensure_ascii=True)
+        atomic_write(self.manifest, seal_manifest(body.encode()))
         for f in self.dir.glob(f"{self.key}-*.arrow"):  # segments this manifest no longer uses
-            if f.name not in used:
+            if f.name not in used and files.NAME.fullmatch(f.name):
                 try:
                     f.unlink()
                 except OSError:
                     pass
+        return {m["path"]: m for m in out}
 
 
 def _one_batch(tables: list[pa.Table]) -> pa.RecordBatch:
@@ -400,37 +375,36 @@ def _cached(path: str, e: dict, segments: dict[str, list[pa.Table]]) -> FileResu
                       issues=[_issue(path, row) for row in e["issues"]], loader=e.get("loader"))
 
 
+def _rows_match(e: dict, segments: dict[str, list[pa.Table]]) -> bool:
+    """Whether the rows an entry names are all of its file's rows and only those (its ``file``
+    at both ends with ``entry_index`` 0 and rows - 1, and the row after them not its file's next),
+    and its session row and issues are its own (the session's ``file``, the issue count): a wrong
+    offset, count or row cannot serve another file's rows, or part of them."""
+    name = shown(e["path"])
+    s = e["session"]
+    if s.get("file") != e["path"] or s.get("issue_count") != len(e["issues"]):
+        return False
+    t = segments[e["segment"]][e["batch"]]
+    n, first = e["rows"], e["offset"]
+    after = first + n
+    if after < t.num_rows and t["file"][after].as_py() == name and t["entry_index"][after].as_py() == n:
+        return False  # the file has more rows than the entry says
+    if n == 0:
+        return True
+    last = after - 1
+    return (t["entry_index"][first].as_py() == 0 and t["entry_index"][last].as_py() == n - 1
+            and t["file"][first].as_py() == name and t["file"][last].as_py() == name)
+
+
 def _key_only(key: dict | None) -> dict | None:
     return None if key is None else dict(key)
 
 
 def _write_ipc(path: Path, batches: list[pa.RecordBatch]) -> None:
+    """A segment: an Arrow IPC file of ``batches`` (one or more per file, as the manifest counts them)."""
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, ENTRY_SCHEMA) as writer:
-        for batch in batches:  # one or more batches per file, as the manifest counts them
+        for batch in batches:
             writer.write_batch(batch)
-
-
-def _atomic(target: Path, write: Callable[[Path], Any]) -> None:
-    """``write`` a temporary file beside ``target``, then rename it to ``target``: a reader sees
-    the old file or the new one, and a process killed mid-write leaves only the temporary file."""
-    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
-    try:
-        write(tmp)
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
-def _cleanup(d: Path) -> None:
-    """Remove temporary files that killed processes left behind (older than an hour)."""
-    cutoff = time.time() - _STALE_TMP_S
-    for f in d.glob("*.tmp-*"):
-        try:
-            if f.stat().st_mtime < cutoff:
-                f.unlink()
-        except OSError:
-            pass
 
 
 # ---------------------------------------------------------------------------------------------
@@ -446,8 +420,10 @@ _LINE_LOCAL_ROLES = ["user", "assistant", "toolResult", "bashExecution", "custom
                      "compactionSummary"]
 
 
-def _extend(path: str, meta: dict, old: FileResult) -> tuple[FileResult, dict] | None:
-    """``old`` extended by the file's new complete-or-not lines; None when it must be rescanned."""
+def _extend(path: str, meta: dict, old: FileResult, now: dict | None) -> tuple[FileResult, dict] | None:
+    """``old`` extended by the file's new complete-or-not lines; None when it must be rescanned.
+    ``now`` is the file's key taken before its prefix was checked: a file that changed since is
+    rescanned."""
     s = old.session or {}
     if (s.get("dialect"), s.get("version")) not in _APPENDABLE or not old.fast:
         return None  # (a file the fast paths refused is read whole: its new lines would take another path)
@@ -479,10 +455,10 @@ def _extend(path: str, meta: dict, old: FileResult) -> tuple[FileResult, dict] |
     res = FileResult(path=path, nbytes=complete + len(tail), entries=table, loader=old.loader,
                      session={**s, "issue_count": 0})  # (facts: the sessions table's owner)
     key = probe(path)
-    if key is None or key["size"] != complete + len(tail):
-        return None  # it grew again while we read: load it whole
-    if key["mtime_ns"] >= time.time_ns() - _RACY_NS:
-        key["full"] = _full_hash(path, key["size"])
+    if key is None or now is None or key["size"] != complete + len(tail) or not same_stat(now)(KeyStat(key)):
+        return None  # it changed again while we read: load it whole
+    key["crc"] = zlib.crc32(memoryview(tail)[meta["size"] - complete:], meta["crc"])
+    key["racy"] = key["mtime_ns"] >= time.time_ns() - RACY_NS
     last_nl = tail.rfind(b"\n") + 1
     key.update(complete=complete + last_nl, lines=lines + tail.count(b"\n", 0, last_nl), header_end=header_end)
     return res, key
@@ -514,18 +490,20 @@ def _load_bytes(path: str, data: bytes) -> FileResult:
             if batch.add(res, data):
                 batch.finish()
                 materialize([res])
+                check_values(res)
                 return res
         except Exception:  # (as load_chunk: the slower paths decide)
             pass
     res = load_data(path, data)
     materialize([res])
+    check_values(res)
     return res
 
 
 def _is_header(line: bytes, session_id: str | None) -> bool:
     try:
         obj = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(obj, dict) and obj.get("type") == "session" and obj.get("id") == session_id
 

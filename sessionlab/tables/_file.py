@@ -7,6 +7,7 @@ be read becomes a ``read_error`` issue) so one bad file cannot stop the others.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from dataclasses import dataclass, field
 from itertools import chain
@@ -16,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._arrow import compute as pc
+from .._arrow import strings
 from ..agents import detect as detect_agent
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue
@@ -23,6 +25,7 @@ from ._arrays import parse_timestamps, with_pi_defaults
 from ._native import NativeBatch, native_available
 from ._pi16 import resolve
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
+from ._values import check_values, raw_issue
 
 __all__ = ["FileResult", "Loader", "load_file", "load_data", "load_chunk", "materialize"]
 
@@ -101,7 +104,7 @@ def materialize(results: list[FileResult]) -> None:
         if f.name == "session_id":
             arrays.append(pc.take(pa.array([r.pending[2] for r in pend], pa.string()), owner))  # type: ignore[index]
         elif f.name == "file":
-            arrays.append(pc.take(pa.array([r.path for r in pend], pa.string()), owner))
+            arrays.append(pc.take(strings([r.path for r in pend]), owner))
         elif f.name == "timestamp":
             # strings are parsed for the whole batch at once; the msgspec path hands them over parsed
             ts = [r.pending[0]["timestamps"] for r in pend]  # type: ignore[index]
@@ -189,7 +192,7 @@ def _read(res: FileResult, want_blocks: bool = False, into: ReadBuffer | None = 
     agent's (then read into ``res`` as it streams) or failed (a ``read_error`` issue in ``res``).
     The agent is decided from the first 64 KB, so a Claude Code file is never read whole."""
     try:
-        with open(res.path, "rb") as fh:
+        with _open_regular(res.path) as fh:
             head = fh.read(HEAD_BYTES)
             agent = detect_agent(head)
             if agent == "pi":
@@ -203,6 +206,21 @@ def _read(res: FileResult, want_blocks: bool = False, into: ReadBuffer | None = 
     except Exception as exc:  # a file that fails must not stop the others: it becomes an issue
         _failed(res, exc)
         return None
+
+
+def _open_regular(path: str) -> Any:
+    """``path`` opened for reading, without waiting on a FIFO or a device (opened non-blocking,
+    then refused unless it is a regular file: one that was replaced since it was listed)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file (a FIFO, a device or a folder): skipped")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _failed(res: FileResult, exc: Exception) -> FileResult:
@@ -221,8 +239,16 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
     """
     if not native_available():
         results = [load_file(p, want_blocks) for p in paths]
-        materialize(results)
-        return results
+    else:
+        results = _native_chunk(paths, want_blocks)
+    materialize(results)
+    for r in results:
+        check_values(r)
+    return results
+
+
+def _native_chunk(paths: list[str], want_blocks: bool) -> list[FileResult]:
+    """The files of a chunk through one :class:`NativeBatch` (those it refuses through :func:`load_data`)."""
     batch = NativeBatch(want_blocks)
     buffer = getattr(_THREAD, "buffer", None) or ReadBuffer()
     results = []
@@ -256,7 +282,6 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
     # paths report (rare: the file is read again)
     results = [load_file(r.path, want_blocks) if r.fast and r.entries is not None
                and r.entries.column("timestamp").null_count else r for r in results]
-    materialize(results)
     return results
 
 
@@ -298,10 +323,12 @@ def _load_objects(res: FileResult, data: bytes, want_blocks: bool) -> None:
     from ._objects import _str, block_rows, declared_facts, entry_rows
 
     sf = parse_session_bytes(data, path=res.path, on_bad_lines="skip")
-    res.issues = list(sf.issues)
     h = sf.header
     sid = _str(h.id) if h is not None else None
     rows = entry_rows(sf)
+    odd = [raw_issue(res.path, sf.line_numbers[i], sf.entries[i].id, r["bad_values"])
+           for i, r in enumerate(rows) if "bad_values" in r]  # (a loop over the few odd rows' keys)
+    res.issues = sorted([*sf.issues, *odd], key=lambda i: i.line) if odd else list(sf.issues)
     cols = {name: [r.get(name) for r in rows] for name in _ENTRY_NAMES}
     cols["entry_index"] = list(range(len(rows)))
     cols["parent_index"] = _parent_indices(sf)
@@ -314,5 +341,5 @@ def _load_objects(res: FileResult, data: bytes, want_blocks: bool) -> None:
     head = {"session_id": sid, "version": sf.version, "dialect": sf.dialect,
             "cwd": _str(h.cwd) if h else None, "parent_session": _str(h.parent_session) if h else None,
             "header_timestamp": _str(h.timestamp) if h else None}
-    res.session = _session_row(head, declared_facts(sf), res.path, len(sf.issues), "objects")
+    res.session = _session_row(head, declared_facts(sf), res.path, len(res.issues), "objects")
     res.loader = "objects"

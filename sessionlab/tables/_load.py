@@ -30,6 +30,7 @@ from typing import Any, Union
 
 import pyarrow as pa
 
+from ..agents import jsonl_below
 from ..errors import NativeLoaderWarning, SourceNotFoundError
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
@@ -77,15 +78,18 @@ def _agent_of(path: str) -> str:
         return "pi"  # the load reports the read error
 
 
-def _expand(item: str | os.PathLike) -> list[str]:
+def _expand(item: str | os.PathLike, errors: list[tuple[str, str]] | None = None) -> list[str]:
     p = Path(item)
     if p.is_dir():
-        return sorted(str(f) for f in p.rglob("*.jsonl") if f.is_file())
+        return jsonl_below([p], errors if errors is not None else [])
     if p.is_file():
         return [str(p)]
     s = str(item)
     if any(ch in s for ch in "*?["):
-        return sorted(f for f in glob.glob(s, recursive=True) if os.path.isfile(f))
+        matched = sorted(f for f in glob.glob(s, recursive=True) if os.path.isfile(f))
+        if not matched:
+            raise SourceNotFoundError(f"no file matches the glob {s}")
+        return matched
     raise SourceNotFoundError(f"no such file, folder or matching glob: {s}")
 
 
@@ -100,19 +104,39 @@ def find_files(source: Source = None, *, agents: Sequence[str] | None = None) ->
         >>> find_files("tests/data/pi/real")  # doctest: +SKIP
         ['tests/data/pi/real/before-compaction.jsonl', 'tests/data/pi/real/large-session.jsonl']
     """
+    return _find(source, agents)[0]
+
+
+def _find(source: Source, agents: Sequence[str] | None) -> tuple[list[str], list[tuple[str, str]]]:
+    """:func:`find_files`, and the folders that could not be listed (path, error). A file reached
+    twice (a symlink or hard link beside it, a folder named twice) is kept once, where first found."""
     from .. import agents as registry
 
     chosen = registry.check_agents(agents)
+    errors: list[tuple[str, str]] = []
+    found: list[str] = []
     if source is None:
-        return registry.default_files(chosen)
+        found = registry.default_files(chosen, errors=errors)
+    else:
+        items: Iterable = [source] if isinstance(source, (str, os.PathLike)) else source
+        for item in items:
+            found += _expand(item, errors)
     seen: dict[str, None] = {}
-    items: Iterable = [source] if isinstance(source, (str, os.PathLike)) else source
-    for item in items:
-        for f in _expand(item):
-            seen.setdefault(f, None)
-    if agents is None:
-        return list(seen)
-    return [f for f in seen if _agent_of(f) in chosen]
+    inodes: set[tuple[int, int]] = set()
+    for f in found:
+        try:
+            st = os.stat(f)
+            ident = (st.st_dev, st.st_ino)
+        except OSError:
+            ident = None  # (gone since it was listed: its read reports it)
+        if f in seen or ident in inodes:
+            continue
+        seen[f] = None
+        if ident is not None:
+            inodes.add(ident)
+    if source is None or agents is None:
+        return list(seen), errors
+    return [f for f in seen if _agent_of(f) in chosen], errors
 
 
 def _load_chunk(paths: list[str], want_blocks: bool) -> tuple:
@@ -263,7 +287,7 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
     """
     check_on_bad_lines(on_bad_lines)
     store = None if want_blocks else _cache.Store.for_source(cache, source)
-    paths = find_files(source, agents=agents)
+    paths, unlisted = _find(source, agents)
     bar = _progress_bar(progress, len(paths))
     results: list[FileResult] = []
 
@@ -278,6 +302,9 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
     finally:
         if bar is not None:
             bar.close()  # type: ignore[attr-defined]
+    # (folders that could not be listed: a read_error each, after the files, never cached)
+    results += [FileResult(path=p, issues=[LineIssue(p, 0, "read_error", f"cannot list the folder: {msg}")])
+                for p, msg in unlisted]
     _warn_native_errors(results)
     if any((r.session or {}).get("agent", "pi") != "pi" for r in results):  # Claude Code / Codex files
         from ._agents import finish_agents

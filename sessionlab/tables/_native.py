@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .._arrow import from_numpy, validity
+from .._arrow import from_numpy, utf8, validity
 from .._scan_source import DEFERRED_PARTS, shipped_hash
 from ..errors import NativeLoaderWarning, NativeUnavailableError
 from ..pi.io.formats import HEAD_LINES
@@ -134,7 +134,9 @@ def _timestamps(spec: tuple, typ: pa.DataType) -> pa.Array:
 
 def _owner(counts: list[int], values: list[str]) -> pa.Array:
     """A per-file string repeated over each file's rows."""
-    data = [v.encode("utf-8", "surrogatepass") for v in values]
+    # (a lone surrogate: half a JavaScript surrogate pair, or a file name's non-UTF-8 byte as
+    # os.fsdecode escapes it; Arrow strings are UTF-8, so it shows as U+FFFD, as in _objects._str)
+    data = [utf8(v) for v in values]
     lengths = np.repeat(np.array([len(b) for b in data], np.int32), counts)
     offsets = np.zeros(len(lengths) + 1, np.int32)
     np.cumsum(lengths, out=offsets[1:])

@@ -58,6 +58,11 @@ def _usage_row(u: M.Usage | None, kind: str, row: dict[str, Any]) -> None:
     if u is None:
         return
     row["usage_kind"] = kind
+    raw = (("input", u.input), ("output", u.output), ("cacheRead", u.cache_read), ("cacheWrite", u.cache_write),
+           ("totalTokens", u.total_tokens), ("reasoning", u.reasoning), ("cacheWrite1h", u.cache_write_1h))
+    odd = [(name, v) for name, v in raw if v is not None and _int(v) is None]
+    if odd:  # present, but no whole number a total can use: a bad_value issue (see ._values)
+        row["bad_values"] = odd
     row["input_tokens"] = _int(u.input)
     row["output_tokens"] = _int(u.output)
     row["cache_read_tokens"] = _int(u.cache_read)

@@ -24,7 +24,10 @@ def issues_table(source: Source = None, *, progress: bool | None = None, max_wor
     ``load(source, on_bad_lines="skip").issues``.
 
     Issue kinds are those of :func:`sessionlab.read_session` plus ``read_error`` (line 0) for a
-    file that could not be read at all. Claude Code and Codex files add ``bad_field`` (a field of
+    file that could not be read at all (or is no regular file any more: a FIFO, a device) or a
+    folder that could not be listed, and ``bad_value`` for an entry with a number no total can use
+    (a cost that is not finite, a token count above 2**53 or no whole number: missing in the
+    table, see ``sessionlab.tables._values``). Claude Code and Codex files add ``bad_field`` (a field of
     an unexpected JSON type), ``line_too_long`` (a line past the streaming limit, skipped unread;
     Claude Code's ``file-history-snapshot`` lines are skipped silently), ``missing_payload`` and
     ``unknown_type`` (Codex); a load adds one ``unknown_model`` per model without a price.

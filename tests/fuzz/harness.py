@@ -92,7 +92,7 @@ def run(module: Path, *, seconds: float, seed: int, out_dir: Path, hang_seconds:
     start = time.monotonic()
     while time.monotonic() - start < seconds:
         left = seconds - (time.monotonic() - start)
-        _run_worker(module, env, left, seed, out_dir, hang_seconds, report)
+        _run_worker(["tests.fuzz.worker", "--module", str(module)], env, left, seed, out_dir, hang_seconds, report)
         seed += 1_000_003
         if report.failures and report.failures[-1].get("fatal"):
             break
@@ -100,11 +100,27 @@ def run(module: Path, *, seconds: float, seed: int, out_dir: Path, hang_seconds:
     return report
 
 
-def _run_worker(module: Path, env: dict, seconds: float, seed: int, out_dir: Path, hang_seconds: float,
+def run_cache(*, seconds: float, seed: int, out_dir: Path, hang_seconds: float = 60.0) -> Report:
+    """Fuzz the loaders' cache (:mod:`tests.fuzz.cache_worker`: damaged segments and manifests) for
+    ``seconds``, with the package's own build; on a crash or hang, restart with the next seed."""
+    report = Report()
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("SESSIONLAB_NATIVE", None)
+    env.pop("SESSIONLAB_CACHE_DIR", None)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        left = seconds - (time.monotonic() - start)
+        _run_worker(["tests.fuzz.cache_worker"], env, left, seed, out_dir, hang_seconds, report)
+        seed += 1_000_003
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _run_worker(worker: list[str], env: dict, seconds: float, seed: int, out_dir: Path, hang_seconds: float,
                 report: Report) -> None:
     current = out_dir / f"current-{seed}.bin"
-    cmd = [sys.executable, "-m", "tests.fuzz.worker", "--module", str(module), "--seconds", str(seconds),
-           "--seed", str(seed), "--current", str(current)]
+    cmd = [sys.executable, "-m", *worker, "--seconds", str(seconds), "--seed", str(seed), "--current", str(current)]
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)  # type: ignore[arg-type]

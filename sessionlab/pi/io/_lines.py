@@ -4,6 +4,7 @@ the entries' tree (ids, parents, cycles, timestamps) that become line issues."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,9 +132,34 @@ def decoded_lines(raw_lines: list[bytes], report: Any) -> Any:
         yield idx, lineno, text
 
 
+MAX_DEPTH = 512
+"""Arrays and objects nested deeper than this make a line one bad line (``invalid_json``, "nested
+deeper than 512 levels"): Python's parser would otherwise recurse until it fails."""
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest nesting of arrays and objects in ``text`` (brackets inside strings not counted);
+    counted only when the line has more brackets than :data:`MAX_DEPTH` (cheap otherwise)."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return 0
+    depth = deepest = 0
+    for m in _TOKENS.finditer(text):  # (a rare line: one pass over its strings and brackets)
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    return deepest
+
+
 def line_values(text: str) -> tuple[list[tuple[Any, str]], str | None]:
     """The JSON values on one (non-blank) line, with their text, and the decoding error that
     stopped the line (``None`` when the whole line was read). The v3 and v4 readers share it."""
+    if nesting_depth(text) > MAX_DEPTH:
+        return [], f"nested deeper than {MAX_DEPTH} levels"
     found: list[tuple[Any, str]] = []
     pos = len(text) - len(text.lstrip(_WS))
     error: str | None = None

@@ -35,13 +35,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ._lines import _WS, SessionFile, _check_tree, _excerpt, decoded_lines, last_node_id, line_values
+from ._lines import _WS, MAX_DEPTH, SessionFile, _check_tree, _excerpt, decoded_lines, last_node_id, line_values
 from .dialects import HEAD_LINES, detect_dialect, entry_from_dict, header_from_dict
 from .issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
 from .migrate import CURRENT_VERSION, migrate_objects
 
 __all__ = ["LineIssue", "SessionFile", "read_session", "parse_session_bytes", "OnBadLines", "check_on_bad_lines",
-           "last_node_id", "report_issues"]
+           "last_node_id", "report_issues", "MAX_DEPTH"]
 
 
 

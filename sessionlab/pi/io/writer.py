@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +53,35 @@ except ImportError:  # pragma: no cover - Windows
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
 
 
-__all__ = ["write_session", "SessionWriter", "to_line", "check_unchanged"]
+__all__ = ["write_session", "SessionWriter", "to_line", "check_unchanged", "locked_file"]
+
+
+@contextmanager
+def locked_file(path: str | os.PathLike[str]) -> Iterator[int]:
+    """An fd of the file at ``path`` (which must exist), held under the exclusive lock appends take.
+
+    Raises :class:`~sessionlab.errors.SessionDeletedError` when there is no file."""
+    try:
+        fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        raise SessionDeletedError(f"{path} was deleted; nothing was written") from None
+    try:
+        _lock(fd)
+        try:
+            yield fd
+        finally:
+            _unlock(fd)
+    finally:
+        os.close(fd)
+
+
+def same_file(path: str | os.PathLike[str], fd: int) -> bool:
+    """Whether ``path`` still names the open file ``fd``."""
+    try:
+        now, st = os.stat(path), os.fstat(fd)
+    except FileNotFoundError:
+        return False
+    return (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
 
 
 def to_line(obj: SessionEntry | SessionHeader | dict, dialect: Dialect = "pi") -> str:
