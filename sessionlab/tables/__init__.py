@@ -18,11 +18,6 @@ facts (what is a call, leaves, fork points, the current leaf, the name) have one
 from ._cache import Changes, clear_cache
 from ._conventions import df_variant as df_variant
 from ._conventions import returns as returns
-from ._facts import call_mask as call_mask
-from ._facts import current_leaf_rows as current_leaf_rows
-from ._facts import file_facts as file_facts
-from ._facts import fork_mask as fork_mask
-from ._facts import leaf_mask as leaf_mask
 from ._load import LoadResult, default_roots, default_sessions_dir, find_files, load_files, refresh
 from ._pi16 import table_rules
 
@@ -49,10 +44,17 @@ __all__ = [
 ]
 
 
+_FACTS = ("call_mask", "current_leaf_rows", "file_facts", "fork_mask", "leaf_mask")
+
+
 def __getattr__(name: str):
-    # Parquet (pyarrow.parquet) is imported when first asked for, not by every load
+    # Parquet (pyarrow.parquet) is imported when first asked for, not by every load; so are the
+    # facts (the package's interface to its facts module), which a first entries table does not need
     if name in ("to_parquet", "read_parquet"):
         from . import parquet
         return getattr(parquet, name)
+    if name in _FACTS:
+        from . import _facts
+        return getattr(_facts, name)
     raise AttributeError(f"module 'sessionlab.tables' has no attribute {name!r}")
 

@@ -13,7 +13,6 @@ import pyarrow as pa
 from .._arrow import arrow_indices, from_numpy, from_pylist, scalar, shown, strings, to_numpy
 from .._arrow import compute as pc
 from ._arrays import parse_timestamps
-from ._facts import FACT_COLUMNS, declared, file_facts
 from ._file import FileResult
 from ._schema import (
     BLOCK_SCHEMA,
@@ -115,6 +114,8 @@ def _group_extreme(codes: np.ndarray, k: int, col: pa.ChunkedArray, agg: str) ->
 def sessions_of(files: list[FileResult], entries: pa.Table) -> pa.Table:
     """One row per session file: its header, its facts (:mod:`._facts`: name, leaf, leaves, fork
     points, calls) and totals over ``entries``."""
+    from ._facts import FACT_COLUMNS, declared, file_facts  # (the sessions table only: not a first entries table)
+
     ok = [r for r in files if r.session is not None]
     files, codes = _file_codes(entries)
     totals = session_totals(entries, files=files, codes=codes)

@@ -25,7 +25,7 @@ from ._arrays import parse_timestamps, with_pi_defaults
 from ._native import NativeBatch, native_available
 from ._pi16 import resolve
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
-from ._values import check_values, raw_issue
+from ._values import check_values_all, raw_issue
 
 __all__ = ["FileResult", "Loader", "load_file", "load_data", "load_chunk", "materialize"]
 
@@ -242,8 +242,7 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
     else:
         results = _native_chunk(paths, want_blocks)
     materialize(results)
-    for r in results:
-        check_values(r)
+    check_values_all(results)
     return results
 
 

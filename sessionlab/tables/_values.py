@@ -23,7 +23,7 @@ from .._arrow import compute as pc
 from .._arrow import from_numpy, to_numpy
 from ..pi.io.issues import LineIssue
 
-__all__ = ["TOKEN_COLUMNS", "MAX_TOKENS", "MAX_COST_USD", "check_values", "raw_issue"]
+__all__ = ["TOKEN_COLUMNS", "MAX_TOKENS", "MAX_COST_USD", "check_values", "check_values_all", "raw_issue"]
 
 TOKEN_COLUMNS = {"input_tokens": "input", "output_tokens": "output", "cache_read_tokens": "cacheRead",
                  "cache_write_tokens": "cacheWrite", "total_tokens": "totalTokens", "reasoning_tokens": "reasoning",
@@ -41,6 +41,27 @@ def _bad_tokens(col: pa.ChunkedArray) -> np.ndarray:
 def _bad_cost(col: pa.ChunkedArray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         return ~(np.abs(to_numpy(col, 0.0)) <= MAX_COST_USD)  # (NaN and infinities compare False)
+
+
+def check_values_all(results: list) -> None:
+    """:func:`check_values` for a batch of loaded files: every column screened once over the whole
+    batch (a file's own pass runs only where a bad number is), so a clean load pays a few array
+    passes, not a few per file."""
+    loaded = [r for r in results if r.entries is not None and r.entries.num_rows]
+    if not loaded:
+        return
+    ends = np.cumsum([r.entries.num_rows for r in loaded])
+    flagged = np.zeros(len(loaded), bool)
+    for c in (*TOKEN_COLUMNS, "cost_usd"):
+        chunks = [ch for r in loaded for ch in r.entries[c].chunks]
+        col = pa.chunked_array(chunks, type=loaded[0].entries.schema.field(c).type)
+        if col.null_count == len(col):
+            continue
+        rows = _bad_cost(col) if c == "cost_usd" else _bad_tokens(col)
+        if rows.any():
+            flagged[np.unique(np.searchsorted(ends, np.flatnonzero(rows), side="right"))] = True
+    for r in (r for r, f in zip(loaded, flagged) if f):  # (only the files that hold a bad number)
+        check_values(r)
 
 
 def check_values(res: Any) -> None:
