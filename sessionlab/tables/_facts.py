@@ -71,18 +71,26 @@ def _file_codes(table: pa.Table) -> tuple[np.ndarray, pa.Array]:
     return np.asarray(to_numpy(enc.indices), np.int64), enc.dictionary
 
 
-class _Shape:
-    """The node, conversation and leaf/fork flags of an entries table, on the loader's integer
-    parent links (``entry_index``/``parent_index``: pi's index, a repeated id naming its later
-    entry), a few array passes."""
+class _Kinds:
+    """Which rows are seed leaf records, nodes and conversation nodes (what the current leaf needs)."""
 
     def __init__(self, table: pa.Table, codes: np.ndarray) -> None:
         n = table.num_rows
         self.codes = codes
         self.leaf_record = _bool(pc.equal(table["type"], scalar("leaf")))
-        node = valid_mask(table["entry_id"]) & ~self.leaf_record
-        side = _bool(table["side_node"]) if "side_node" in table.column_names else np.zeros(n, bool)
-        self.conv = node & ~side
+        self.node = valid_mask(table["entry_id"]) & ~self.leaf_record
+        self.side = _bool(table["side_node"]) if "side_node" in table.column_names else np.zeros(n, bool)
+        self.conv = self.node & ~self.side
+
+
+class _Shape(_Kinds):
+    """The node, conversation and leaf/fork flags of an entries table, on the loader's integer
+    parent links (``entry_index``/``parent_index``: pi's index, a repeated id naming its later
+    entry), a few array passes."""
+
+    def __init__(self, table: pa.Table, codes: np.ndarray) -> None:
+        super().__init__(table, codes)
+        n, node, side = table.num_rows, self.node, self.side
         parent = _parent_rows(table, codes)
         parent = np.where((parent >= 0) & node[np.maximum(parent, 0)], parent, -1)  # (a leaf record is no parent)
         if (side & node).any():
@@ -161,7 +169,7 @@ def _last_per_file(order: np.ndarray, codes: np.ndarray, rows_mask: np.ndarray, 
     return out
 
 
-def _leaf_rows(table: pa.Table, shape: _Shape, order: np.ndarray, k: int) -> np.ndarray:
+def _leaf_rows(table: pa.Table, shape: _Kinds, order: np.ndarray, k: int) -> np.ndarray:
     """Per file code, the row of pi's leaf after loading (-1: none): a seed leaf record's target
     when the record comes last and its target is a conversation node of the file (the last row
     with that id), else the last conversation node."""
@@ -189,7 +197,7 @@ def current_leaf_rows(table: pa.Table, *, codes: np.ndarray | None = None) -> np
     if codes is None:
         codes, _ = _file_codes(table)
     order = _file_order(codes, np.asarray(to_numpy(table["line_no"], 0), np.int64))
-    return _leaf_rows(table, _Shape(table, codes), order, int(codes.max()) + 1)[codes]
+    return _leaf_rows(table, _Kinds(table, codes), order, int(codes.max()) + 1)[codes]
 
 
 def _ids_at(table: pa.Table, rows: np.ndarray) -> pa.Array:
