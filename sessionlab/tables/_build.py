@@ -62,19 +62,15 @@ def issues_of(files: list[FileResult]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=ISSUE_SCHEMA)
 
 
-def _file_codes(entries: pa.Table) -> tuple[pa.Array, np.ndarray]:
-    """The distinct files of an entries table (in order of first appearance) and each row's code."""
-    enc = pc.dictionary_encode(entries.column("file").combine_chunks(), null_encoding="encode")
-    return enc.dictionary, np.asarray(to_numpy(enc.indices), np.int64)
-
-
 def session_totals(entries: pa.Table, *, files: pa.Array | None = None, codes: np.ndarray | None = None) -> pa.Table:
     """Per-file aggregates of an entries table (one row per ``file``, in order of first appearance).
 
     Grouped in NumPy: ``Table.group_by`` imports ``pyarrow.dataset``, which imports pandas. Sums
     add the rows in row order (``np.bincount``), as a hash aggregate does."""
     if files is None or codes is None:
-        files, codes = _file_codes(entries)
+        from ._facts import file_codes
+
+        codes, files = file_codes(entries)
     k = len(files)
     typ = entries.column("type")
     flags = {"is_entry": np.ones(entries.num_rows, np.int64)}
@@ -114,10 +110,15 @@ def _group_extreme(codes: np.ndarray, k: int, col: pa.ChunkedArray, agg: str) ->
 def sessions_of(files: list[FileResult], entries: pa.Table) -> pa.Table:
     """One row per session file: its header, its facts (:mod:`._facts`: name, leaf, leaves, fork
     points, calls) and totals over ``entries``."""
-    from ._facts import FACT_COLUMNS, declared, file_facts  # (the sessions table only: not a first entries table)
+    from ._facts import (  # (the sessions table only: not a first entries table)
+        FACT_COLUMNS,
+        declared,
+        file_codes,
+        file_facts,
+    )
 
     ok = [r for r in files if r.session is not None]
-    files, codes = _file_codes(entries)
+    codes, files = file_codes(entries)
     totals = session_totals(entries, files=files, codes=codes)
     facts = file_facts(entries, files=files, codes=codes).to_pydict()
     fact_at = {f: i for i, f in enumerate(facts["file"])}

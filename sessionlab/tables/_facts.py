@@ -66,7 +66,8 @@ def call_mask(table: pa.Table) -> np.ndarray:
     return asst & (~by_usage | valid_mask(table["input_tokens"]))
 
 
-def _file_codes(table: pa.Table) -> tuple[np.ndarray, pa.Array]:
+def file_codes(table: pa.Table) -> tuple[np.ndarray, pa.Array]:
+    """Each row's file as an integer code, and the distinct files in order of first appearance."""
     enc = pc.dictionary_encode(table.column("file").combine_chunks(), null_encoding="encode")
     return np.asarray(to_numpy(enc.indices), np.int64), enc.dictionary
 
@@ -143,13 +144,13 @@ def _flat(col: Any) -> pa.Array:
 
 def leaf_mask(table: pa.Table) -> np.ndarray:
     """For each row of an entries table, whether it is a leaf (see the module doc)."""
-    codes, _ = _file_codes(table) if table.num_rows else (np.zeros(0, np.int64), None)
+    codes, _ = file_codes(table) if table.num_rows else (np.zeros(0, np.int64), None)
     return _Shape(table, codes).leaf if table.num_rows else np.zeros(0, bool)
 
 
 def fork_mask(table: pa.Table) -> np.ndarray:
     """For each row of an entries table, whether it is a fork point (see the module doc)."""
-    codes, _ = _file_codes(table) if table.num_rows else (np.zeros(0, np.int64), None)
+    codes, _ = file_codes(table) if table.num_rows else (np.zeros(0, np.int64), None)
     return _Shape(table, codes).fork if table.num_rows else np.zeros(0, bool)
 
 
@@ -195,7 +196,7 @@ def current_leaf_rows(table: pa.Table, *, codes: np.ndarray | None = None) -> np
     if table.num_rows == 0:
         return np.zeros(0, np.int64)
     if codes is None:
-        codes, _ = _file_codes(table)
+        codes, _ = file_codes(table)
     order = _file_order(codes, np.asarray(to_numpy(table["line_no"], 0), np.int64))
     return _leaf_rows(table, _Kinds(table, codes), order, int(codes.max()) + 1)[codes]
 
@@ -229,7 +230,7 @@ def file_facts(table: pa.Table, *, files: pa.Array | None = None, codes: np.ndar
                          "leaf_count": pa.array([], pa.int64()), "fork_count": pa.array([], pa.int64()),
                          "call_count": pa.array([], pa.int64())})
     if codes is None or files is None:
-        codes, files = _file_codes(table)
+        codes, files = file_codes(table)
     k = len(files)
     shape = _Shape(table, codes)
     order = _file_order(codes, np.asarray(to_numpy(table["line_no"], 0), np.int64))
