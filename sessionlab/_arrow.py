@@ -127,14 +127,21 @@ _LIST_TYPES = {pa.int32(): np.int32, pa.int64(): np.int64, pa.float64(): np.floa
 
 
 def from_pylist(values: list, type: pa.DataType) -> pa.Array:  # noqa: A002
-    """Python values (None: null) as an Arrow array of ``type``: strings, and integers for an
-    integer or float type, from buffers; anything else as ``pa.array`` reads it."""
+    """Python values (None: null) as an Arrow array of ``type``: strings, booleans, integers for an
+    integer type and numbers for float64, from buffers; anything else as ``pa.array`` reads it."""
     if pa.types.is_string(type) and all(v is None or isinstance(v, str) for v in values):
         return strings(values)
     if type in _LIST_TYPES and all(v is None or isinstance(v, int) and not isinstance(v, bool) for v in values):
         missing = np.fromiter((v is None for v in values), bool, len(values))
         data = np.array([0 if v is None else v for v in values], _LIST_TYPES[type])
         return from_numpy(data, mask=missing, type=type)
+    if type == pa.float64() and all(v is None or isinstance(v, (int, float)) and not isinstance(v, bool)
+                                    for v in values):
+        missing = np.fromiter((v is None for v in values), bool, len(values))
+        return from_numpy(np.array([0.0 if v is None else v for v in values], np.float64), mask=missing, type=type)
+    if pa.types.is_boolean(type) and all(v is None or isinstance(v, bool) for v in values):
+        missing = np.fromiter((v is None for v in values), bool, len(values))
+        return from_numpy(np.fromiter((v is True for v in values), bool, len(values)), mask=missing, type=type)
     return pa.array(values, type)
 
 

@@ -15,30 +15,28 @@ past unread); only a conversation line type without a ``uuid`` is a ``missing_id
 
 Usage is read per line (``input_tokens`` is uncached input; cache writes with their 1-hour part);
 duplicate usage (streaming lines of one response, sidechain replays) is removed across all loaded
-files by :func:`dedupe_usage`, as ccusage does.
+files by :func:`._claude_dedupe.dedupe_usage`, as ccusage does.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from .._arrow import const_strings, utf8
 from .._jsjson import js_len
 from ..pi.io import formats
 from ..pi.io.formats import AgentFile, iter_lines
 from ..pi.io.reader import LineIssue
 from ..pi.rules import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
-from ._spec import null_usage
+from ._claude_dedupe import claude_dedupe
 
 _SPAWN_TOOLS = frozenset({"Task", "Agent"})  # the tools that run a subagent
 
-__all__ = ["finish", "read_claude", "dedupe_usage", "CLAUDE_NODE_LESS"]
+__all__ = ["finish", "read_claude", "CLAUDE_NODE_LESS"]
 
 CLAUDE_NODE_LESS = frozenset({"summary", "file-history-snapshot", "file-history-delta", "queue-operation", "ai-title",
                               "custom-title", "agent-name", "agent-color", "agent-setting", "last-prompt",
@@ -155,14 +153,19 @@ def _lenient(raw: bytes) -> _Line:
 
 
 class _Rows:
-    """Rows being gathered as dicts of the columns they set; :attr:`cols` turns them into column
-    lists once (one comprehension per column beats a per-row loop over every column)."""
+    """Rows being gathered as dicts of every column in :data:`_COLS` order (a copy of a template of
+    nulls, updated with the values a line sets); :attr:`cols` transposes them once, in C."""
+
+    _TEMPLATE = dict.fromkeys(_COLS)
 
     def __init__(self) -> None:
         self._rows: list[dict[str, Any]] = []
 
     def add(self, **values: Any) -> None:
-        self._rows.append(values)
+        row = self._TEMPLATE.copy()
+        row.update(values)
+        assert len(row) == len(_COLS), f"not columns of this reader: {sorted(set(row) - set(_COLS))}"
+        self._rows.append(row)
 
     @property
     def n(self) -> int:
@@ -170,8 +173,9 @@ class _Rows:
 
     @property
     def cols(self) -> dict[str, list]:
-        rows = self._rows
-        return {c: [r.get(c) for r in rows] for c in _COLS}
+        if not self._rows:
+            return {c: [] for c in _COLS}
+        return dict(zip(_COLS, map(list, zip(*(r.values() for r in self._rows)))))
 
 
 def _parts(role: str) -> tuple[bool, bool, bool, bool, bool]:
@@ -405,67 +409,6 @@ def read_claude(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile
     return reader.finish()
 
 
-def dedupe_usage(files: Sequence[tuple[list, list, list, list, Any]]) -> tuple[list[list[bool]], list[dict[int, int]]]:
-    """Which usage rows count, across files in load order, as ccusage counts them, and where.
-
-    ``files`` holds, per file, the usage rows' ``message_id``, ``request_id``, ``is_sidechain``,
-    token totals and row positions. A row repeats another when both have the same message id and
-    request id, or the same message id and one of them is a sidechain copy (a subagent or ``/btw``
-    file replaying its parent). Of a group, the non-sidechain row wins, then the largest token
-    total, then the first in load order. Rows without a message id always count.
-
-    The winner's usage is the response's, but its line need not be on the conversation: Claude
-    Code writes one line per content block, chained, and with parallel tool calls the conversation
-    goes on from an earlier block while the last (largest) one is a side branch. So the usage
-    moves to the group's first line in the winner's file, the response's first block, which every
-    later block of it descends from.
-
-    Returns one list of booleans per file (``True``: the row counts) and one ``{to: from}`` dict of
-    usage-row positions per file (the counted row ``to`` takes the usage of row ``from``).
-    """
-    slots: list[tuple[int, int]] = []  # a kept row per slot; a replacement takes over the slot
-    first: dict[tuple[int, int], int] = {}  # (slot, file) -> the group's first row in that file
-    exact: dict[tuple[str, str | None], int] = {}  # (message id, request id) -> slot
-    by_msg: dict[str, list[int]] = {}  # message id -> slots
-    keep = [[True] * len(f[0]) for f in files]
-    # one pass over usage rows (not entries), with dicts keyed on ids, as ccusage's hash map
-    for fi, (mids, rids, side, totals, _) in enumerate(files):
-        for i, mid in enumerate(mids):
-            if mid is None:
-                continue
-            rid = rids[i]
-            cand_side = bool(side[i])
-            slot = exact.get((mid, rid))
-            if slot is None:
-                for sl in by_msg.get(mid, ()):
-                    hf, hi = slots[sl]
-                    if cand_side or files[hf][2][hi]:
-                        slot = sl
-                        break
-            if slot is None:
-                exact[(mid, rid)] = len(slots)
-                by_msg.setdefault(mid, []).append(len(slots))
-                first[(len(slots), fi)] = i
-                slots.append((fi, i))
-                continue
-            first.setdefault((slot, fi), i)
-            hf, hi = slots[slot]
-            ex_side = bool(files[hf][2][hi])
-            if ex_side if cand_side != ex_side else totals[i] > files[hf][3][hi]:
-                keep[hf][hi] = False
-                slots[slot] = (fi, i)
-                exact[(mid, rid)] = slot
-            else:
-                keep[fi][i] = False
-    moves: list[dict[int, int]] = [{} for _ in files]
-    for sl, (fi, i) in enumerate(slots):
-        to = first[(sl, fi)]
-        if to != i:  # the first line takes the winner's usage
-            keep[fi][i], keep[fi][to] = False, True
-            moves[fi][to] = i
-    return keep, moves
-
-
 def _claude_spawns(results: list) -> None:
     """A subagent session's ``parent_tool_call_id`` (the Task/Agent call whose result names it) and
     its ``subagent_type`` column (the type that call asked for)."""
@@ -487,42 +430,11 @@ def _claude_spawns(results: list) -> None:
         kind = types.get((parent, call))
         if kind is not None and r.entries is not None:
             i = r.entries.schema.get_field_index("subagent_type")
-            r.entries = r.entries.set_column(i, "subagent_type", pa.array([kind] * r.entries.num_rows, pa.string()))
-
-
-def _claude_dedupe(results: list) -> None:
-    files, owners = [], []
-    for r in results:
-        if r.entries is None or (r.session or {}).get("agent") != "claude-code":
-            continue
-        t = r.entries
-        has = np.asarray(pc.is_valid(t["input_tokens"]).to_numpy(zero_copy_only=False), bool)
-        rows = np.flatnonzero(has)
-        take = pa.array(rows, pa.int64())
-        tot = sum(np.asarray(pc.fill_null(t[c].take(take), 0).to_numpy(zero_copy_only=False), np.int64)
-                  for c in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
-        files.append((t["message_id"].take(take).to_pylist(), t["request_id"].take(take).to_pylist(),
-                      t["is_sidechain"].take(take).to_pylist(), list(np.asarray(tot).tolist()) if len(rows) else [],
-                      rows))
-        owners.append(r)
-    if not files:
-        return
-    keep, moves = dedupe_usage(files)
-    for r, f, k, mv in zip(owners, files, keep, moves):
-        if all(k) and not mv:
-            continue
-        drop = np.zeros(r.entries.num_rows, bool)
-        drop[f[4][~np.asarray(k, bool)]] = True
-        source = None
-        if mv:  # a response's usage moves to its first line (see dedupe_usage)
-            source = np.arange(r.entries.num_rows)
-            rows = f[4]
-            for to, frm in mv.items():
-                source[rows[to]] = rows[frm]
-        r.entries = null_usage(r.entries, drop, source)
+            column = const_strings(utf8(kind), np.ones(r.entries.num_rows, np.bool_))
+            r.entries = r.entries.set_column(i, "subagent_type", column)
 
 
 def finish(results: list) -> None:
     """Claude Code's pass over a load: subagents' spawning calls, then usage counted once."""
     _claude_spawns(results)
-    _claude_dedupe(results)
+    claude_dedupe(results)

@@ -379,11 +379,12 @@ def _parent_thread_of(parent: str | None, spawned: str | None) -> str | None:
 
 def replayed_rows(child: list[tuple[int, tuple | None]], parent: list[tuple[int, tuple | None]]) -> set[int]:
     """Rows of a fork or sub-agent thread whose usage replays its parent's: the child's leading
-    token counts whose cumulative totals the parent file also has."""
-    seen = {k for _, k in parent if k is not None}
+    token counts whose cumulative totals the parent file also has. (Totals may come as lists: the
+    cache keeps them as JSON.)"""
+    seen = {tuple(k) for _, k in parent if k is not None}
     out: set[int] = set()
     for i, k in child:
-        if k is None or k not in seen:
+        if k is None or tuple(k) not in seen:
             break
         out.add(i)
     return out

@@ -125,13 +125,15 @@ def _resolve(ref: str) -> Callable:
 def null_usage(t: Any, drop: Any, source: Any = None) -> Any:
     """``t`` with the usage columns nulled on the rows of ``drop`` (a boolean mask), after each row
     took the usage of row ``source[row]`` (when given: an index array, ``arange`` for no move)."""
-    import pyarrow as pa
+    import numpy as np
     import pyarrow.compute as pc
 
-    mask = pa.array(drop)
-    take = None if source is None else pa.array(source, pa.int64())
+    from .._arrow import arrow_indices, from_numpy, scalar
+
+    mask = from_numpy(np.asarray(drop, np.bool_))
+    take = None if source is None else arrow_indices(source)
     for c in USAGE_COLUMNS:
         i = t.schema.get_field_index(c)
         col = t.column(i) if take is None else t.column(i).take(take)
-        t = t.set_column(i, c, pc.if_else(mask, pa.scalar(None, col.type), col))
+        t = t.set_column(i, c, pc.if_else(mask, scalar(None, col.type), col))
     return t

@@ -1,12 +1,12 @@
 """Files of the registry's agents (Claude Code, Codex...) to tables, and what a load does across them.
 
 :func:`load_agent_file` reads one file with its agent's reader (:mod:`sessionlab.agents`;
-streaming it: a huge line is skipped, never held) and builds its entries and blocks tables.
-:func:`finish_agents` runs once over all files of a load, in load order: usage that another row
-already counts (Claude Code streaming lines of one response, sidechain replays, Codex forks and
-sub-agent threads replaying their parent) is nulled on the repeat, then every counted call without
-a recorded cost is priced (``cost_source``), and a model without a price becomes one
-``unknown_model`` issue for the whole load.
+streaming it: a huge line is skipped, never held), builds its entries and blocks tables from
+buffers and prices its calls that carry no recorded cost (``cost_source``), so the cache keeps the
+prices too. :func:`finish_agents` runs once over all files of a load, in load order: usage that
+another row already counts (Claude Code streaming lines of one response, sidechain replays, Codex
+forks and sub-agent threads replaying their parent) is nulled on the repeat with its cost, and a
+model without a price becomes one ``unknown_model`` issue for the whole load.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import agents as registry
+from .._arrow import arrow_indices, const_strings, from_numpy, scalar, strings, to_numpy, utf8
 from ..pi.io.formats import AgentFile
 from ..pi.io.issues import LineIssue
 from ..pricing import price_calls
@@ -28,34 +29,34 @@ from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 __all__ = ["load_agent_file", "finish_agents"]
 
 
-def _parent_index(ids: list, parents: list) -> list[int | None]:
+def _parent_index(ids: list, parents: list) -> np.ndarray:
     last: dict[Any, int] = {}
     for i, e in enumerate(ids):  # one pass: id -> its last position, as pi's index
         last[e] = i
-    return [last.get(p) if p is not None else None for p in parents]
+    return np.fromiter((-1 if p is None else last.get(p, -1) for p in parents), np.int32, len(parents))
 
 
 def _table(af: AgentFile, session: dict[str, Any]) -> pa.Table:
+    """The file's entries table."""
     cols = af.columns
     n = af.n
+    every = np.ones(n, np.bool_)
+    same = {"session_id": session["session_id"], "file": af.path, "agent": af.agent,
+            "root_session_id": session.get("root_session_id")}
     arrays = []
     for f in ENTRY_SCHEMA:
         name = f.name
-        if name == "session_id":
-            arrays.append(pa.array([session["session_id"]] * n, pa.string()))
-        elif name == "file":
-            arrays.append(pa.array([af.path] * n, pa.string()))
+        if name in same:
+            v = same[name]
+            arrays.append(const_strings(utf8(v), every) if v is not None else pa.nulls(n, f.type))
         elif name == "timestamp":
-            arrays.append(parse_timestamps(cols["timestamps"]))
+            arrays.append(parse_timestamps(pa.array(cols["timestamps"], pa.string())))
         elif name == "entry_index":
-            arrays.append(pa.array(np.arange(n, dtype=np.int32)))
+            arrays.append(from_numpy(np.arange(n, dtype=np.int32)))
         elif name == "parent_index":
-            arrays.append(pa.array(_parent_index(cols["entry_id"], cols["parent_id"]), pa.int32()))
-        elif name == "agent":
-            arrays.append(pa.array([af.agent] * n, pa.string()))
-        elif name == "root_session_id":
-            arrays.append(pa.array([session.get("root_session_id")] * n, pa.string()))
-        elif name in cols:
+            idx = _parent_index(cols["entry_id"], cols["parent_id"])
+            arrays.append(from_numpy(idx, mask=idx < 0, type=pa.int32()))
+        elif name in cols:  # (pa.array: C, where the buffer helpers of .._arrow are a loop per value)
             arrays.append(pa.array(cols[name], f.type))
         else:
             arrays.append(pa.nulls(n, f.type))
@@ -66,6 +67,7 @@ def load_agent_file(res: Any, agent: str, fh: Any, want_blocks: bool) -> Any:
     """Fill ``res`` (a :class:`._file.FileResult`) from an open binary file of an agent's session,
     read by the agent's own reader (:mod:`sessionlab.agents`)."""
     af = registry.spec(agent).read(res.path, fh)
+    res.nbytes = fh.tell()  # the bytes read (the cache keeps a file only if it is still this size)
     s = dict(af.session)
     res.session = {"session_id": s["session_id"], "file": res.path, "version": None, "dialect": None,
                    "cwd": s.get("cwd"), "parent_session": None, "header_timestamp": None, "name": s.get("name"),
@@ -83,6 +85,8 @@ def load_agent_file(res: Any, agent: str, fh: Any, want_blocks: bool) -> Any:
         res.blocks = pa.Table.from_arrays(arrays, schema=BLOCK_SCHEMA)
     res.issues = af.issues
     res.agent_extra = af.extra  # (for the agent's own pass over the load: AgentSpec.finish)
+    if registry.spec(agent).priced:
+        _price(res)
     return res
 
 
@@ -90,56 +94,55 @@ def load_agent_bytes(res: Any, agent: str, data: bytes, want_blocks: bool) -> An
     return load_agent_file(res, agent, io.BytesIO(data), want_blocks)
 
 
-def _price(results: list) -> None:
-    todo = []
-    priced = registry.priced_agents()
-    for r in results:
-        if r.entries is None or r.session is None or r.session.get("agent") not in priced:
-            continue
-        t = r.entries
-        need = pc.and_(pc.is_valid(t["input_tokens"]), pc.is_null(t["cost_usd"]))
-        rows = np.flatnonzero(np.asarray(need.to_numpy(zero_copy_only=False), bool))
-        if len(rows):
-            todo.append((r, rows))
-    if not todo:
+def _price(res: Any) -> None:
+    """Price a file's calls that carry usage but no recorded cost, from the price table
+    (``cost_source`` "priced", or "unknown" when the model has none; a fallback model stays
+    flagged). Done as the file is read, so the cache keeps the prices: a row whose usage another row
+    repeats is nulled later with its cost (:func:`finish_agents`)."""
+    t = res.entries
+    need = pc.and_(pc.is_valid(t["input_tokens"]), pc.is_null(t["cost_usd"]))
+    rows = np.flatnonzero(to_numpy(need, False))
+    if not len(rows):
         return
-    take = [(r, pa.array(rows, pa.int64())) for r, rows in todo]
+    take = arrow_indices(rows)
 
-    def col(name: str, fill: Any) -> list:
-        out: list = []
-        for r, tk in take:
-            c = r.entries[name].take(tk)
-            out.extend((pc.fill_null(c, fill) if fill is not None else c).to_pylist())
-        return out
+    def col(name: str) -> list:
+        return pc.fill_null(t[name].take(take), 0).to_pylist()
 
-    costs, unknown = price_calls(col("model", None), col("input_tokens", 0), col("output_tokens", 0),
-                                 col("cache_read_tokens", 0), col("cache_write_tokens", 0),
-                                 col("cache_write_1h_tokens", 0))
-    pos = 0
-    first_unknown: dict[int, tuple] = {}
-    for model, where in unknown.items():
-        first_unknown[where[0]] = (model, len(where))
-    for r, rows in todo:
-        k = len(rows)
-        part = costs[pos:pos + k]
+    costs, _ = price_calls(t["model"].take(take).to_pylist(), col("input_tokens"), col("output_tokens"),
+                           col("cache_read_tokens"), col("cache_write_tokens"), col("cache_write_1h_tokens"))
+    cost = to_numpy(t["cost_usd"], np.nan).astype(np.float64)
+    src = t["cost_source"].to_pylist()
+    for j, row in enumerate(rows):  # a loop over unpriced calls only
+        cost[row] = np.nan if costs[j] is None else costs[j]
+        if src[row] != "fallback" or costs[j] is None:
+            src[row] = "priced" if costs[j] is not None else "unknown"
+    i = t.schema.get_field_index("cost_usd")
+    t = t.set_column(i, "cost_usd", from_numpy(np.nan_to_num(cost), mask=np.isnan(cost), type=pa.float64()))
+    i = t.schema.get_field_index("cost_source")
+    res.entries = t.set_column(i, "cost_source", strings(src))
+
+
+def _unknown_models(results: list) -> None:
+    """One ``unknown_model`` issue per model without a price over the load, on its first counted call
+    (in load order), with the count of its counted calls."""
+    first: dict[str, tuple[Any, int]] = {}
+    counts: dict[str, int] = {}
+    for r in results:
         t = r.entries
-        full_cost = t["cost_usd"].to_pylist()
-        full_src = t["cost_source"].to_pylist()
-        for j, row in enumerate(rows):  # a loop over priced calls only
-            full_cost[row] = part[j]
-            if full_src[row] != "fallback" or part[j] is None:  # (a fallback model stays flagged)
-                full_src[row] = "priced" if part[j] is not None else "unknown"
-            if pos + j in first_unknown:
-                model, count = first_unknown[pos + j]
-                r.issues.append(LineIssue(r.path, int(t["line_no"][int(row)].as_py() or 0), "unknown_model",
-                                          f"no price for model {model!r} ({count} calls in this load): their "
-                                          "cost_usd is null", "", t["entry_id"][int(row)].as_py()))
-                r.session["issue_count"] = r.session.get("issue_count", 0) + 1
-        i = t.schema.get_field_index("cost_usd")
-        t = t.set_column(i, "cost_usd", pa.array(full_cost, pa.float64()))
-        i = t.schema.get_field_index("cost_source")
-        r.entries = t.set_column(i, "cost_source", pa.array(full_src, pa.string()))
-        pos += k
+        if t is None or not t.num_rows:
+            continue
+        unknown = pc.and_(pc.is_valid(t["input_tokens"]), pc.equal(t["cost_source"], scalar("unknown")))
+        rows = np.flatnonzero(to_numpy(unknown, False))
+        for row, model in zip(rows, t["model"].take(arrow_indices(rows)).to_pylist()):
+            first.setdefault(model, (r, int(row)))
+            counts[model] = counts.get(model, 0) + 1
+    for model, (r, row) in first.items():
+        t = r.entries
+        r.issues.append(LineIssue(r.path, int(t["line_no"][row].as_py() or 0), "unknown_model",
+                                  f"no price for model {model!r} ({counts[model]} calls in this load): their "
+                                  "cost_usd is null", "", t["entry_id"][row].as_py()))
+        r.session["issue_count"] = r.session.get("issue_count", 0) + 1
 
 
 def finish_agents(results: list) -> None:
@@ -149,4 +152,4 @@ def finish_agents(results: list) -> None:
     for spec in registry.specs():
         if spec.name in present:
             spec.finish_load(results)
-    _price(results)
+    _unknown_models(results)

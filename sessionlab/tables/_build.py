@@ -57,9 +57,12 @@ def blocks_of(files: list[FileResult]) -> pa.Table:
 
 def issues_of(files: list[FileResult]) -> pa.Table:
     """Every line issue of the files, in file order."""
-    rows = [{"file": shown(i.path), "line": i.line, "kind": i.kind, "message": i.message, "excerpt": i.excerpt,
-             "entry_id": i.entry_id} for r in files for i in r.issues]
-    return pa.Table.from_pylist(rows, schema=ISSUE_SCHEMA)
+    issues = [i for r in files for i in r.issues]
+    values = {"file": [shown(i.path) for i in issues], "line": [i.line for i in issues],
+              "kind": [i.kind for i in issues], "message": [i.message for i in issues],
+              "excerpt": [i.excerpt for i in issues], "entry_id": [i.entry_id for i in issues]}
+    # (from buffers: pa.Table.from_pylist imports pandas, which a load does not need)
+    return pa.Table.from_arrays([from_pylist(values[f.name], f.type) for f in ISSUE_SCHEMA], schema=ISSUE_SCHEMA)
 
 
 def session_totals(entries: pa.Table, *, files: pa.Array | None = None, codes: np.ndarray | None = None) -> pa.Table:

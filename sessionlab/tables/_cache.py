@@ -109,13 +109,18 @@ def cache_size(cache: CacheOption = None) -> int:
 
 @lru_cache(maxsize=1)
 def _fingerprint() -> str:
-    """Changes whenever the code that makes the rows may have: the schema and the loader's files."""
+    """Changes whenever the code that makes the rows may have: the schema, the loader's files (pi's,
+    the agents' readers, the tables') and the price table the agents' calls are priced from."""
+    from importlib.util import find_spec
+
     here = Path(__file__).resolve().parent.parent
     parts = [str(_FORMAT), str(ENTRY_SCHEMA)]
-    for pattern in ("tables/*.py", "io/*.py", "model/*.py", "*.py", "_scan*"):
-        for f in sorted(here.glob(pattern)):
+    prices = find_spec("genai_prices")
+    found = [sorted(Path(prices.origin).parent.glob("*.py"))] if prices is not None and prices.origin else []
+    for group in [sorted(here.glob(p)) for p in ("tables/*.py", "pi/**/*.py", "agents/*.py", "*.py", "_scan*")] + found:
+        for f in group:
             st = f.stat()
-            parts.append(f"{f.name}:{st.st_size}:{st.st_mtime_ns}")
+            parts.append(f"{f.relative_to(f.parent.parent)}:{st.st_size}:{st.st_mtime_ns}")
     parts.append(os.environ.get("SESSIONLAB_NATIVE", ""))
     return hash_bytes("\n".join(parts).encode())
 
@@ -341,6 +346,8 @@ class Store:
                     group, rows, size = [], 0, 0
             meta.update(path=r.path, rows=r.entries.num_rows, nbytes=r.nbytes,  # type: ignore[union-attr]
                         session=r.session, loader=r.loader, issues=[_issue_row(i) for i in r.issues])
+            if r.agent_extra is not None:  # what the agent's pass over a load needs of the file (JSON)
+                meta["extra"] = r.agent_extra
             out.append(meta)
         if group:
             batches.append(_one_batch(group))
@@ -372,7 +379,8 @@ def _one_batch(tables: list[pa.Table]) -> pa.RecordBatch:
 def _cached(path: str, e: dict, segments: dict[str, list[pa.Table]]) -> FileResult:
     entries = segments[e["segment"]][e["batch"]].slice(e["offset"], e["rows"])
     return FileResult(path=path, nbytes=e["nbytes"], entries=entries, session=e["session"],
-                      issues=[_issue(path, row) for row in e["issues"]], loader=e.get("loader"))
+                      issues=[_issue(path, row) for row in e["issues"]], loader=e.get("loader"),
+                      agent_extra=e.get("extra"))
 
 
 def _rows_match(e: dict, segments: dict[str, list[pa.Table]]) -> bool:

@@ -78,6 +78,14 @@ def _agent_of(path: str) -> str:
         return "pi"  # the load reports the read error
 
 
+def _mostly_agents(paths: list[str], sample: int = 16) -> bool:
+    """Whether most of a sample of the files (spread over the list) are other agents' than pi's:
+    their readers are Python that holds the GIL, so the pool's workers are processes."""
+    step = max(1, len(paths) // sample)
+    picked = paths[::step][:sample]
+    return sum(_agent_of(p) != "pi" for p in picked) * 2 > len(picked)
+
+
 def _expand(item: str | os.PathLike, errors: list[tuple[str, str]] | None = None) -> list[str]:
     p = Path(item)
     if p.is_dir():
@@ -258,7 +266,7 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None) 
         for chunk in chunks:
             yield load_chunk(chunk, want_blocks)
         return
-    if native_available():
+    if native_available() and not _mostly_agents(paths):
         # the C scanner releases the GIL while it scans: threads share the work without the
         # processes' start-up and without shipping tables back
         with ThreadPoolExecutor(max_workers=min(workers, len(chunks)), initializer=keep_read_buffer) as tx:
@@ -276,7 +284,8 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
     """Load every file of ``source``; issues are warned, raised or kept per ``on_bad_lines``.
 
     ``max_workers``: the pool's size (default: up to 2, one per core). The workers are threads when
-    the native scanner is built (it releases the GIL), else processes; small loads use none.
+    the native scanner is built (it releases the GIL) and most files are pi's, else processes;
+    small loads use none.
 
     ``cache``: ``None`` (default) or ``True`` keeps the files' tables in the cache folder
     (``$SESSIONLAB_CACHE_DIR``, else the user's cache folder) and reads unchanged files from it

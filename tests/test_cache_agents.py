@@ -1,0 +1,154 @@
+"""The cache holds every agent's files: Claude Code transcripts (with their subagent files) and
+Codex rollouts (with forks that replay their parent) reload from it equal to a fresh load, unchanged
+files are not parsed, and a file that grew or changed is read again."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import sessionlab as sl
+from sessionlab.tables import load_files
+
+ROOT = Path(__file__).parent.parent
+
+
+def tables(src, cache):
+    res = load_files(src, on_bad_lines="skip", cache=cache)
+    return (sl.entries_table(src, on_bad_lines="skip", cache=cache),
+            sl.sessions_table(src, on_bad_lines="skip", cache=cache),
+            [i for r in res.files for i in r.issues]), res
+
+
+def assert_same(src, cache):
+    (e, s, i), res = tables(src, cache)
+    fe, fs, fi = tables(src, False)[0]
+    assert e.equals(fe)
+    assert s.equals(fs)
+    assert i == fi
+    return res, e
+
+
+@pytest.fixture
+def agents_corpus(tmp_path):
+    src = tmp_path / "agents"
+    shutil.copytree(ROOT / "tests" / "data" / "claude" / "generated", src / "claude")
+    shutil.copytree(ROOT / "tests" / "data" / "claude" / "real" / "codemie", src / "codemie")
+    shutil.copytree(ROOT / "tests" / "data" / "codex" / "generated", src / "codex")
+    shutil.copytree(ROOT / "tests" / "data" / "codex" / "real" / "localpush", src / "localpush")
+    shutil.copytree(ROOT / "data" / "claude", src / "data-claude")
+    shutil.copytree(ROOT / "data" / "codex", src / "data-codex")
+    return src
+
+
+def test_agent_files_are_cached_and_equal_a_fresh_load(agents_corpus, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    first, e = assert_same(agents_corpus, cache)
+    agents = set(e["agent"].to_pylist())
+    assert agents == {"claude-code", "codex"}
+    manifest = next((cache / "entries-v1").glob("*.json"))
+    listed = json.loads(manifest.read_bytes().split(b"\n", 1)[1])["files"]
+    assert len(listed) == len(first.files) and all(m["nbytes"] > 0 for m in listed)
+    # the Codex forks' replayed totals and the Claude Code subagents' spawning calls come back too
+    assert any(isinstance(m.get("extra"), list) and m["extra"] and m["session"]["agent"] == "codex" for m in listed)
+
+    def boom(*a, **k):
+        raise AssertionError("parsed a file the cache holds")
+
+    monkeypatch.setattr("sessionlab.tables._load._iter_results", boom)
+    again, e2 = assert_same_cached_only(agents_corpus, cache)
+    assert again.changes.unchanged == [r.path for r in again.files] and not again.changes.changed
+    monkeypatch.undo()
+    assert e2.equals(e)
+
+
+def assert_same_cached_only(src, cache):
+    res = load_files(src, on_bad_lines="skip", cache=cache)
+    return res, sl.entries_table(src, on_bad_lines="skip", cache=cache)
+
+
+def test_usage_from_the_cache_equals_a_fresh_load(agents_corpus, tmp_path):
+    cache = tmp_path / "cache"
+    sl.load(agents_corpus, cache=cache, on_bad_lines="skip")
+    warm = sl.usage_by(sl.load(agents_corpus, cache=cache, on_bad_lines="skip").entries, by=["agent", "model"])
+    cold = sl.usage_by(sl.load(agents_corpus, cache=False, on_bad_lines="skip").entries, by=["agent", "model"])
+    assert warm.equals(cold)
+    assert warm.num_rows >= 3 and sum(warm["cost_usd"].to_pylist()) > 0
+
+
+def _grow(path: Path, lines: list[bytes]) -> None:
+    with open(path, "ab") as fh:
+        fh.write(b"".join(lines))
+
+
+def test_grown_agent_files_reload_equal_to_fresh(agents_corpus, tmp_path):
+    cache = tmp_path / "cache"
+    assert_same(agents_corpus, cache)
+    claude = sorted((agents_corpus / "claude").rglob("*.jsonl"))[0]
+    codex = sorted((agents_corpus / "codex").rglob("*.jsonl"))[0]
+    # a new assistant turn at the end of each: the last line again under a new id, and a torn line
+    last = json.loads(claude.read_bytes().splitlines()[-1])
+    for k, v in (("uuid", "11111111-2222-3333-4444-555555555555"), ("parentUuid", last.get("uuid"))):
+        last[k] = v
+    _grow(claude, [json.dumps(last).encode() + b"\n", b'{"type": "assist'])
+    _grow(codex, [codex.read_bytes().splitlines()[-1] + b"\n"])
+    res, e = assert_same(agents_corpus, cache)
+    assert sorted(res.changes.rewritten) == sorted([str(claude), str(codex)])
+    assert len(res.changes.unchanged) == len(res.files) - 2
+    assert "11111111-2222-3333-4444-555555555555" in e["entry_id"].to_pylist()
+    # and again: the grown files are cached as they are now
+    res, _ = assert_same(agents_corpus, cache)
+    assert not res.changes.changed
+
+
+def test_a_fork_read_after_its_parent_was_cached(agents_corpus, tmp_path):
+    """A Codex fork's replay of its parent is matched against the parent's totals as the cache
+    kept them (JSON), not only against a parent read in the same load."""
+    cache = tmp_path / "cache"
+    forks = [p for p in (agents_corpus / "codex").rglob("*.jsonl") if b"forked_from_id" in p.read_bytes()[:4096]]
+    assert forks, "the generated Codex sessions include a fork"
+    moved = tmp_path / "later"
+    moved.mkdir()
+    for f in forks:
+        shutil.move(str(f), moved / f.name)
+    assert_same(agents_corpus, cache)  # the parents only
+    for f in forks:
+        shutil.move(str(moved / f.name), f)
+    res, e = assert_same(agents_corpus, cache)
+    assert sorted(res.changes.added) == sorted(str(f) for f in forks)
+    cold = sl.usage_by(sl.load(agents_corpus, cache=False, on_bad_lines="skip").entries, by="session")
+    warm = sl.usage_by(sl.load(agents_corpus, cache=cache, on_bad_lines="skip").entries, by="session")
+    assert warm.equals(cold)
+
+
+def test_the_cache_is_dropped_when_a_reader_or_the_price_table_changes(monkeypatch, tmp_path):
+    """The fingerprint a cache is written under covers every file whose change may change the rows:
+    pi's readers, the agents' readers, the tables' code and the price table's package."""
+    from importlib.util import find_spec
+
+    from sessionlab.tables import _cache
+
+    pkg = Path(sl.__file__).parent
+    watched = [pkg / "pi" / "io" / "reader.py", pkg / "agents" / "_claude_reader.py",
+               pkg / "agents" / "_codex_reader.py", pkg / "tables" / "_agents.py",
+               Path(find_spec("genai_prices").origin).parent / "data_snapshot.py"]
+    real_stat = Path.stat
+    for f in watched:
+        _cache._fingerprint.cache_clear()
+        before = _cache._fingerprint()
+
+        def stat(self, *a, _f=f, **k):
+            st = real_stat(self, *a, **k)
+            if self == _f:
+                return os.stat_result((*st[:8], st[8] + 1, st[9]))  # an edit: a later mtime
+            return st
+
+        monkeypatch.setattr(Path, "stat", stat)
+        _cache._fingerprint.cache_clear()
+        assert _cache._fingerprint() != before, f"an edit of {f.name} keeps the cache"
+        monkeypatch.undo()
+    _cache._fingerprint.cache_clear()
