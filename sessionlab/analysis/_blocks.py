@@ -139,7 +139,7 @@ def _blocks(table: pa.Table, length: int) -> dict[str, np.ndarray | pa.Array]:
     t, rows = t[order], rows[order]
     first = block_starts(t, length)
     block = np.cumsum(np.isin(np.arange(len(t)), first)) - 1
-    last = np.r_[first[1:], len(t)] - 1
+    last = np.r_[first[1:], len(t)][:len(first)] - 1
     out: dict = {"first": t[first], "last": t[last], "start": t[first] // _MS_HOUR * _MS_HOUR,
                  "calls": np.diff(np.r_[first, len(t)])}
     out["pause_before"] = np.r_[False, t[first[1:]] - t[first[1:] - 1] > length] if len(first) else np.zeros(0, bool)
