@@ -35,7 +35,7 @@ _TOKENS = {"inputTokens": "input_tokens", "outputTokens": "output_tokens", "cach
            "cacheCreationTokens": "cache_write_tokens", "totalTokens": "total_tokens"}
 _BLOCK_TOKENS = {"inputTokens": "input_tokens", "outputTokens": "output_tokens",
                  "cacheReadInputTokens": "cache_read_tokens", "cacheCreationInputTokens": "cache_write_tokens"}
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def _json(path: Path) -> dict:

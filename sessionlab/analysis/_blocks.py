@@ -104,8 +104,8 @@ def _ms(value, name: str) -> int:
     if not isinstance(value, _dt.datetime):
         raise ArgumentTypeError(name, f"{name} must be a datetime, not {type(value).__name__}")
     if value.tzinfo is None:
-        value = value.replace(tzinfo=_dt.timezone.utc)
-    return (value - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)) // _dt.timedelta(milliseconds=1)
+        value = value.replace(tzinfo=_dt.UTC)
+    return (value - _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)) // _dt.timedelta(milliseconds=1)
 
 
 def _models(model, block: np.ndarray, nblocks: int) -> pa.Array:
@@ -247,7 +247,7 @@ def billing_blocks(entries, *, token_limit: int | Literal["max"] | None = None, 
         raise ArgumentValueError("hours", f"hours must be a number above 0, not {hours!r}")
     since, until = _date(since, "since"), _date(until, "until")
     length = int(hours * _MS_HOUR)
-    at = _ms(_dt.datetime.now(_dt.timezone.utc) if now is None else now, "now")
+    at = _ms(_dt.datetime.now(_dt.UTC) if now is None else now, "now")
     b, is_gap = _with_gaps(_blocks(select_sessions(entries, session_id), length), length)
     active = ~is_gap & (at - b["last"] < length) & (at < b["end"])
     ok = _keep(b, is_gap, active, tz=tz, since=since, until=until, keep=keep, now=at)

@@ -18,14 +18,14 @@ import datetime as _dt
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import OptionError
 
 __all__ = ["add_blocks_arguments", "blocks_report", "cmd_blocks", "render_blocks"]
 
 
-def _token_limit(value: str | None) -> int | str | None:
+def _token_limit(value: str | None) -> int | Literal["max"] | None:
     if value is None or value == "":
         return None
     if value == "max":
@@ -39,7 +39,7 @@ def _iso(t: _dt.datetime | None) -> str | None:
     """ccusage's time format: UTC, milliseconds, ``Z``."""
     if t is None:
         return None
-    t = t.astimezone(_dt.timezone.utc)
+    t = t.astimezone(_dt.UTC)
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
 
 
@@ -67,8 +67,9 @@ def _block_json(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def blocks_report(paths: Sequence[str] | None = None, *, tz: str = "UTC", since: str | None = None,
-                  until: str | None = None, agents: Sequence[str] | None = None, token_limit: int | str | None = None,
-                  keep: str = "all", hours: float = 5, now: _dt.datetime | None = None) -> dict[str, Any]:
+                  until: str | None = None, agents: Sequence[str] | None = None,
+                  token_limit: int | Literal["max"] | None = None, keep: Literal["all", "recent", "active"] = "all",
+                  hours: float = 5, now: _dt.datetime | None = None) -> dict[str, Any]:
     """ccusage's ``blocks`` JSON (``{"blocks": [...]}``) of the files in ``paths``, and
     ``rows``: the :func:`~sessionlab.analysis.billing_blocks` rows behind it (for the table)."""
     from ..analysis import billing_blocks
@@ -111,7 +112,8 @@ def render_blocks(rows: list[dict[str, Any]], *, tz: str = "UTC", file: Any = No
     limit = next((r["token_limit"] for r in rows if r["token_limit"]), None)
     t = Table(title="Token usage and cost by billing block", box=box.SIMPLE if plain else box.ROUNDED,
               header_style="" if plain else "bold cyan", title_style="" if plain else "bold")
-    for head in ("Block start", "Duration/Status", "Models", "Tokens", *(("% of limit",) if limit else ()), "Cost (USD)"):
+    heads = ("Block start", "Duration/Status", "Models", "Tokens", *(("% of limit",) if limit else ()), "Cost (USD)")
+    for head in heads:
         t.add_column(head, justify="right" if head in ("Tokens", "% of limit", "Cost (USD)") else "left")
     zone = ZoneInfo(tz)
     for r in rows:
@@ -136,7 +138,7 @@ def cmd_blocks(args: argparse.Namespace) -> int:
     """``sessionlab usage blocks``: JSON or the table."""
     if args.csv:
         raise OptionError("usage blocks has no --csv: use --json", "csv")
-    keep = "active" if args.active else "recent" if args.recent else "all"
+    keep: Literal["all", "recent", "active"] = "active" if args.active else "recent" if args.recent else "all"
     limit = _token_limit(args.token_limit)
     # the table shows the share of the largest finished block without --token-limit, as ccusage does
     data = blocks_report(args.paths or None, tz=args.tz, since=args.since, until=args.until, agents=args.agent,

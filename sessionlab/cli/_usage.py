@@ -1,10 +1,12 @@
-"""``sessionlab usage daily|weekly|monthly|session``: ccusage's reports over pi, Claude Code and Codex files.
+"""``sessionlab usage daily|weekly|monthly|session``: ccusage's reports over pi, Claude Code and Codex
+files.
 
 The numbers come from :func:`sessionlab.analysis.usage_by` (``by="day"``, ``"week"``, ``"month"``,
 ``"session"``, each with its per-model breakdown); this module only shapes them: a ``rich`` table
 for people (it fits the terminal width, shortens long cells, and has no colours or box lines when
 the output is not a terminal), ``--json`` in ccusage's field names (``inputTokens``,
-``cacheCreationTokens``, ``totalCost``, ``modelBreakdowns``...) and ``--csv`` for machines. ``usage blocks`` (billing blocks) is :mod:`._blocks`'.
+``cacheCreationTokens``, ``totalCost``, ``modelBreakdowns``...) and ``--csv`` for machines.
+``usage blocks`` (billing blocks) is :mod:`._blocks`.
 
 Example:
     >>> from sessionlab.cli import main
@@ -69,7 +71,7 @@ def usage_report(report: str, paths: Sequence[str] | None = None, *, tz: str = "
     by, key = _REPORTS[report]
     corpus = _load(paths, agents)
     entries = corpus.entries
-    opts = dict(tz=tz, since=since, until=until, week_start=week_start)
+    opts: dict[str, Any] = dict(tz=tz, since=since, until=until, week_start=week_start)
     main = usage_by(entries, by=by, **opts).to_pylist()
     models = usage_by(entries, by=[by, "model"], **opts).to_pylist()
     agent_rows = usage_by(entries, by=[by, "agent"], **opts).to_pylist()
