@@ -52,7 +52,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "contexts_df", "usage_by", "usage_by_df", "compaction_diff", "compaction_diff_df", "estimate_accuracy",
         "estimate_accuracy_df", "calibrate_estimate", "EstimateCalibration", "cache_misses", "cache_misses_df",
         "cache_ttl_whatif", "cache_ttl_whatif_df", "tool_stats", "tool_stats_df", "subagent_costs",
-        "subagent_costs_df",
+        "subagent_costs_df", "billing_blocks", "billing_blocks_df",
     ),
     "sessionlab.compaction": (
         "CompactionPolicy", "CompactionPreparation", "FractionPolicy", "KeepLastTurnsPolicy", "NeverCompact",
@@ -283,6 +283,8 @@ __all__ = [
     "contexts_df",
     "usage_by",
     "usage_by_df",
+    "billing_blocks",
+    "billing_blocks_df",
     # insights
     "compaction_diff",
     "compaction_diff_df",

@@ -102,4 +102,4 @@ def test_bad_arguments(capsys):
     assert "since" in capsys.readouterr().err
     assert main(["usage", "daily", "no/such/place"]) == 2
     with pytest.raises(SystemExit):
-        main(["usage", "weekly"])
+        main(["usage", "yearly"])

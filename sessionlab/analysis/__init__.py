@@ -1,6 +1,7 @@
-"""Vectorised analysis over the entries table: contexts, token accounting and the insight tables
-(compaction diff, estimate accuracy, cache misses, tool and subagent costs)."""
+"""Vectorised analysis over the entries table: contexts, token accounting, billing blocks and the
+insight tables (compaction diff, estimate accuracy, cache misses, tool and subagent costs)."""
 
+from ._blocks import BILLING_BLOCK_COLUMNS, BLOCK_WARNING_SHARE, billing_blocks, billing_blocks_df
 from ._branch_calls import BRANCH_CALL_COLUMNS, branch_calls, branch_calls_df, branch_mask
 from ._cache_misses import (
     CACHE_MISS_COLUMNS,
@@ -53,6 +54,7 @@ from .usage import (
     USAGE_COLUMNS,
     USAGE_GROUPS,
     USAGE_KEY_COLUMNS,
+    WEEK_DAYS,
     branch_costs,
     branch_costs_df,
     cache_efficiency,
@@ -72,6 +74,7 @@ __all__ = [
     "contexts_df",
     "USAGE_GROUPS",
     "USAGE_KEY_COLUMNS",
+    "WEEK_DAYS",
     "USAGE_COLUMNS",
     "BRANCH_CALL_COLUMNS",
     "BRANCH_COST_COLUMNS",
@@ -111,4 +114,8 @@ __all__ = [
     "SUBAGENT_TYPE_COLUMNS",
     "subagent_costs",
     "subagent_costs_df",
+    "BILLING_BLOCK_COLUMNS",
+    "BLOCK_WARNING_SHARE",
+    "billing_blocks",
+    "billing_blocks_df",
 ]

@@ -26,10 +26,12 @@ from ..tables.forest import Forest, as_table
 
 __all__ = ["usage_by", "usage_by_df", "branch_costs", "branch_costs_df", "cache_efficiency", "cache_efficiency_df",
            "current_branch_mask", "USAGE_GROUPS", "USAGE_KEY_COLUMNS", "USAGE_COLUMNS", "BRANCH_COST_COLUMNS",
-           "CACHE_COLUMNS"]
+           "CACHE_COLUMNS", "WEEK_DAYS"]
 
 USAGE_GROUPS = ("session_id", "file", "day", "model", "provider", "api", "branch", "stop_reason", "usage_kind",
-                "month", "session", "agent")
+                "month", "session", "agent", "week")
+WEEK_DAYS = ("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday")
+"""The days a week may start on (``usage_by``'s ``week_start``), in ccusage's order."""
 
 _S, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -48,6 +50,7 @@ USAGE_KEY_COLUMNS: tuple[Column, ...] = (
     Column("session", _S, "The top session (root_session_id): a Claude Code subagent's calls count in the "
            "session that spawned it, as in ccusage."),
     Column("agent", _S, "Agent of the call: 'pi', 'claude-code' or 'codex'."),
+    Column("week", pa.date32(), "The first day (``week_start``) of the call's week in ``tz``."),
 )
 USAGE_COLUMNS: tuple[Column, ...] = (
     Column("calls", _I64, "Number of calls (assistant messages); the token and cost sums also hold the "
@@ -161,6 +164,17 @@ def _month(ts, tz: str) -> pa.Array:
     return strings(np.datetime_as_string(names, unit="M").tolist()).take(arrow_indices(index, missing))
 
 
+def _week(ts, tz: str, week_start: str) -> pa.Array:
+    """The first day of the week (weeks starting on ``week_start``) of each time's date in ``tz``,
+    as ccusage's weekly report keys them."""
+    day = _day(ts, tz)
+    n = to_numpy(pc.cast(day, pa.int32()), 0).astype(np.int64)
+    # 1970-01-01 was a Thursday: (days + 4) % 7 is the weekday counted from Sunday
+    shift = (n + 4 - WEEK_DAYS.index(week_start)) % 7
+    first = np.maximum(n - shift, _FIRST_DAY)
+    return from_numpy(first.astype(np.int32), mask=~_bool(pc.is_valid(day)), type=pa.date32())
+
+
 def _date(value, name: str):
     import datetime as _dt
 
@@ -232,8 +246,10 @@ def _dense(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return group, first
 
 
-def _key_column(table: pa.Table, key: str, tz: str, rows: pa.Array) -> pa.Array:
+def _key_column(table: pa.Table, key: str, tz: str, rows: pa.Array, week_start: str = "sunday") -> pa.Array:
     """The ``by`` key ``key`` of the rows ``rows`` (see :func:`usage_by`)."""
+    if key == "week":
+        return _week(table["timestamp"].take(rows), tz, week_start)
     if key == "day":
         return _day(table["timestamp"].take(rows), tz)
     if key == "month":
@@ -267,16 +283,17 @@ def _spend_rows(table: pa.Table, tz: str, since, until) -> tuple[np.ndarray, np.
 
 
 def usage_by(entries, *, by: str | Sequence[str] = ("session_id",), tz: str = "UTC",
-             session_id: SessionIds = None, since=None, until=None) -> pa.Table:
+             session_id: SessionIds = None, since=None, until=None, week_start: str = "sunday") -> pa.Table:
     """Token buckets, cost and call counts per group.
 
-    ``usage_by(t, by="day")``, ``"month"`` and ``"session"`` give the token totals of ccusage's
-    ``daily``, ``monthly`` and ``session`` reports on the same Claude Code and Codex files (each
+    ``usage_by(t, by="day")``, ``"week"``, ``"month"`` and ``"session"`` give the token totals of
+    ccusage's ``daily``, ``weekly``, ``monthly`` and ``session`` reports on the same Claude Code and Codex files (each
     response counted once), and costs within 1% (see ``docs/ccusage-differences.md``).
 
     Args:
         entries: a :class:`~sessionlab.Corpus` or its entries table.
-        by: one or more of ``session_id``, ``file``, ``day`` (the call's date in ``tz``), ``month``
+        by: one or more of ``session_id``, ``file``, ``day`` (the call's date in ``tz``), ``week``
+            (the first day of its week, weeks starting on ``week_start``), ``month``
             (``"YYYY-MM"`` in ``tz``), ``session`` (the top session: a Claude Code subagent's calls
             count in the session that spawned it, as in ccusage), ``agent``, ``model``,
             ``provider``, ``api``, ``branch`` (``"current"`` or ``"abandoned"``), ``stop_reason``,
@@ -286,6 +303,8 @@ def usage_by(entries, *, by: str | Sequence[str] = ("session_id",), tz: str = "U
         since: Keep spend on or after this date in ``tz`` (a ``date``, ``"YYYY-MM-DD"`` or
             ``"YYYYMMDD"``).
         until: Keep spend on or before this date in ``tz``.
+        week_start: the day weeks start on for ``week``: ``"sunday"`` (ccusage's default),
+            ``"monday"``... (``WEEK_DAYS``).
 
     Returns:
         One row per group, sorted by the keys. Columns: the keys,
@@ -304,6 +323,7 @@ def usage_by(entries, *, by: str | Sequence[str] = ("session_id",), tz: str = "U
         raise OptionError(option_message("by", keys, USAGE_GROUPS), "by")
     for k in keys:
         check_option("by", k, USAGE_GROUPS)
+    check_option("week_start", week_start, WEEK_DAYS)
     since, until = _date(since, "since"), _date(until, "until")
     table = select_sessions(entries, session_id)
     rows, is_call = _spend_rows(table, tz, since, until)
@@ -311,7 +331,7 @@ def usage_by(entries, *, by: str | Sequence[str] = ("session_id",), tz: str = "U
     sums = {"_call": is_call.astype(np.int64)}
     for s in _SUMS:
         sums[s] = _np(table, s, 0, np.float64 if s == "cost_usd" else np.int64)[rows]
-    key_cols, totals = _group_sums({k: _key_column(table, k, tz, take) for k in keys}, sums)
+    key_cols, totals = _group_sums({k: _key_column(table, k, tz, take, week_start) for k in keys}, sums)
     out = dict(key_cols)
     out["calls"] = totals.pop("_call")
     for s in _SUMS:

@@ -1,10 +1,12 @@
-"""``sessionlab usage daily|monthly|session``: ccusage's reports over pi, Claude Code and Codex files.
+"""``sessionlab usage daily|weekly|monthly|session``: ccusage's reports over pi, Claude Code and Codex
+files.
 
-The numbers come from :func:`sessionlab.analysis.usage_by` (``by="day"``, ``"month"``,
+The numbers come from :func:`sessionlab.analysis.usage_by` (``by="day"``, ``"week"``, ``"month"``,
 ``"session"``, each with its per-model breakdown); this module only shapes them: a ``rich`` table
 for people (it fits the terminal width, shortens long cells, and has no colours or box lines when
 the output is not a terminal), ``--json`` in ccusage's field names (``inputTokens``,
 ``cacheCreationTokens``, ``totalCost``, ``modelBreakdowns``...) and ``--csv`` for machines.
+``usage blocks`` (billing blocks) is :mod:`._blocks`.
 
 Example:
     >>> from sessionlab.cli import main
@@ -27,7 +29,9 @@ from ..errors import check_option
 
 __all__ = ["add_usage_parser", "usage_report"]
 
-_REPORTS = {"daily": ("day", "date"), "monthly": ("month", "month"), "session": ("session", "sessionId")}
+_REPORTS = {"daily": ("day", "date"), "weekly": ("week", "week"), "monthly": ("month", "month"),
+            "session": ("session", "sessionId")}
+_LISTS = {"daily": "daily", "weekly": "weekly", "monthly": "monthly", "session": "sessions"}  # the JSON's row list
 _FIELDS = (("inputTokens", "input_tokens"), ("outputTokens", "output_tokens"),
            ("cacheCreationTokens", "cache_write_tokens"), ("cacheReadTokens", "cache_read_tokens"),
            ("reasoningOutputTokens", "reasoning_tokens"))
@@ -47,8 +51,10 @@ def _totals(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def usage_report(report: str, paths: Sequence[str] | None = None, *, tz: str = "UTC", since: str | None = None,
-                 until: str | None = None, agents: Sequence[str] | None = None) -> dict[str, Any]:
-    """A ccusage-shaped report (``daily``, ``monthly`` or ``session``) as a JSON-ready dict.
+                 until: str | None = None, agents: Sequence[str] | None = None,
+                 week_start: str = "sunday") -> dict[str, Any]:
+    """A ccusage-shaped report (``daily``, ``weekly``, ``monthly`` or ``session``) as a JSON-ready
+    dict (weeks start on ``week_start``).
 
     Rows carry ccusage's fields (``inputTokens``, ``outputTokens``, ``cacheCreationTokens``,
     ``cacheReadTokens``, ``totalTokens``, ``totalCost``, ``modelsUsed``, ``modelBreakdowns``), plus
@@ -65,9 +71,10 @@ def usage_report(report: str, paths: Sequence[str] | None = None, *, tz: str = "
     by, key = _REPORTS[report]
     corpus = _load(paths, agents)
     entries = corpus.entries
-    main = usage_by(entries, by=by, tz=tz, since=since, until=until).to_pylist()
-    models = usage_by(entries, by=[by, "model"], tz=tz, since=since, until=until).to_pylist()
-    agent_rows = usage_by(entries, by=[by, "agent"], tz=tz, since=since, until=until).to_pylist()
+    opts: dict[str, Any] = dict(tz=tz, since=since, until=until, week_start=week_start)
+    main = usage_by(entries, by=by, **opts).to_pylist()
+    models = usage_by(entries, by=[by, "model"], **opts).to_pylist()
+    agent_rows = usage_by(entries, by=[by, "agent"], **opts).to_pylist()
     rows = []
     for r in main:
         k = r[by]
@@ -86,7 +93,7 @@ def usage_report(report: str, paths: Sequence[str] | None = None, *, tz: str = "
     totals["totalCost"] = round(sum(r["totalCost"] for r in rows), 8)
     issues = corpus.issues.filter(pc.equal(corpus.issues["kind"], "unknown_model"))
     unpriced = sorted({m.split("'")[1] for m in issues["message"].to_pylist()})
-    name = {"daily": "daily", "monthly": "monthly", "session": "sessions"}[report]
+    name = _LISTS[report]
     fallback = int(pc.sum(pc.equal(entries["cost_source"], "fallback")).as_py() or 0)
     from . import unreadable
 
@@ -115,7 +122,7 @@ def _columns(report: str, rows: list[dict], tot: dict[str, Any]) -> list[tuple]:
     """(header, footer, cells, options, drop order) per column; columns with a drop order are left
     out, lowest first, when the table would not fit the terminal."""
     _, key = _REPORTS[report]
-    first = {"daily": "Date", "monthly": "Month", "session": "Session"}[report]
+    first = {"daily": "Date", "weekly": "Week", "monthly": "Month", "session": "Session"}[report]
     cols: list[tuple] = [(first, "Total", [str(r[key]) for r in rows],
                           dict(overflow="ellipsis", min_width=7 if report == "monthly" else 10,
                                max_width=24 if report == "session" else None), None)]
@@ -147,8 +154,9 @@ def render_table(report: str, data: dict[str, Any], *, file: Any = None) -> None
     plain = not console.is_terminal
     if plain:  # nothing to fit: print every cell whole, without colours
         console = Console(file=file or sys.stdout, highlight=False, width=400, no_color=True)
-    rows = data["daily" if report == "daily" else "monthly" if report == "monthly" else "sessions"]
-    title = {"daily": "Token usage and cost by day", "monthly": "Token usage and cost by month",
+    rows = data[_LISTS[report]]
+    title = {"daily": "Token usage and cost by day", "weekly": "Token usage and cost by week",
+             "monthly": "Token usage and cost by month",
              "session": "Token usage and cost by session"}[report]
     cols = _columns(report, rows, data["totals"])
 
@@ -187,7 +195,7 @@ def render_table(report: str, data: dict[str, Any], *, file: Any = None) -> None
 def to_csv(report: str, data: dict[str, Any]) -> str:
     """The report's rows as CSV (one row per period or session; models joined with ``;``)."""
     _, key = _REPORTS[report]
-    rows = data["daily" if report == "daily" else "monthly" if report == "monthly" else "sessions"]
+    rows = data[_LISTS[report]]
     out = io.StringIO()
     fields = [key, "agents", "modelsUsed", "inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens",
               "reasoningOutputTokens", "totalTokens", "totalCost"]
@@ -200,8 +208,12 @@ def to_csv(report: str, data: dict[str, Any]) -> str:
 
 def _cmd_usage(args: argparse.Namespace) -> int:
     # (an error, e.g. a missing path or a bad date or time zone, is one line and exit code 2: cli.main)
+    if args.report == "blocks":
+        from ._blocks import cmd_blocks
+
+        return cmd_blocks(args)
     data = usage_report(args.report, args.paths or None, tz=args.tz, since=args.since, until=args.until,
-                        agents=args.agent)
+                        agents=args.agent, week_start=args.start_of_week)
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     elif args.csv:
@@ -213,17 +225,25 @@ def _cmd_usage(args: argparse.Namespace) -> int:
 
 def add_usage_parser(sub: Any) -> None:
     """Add ``usage`` to the command line's subcommands."""
-    up = sub.add_parser("usage", help="token usage and cost by day, month or session (as ccusage reports it)",
-                        description="Token usage and cost of pi, Claude Code and Codex sessions by day, month or "
-                                    "session. Without PATH, every default session folder that exists is read.")
-    up.add_argument("report", choices=tuple(_REPORTS), help="daily, monthly or session")
+    from ..analysis import WEEK_DAYS
+    from ._blocks import add_blocks_arguments
+
+    up = sub.add_parser("usage", help="token usage and cost by day, week, month, session or billing block (as "
+                                      "ccusage reports it)",
+                        description="Token usage and cost of pi, Claude Code and Codex sessions by day, week, month, "
+                                    "session or 5-hour billing block. Without PATH, every default session folder "
+                                    "that exists is read.")
+    up.add_argument("report", choices=(*_REPORTS, "blocks"), help="daily, weekly, monthly, session or blocks")
     up.add_argument("paths", nargs="*", metavar="PATH", help="session files or folders (default: the agents' folders)")
     up.add_argument("--since", help="first date to include (YYYY-MM-DD or YYYYMMDD, in --tz)")
     up.add_argument("--until", help="last date to include (YYYY-MM-DD or YYYYMMDD, in --tz)")
     up.add_argument("--tz", default="UTC", help="time zone of the days (default: UTC)")
     up.add_argument("--agent", action="append", choices=agents.names(),
                     help="only this agent's files (repeatable)")
+    up.add_argument("--start-of-week", choices=WEEK_DAYS, default="sunday",
+                    help="the day weeks start on, for weekly (default: sunday)")
+    add_blocks_arguments(up)
     fmt = up.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="JSON with ccusage's field names")
-    fmt.add_argument("--csv", action="store_true", help="CSV, one row per period or session")
+    fmt.add_argument("--csv", action="store_true", help="CSV, one row per period or session (not for blocks)")
     up.set_defaults(func=_cmd_usage)
