@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._arrow import scalar
 from ..errors import OptionError
 from ..tables import Corpus, load
 
@@ -223,7 +224,7 @@ def format_usage(title: str, key: str, rows: Sequence[dict[str, Any]]) -> str:
 def unreadable(corpus: Corpus) -> list[dict[str, str]]:
     """The files and folders a load could not read (``read_error`` issues): ``file`` and ``error``."""
     t = corpus.issues
-    t = t.filter(pc.equal(t["kind"], "read_error")) if t.num_rows else t
+    t = t.filter(pc.equal(t["kind"], scalar("read_error"))) if t.num_rows else t
     return [{"file": f, "error": m} for f, m in zip(t["file"].to_pylist(), t["message"].to_pylist())]
 
 

@@ -65,6 +65,7 @@ def usage_report(report: str, paths: Sequence[str] | None = None, *, tz: str = "
     """
     import pyarrow.compute as pc
 
+    from .._arrow import scalar
     from ..analysis import usage_by
 
     check_option("report", report, sorted(_REPORTS))
@@ -91,10 +92,10 @@ def usage_report(report: str, paths: Sequence[str] | None = None, *, tz: str = "
     totals = {k: sum(r[k] for r in rows) for k in ("inputTokens", "outputTokens", "cacheCreationTokens",
                                                    "cacheReadTokens", "reasoningOutputTokens", "totalTokens")}
     totals["totalCost"] = round(sum(r["totalCost"] for r in rows), 8)
-    issues = corpus.issues.filter(pc.equal(corpus.issues["kind"], "unknown_model"))
+    issues = corpus.issues.filter(pc.equal(corpus.issues["kind"], scalar("unknown_model")))
     unpriced = sorted({m.split("'")[1] for m in issues["message"].to_pylist()})
     name = _LISTS[report]
-    fallback = int(pc.sum(pc.equal(entries["cost_source"], "fallback")).as_py() or 0)
+    fallback = int(pc.sum(pc.equal(entries["cost_source"], scalar("fallback"))).as_py() or 0)
     from . import unreadable
 
     missed = unreadable(corpus)  # (only when there are: the JSON otherwise keeps ccusage's fields alone)

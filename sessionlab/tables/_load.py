@@ -18,6 +18,7 @@ tables: that pickling cost more than the loading and made two workers no faster 
 from __future__ import annotations
 
 import glob
+import importlib
 import os
 import sys
 import warnings
@@ -76,6 +77,20 @@ def _agent_of(path: str) -> str:
             return detect(fh.read(HEAD_BYTES))
     except OSError:
         return "pi"  # the load reports the read error
+
+
+def _before_fork() -> None:
+    """Import what every worker would import on its first file (the agents' readers, the price
+    table), once, before the workers are forked from this process."""
+    from .. import agents
+    from ..pricing import model_rates
+    from . import _agents  # noqa: F401
+
+    for spec in agents.specs():
+        for ref in (spec.reader, spec.finish):
+            if ref is not None:
+                importlib.import_module(ref.partition(":")[0])
+    model_rates("claude-sonnet-4-5")  # (loads the price table's data)
 
 
 def _mostly_agents(paths: list[str], sample: int = 16) -> bool:
@@ -272,7 +287,9 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None) 
         with ThreadPoolExecutor(max_workers=min(workers, len(chunks)), initializer=keep_read_buffer) as tx:
             yield from tx.map(load_chunk, chunks, [want_blocks] * len(chunks))
         return
-    from concurrent.futures import ProcessPoolExecutor  # (no scanner: processes, rarely needed)
+    from concurrent.futures import ProcessPoolExecutor  # (no scanner, or other agents' files)
+
+    _before_fork()
 
     with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=_context()) as ex:
         yield from map(_unpack, ex.map(_load_chunk, chunks, [want_blocks] * len(chunks)))
