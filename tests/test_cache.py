@@ -372,3 +372,25 @@ def test_cached_loads_do_not_import_pandas(tmp_path):
     out = run(str(tmp_path / "c"), str(tmp_path / "c"))  # writes the cache, then reads it
     assert out.returncode == 0, out.stderr[-2000:]
     assert list((tmp_path / "c" / "entries-v1").glob("*.json"))
+
+
+def test_appending_to_a_cached_file_does_not_import_pandas(tmp_path):
+    # the append path (a grown pi file's new lines parsed alone) keeps to the loader's buffers too
+    src = tmp_path / "s"
+    src.mkdir()
+    lines = pi_lines()
+    (src / "a.jsonl").write_bytes(b"".join(lines[:-2]))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    first = "from sessionlab.tables import entries_table; import sys; entries_table(sys.argv[1], cache=sys.argv[2])"
+    assert subprocess.run([sys.executable, "-c", first, str(src), str(tmp_path / "c")], env=env).returncode == 0
+    with open(src / "a.jsonl", "ab") as fh:
+        fh.write(b"".join(lines[-2:]))
+    code = ("import sys; from sessionlab.tables import load_files;"
+            "r = load_files(sys.argv[1], cache=sys.argv[2]);"
+            "assert r.changes.appended, r.changes;"
+            "assert 'pandas' not in sys.modules, 'pandas imported'")
+    out = subprocess.run([sys.executable, "-c", code, str(src), str(tmp_path / "c")], capture_output=True,
+                         text=True, env=env)
+    if "native" in out.stderr.lower() and out.returncode:
+        pytest.skip("no C scanner")
+    assert out.returncode == 0, out.stderr[-2000:]

@@ -52,7 +52,7 @@ from typing import Any, Union
 import pyarrow as pa
 
 from .._arrow import compute as pc
-from .._arrow import shown
+from .._arrow import scalar, shown, strings
 from ..errors import ArgumentTypeError, CacheError, CacheWarning
 from ..pi.io.issues import LineIssue
 from . import _cache_files as files
@@ -454,7 +454,7 @@ def _extend(path: str, meta: dict, old: FileResult, now: dict | None) -> tuple[F
         return None
     assert old.entries is not None
     line_no = old.entries["line_no"]
-    kept = old.entries.filter(pc.less_equal(line_no, lines)) if old.entries.num_rows else old.entries
+    kept = old.entries.filter(pc.less_equal(line_no, scalar(lines, pa.int32()))) if old.entries.num_rows else old.entries
     stubs = _stubs(kept, tail)
     new = _load_bytes(path, header + b"".join(stubs.values()) + tail)
     table = _join(kept, new, lines, list(stubs))
@@ -528,22 +528,24 @@ def _join(kept: pa.Table, new: FileResult, lines: int, stubs: list[str]) -> pa.T
     if n_s and t["entry_id"].slice(0, n_s).to_pylist() != stubs:
         return None
     t = t.slice(n_s)
-    local = pc.and_(pc.is_in(t["type"], value_set=pa.array(_LINE_LOCAL_TYPES)),
-                    pc.or_(pc.not_equal(t["type"], "message"),
-                           pc.is_in(t["role"], value_set=pa.array(_LINE_LOCAL_ROLES))))
-    if t.num_rows and not pc.all(pc.fill_null(local, False)).as_py():
+    local = pc.and_(pc.is_in(t["type"], value_set=strings(_LINE_LOCAL_TYPES)),
+                    pc.or_(pc.not_equal(t["type"], scalar("message")),
+                           pc.is_in(t["role"], value_set=strings(_LINE_LOCAL_ROLES))))
+    if t.num_rows and not pc.all(pc.fill_null(local, scalar(False))).as_py():
         return None
     n_old = kept.num_rows
-    old_ids = kept["entry_id"].combine_chunks() if n_old else pa.array([], pa.string())
+    old_ids = kept["entry_id"].combine_chunks() if n_old else strings([])
     if t.num_rows and n_old and pc.any(pc.is_in(t["entry_id"], value_set=old_ids)).as_py():
         return None  # an id used again: the later entry wins lookups in the old rows too
     pidx = pc.cast(t["parent_index"], pa.int64())
     # a parent among the stand-ins is the old row with that id; any other moves past the old rows
     old_parent = pc.index_in(t["parent_id"], value_set=old_ids)
-    parent = pc.if_else(pc.less(pidx, n_s), old_parent, pc.add(pc.subtract(pidx, n_s), n_old))
+    i64 = pa.int64()
+    parent = pc.if_else(pc.less(pidx, scalar(n_s, i64)), old_parent,
+                        pc.add(pc.subtract(pidx, scalar(n_s, i64)), scalar(n_old, i64)))
     cols = {
-        "line_no": pc.add(pc.cast(t["line_no"], pa.int64()), lines - 1 - n_s),
-        "entry_index": pc.add(pc.subtract(pc.cast(t["entry_index"], pa.int64()), n_s), n_old),
+        "line_no": pc.add(pc.cast(t["line_no"], i64), scalar(lines - 1 - n_s, i64)),
+        "entry_index": pc.add(pc.subtract(pc.cast(t["entry_index"], i64), scalar(n_s, i64)), scalar(n_old, i64)),
         "parent_index": parent,
     }
     arrays = [pc.cast(cols[f.name], f.type) if f.name in cols else t[f.name] for f in ENTRY_SCHEMA]
