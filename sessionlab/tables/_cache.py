@@ -454,7 +454,9 @@ def _extend(path: str, meta: dict, old: FileResult, now: dict | None) -> tuple[F
         return None
     assert old.entries is not None
     line_no = old.entries["line_no"]
-    kept = old.entries.filter(pc.less_equal(line_no, scalar(lines, pa.int32()))) if old.entries.num_rows else old.entries
+    kept = old.entries
+    if kept.num_rows:
+        kept = kept.filter(pc.less_equal(line_no, scalar(lines, pa.int32())))
     stubs = _stubs(kept, tail)
     new = _load_bytes(path, header + b"".join(stubs.values()) + tail)
     table = _join(kept, new, lines, list(stubs))
