@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import SourceNotFoundError
+from ..errors import ArgumentValueError, SourceNotFoundError
 
 __all__ = ["add_export_parser", "add_report_redaction", "write_redacted_report"]
 
@@ -37,12 +37,12 @@ def write_redacted_report(source: Any, path: str | os.PathLike[str], *, tz: str 
     The copies live in a temporary folder for the time of the build; its path is taken out of the
     page (files are shown by their path below the sessions' common folder)."""
     from ..pi.io.writer import atomic_write_bytes
-    from ..redact import export_sessions
+    from ..redaction import export_sessions
     from ..report import build_report
 
     out = Path(path)
     if out.is_dir():
-        raise IsADirectoryError(f"{out} is a folder: give the report's file name (e.g. {out / 'report.html'})")
+        raise ArgumentValueError("path", f"{out} is a folder: give the report's file name (e.g. {out / 'report.html'})")
     with tempfile.TemporaryDirectory(prefix="sessionlab-redacted-") as tmp:
         if not export_sessions(source, tmp):
             raise SourceNotFoundError(f"no session files in {source}")
@@ -53,7 +53,7 @@ def write_redacted_report(source: Any, path: str | os.PathLike[str], *, tz: str 
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from ..redact import export_sessions, redact
+    from ..redaction import export_sessions, redact
     from ..tables import load, to_parquet
 
     source = _source(args)

@@ -38,7 +38,8 @@ def _plugins_and_filters() -> tuple[list[Any], list[Callable[..., bool]], list[C
     settings = get_settings()
     # never ask a provider whether a secret is live
     settings.disable_filters("detect_secrets.filters.common.is_ignored_due_to_verification_policies")
-    plugins = [cls() for cls in get_mapping_from_secret_type_to_class().values()]
+    classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
+    plugins = [cls() for cls in classes]
     on_secret = [heuristic.is_sequential_string, heuristic.is_potential_uuid, heuristic.is_templated_secret,
                  heuristic.is_prefixed_with_dollar_sign, heuristic.is_not_alphanumeric_string]
     on_line = [heuristic.is_indirect_reference]
@@ -64,7 +65,8 @@ class Scanner:
         out = []
         for plugin in self.plugins:
             for secret in plugin.analyze_line(filename=_FILENAME, line=line, line_number=1):
-                value = secret.secret_value
+                # (some plugins' matches carry the character before and after: a space, a quote, '=')
+                value = (secret.secret_value or "").strip(" \t\r\n\"'").lstrip("=:")
                 if not value or any(f(value) for f in self._on_secret):
                     continue
                 if is_likely_id_string(value, line, plugin):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ._rules import GENERIC_USERS, HOME, PLACEHOLDER, PROMPT, spans
+from ._rules import ENCODED_HOME, GENERIC_USERS, HOME, PLACEHOLDER, PROMPT, spans
 from ._scanner import Scanner
 
 __all__ = ["Redactor", "Found"]
@@ -36,10 +36,13 @@ class Redactor:
         self._done: dict[str, tuple[str, Found]] = {}
 
     def learn(self, text: str) -> None:
-        """Collect the user and host names ``text`` reveals (home folders, shell prompts)."""
+        """Collect the user and host names ``text`` reveals (home folders, also as pi and Claude Code
+        spell them in folder names, and shell prompts)."""
         before = len(self.users) + len(self.hosts)
         for m in HOME.finditer(text):
             self._add_user(m.group(2))
+        for m in ENCODED_HOME.finditer(text):
+            self._add_user(m.group(1))
         for m in PROMPT.finditer(text):
             self._add_user(m.group(1))
             if m.group(2).lower() not in GENERIC_USERS and len(m.group(2)) >= 3:

@@ -105,8 +105,8 @@ def walk_file(path: str, redactor: Redactor | None, *, out: str | os.PathLike[st
             new_line, found = redactor.text(new_line)
             walk.found += [(no, None, "(line)", kind, p) for kind, p in found]
         if entry_id is not None:  # (the line's entry, known once its line is read)
-            walk.found[first[0]:] = [(n, entry_id, *rest) for n, _, *rest in walk.found[first[0]:]]
-            walk.texts[first[1]:] = [(n, entry_id, *rest) for n, _, *rest in walk.texts[first[1]:]]
+            walk.found[first[0]:] = [(n, entry_id, w, k, p) for n, _, w, k, p in walk.found[first[0]:]]
+            walk.texts[first[1]:] = [(n, entry_id, w, t) for n, _, w, t in walk.texts[first[1]:]]
         lines[no - 1] = new_line
     if out is not None:
         with open(out, "wb") as fh:

@@ -99,7 +99,7 @@ class Redacted:
 
 
 def _texts_table(rows: list[tuple]) -> pa.Table:
-    cols = list(zip(*rows)) if rows else [[] for _ in TEXT_VALUE_COLUMNS]
+    cols: list = list(zip(*rows)) if rows else [() for _ in TEXT_VALUE_COLUMNS]
     return pa.table([pa.array(list(c), type=f.type) for c, f in zip(cols, TEXT_VALUE_SCHEMA)], schema=TEXT_VALUE_SCHEMA)
 
 

@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["Rule", "RULES", "HOME", "PROMPT", "GENERIC_USERS", "PUBLIC_DOMAINS", "spans", "is_placeholder",
-           "PLACEHOLDER"]
+__all__ = ["Rule", "RULES", "HOME", "PROMPT", "ENCODED_HOME", "GENERIC_USERS", "PUBLIC_DOMAINS", "spans",
+           "is_placeholder", "PLACEHOLDER"]
 
 #: what every placeholder looks like: ``[REDACTED-<kind>-<n>]`` (no quote, backslash, slash or colon,
 #: so it stays valid inside JSON text and in a file name)
@@ -44,22 +44,28 @@ _B64 = r"[A-Za-z0-9+/]"
 RULES: tuple[Rule, ...] = (
     _r("private-key", r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----"
        r"|(?:[A-Za-z0-9+/=\s:,-]|\\[nr])*)", doc="PEM private keys (RSA, EC, DSA, OpenSSH, PGP, PKCS#8), the "
-       "whole block, or up to the end of the key material when the END line is missing", flags=re.DOTALL, needles="PRIVATE"),
+       "whole block, or up to the end of the key material when the END line is missing", flags=re.DOTALL,
+       needles="PRIVATE"),
     _r("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}", doc="Anthropic API keys (sk-ant-...)", needles="sk-ant-"),
-    _r("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", doc="OpenAI-style keys (sk-..., sk-proj-...)", needles="sk-"),
+    _r("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
+       doc="OpenAI-style keys (sk-..., sk-proj-...)", needles="sk-"),
     _r("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}", doc="Google API keys (AIza...)", needles="AIza"),
-    _r("google-oauth-token", r"\bya29\.[0-9A-Za-z_-]{20,}", doc="Google OAuth access tokens (ya29....)", needles="ya29."),
+    _r("google-oauth-token", r"\bya29\.[0-9A-Za-z_-]{20,}", doc="Google OAuth access tokens (ya29....)",
+       needles="ya29."),
     _r("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}", doc="Hugging Face tokens (hf_...)", needles="hf_"),
     _r("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
        doc="GitHub tokens (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_)", needles="ghp_ gho_ ghu_ ghs_ ghr_ github_pat_"),
-    _r("gitlab-token", r"\bgl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,}", doc="GitLab tokens (glpat-...)", needles="glpat- gldt- glrt- glptt- glcbt- gloas-"),
+    _r("gitlab-token", r"\bgl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,}", doc="GitLab tokens (glpat-...)",
+       needles="glpat- gldt- glrt- glptt- glcbt- gloas-"),
     _r("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", doc="npm tokens (npm_...)", needles="npm_"),
     _r("pypi-token", r"\bpypi-[A-Za-z0-9_-]{50,}", doc="PyPI upload tokens (pypi-...)", needles="pypi-"),
     _r("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", doc="Slack tokens (xoxb-, xoxp-...)", needles="xox"),
-    _r("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+", doc="Slack webhook URLs", needles="hooks.slack.com"),
+    _r("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+", doc="Slack webhook URLs",
+       needles="hooks.slack.com"),
     _r("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", doc="Stripe keys", needles="_live_ _test_"),
     _r("sendgrid-key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", doc="SendGrid keys (SG.x.y)", needles="SG."),
-    _r("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b", doc="AWS access key ids", needles="AKIA ASIA AGPA AIDA AROA ANPA ANVA AIPA"),
+    _r("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b", doc="AWS access key ids",
+       needles="AKIA ASIA AGPA AIDA AROA ANPA ANVA AIPA"),
     _r("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", doc="JSON Web Tokens", needles="eyJ"),
     _r("bearer-token", r"(?i)\b(?:bearer|token)\s+([A-Za-z0-9._~+/-]{16,}=*)", group=1,
        doc="the credential after 'Bearer' or 'token' (HTTP Authorization headers)", needles="bearer token", lower=True),
@@ -72,17 +78,22 @@ RULES: tuple[Rule, ...] = (
        r"[^\s\"'`,;)}\]]{8,})",
        group=1, doc="the value of an assignment whose name ends in secret, token, password, api_key, access_key, "
        "private_key, credential(s), auth_key, signing_key, session_key (.env lines, config, JSON, YAML), "
-       "8 characters or more and not a reference ($VAR, ${...}, <...>, os.environ, process.env)", needles="secret token passw pwd key credential", lower=True),
+       "8 characters or more and not a reference ($VAR, ${...}, <...>, os.environ, process.env)",
+       needles="secret token passw pwd key credential", lower=True),
     _r("azure-connection-key", r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|sig)=([^;\s\"'&]{16,})",
-       group=1, doc="keys in Azure connection strings and SAS URLs", needles="accountkey sharedaccess sig=", lower=True),
+       group=1, doc="keys in Azure connection strings and SAS URLs",
+       needles="accountkey sharedaccess sig=", lower=True),
     _r("email", r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b",
        doc="email addresses (not noreply@..., git@..., or at example.com/org/net)", needles="@"),
     _r("private-ip", r"\b(?:10(?:\.\d{1,3}){3}|192\.168(?:\.\d{1,3}){2}|172\.(?:1[6-9]|2\d|3[01])(?:\.\d{1,3}){2})\b",
        doc="private IPv4 addresses (10/8, 172.16/12, 192.168/16)", needles="10. 192.168. 172."),
+    _r("public-ip", r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]|\.\d)", doc="other IPv4 addresses, "
+       "but loopback, 0.0.0.0, netmasks and version-like numbers (every part below 32)", needles="."),
     _r("host", r"(?i)\b[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*"
        r"\.(?:internal|local|lan|corp|intranet|localdomain|home\.arpa|private|intra)\b(?![./-]?[a-z0-9])",
        doc="host names under private suffixes (.internal, .local, .lan, .corp, .intranet, .localdomain, "
-       ".home.arpa, .private, .intra)", needles=".internal .local .lan .corp .intranet .localdomain .home.arpa .private .intra", lower=True),
+       ".home.arpa, .private, .intra)",
+       needles=".internal .local .lan .corp .intranet .localdomain .home.arpa .private .intra", lower=True),
     _r("host", r"(?i)\b[a-z][a-z0-9+.-]*://(?:[^/\s@\"']+@)?([a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9]"
        r"(?:[a-z0-9-]*[a-z0-9])?)+)", group=1, doc="the host of a URL, unless it is a well-known public domain "
        "(see PUBLIC_DOMAINS)", needles="://"),
@@ -93,6 +104,8 @@ RULES: tuple[Rule, ...] = (
 
 #: home folders: the user name is group 2; the replacement is ``~``
 HOME = re.compile(r"(/home/|/Users/|\b[A-Za-z]:\\{1,2}Users\\{1,2})([A-Za-z][A-Za-z0-9._-]*)")
+#: a home folder as pi and Claude Code spell a cwd in a folder name (``--home-alice-proj--``): user (1)
+ENCODED_HOME = re.compile(r"(?:^|[/\\])-{1,2}(?:home|Users)-([A-Za-z][A-Za-z0-9._]*)(?=-)")
 #: a shell prompt ``alice@devbox:~/x$``: user (1) and host (2)
 PROMPT = re.compile(r"(?<![\w.@-])([a-z_][a-z0-9_-]{1,31})@([A-Za-z][A-Za-z0-9-]{1,62})(?=:[~/])")
 
@@ -156,6 +169,10 @@ def _keep(rule: Rule, value: str) -> bool:
                 or any(d == e or d.endswith("." + e) for e in _EXAMPLE) or d.rsplit(".", 1)[-1].isdigit())
     if rule.kind == "host" and rule.group == 1:
         return public_host(value)
+    if rule.kind == "public-ip":
+        parts = [int(p) for p in value.split(".")]
+        return (max(parts) > 255 or max(parts) < 32 or parts[0] in (0, 10, 127, 255)
+                or parts[:2] == [192, 168] or (parts[0] == 172 and 16 <= parts[1] <= 31))
     if rule.kind == "private-ip":
         return not all(0 <= int(p) <= 255 for p in value.split("."))
     if rule.kind == "assigned-secret":  # code (types, calls, paths) rather than a value
@@ -174,10 +191,10 @@ def _keep(rule: Rule, value: str) -> bool:
 
 def spans(text: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, kind) of every rule's finding in ``text`` (they may overlap)."""
-    low = None
+    low = ""
     for rule in RULES:
         if rule.needles:
-            if rule.lower and low is None:
+            if rule.lower and not low:
                 low = text.lower()
             within = low if rule.lower else text
             if not any(n in within for n in rule.needles):

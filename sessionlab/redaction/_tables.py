@@ -18,7 +18,7 @@ __all__ = ["TEXT_COLUMNS", "REDACTION_COLUMNS", "TEXT_VALUE_COLUMNS", "REDACTION
 
 #: the text columns of each table: redacted; every other column is copied unchanged
 TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
-    "entries": ("file", "error_message", "label", "name", "system_json"),
+    "entries": ("file", "error_message", "label", "name", "system_json", "tool_name", "subagent_type"),
     "sessions": ("file", "cwd", "parent_session", "name"),
     "issues": ("file", "message", "excerpt"),
     "labels": ("file", "label"),
@@ -36,7 +36,7 @@ REDACTION_COLUMNS: tuple[Column, ...] = (
     Column("column", _S, "The table column, or the JSON keys leading to the value in the line, dotted "
            "(message.content.text; '(line)' for a line that is not whole JSON, redacted as text)."),
     Column("kind", _S, "What was found: a detect-secrets type (aws-access-key, json-web-token, "
-           "base64-high-entropy-string...) or a rule of sessionlab.redact (email, home-path, user, host, "
+           "base64-high-entropy-string...) or a rule of sessionlab.redaction (email, home-path, user, host, "
            "private-key, openai-key...)."),
     Column("placeholder", _S, "What replaced it ([REDACTED-<kind>-<n>], the same for the same value in the "
            "corpus; '~' for a home folder). Never the value itself."),
@@ -57,7 +57,7 @@ TEXT_VALUE_SCHEMA = schema_of(TEXT_VALUE_COLUMNS)
 
 def records_table(rows: list[tuple]) -> pa.Table:
     """The redactions table of ``rows`` (tuples in :data:`REDACTION_COLUMNS` order)."""
-    cols = list(zip(*rows)) if rows else [[] for _ in REDACTION_COLUMNS]
+    cols: list = list(zip(*rows)) if rows else [() for _ in REDACTION_COLUMNS]
     return pa.table([pa.array(list(c), type=f.type) for c, f in zip(cols, REDACTION_SCHEMA)], schema=REDACTION_SCHEMA)
 
 
