@@ -324,7 +324,7 @@ def test_false_positive_rate_on_the_repo_s_ordinary_sessions():
     flagged = r.redactions.filter(pa.compute.invert(pa.compute.is_in(r.redactions["kind"], pa.array(sorted(privacy)))))
     values = r.texts.num_rows
     assert values > 10_000
-    assert flagged.num_rows / values < 0.01, Counter(flagged["kind"].to_pylist())
+    assert flagged.num_rows / values < 0.001, Counter(flagged["kind"].to_pylist())  # measured: 0
 
 
 def test_missing_detect_secrets_names_the_extra(monkeypatch):
