@@ -174,7 +174,9 @@ def test_each_kind_is_redacted(kind, text, values):
 
 
 def test_nothing_planted_reaches_the_exported_files_the_parquet_or_the_report(outputs):
-    assert (outputs / "report.html").stat().st_size > 10_000
+    page = (outputs / "report.html").read_text()
+    assert len(page) > 10_000 and "sessionlab-redacted-" not in page  # (the temporary copies' folder)
+    assert "[REDACTED-" in page and "(redacted)" in page
     assert sorted(p.name for p in (outputs / "parquet").iterdir()) == ["entries", "issues", "redactions", "sessions",
                                                                         "texts"]
     assert len(list((outputs / "files").rglob("*.jsonl"))) >= 4

@@ -16,6 +16,8 @@ Found = tuple[tuple[str, str], ...]
 
 _HOME_KIND = "home-path"
 _MIN_LINE = 8  # (no detector finds a secret in a shorter line)
+_KEEP_CHARS = 1 << 16  # texts up to this long are remembered (agents repeat them: streamed lines, replays)
+_KEEP_TEXTS = 200_000
 
 
 class Redactor:
@@ -74,7 +76,11 @@ class Redactor:
         """``text`` with every finding replaced, and the (kind, placeholder) of each."""
         done = self._done.get(text)
         if done is None:
-            done = self._done[text] = self._redact(text)
+            done = self._redact(text)
+            if len(text) <= _KEEP_CHARS:
+                if len(self._done) >= _KEEP_TEXTS:
+                    self._done.clear()
+                self._done[text] = done
         return done
 
     def _findings(self, text: str) -> list[tuple[int, int, str]]:

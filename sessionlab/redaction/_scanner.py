@@ -56,7 +56,10 @@ class Scanner:
     def line(self, line: str) -> tuple[tuple[str, str], ...]:
         found = self._seen.get(line)
         if found is None:
-            found = self._seen[line] = tuple(self._scan(line))
+            found = tuple(self._scan(line))
+            if len(self._seen) >= 500_000:  # (a bound on what is remembered)
+                self._seen.clear()
+            self._seen[line] = found
         return found
 
     def _scan(self, line: str) -> list[tuple[str, str]]:
