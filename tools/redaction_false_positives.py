@@ -30,8 +30,8 @@ def measure(folder: Path, show: int) -> None:
     values = r.texts.num_rows
     flagged_values = {(x["file"], x["line_no"], x["column"]) for x in secret if x["source"] == "file"}
     chars = sum(len(t) for t in r.texts["text"].to_pylist())
-    print(f"{folder.relative_to(ROOT)}: {len(r.sessions)} sessions, {values:,} text values, {chars / 1e6:.1f} M characters,"
-          f" {seconds:.1f} s")
+    print(f"{folder.relative_to(ROOT)}: {len(r.sessions)} sessions, {values:,} text values, "
+          f"{chars / 1e6:.1f} M characters, {seconds:.1f} s")
     print(f"  secret detectors: {len(flagged_values):,} text values flagged ({len(flagged_values) / values:.3%}), "
           f"{len({x['placeholder'] for x in secret}):,} distinct values")
     for kind, n in Counter(x["placeholder"].rsplit("-", 1)[0][10:] for x in secret).most_common():
