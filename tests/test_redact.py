@@ -347,3 +347,21 @@ def test_parquet_export_reads_back(outputs):
     texts = sl.tables.read_parquet(outputs / "parquet" / "texts")
     assert entries.num_rows > 50 and texts.num_rows > 100
     assert not any(USER in (f or "") for f in entries["file"].to_pylist())
+
+
+@pytest.mark.parametrize("line,expected,entry", [
+    # only the changed literal is written anew: serde's \u escapes, number forms and spacing stay
+    ('{"id": "e1", "n": 1.50, "t": "1\\u002f2", "text": "secret"}', '{"id": "e1", "n": 1.50, "t": "1\\u002f2", "text": "SECRET"}', "e1"),
+    # arrays take their key; nested objects give the dotted path; keys are never changed
+    ('{"uuid":"u","message":{"content":[{"type":"text","text":"a"},"b"]}}',
+     '{"uuid":"u","message":{"content":[{"type":"text","text":"A"},"B"]}}', "u"),
+    # a pi header's id is the session's
+    ('{"type":"session","id":"s1","cwd":"/x"}', '{"type":"session","id":"s1","cwd":"/X"}', None),
+    # a line of a pretty-printed file: a string followed by ':' is a key
+    ('    "text": "abc",', '    "text": "ABC",', None),
+])
+def test_rewrite_line_changes_only_string_values(line, expected, entry):
+    def upper(value, keys):
+        return None if keys and keys[-1] in STRUCTURAL_KEYS else value.upper()
+
+    assert rewrite_line(line, upper) == (expected, entry)

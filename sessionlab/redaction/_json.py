@@ -37,6 +37,7 @@ def rewrite_line(line: str, change: Callable[[str, Path], str | None]) -> tuple[
     out: list[str] = []
     at = 0
     entry_id = None
+    header = False  # (a pi header's id is the session's, not an entry's)
     for m in _TOKEN.finditer(line):
         tok = m.group()
         if tok == "{" or tok == "[":
@@ -57,10 +58,13 @@ def rewrite_line(line: str, change: Callable[[str, Path], str | None]) -> tuple[
             keys = tuple(k for k in ([root_key] + [f[1] for f in stack if f[0] == "{"]) if k is not None)
             if len(stack) == 1 and keys and keys[-1] in ("id", "uuid") and entry_id is None:
                 entry_id = value
+            header = header or (len(stack) == 1 and keys == ("type",) and value == "session")
             new = change(value, keys)
             if new is not None and new != value:
                 out += [line[at:m.start()], js_stringify(new)]
                 at = m.end()
+    if header:
+        entry_id = None
     if not out:
         return line, entry_id
     out.append(line[at:])
