@@ -85,6 +85,9 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "InMemorySessionStorage", "JsonlSessionStorage", "SessionStats", "SessionStorage",
         "new_session_header",
     ),
+    "sessionlab.redaction": (
+        "export_sessions", "redact",
+    ),
     "sessionlab.synth": (
         "SynthConfig", "generate_corpus", "generate_session",
     ),
@@ -304,6 +307,9 @@ __all__ = [
     "SynthConfig",
     "generate_corpus",
     "generate_session",
+    # redaction
+    "export_sessions",
+    "redact",
     # notebook face (loaded on first use)
     "plot_context_timeline",
     "plot_usage",

@@ -7,7 +7,7 @@ The layers, bottom to top (``docs/architecture.md``):
     pi        sessionlab.pi: the seed's session system (model, io, context, tokens, storage...)
     agents    sessionlab.agents: one module per agent, the registry
     tables    sessionlab.tables: loading, the cache, the facts, the forest
-    analysis  sessionlab.analysis, sessionlab.compaction, sessionlab.tree
+    analysis  sessionlab.analysis, sessionlab.compaction, sessionlab.tree, sessionlab.redaction
     face      plotting, widgets, report, cli, dask, synth, the package's __init__
 """
 
@@ -28,7 +28,7 @@ _TOP = {  # the first name below sessionlab -> its layer
     "errors": "base", "_arrow": "base", "_jsjson": "base", "_time": "base", "pricing": "base", "_scan": "base",
     "_scan_source": "base",
     "pi": "pi", "agents": "agents", "tables": "tables",
-    "analysis": "analysis", "compaction": "analysis", "tree": "analysis",
+    "analysis": "analysis", "compaction": "analysis", "tree": "analysis", "redaction": "analysis",
     "plotting": "face", "widgets": "face", "report": "face", "cli": "face", "dask": "face", "synth": "face",
     "__init__": "face", "__main__": "face",
 }

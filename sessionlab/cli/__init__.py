@@ -292,9 +292,12 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("-o", "--output", default="report.html", help="the HTML file to write (default: report.html)")
     rp.add_argument("--tz", default="UTC", help="time zone of the usage days (default: UTC)")
     rp.set_defaults(func=_cmd_report)  # (any error: a missing folder, an unknown time zone, an unwritable output)
+    from ._export import add_export_parser, add_report_redaction
     from ._usage import add_usage_parser
 
     add_usage_parser(sub)
+    add_report_redaction(rp)
+    add_export_parser(sub)
     return ap
 
 
