@@ -121,8 +121,8 @@ def test_main_prints_table_and_grand_total(rows: list[dict], capsys: pytest.Capt
     assert math.isclose(tot["cost"], sum(x["cost"] for x in ref), rel_tol=1e-12)
     assert f"{tot['cache_read']:,}" in total and f"{tot['cost']:.4f}" in total
     assert f"{tot['leaves']:,}" in total.split()
-    # every column of the summary row is shown: 25 headers (Last used is two words)
-    assert len(head) == 25
+    # every column of the summary row is shown: 26 headers, 31 words
+    assert len(head) == 31 and "custom_message" in head and "Ver" in head
 
 
 def test_main_json_format(capsys: pytest.CaptureFixture[str]) -> None:
