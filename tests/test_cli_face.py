@@ -131,7 +131,6 @@ def test_summary_at_80_columns_names_what_it_left_out():
 
 def test_summary_at_200_columns_keeps_ids_or_says_so():
     code, lines, _ = tty(["summary", DATA, "--no-usage"], 200)
-    text = " ".join(ln.strip() for ln in lines)
     assert "Input" in header(lines) and "Output" in header(lines) and "Cache read" in header(lines)
     for col in ("Cache write",):  # the one column a 200-column terminal has no room for
         assert col in note(lines) and col not in header(lines)

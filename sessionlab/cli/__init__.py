@@ -1,10 +1,13 @@
 """The ``sessionlab`` command line.
 
-``sessionlab summary PATH [PATH...]`` prints one row per session file (a folder is searched
-recursively for ``*.jsonl``) and a grand total, then the calls' usage by model and by day
-(``usage_by`` on the entries table; ``--tz`` picks the time zone of the days). The files are read
-once, by :func:`sessionlab.load`; :func:`summarize_corpus` turns the :class:`~sessionlab.Corpus`
-into rows of plain dicts and :func:`format_summary` those into the aligned text table.
+``sessionlab summary [PATH...]`` prints one row per session file (a folder is searched
+recursively for ``*.jsonl``; no PATH: the agents' default folders) and a grand total, then the
+calls' usage by model and by day (``usage_by`` on the entries table; ``--tz`` picks the time zone
+of the days). The files are read once, by :func:`sessionlab.load`; :func:`summarize_corpus` turns
+the :class:`~sessionlab.Corpus` into rows of plain dicts, which ``cli._summary`` lays out as a
+table fitted to the terminal (``--wide``: every column; ``--json``/``--csv``: every field).
+``usage`` (``cli._usage``) and ``report`` take the same ``--project``; a command that finds no
+sessions says which folders it searched and exits with code 1 (2: a bad argument or path).
 
 Example:
     >>> from sessionlab.cli import main
@@ -15,7 +18,6 @@ Example:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections import Counter
@@ -166,13 +168,15 @@ def total_row(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     for r in rows:
         roles.update(r["messages"])
     out: dict[str, Any] = {"sessions": len(rows), "messages": dict(roles)}
-    for k in ("entries", "calls", "custom_messages", "leaves", "fork_points", "compactions", *_TOKEN_KEYS, "cost", "issues"):
+    for k in ("entries", "calls", "custom_messages", "leaves", "fork_points", "compactions", *_TOKEN_KEYS, "cost",
+              "issues"):
         out[k] = sum(r[k] for r in rows)
     return out
 
 
 def format_summary(rows: Sequence[dict[str, Any]]) -> str:
-    """The rows of :func:`summarize_sessions` as an aligned text table with a grand-total line."""
+    """The rows of :func:`summarize_sessions` as an aligned plain-text table of every column with a
+    grand-total line (for logs; the command line prints a table fitted to the terminal)."""
     body = [_cells(r) for r in rows]
     tot = _cells(total_row(rows), total=True)
     header = [c for c, _ in _COLUMNS]

@@ -132,8 +132,8 @@ def cmd_summary(args: argparse.Namespace) -> int:
         return 0
     total = total_row(rows)
     notes = tuple(x for x in (_issues_line(rows), unreadable_line(missed) if missed else "") if x)
-    print_table(f"{len(rows):,} session file{'s' if len(rows) != 1 else ''}", summary_columns(rows, total, tz=args.tz), wide=args.wide,
-                notes=notes)
+    title = f"{len(rows):,} session file{'s' if len(rows) != 1 else ''}"
+    print_table(title, summary_columns(rows, total, tz=args.tz), wide=args.wide, notes=notes)
     if views:
         print()
         print_table("Usage by model (all branches)", usage_columns("model", views["model"]), wide=args.wide)
@@ -152,7 +152,8 @@ def add_summary_parser(sub: Any) -> None:
                                     "Without PATH, every default session folder that exists is read.")
     sp.add_argument("paths", nargs="*", metavar="PATH",
                     help="a session file or a folder (default: the agents' folders)")
-    sp.add_argument("--format", choices=("table", "json", "csv"), default="table", help="output format (default: table)")
+    sp.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                    help="output format (default: table)")
     sp.add_argument("--tz", default="UTC", help="time zone of the days (default: UTC)")
     sp.add_argument("--no-usage", dest="usage", action="store_false", help="leave out the usage views")
     add_selection_options(sp)

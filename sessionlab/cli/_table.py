@@ -151,7 +151,8 @@ def print_table(title: str, cols: list[Col], *, wide: bool = False, notes: tuple
     cols = [c for c in cols if wide or not c.wide]
     cols, said = fit(cols, width)
     n_rows = len(cols[0].cells) if cols else 0
-    console = Console(file=out, highlight=False, no_color=plain, width=width or max(400, 1 + sum(_full(c) + 3 for c in cols)))
+    whole = 1 + sum(_full(c) + 3 for c in cols)
+    console = Console(file=out, highlight=False, no_color=plain, width=width or max(400, whole))
     t = Table(title=title, box=box.SIMPLE if plain else box.ROUNDED, show_footer=any(c.foot for c in cols),
               header_style="" if plain else "bold cyan", title_style="" if plain else "bold")
     for c in cols:

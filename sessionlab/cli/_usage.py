@@ -2,8 +2,9 @@
 
 The numbers come from :func:`sessionlab.analysis.usage_by` (``by="day"``, ``"month"``,
 ``"session"``, each with its per-model breakdown); this module only shapes them: a ``rich`` table
-for people (it fits the terminal width, shortens long cells, and has no colours or box lines when
-the output is not a terminal), ``--json`` in ccusage's field names (``inputTokens``,
+for people (fitted to the terminal by ``cli._table``: model names stay whole, sessions show their
+last day and project, and what does not fit is named under the table; whole with ``--wide`` or
+when piped, without colours), ``--json`` in ccusage's field names (``inputTokens``,
 ``cacheCreationTokens``, ``totalCost``, ``modelBreakdowns``...) and ``--csv`` for machines.
 
 Example:
@@ -161,12 +162,14 @@ def render_table(report: str, data: dict[str, Any], *, file: Any = None, wide: b
 
 
 def to_csv(report: str, data: dict[str, Any]) -> str:
-    """The report's rows as CSV (one row per period or session; models joined with ``;``)."""
+    """The report's rows as CSV (one row per period or session, with ``lastActivity`` and ``cwd``
+    for sessions; models joined with ``;``)."""
     _, key = _REPORTS[report]
     rows = data["daily" if report == "daily" else "monthly" if report == "monthly" else "sessions"]
     out = io.StringIO()
-    fields = [key, *(["lastActivity", "cwd"] if report == "session" else []), "agents", "modelsUsed", "inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens",
-              "reasoningOutputTokens", "totalTokens", "totalCost"]
+    fields = [key, *(["lastActivity", "cwd"] if report == "session" else []), "agents", "modelsUsed", "inputTokens",
+              "outputTokens", "cacheCreationTokens", "cacheReadTokens", "reasoningOutputTokens", "totalTokens",
+              "totalCost"]
     w = csv.writer(out, lineterminator="\n")
     w.writerow(fields)
     for r in rows:
