@@ -313,3 +313,68 @@ def test_synth_has_a_command_line(tmp_path):
                    check=True, capture_output=True, env=ENV, cwd=ROOT, timeout=60)
     (same,) = again.rglob("*.jsonl")
     assert same.read_bytes() == made[0].read_bytes()  # seeded: the same bytes
+
+
+# -- the install line and the data the quickstart reads ------------------------------------------------------
+def _extra(name: str, project: dict) -> set[str]:
+    """The distributions an extra installs, the extras it names followed."""
+    out: set[str] = set()
+    for req in project["optional-dependencies"][name]:
+        m = re.match(r"([A-Za-z0-9_.-]+)(?:\[([^\]]*)\])?", req)
+        dist, extras = m.group(1).lower(), (m.group(2) or "")
+        if dist == "sessionlab":
+            for e in filter(None, (x.strip() for x in extras.split(","))):
+                out |= _extra(e, project)
+        else:
+            out.add(dist)
+    return out
+
+
+def test_the_all_extra_holds_what_every_notebook_imports():
+    """``pip install ".[all]" jupyterlab`` (the README's line) runs every notebook: each module a
+    notebook imports is the standard library's, a core dependency's or one the ``all`` extra installs."""
+    import importlib.metadata
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    have = _extra("all", project) | {re.match(r"[A-Za-z0-9_.-]+", d).group(0).lower() for d in project["dependencies"]}
+    dists = importlib.metadata.packages_distributions()
+    missing = {}
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(nb.read_text())["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        for mod in re.findall(r"^\s*(?:from|import)\s+([A-Za-z_][A-Za-z0-9_]*)", code, re.M):
+            if mod in sys.stdlib_module_names or mod == "sessionlab":
+                continue
+            names = {d.lower() for d in dists.get(mod, [mod])}
+            if not names & have:
+                missing.setdefault(nb.name, []).append(mod)
+    assert not missing, missing
+    assert {"duckdb", "dask", "distributed"} <= have
+
+
+def test_the_readmes_list_every_notebook():
+    readme = (ROOT / "README.md").read_text()
+    table = (ROOT / "notebooks" / "README.md").read_text()
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        assert f"`{nb.stem}`" in readme or f"`{nb.stem}` " in readme, nb.stem
+        assert f"`{nb.name}`" in table, nb.name
+
+
+def test_data_readme_says_what_is_there():
+    from sessionlab.tables import load
+
+    text = (ROOT / "data" / "README.md").read_text()
+    assert "All are pi" not in text
+    label = {"pi": "pi", "claude-code": "Claude Code", "codex": "Codex"}
+    rows = re.findall(r"^\| `([^`]+)/` \| ([^|]+) \| (\d+) \|", text, re.M)
+    said = {folder: (agent.strip(), int(n)) for folder, agent, n in rows}
+    sessions = load(ROOT / "data", on_bad_lines="skip", progress=False, cache=False).sessions.to_pylist()
+    found: dict[str, tuple[set, int]] = {}
+    for s in sessions:
+        rel = Path(s["file"]).relative_to(ROOT / "data").parts
+        folder = "/".join(rel[:2] if rel[0] in ("claude", "codex") else rel[:1])
+        agents, n = found.get(folder, (set(), 0))
+        found[folder] = (agents | {label[s["agent"]]}, n + 1)
+    assert {f: ({a}, n) for f, (a, n) in said.items()} == found
+    assert f"{len(sessions)} JSONL files" in text
