@@ -117,12 +117,14 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
     corpus = load_selected(args.paths, project=args.project)
     rows = summarize_corpus(corpus)
+    missed = unreadable(corpus)
     if not rows:
         print(no_sessions("summary", args.paths, project=args.project, what="session files"), file=sys.stderr)
+        if missed:
+            print(unreadable_line(missed), file=sys.stderr)
         return NO_SESSIONS
     fmt = "json" if args.json else "csv" if args.csv else args.format
     views = usage_views(corpus, tz=args.tz) if args.usage and fmt != "csv" else {}
-    missed = unreadable(corpus)
     if fmt == "json":
         print(json.dumps({"sessions": rows, "total": total_row(rows), "usage": views,
                           **({"unreadable": missed} if missed else {})}, indent=2, ensure_ascii=False))

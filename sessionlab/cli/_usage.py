@@ -185,6 +185,10 @@ def _cmd_usage(args: argparse.Namespace) -> int:
     if not rows:  # (an all-zero table would look like a measurement)
         print(no_sessions("usage", args.paths, project=args.project, agents=args.agent, since=args.since,
                           until=args.until, what="sessions with usage"), file=sys.stderr)
+        if data.get("unreadable"):
+            from . import unreadable_line
+
+            print(unreadable_line(data["unreadable"]), file=sys.stderr)
         return NO_SESSIONS
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
