@@ -107,7 +107,7 @@ def test_main_prints_table_and_grand_total(rows: list[dict], capsys: pytest.Capt
     assert main(["summary", *map(str, PI_DATA), "--no-usage", "--wide"]) == 0
     out = [ln.rstrip() for ln in capsys.readouterr().out.splitlines()]
     assert out[0].strip() == "7 session files"
-    head = out[2].split()
+    head = next(ln for ln in out if ln.startswith("Session")).split()
     assert head[:4] == ["Session", "Last", "used", "Project"] and "File" in head and "toolResult" in head
     body = [ln for ln in out if any(r["file"] in ln for r in rows)]
     assert len(body) == len(rows)

@@ -153,8 +153,10 @@ def print_table(title: str, cols: list[Col], *, wide: bool = False, notes: tuple
     n_rows = len(cols[0].cells) if cols else 0
     whole = 1 + sum(_full(c) + 3 for c in cols)
     console = Console(file=out, highlight=False, no_color=plain, width=width or max(400, whole))
+    # (piped: no box and no margin, each line starts with its first cell, for grep and cut)
     t = Table(title=title, box=box.SIMPLE if plain else box.ROUNDED, show_footer=any(c.foot for c in cols),
-              header_style="" if plain else "bold cyan", title_style="" if plain else "bold")
+              header_style="" if plain else "bold cyan", title_style="" if plain else "bold",
+              show_edge=not plain, pad_edge=not plain)
     for c in cols:
         t.add_column(c.head, footer=c.foot, justify="right" if c.right else "left", no_wrap=True,
                      overflow="ellipsis")
