@@ -128,10 +128,13 @@ def test_custom_message_column(tmp_path, capsys):
           "customType": "note", "content": "hello", "display": True}
     path = write(tmp_path / "c.jsonl", [HEADER, user("u1", None), cm, dict(cm, id="c2", parentId="c1")])
     assert summarize_session(path)["custom_messages"] == 2
-    assert main(["summary", str(path), "--no-usage"]) == 0
+    assert main(["summary", str(path), "--no-usage", "--wide"]) == 0  # (a --wide column)
     lines = capsys.readouterr().out.splitlines()
-    col = lines[0].split().index("custom_message")
-    assert lines[2].split()[col] == "2" and lines[-1].split()[col - 2] == "2"
+    head = next(ln for ln in lines if ln.startswith("Session"))
+    end = head.index("custom_message") + len("custom_message")  # right-aligned: cells end where it ends
+    row = next(ln for ln in lines if ln.startswith(HEADER["id"]))
+    total = next(ln for ln in lines if ln.startswith("Total"))
+    assert row[:end].split()[-1] == "2" and total[:end].split()[-1] == "2"
 
 
 # -- one odd name or string must not stop a run (issue 24, cases 7 and 8) --------------------------

@@ -1,10 +1,13 @@
 """The ``sessionlab`` command line.
 
-``sessionlab summary PATH [PATH...]`` prints one row per session file (a folder is searched
-recursively for ``*.jsonl``) and a grand total, then the calls' usage by model and by day
-(``usage_by`` on the entries table; ``--tz`` picks the time zone of the days). The files are read
-once, by :func:`sessionlab.load`; :func:`summarize_corpus` turns the :class:`~sessionlab.Corpus`
-into rows of plain dicts and :func:`format_summary` those into the aligned text table.
+``sessionlab summary [PATH...]`` prints one row per session file (a folder is searched
+recursively for ``*.jsonl``; no PATH: the agents' default folders) and a grand total, then the
+calls' usage by model and by day (``usage_by`` on the entries table; ``--tz`` picks the time zone
+of the days). The files are read once, by :func:`sessionlab.load`; :func:`summarize_corpus` turns
+the :class:`~sessionlab.Corpus` into rows of plain dicts, which ``cli._summary`` lays out as a
+table fitted to the terminal (``--wide``: every column; ``--json``/``--csv``: every field).
+``usage`` (``cli._usage``) and ``report`` take the same ``--project``; a command that finds no
+sessions says which folders it searched and exits with code 1 (2: a bad argument or path).
 
 Example:
     >>> from sessionlab.cli import main
@@ -15,7 +18,6 @@ Example:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections import Counter
@@ -31,7 +33,7 @@ from ..errors import OptionError
 from ..tables import Corpus, load
 
 __all__ = ["format_summary", "format_usage", "main", "summarize_corpus", "summarize_session", "summarize_sessions",
-           "time_zone", "unreadable", "unreadable_line", "usage_views"]
+           "synth_main", "time_zone", "unreadable", "unreadable_line", "usage_views"]
 
 ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom")
 """Message roles with their own column; any other role is counted under ``other``."""
@@ -45,7 +47,7 @@ _FROM_SESSIONS = {"session_id": "session_id", "agent": "agent", "name": "name", 
                   "version": "version", "entries": "entry_count", "compactions": "compaction_count",
                   "input": "input_tokens", "output": "output_tokens", "cache_read": "cache_read_tokens",
                   "cache_write": "cache_write_tokens", "total_tokens": "total_tokens", "cost": "cost_usd",
-                  "issues": "issue_count"}
+                  "issues": "issue_count", "calls": "call_count"}
 
 
 def _mask(expr) -> np.ndarray:
@@ -77,8 +79,13 @@ def _count_by_file(entries: pa.Table, entry_type: str) -> dict[str, int]:
     return dict(zip(g["file"].to_pylist(), g["count_all"].to_pylist()))
 
 
-_ROW_KEYS = ("session_id", "agent", "name", "cwd", "file", "version", "entries", "messages", "custom_messages",
-             "leaves", "fork_points", "compactions", *_TOKEN_KEYS, "cost", "issues")
+_ROW_KEYS = ("session_id", "agent", "name", "cwd", "file", "version", "first_timestamp", "last_timestamp", "entries",
+             "calls", "messages", "custom_messages", "leaves", "fork_points", "compactions", *_TOKEN_KEYS, "cost",
+             "issues")
+
+
+def _iso(t: Any) -> str | None:
+    return None if t is None else t.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def summarize_corpus(corpus: Corpus) -> list[dict[str, Any]]:
@@ -86,7 +93,9 @@ def summarize_corpus(corpus: Corpus) -> list[dict[str, Any]]:
 
     Keys: ``session_id``, ``agent`` (``pi``, ``claude-code`` or ``codex``), ``name`` (latest
     non-empty ``session_info`` name), ``cwd``, ``file``,
-    ``version`` (as written, 1 when absent; ``None`` without a valid header), ``entries``,
+    ``version`` (as written, 1 when absent; ``None`` without a valid header), ``first_timestamp`` and
+    ``last_timestamp`` (ISO-8601 UTC, the sessions table's), ``entries``, ``calls`` (the sessions
+    table's ``call_count``),
     ``messages`` (a dict role -> count), ``custom_messages`` (``custom_message`` entries: extension
     messages that enter the context),
     ``leaves`` and ``fork_points`` (the sessions table's ``leaf_count`` and ``fork_count``: side nodes,
@@ -110,6 +119,9 @@ def summarize_corpus(corpus: Corpus) -> list[dict[str, Any]]:
         for k in _TOKEN_KEYS:  # a file without entries has no sums
             row[k] = row[k] or 0
         row["cost"] = row["cost"] or 0.0
+        row["calls"] = row["calls"] or 0
+        row["first_timestamp"] = _iso(sessions["first_timestamp"][i])
+        row["last_timestamp"] = _iso(sessions["last_timestamp"][i])
         rows.append({k: row[k] for k in _ROW_KEYS})
     return rows
 
@@ -157,13 +169,15 @@ def total_row(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     for r in rows:
         roles.update(r["messages"])
     out: dict[str, Any] = {"sessions": len(rows), "messages": dict(roles)}
-    for k in ("entries", "custom_messages", "leaves", "fork_points", "compactions", *_TOKEN_KEYS, "cost", "issues"):
+    for k in ("entries", "calls", "custom_messages", "leaves", "fork_points", "compactions", *_TOKEN_KEYS, "cost",
+              "issues"):
         out[k] = sum(r[k] for r in rows)
     return out
 
 
 def format_summary(rows: Sequence[dict[str, Any]]) -> str:
-    """The rows of :func:`summarize_sessions` as an aligned text table with a grand-total line."""
+    """The rows of :func:`summarize_sessions` as an aligned plain-text table of every column with a
+    grand-total line (for logs; the command line prints a table fitted to the terminal)."""
     body = [_cells(r) for r in rows]
     tot = _cells(total_row(rows), total=True)
     header = [c for c, _ in _COLUMNS]
@@ -235,26 +249,6 @@ def unreadable_line(items: Sequence[dict[str, str]]) -> str:
             f"{first['error']}); all are in the issues table")
 
 
-def _cmd_summary(args: argparse.Namespace) -> int:
-    corpus = load(args.paths, on_bad_lines="skip", progress=False)
-    rows = summarize_corpus(corpus)
-    views = usage_views(corpus, tz=args.tz) if args.usage else {}
-    missed = unreadable(corpus)
-    if args.format == "json":
-        print(json.dumps({"sessions": rows, "total": total_row(rows), "usage": views,
-                          **({"unreadable": missed} if missed else {})}, indent=2, ensure_ascii=False))
-    else:
-        print(format_summary(rows))
-        if missed:
-            print(unreadable_line(missed))
-        if views:
-            print()
-            print(format_usage("Usage by model (all branches)", "model", views["model"]))
-            print()
-            print(format_usage(f"Usage by day ({args.tz})", "day", views["day"]))
-    return 0
-
-
 def time_zone(value: str) -> str:
     """``value`` when it is an IANA time zone name (``UTC``, ``Europe/Vienna``), else
     :class:`~sessionlab.errors.OptionError` (an empty ``--tz`` included)."""
@@ -273,14 +267,10 @@ def time_zone(value: str) -> str:
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="sessionlab", description="Study pi coding-agent sessions (JSONL trees).")
     sub = ap.add_subparsers(dest="command", required=True)
-    sp = sub.add_parser("summary", help="one line per session file: entries, roles, tree shape, tokens, cost",
-                        description="Summarize session files; folders are searched recursively for *.jsonl.")
-    sp.add_argument("paths", nargs="+", metavar="PATH", help="a session file or a folder")
-    sp.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
-    sp.add_argument("--tz", default="UTC", help="time zone for the usage-by-day view (default: UTC)")
-    sp.add_argument("--no-usage", dest="usage", action="store_false", help="leave out the usage views")
-    # (user_errors: what a command reports in one line with exit code 2, see main)
-    sp.set_defaults(func=_cmd_summary, user_errors=(OSError, ValueError))  # a missing path, an unknown time zone
+    from ._summary import add_summary_parser
+    from ._usage import add_selection_options, add_usage_parser
+
+    add_summary_parser(sub)
     cp = sub.add_parser("cache", help="the loaders' cache: 'clear' empties it",
                         description="The loaders keep parsed files in $SESSIONLAB_CACHE_DIR, "
                                     "else the user's cache folder.")
@@ -288,12 +278,13 @@ def _parser() -> argparse.ArgumentParser:
     cp.set_defaults(func=_cmd_cache, user_errors=(OSError,), error_code=1)  # (a symlinked or read-only folder)
     rp = sub.add_parser("report", help="one self-contained offline HTML report: usage, sessions, trees, issues",
                         description="Write a single HTML file about the sessions in SOURCE (see sessionlab.report).")
-    rp.add_argument("source", nargs="+", metavar="SOURCE", help="a session file or a folder")
+    rp.add_argument("source", nargs="*", metavar="SOURCE",
+                    help="a session file or a folder (default: the agents' folders)")
     rp.add_argument("-o", "--output", default="report.html", help="the HTML file to write (default: report.html)")
     rp.add_argument("--tz", default="UTC", help="time zone of the usage days (default: UTC)")
+    add_selection_options(rp)
     rp.set_defaults(func=_cmd_report)  # (any error: a missing folder, an unknown time zone, an unwritable output)
     from ._export import add_export_parser, add_report_redaction
-    from ._usage import add_usage_parser
 
     add_usage_parser(sub)
     add_report_redaction(rp)
@@ -312,11 +303,30 @@ def _cmd_cache(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from ..report import write_report
+    from ..tables import find_files
+    from ._select import NO_SESSIONS, no_sessions, project_files
 
-    source = args.source[0] if len(args.source) == 1 else args.source
+    files = project_files(args.source, project=args.project) if args.project is not None else \
+        find_files(list(args.source) or None)
+    if not files:
+        print(no_sessions("report", args.source, project=args.project, what="session files"), file=sys.stderr)
+        return NO_SESSIONS
+    source: Any = args.source or None
+    if args.project is not None:
+        source = files
+    elif source is not None and len(source) == 1:
+        source = source[0]
     out = write_report(source, args.output, tz=args.tz)
     print(f"wrote {out}")
     return 0
+
+
+def synth_main(argv: Sequence[str] | None = None) -> int:
+    """``python -m sessionlab.synth``: write generated pi, Claude Code or Codex sessions (see
+    :mod:`sessionlab.synth`); returns the exit code."""
+    from ._synth import main as run
+
+    return run(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

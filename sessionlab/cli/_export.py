@@ -28,6 +28,14 @@ _PARQUET_TABLES = ("entries", "sessions", "issues")
 
 
 def _source(args: argparse.Namespace) -> Any:
+    """What the command reads: its paths (none: the agents' folders), only the sessions of
+    ``--project`` when given."""
+    if getattr(args, "project", None) is not None:
+        from ._select import project_files
+
+        return project_files(args.source, project=args.project)
+    if not args.source:
+        return None
     return args.source[0] if len(args.source) == 1 else list(args.source)
 
 

@@ -3,8 +3,9 @@ files.
 
 The numbers come from :func:`sessionlab.analysis.usage_by` (``by="day"``, ``"week"``, ``"month"``,
 ``"session"``, each with its per-model breakdown); this module only shapes them: a ``rich`` table
-for people (it fits the terminal width, shortens long cells, and has no colours or box lines when
-the output is not a terminal), ``--json`` in ccusage's field names (``inputTokens``,
+for people (fitted to the terminal by ``cli._table``: model names stay whole, sessions show their
+last day and project, and what does not fit is named under the table; whole with ``--wide`` or
+when piped, without colours), ``--json`` in ccusage's field names (``inputTokens``,
 ``cacheCreationTokens``, ``totalCost``, ``modelBreakdowns``...) and ``--csv`` for machines.
 ``usage blocks`` (billing blocks) is :mod:`._blocks`.
 
@@ -26,8 +27,10 @@ from typing import Any
 
 from .. import agents
 from ..errors import check_option
+from ._select import NO_SESSIONS, load_selected, no_sessions
+from ._table import Col, day, print_table, short_model
 
-__all__ = ["add_usage_parser", "usage_report"]
+__all__ = ["add_selection_options", "add_usage_parser", "render_table", "to_csv", "usage_report"]
 
 _REPORTS = {"daily": ("day", "date"), "weekly": ("week", "week"), "monthly": ("month", "month"),
             "session": ("session", "sessionId")}
@@ -35,12 +38,6 @@ _LISTS = {"daily": "daily", "weekly": "weekly", "monthly": "monthly", "session":
 _FIELDS = (("inputTokens", "input_tokens"), ("outputTokens", "output_tokens"),
            ("cacheCreationTokens", "cache_write_tokens"), ("cacheReadTokens", "cache_read_tokens"),
            ("reasoningOutputTokens", "reasoning_tokens"))
-
-
-def _load(paths: Sequence[str] | None, agents: Sequence[str] | None):
-    from ..tables import load
-
-    return load(list(paths) if paths else None, on_bad_lines="skip", progress=False, agents=agents)
 
 
 def _totals(r: dict[str, Any]) -> dict[str, Any]:
@@ -52,16 +49,17 @@ def _totals(r: dict[str, Any]) -> dict[str, Any]:
 
 def usage_report(report: str, paths: Sequence[str] | None = None, *, tz: str = "UTC", since: str | None = None,
                  until: str | None = None, agents: Sequence[str] | None = None,
-                 week_start: str = "sunday") -> dict[str, Any]:
+                 week_start: str = "sunday", project: str | None = None) -> dict[str, Any]:
     """A ccusage-shaped report (``daily``, ``weekly``, ``monthly`` or ``session``) as a JSON-ready
-    dict (weeks start on ``week_start``).
+    dict (weeks start on ``week_start``; ``project`` keeps the sessions whose folder matches).
 
     Rows carry ccusage's fields (``inputTokens``, ``outputTokens``, ``cacheCreationTokens``,
     ``cacheReadTokens``, ``totalTokens``, ``totalCost``, ``modelsUsed``, ``modelBreakdowns``), plus
     ``reasoningOutputTokens``, ``agents`` and, for sessions, ``lastActivity`` and ``cwd``;
     ``totals`` sums them. ``unpricedModels`` lists models without a price (their cost is left out);
     ``fallbackModelCalls`` counts the Codex calls of rollouts that name no model, priced as
-    ``gpt-5`` (``cost_source = 'fallback'``, ccusage's ``isFallback``).
+    ``gpt-5`` (``cost_source = 'fallback'``, ccusage's ``isFallback``). ``project`` keeps the
+    sessions whose folder (``cwd``) contains it, or matches it as a glob (``*/webapp``).
     """
     import pyarrow.compute as pc
 
@@ -70,7 +68,7 @@ def usage_report(report: str, paths: Sequence[str] | None = None, *, tz: str = "
 
     check_option("report", report, sorted(_REPORTS))
     by, key = _REPORTS[report]
-    corpus = _load(paths, agents)
+    corpus = load_selected(paths, project=project, agents=agents)
     entries = corpus.entries
     opts: dict[str, Any] = dict(tz=tz, since=since, until=until, week_start=week_start)
     main = usage_by(entries, by=by, **opts).to_pylist()
@@ -119,87 +117,67 @@ def _fmt_int(n: int) -> str:
     return f"{n:,}"
 
 
-def _columns(report: str, rows: list[dict], tot: dict[str, Any]) -> list[tuple]:
-    """(header, footer, cells, options, drop order) per column; columns with a drop order are left
-    out, lowest first, when the table would not fit the terminal."""
+def _models(names: list[str], *, short: bool) -> str:
+    seen = dict.fromkeys(short_model(m) if short else m for m in names)  # (each name once, in order)
+    return "\n".join(seen)
+
+
+def _columns(report: str, rows: list[dict], tot: dict[str, Any], tz: str) -> list[Col]:
+    """The table's columns: the first and the token and cost columns always, the cache columns
+    left out first when the terminal is narrow (Total tokens still counts them)."""
     _, key = _REPORTS[report]
     first = {"daily": "Date", "weekly": "Week", "monthly": "Month", "session": "Session"}[report]
-    cols: list[tuple] = [(first, "Total", [str(r[key]) for r in rows],
-                          dict(overflow="ellipsis", min_width=7 if report == "monthly" else 10,
-                               max_width=24 if report == "session" else None), None)]
+    keys = [str(r[key]) for r in rows]
+    cols = [Col(head=first, foot="Total", cells=keys,
+                short=[k[:8] for k in keys] if report == "session" else None,
+                short_note="Session ids shortened to their first 8 characters (--json and --csv have them whole).")]
     if report == "session":
-        cols.append(("Last activity", "", [(r.get("lastActivity") or "")[:10] for r in rows],
-                     dict(no_wrap=True, min_width=10), 2))
-    cols.append(("Models", "", ["\n".join(r["modelsUsed"]) for r in rows],
-                 dict(overflow="ellipsis", min_width=8), 4))
-    for label, field, drop in (("Input", "inputTokens", None), ("Output", "outputTokens", None),
-                               ("Cache create", "cacheCreationTokens", 1), ("Cache read", "cacheReadTokens", 3),
+        cells = [f"{day(r.get('lastActivity'), tz)}\n{r.get('cwd') or '-'}" for r in rows]
+        cols.append(Col(head="Last active\nProject", cells=cells, cut=10))
+    cols.append(Col(head="Models", cells=[_models(r["modelsUsed"], short=False) for r in rows],
+                    short=[_models(r["modelsUsed"], short=True) for r in rows],
+                    short_note="Model names without their date suffix (e.g. -20251101)."))
+    for label, field, drop in (("Input", "inputTokens", 3), ("Output", "outputTokens", 4),
+                               ("Cache create", "cacheCreationTokens", 1), ("Cache read", "cacheReadTokens", 2),
                                ("Total tokens", "totalTokens", None)):
-        foot = _fmt_int(tot[field])
-        cols.append((label, foot, [_fmt_int(r[field]) for r in rows],
-                     dict(justify="right", no_wrap=True, min_width=len(foot)), drop))
-    foot = f"${tot['totalCost']:,.2f}"
-    cols.append(("Cost (USD)", foot, [f"${r['totalCost']:,.2f}" for r in rows],
-                 dict(justify="right", no_wrap=True, min_width=len(foot)), None))
+        cols.append(Col(head=label, foot=_fmt_int(tot[field]), cells=[_fmt_int(r[field]) for r in rows], right=True,
+                        drop=drop, counted=drop is not None))
+    cols.append(Col(head="Cost (USD)", foot=f"${tot['totalCost']:,.2f}", right=True,
+                    cells=[f"${r['totalCost']:,.2f}" for r in rows]))
     return cols
 
 
-def render_table(report: str, data: dict[str, Any], *, file: Any = None) -> None:
-    """Print a report as a ``rich`` table: fitted to the terminal (the least needed columns left out
-    when it is narrow), or whole and without colours when ``file`` is not a terminal."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
+def render_table(report: str, data: dict[str, Any], *, file: Any = None, wide: bool = False,
+                 tz: str = "UTC") -> None:
+    """Print a report as a ``rich`` table: fitted to the terminal (model names without their date
+    suffix, then the cache columns, Input and Output left out, each said under the table), or
+    whole with ``wide`` or when ``file`` is not a terminal (without colours)."""
+    from . import unreadable_line
 
-    console = Console(file=file or sys.stdout, highlight=False)
-    plain = not console.is_terminal
-    if plain:  # nothing to fit: print every cell whole, without colours
-        console = Console(file=file or sys.stdout, highlight=False, width=400, no_color=True)
     rows = data[_LISTS[report]]
     title = {"daily": "Token usage and cost by day", "weekly": "Token usage and cost by week",
              "monthly": "Token usage and cost by month",
              "session": "Token usage and cost by session"}[report]
-    cols = _columns(report, rows, data["totals"])
-
-    def build(cols: list[tuple]) -> Table:
-        t = Table(title=title, box=box.SIMPLE if plain else box.ROUNDED, show_footer=True,
-                  header_style="" if plain else "bold cyan", title_style="" if plain else "bold")
-        for head, foot, _, opts, _ in cols:
-            t.add_column(head, footer=foot, **opts)
-        for i in range(len(rows)):
-            t.add_row(*[c[2][i] for c in cols])
-        return t
-
-    def needed(cols: list[tuple]) -> int:  # the narrowest the table can be: shortened cells at their minimum
-        width = 1
-        for head, foot, cells, opts, _ in cols:
-            full = max([len(head), len(foot)] + [len(x) for c in cells for x in c.split("\n")])
-            width += (opts["min_width"] if opts.get("overflow") == "ellipsis" else full) + 3
-        return width
-
-    drops = sorted((c[4], c[0]) for c in cols if c[4] is not None)
-    while drops and not plain and needed(cols) > console.width:
-        gone = drops.pop(0)[1]
-        cols = [c for c in cols if c[0] != gone]
-    console.print(build(cols))
+    notes = []
     if data["unpricedModels"]:
-        console.print(f"No price for: {', '.join(data['unpricedModels'])} (their cost is not included)")
+        notes.append(f"No price for: {', '.join(data['unpricedModels'])} (their cost is not included)")
     if data.get("fallbackModelCalls"):
-        console.print(f"{data['fallbackModelCalls']:,} Codex calls name no model (older rollouts): priced as "
-                      "gpt-5, those releases' default, as ccusage does")
+        notes.append(f"{data['fallbackModelCalls']:,} Codex calls name no model (older rollouts): priced as "
+                     "gpt-5, those releases' default, as ccusage does")
     if data.get("unreadable"):
-        from . import unreadable_line
-
-        console.print(unreadable_line(data["unreadable"]))
+        notes.append(unreadable_line(data["unreadable"]))
+    print_table(title, _columns(report, rows, data["totals"], tz), wide=wide, notes=tuple(notes), file=file)
 
 
 def to_csv(report: str, data: dict[str, Any]) -> str:
-    """The report's rows as CSV (one row per period or session; models joined with ``;``)."""
+    """The report's rows as CSV (one row per period or session, with ``lastActivity`` and ``cwd``
+    for sessions; models joined with ``;``)."""
     _, key = _REPORTS[report]
     rows = data[_LISTS[report]]
     out = io.StringIO()
-    fields = [key, "agents", "modelsUsed", "inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens",
-              "reasoningOutputTokens", "totalTokens", "totalCost"]
+    fields = [key, *(["lastActivity", "cwd"] if report == "session" else []), "agents", "modelsUsed", "inputTokens",
+              "outputTokens", "cacheCreationTokens", "cacheReadTokens", "reasoningOutputTokens", "totalTokens",
+              "totalCost"]
     w = csv.writer(out, lineterminator="\n")
     w.writerow(fields)
     for r in rows:
@@ -214,14 +192,29 @@ def _cmd_usage(args: argparse.Namespace) -> int:
 
         return cmd_blocks(args)
     data = usage_report(args.report, args.paths or None, tz=args.tz, since=args.since, until=args.until,
-                        agents=args.agent, week_start=args.start_of_week)
+                        agents=args.agent, week_start=args.start_of_week, project=args.project)
+    rows = data[_LISTS[args.report]]
+    if not rows:  # (an all-zero table would look like a measurement)
+        print(no_sessions("usage", args.paths, project=args.project, agents=args.agent, since=args.since,
+                          until=args.until, what="sessions with usage"), file=sys.stderr)
+        if data.get("unreadable"):
+            from . import unreadable_line
+
+            print(unreadable_line(data["unreadable"]), file=sys.stderr)
+        return NO_SESSIONS
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     elif args.csv:
         sys.stdout.write(to_csv(args.report, data))
     else:
-        render_table(args.report, data)
+        render_table(args.report, data, wide=args.wide, tz=args.tz)
     return 0
+
+
+def add_selection_options(p: argparse.ArgumentParser) -> None:
+    """``--project``, shared by ``usage``, ``summary`` and ``report``."""
+    p.add_argument("--project", metavar="TEXT", help="only sessions whose folder (cwd) contains TEXT, or matches "
+                   "it as a glob when it holds * ? or [ (e.g. '*/webapp')")
 
 
 def add_usage_parser(sub: Any) -> None:
@@ -244,7 +237,9 @@ def add_usage_parser(sub: Any) -> None:
     up.add_argument("--start-of-week", choices=WEEK_DAYS, default="sunday",
                     help="the day weeks start on, for weekly (default: sunday)")
     add_blocks_arguments(up)
+    add_selection_options(up)
     fmt = up.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="JSON with ccusage's field names")
     fmt.add_argument("--csv", action="store_true", help="CSV, one row per period or session (not for blocks)")
+    fmt.add_argument("--wide", action="store_true", help="every column, whole, however wide the terminal")
     up.set_defaults(func=_cmd_usage)
