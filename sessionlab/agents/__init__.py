@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..errors import ArgumentTypeError, ArgumentValueError, check_option
 from ..pi.io.formats import AgentFile
-from . import claude_code, codex, pi
+from . import claude_code, codex, gemini, pi
 from ._spec import USAGE_COLUMNS, AgentSpec, home_path, jsonl_below, null_usage
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
@@ -48,7 +48,9 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-for _module in (pi, codex, claude_code):
+# agents whose files a looser rule of an earlier agent would also take come first (a Gemini CLI
+# recording starts with a `"type": "user"` message, as Claude Code lines do)
+for _module in (pi, codex, gemini, claude_code):
     register(_module.SPEC)
 
 

@@ -1,0 +1,134 @@
+"""More agents through the registry: each one's fixture home read as the agent lays it out, and
+``sessionlab usage daily|monthly|session --agent X --json`` held to the real ccusage's reports on
+the same home (``tools/ccusage_agents.sh`` wrote them beside each fixture).
+
+Tokens per row must be equal, costs within 1%, after the differences that
+``docs/ccusage-differences.md`` explains (each one is checked here to its exact size):
+
+- Gemini CLI: ccusage leaves a message's ``thoughts`` out of ``outputTokens`` (it counts them in
+  ``totalTokens`` and prices them as output); sessionlab's ``outputTokens`` include them
+  (``reasoningOutputTokens`` says how many), as for Codex. ccusage drops a call that names no model;
+  sessionlab keeps it, unpriced.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import sessionlab as sl
+from sessionlab.cli import main
+
+DATA = Path(__file__).parent / "data" / "agents"
+_TOKENS = ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens", "totalTokens")
+_KEY = {"daily": "date", "monthly": "month", "session": "sessionId"}
+_LIST = {"daily": "daily", "monthly": "monthly", "session": "sessions"}
+
+
+def _home(monkeypatch, agent: str) -> Path:
+    home = DATA / agent / "home"
+    for var in ("GEMINI_DATA_DIR", "OPENCODE_DATA_DIR", "QWEN_DATA_DIR", "KIMI_SHARE_DIR", "COPILOT_HOME",
+                "AMP_DATA_DIR", "GOOSE_PATH_ROOT", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+def _report(capsys, agent: str, report: str) -> dict:
+    assert main(["usage", report, "--agent", agent, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _expected(agent: str, report: str) -> dict:
+    return json.loads((DATA / agent / f"ccusage-{report}.json").read_text())
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 0.01 * max(abs(b), 1e-9)
+
+
+def _without_unnamed(row: dict) -> dict:
+    """A row less its calls that name no model (ccusage drops them)."""
+    out = dict(row)
+    for m in row["modelBreakdowns"]:
+        if m["modelName"] is None:
+            for k in (*_TOKENS, "reasoningOutputTokens"):
+                out[k] -= m[k]
+    return out
+
+
+def _gemini_row(row: dict) -> dict:
+    row = _without_unnamed(row)
+    row["outputTokens"] -= row["reasoningOutputTokens"]  # ccusage: thoughts only in totalTokens
+    return row
+
+
+_ADJUST = {"gemini": _gemini_row}
+
+
+@pytest.mark.parametrize("report", ["daily", "monthly", "session"])
+@pytest.mark.parametrize("agent", sorted(_ADJUST))
+def test_usage_reports_equal_ccusage(monkeypatch, capsys, agent, report):
+    _home(monkeypatch, agent)
+    got = _report(capsys, agent, report)
+    exp = _expected(agent, report)
+    key = _KEY[report]
+    rows = {r[key]: _ADJUST[agent](r) for r in got[_LIST[report]]}
+    want = {r[key]: r for r in exp[_LIST[report]]}
+    assert sorted(rows) == sorted(want)
+    for k, w in want.items():
+        g = rows[k]
+        assert {t: g[t] for t in _TOKENS} == {t: w[t] for t in _TOKENS}, k
+        assert _close(g["totalCost"], w["totalCost"]), (k, g["totalCost"], w["totalCost"])
+        named = {m["modelName"] for m in got[_LIST[report]][0]["modelBreakdowns"]} - {None}
+        assert named <= {m["modelName"] for r in exp[_LIST[report]] for m in r["modelBreakdowns"]}
+
+
+def _load(monkeypatch, agent: str):
+    _home(monkeypatch, agent)
+    return sl.load(agents=[agent], cache=False, progress=False, on_bad_lines="skip")
+
+
+# -- Gemini CLI ------------------------------------------------------------------------------------
+
+
+def test_gemini_sessions_calls_and_messages(monkeypatch):
+    corpus = _load(monkeypatch, "gemini")
+    s = {r["session_id"]: r for r in corpus.sessions.to_pylist()}
+    assert set(s) == {"3f2a1b4c-6d8e-4f01-9a2b-3c4d5e6f7081", "b8c9d0e1-f2a3-4b4c-8d5e-6f708192a3b4"}
+    json_s, jsonl_s = s["3f2a1b4c-6d8e-4f01-9a2b-3c4d5e6f7081"], s["b8c9d0e1-f2a3-4b4c-8d5e-6f708192a3b4"]
+    assert (json_s["agent"], json_s["cwd"], jsonl_s["cwd"]) == ("gemini", None, "/home/dev/deploy-tools")
+    assert (json_s["call_count"], jsonl_s["call_count"]) == (3, 3)  # the rewritten g1-8d2a counts once
+    e = corpus.entries.to_pylist()
+    calls = [r for r in e if r["input_tokens"] is not None]
+    first = calls[0]
+    # input 15327 with 11526 cached, tool prompt 7: 3808 uncached; thoughts 919 billed as output
+    assert (first["input_tokens"], first["cache_read_tokens"], first["output_tokens"], first["reasoning_tokens"],
+            first["total_tokens"]) == (3808, 11526, 942, 919, 16276)
+    assert first["cost_source"] == "priced" and first["cost_usd"] == pytest.approx(
+        3808 * 1.25e-6 + 11526 * 0.125e-6 + 942 * 10e-6, rel=1e-6)
+    unnamed = [r for r in calls if r["model"] is None]
+    assert [(r["input_tokens"], r["cost_usd"], r["cost_source"]) for r in unnamed] == [(1750, None, "unknown")]
+    assert corpus.issues["kind"].to_pylist() == ["unknown_model"]
+    js = [r for r in e if r["session_id"] == json_s["session_id"]]
+    assert [(r["type"], r["role"]) for r in js] == [
+        ("message", "user"), ("message", "assistant"), ("message", "toolResult"), ("message", "assistant"),
+        ("message", "toolResult"), ("info", None), ("message", "user"), ("error", None), ("message", "assistant")]
+    assert [r["tool_name"] for r in js if r["role"] == "toolResult"] == ["read_file", "replace"]
+    assert all(r["parent_id"] == p["entry_id"] for p, r in zip(js, js[1:]))  # a chain
+    assert [r["side_node"] for r in js].count(True) == 2
+    rewritten = [r for r in e if r["entry_id"] == "g1-8d2a"]
+    assert len(rewritten) == 1 and rewritten[0]["tool_call_count"] == 1  # the later, complete copy
+
+
+def test_gemini_logs_and_other_files_are_not_sessions(monkeypatch):
+    from sessionlab import agents
+
+    home = _home(monkeypatch, "gemini")
+    found = agents.default_files(["gemini"])
+    assert [Path(f).name for f in found] == ["session-2026-05-17T11-07-3f2a1b4c.json",
+                                             "session-2026-05-18T23-59-b8c9d0e1.jsonl"]
+    monkeypatch.setenv("GEMINI_DATA_DIR", f" {home}/.gemini/tmp/a07c2e9d4b1f3a5c7e9b0d2f4a6c8e1b3d5f7a9c0e2b4d6f8a1c3e5b7d9f0a2c,")
+    assert [Path(f).name for f in agents.default_files(["gemini"])] == ["session-2026-05-18T23-59-b8c9d0e1.jsonl"]
