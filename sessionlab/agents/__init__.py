@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..errors import ArgumentTypeError, ArgumentValueError, check_option
 from ..pi.io.formats import AgentFile
-from . import claude_code, codex, gemini, opencode, pi
+from . import claude_code, codex, gemini, opencode, pi, qwen
 from ._spec import USAGE_COLUMNS, AgentSpec, home_path, jsonl_below, null_usage
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
@@ -49,8 +49,8 @@ def unregister(name: str) -> None:
 
 
 # agents whose files a looser rule of an earlier agent would also take come first (a Gemini CLI
-# recording starts with a `"type": "user"` message, as Claude Code lines do)
-for _module in (pi, codex, gemini, claude_code, opencode):
+# recording and a Qwen Code file start with a `"type": "user"` message, as Claude Code lines do)
+for _module in (pi, codex, gemini, qwen, claude_code, opencode):
     register(_module.SPEC)
 
 

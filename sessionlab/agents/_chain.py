@@ -23,7 +23,7 @@ __all__ = ["Chain", "files_below", "text_chars", "json_chars"]
 _COLS = ("line_no", "entry_id", "parent_id", "type", "timestamps", "role", "provider", "model",
          "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
          "context_tokens", "est_tokens", "tool_name", "tool_call_count", "summary_chars", "reasoning_tokens",
-         "usage_kind", "side_node", "cost_usd", "cost_source", "custom_type")
+         "usage_kind", "side_node", "cost_usd", "cost_source", "custom_type", "tokens_before")
 
 
 def files_below(roots: Sequence[Path], patterns: Sequence[str], errors: list[tuple[str, str]] | None = None,
