@@ -14,6 +14,9 @@ Tokens per row must be equal, costs within 1%, after the differences that
   sessionlab's input is the uncached part. ccusage counts a /branch session's copies of its
   parent's records again; sessionlab once. genai-prices has no Qwen prices: sessionlab leaves the
   cost out (``unknown_model``), where ccusage prices from LiteLLM's table.
+- Kimi CLI: tokens equal. The wire log names no model; both take the configuration's
+  (``kimi-for-coding``, Kimi Code's subscription alias): ccusage prices it as ``kimi-k2.5`` before
+  2026-04-20 and ``kimi-k2.6`` after, sessionlab leaves the cost out (``unknown_model``).
 - Gemini CLI: ccusage leaves a message's ``thoughts`` out of ``outputTokens`` (it counts them in
   ``totalTokens`` and prices them as output); sessionlab's ``outputTokens`` include them
   (``reasoningOutputTokens`` says how many), as for Codex. ccusage drops a call that names no model;
@@ -87,8 +90,9 @@ def _qwen_row(row: dict) -> dict:
     return row
 
 
-_ADJUST = {"gemini": _gemini_row, "opencode": _reasoning_apart, "qwen": _qwen_row}
-_UNPRICED = {"qwen": ["(none)", "qwen3-coder-flash", "qwen3-coder-plus"]}  # genai-prices has no Qwen prices
+_ADJUST = {"gemini": _gemini_row, "opencode": _reasoning_apart, "qwen": _qwen_row, "kimi": dict}
+# genai-prices has no Qwen prices, and none for Kimi's subscription alias (ccusage guesses K2.5 or K2.6)
+_UNPRICED = {"qwen": ["(none)", "qwen3-coder-flash", "qwen3-coder-plus"], "kimi": ["kimi-for-coding"]}
 # child session -> the session that started it: ccusage reports it apart, sessionlab within its parent
 _CHILDREN = {"opencode": {"ses_4f1a2b3c6ffeABCDEFGHIJ0002": "ses_4f1a2b3c5ffeABCDEFGHIJ0001"}}
 
@@ -299,3 +303,43 @@ def test_qwen_sessions_tree_calls_and_compaction(monkeypatch):
     assert (comp["entry_id"], comp["tokens_before"]) == ("a10", 15216)
     assert {r["entry_id"]: r["parent_id"] for r in main_rows}["a11"] == "a10"  # the tree of uuid/parentUuid
     assert sorted(r["tool_name"] for r in main_rows if r["role"] == "toolResult") == ["edit", "read_file"]
+
+
+# -- Kimi CLI --------------------------------------------------------------------------------------
+
+_KI = {"csv": "0b7c9e4a-2f61-4d8e-b3a5-6c1d2e3f4a5b", "test": "9e8d7c6b-5a4f-4e3d-a2c1-b0f9e8d7c6b5",
+       "blog": "4a4a4a4a-1b1b-4c2c-8d3d-5e5e5e5e5e5e"}
+
+
+def test_kimi_sessions_steps_and_calls(monkeypatch):
+    corpus = _load(monkeypatch, "kimi")
+    s = {r["session_id"]: r for r in corpus.sessions.to_pylist()}
+    assert set(s) == set(_KI.values())
+    assert [s[_KI[k]]["cwd"] for k in ("csv", "test", "blog")] == ["/home/dev/invoice-parser",
+                                                                    "/home/dev/invoice-parser", "/home/dev/blog"]
+    assert [s[_KI[k]]["call_count"] for k in ("csv", "test", "blog")] == [3, 2, 1]
+    assert s[_KI["csv"]]["agent_version"] == "wire 1.3"
+    e = [r for r in corpus.entries.to_pylist() if r["session_id"] == _KI["csv"]]
+    # each step one assistant message: its thinking, text and tool calls, then its usage
+    assert [(r["role"], r["tool_call_count"], r["input_tokens"]) for r in e] == [
+        ("user", None, None), ("assistant", 1, 2841), ("toolResult", None, None), ("assistant", 1, 154),
+        ("toolResult", None, None), ("assistant", 0, 42)]
+    assert {r["model"] for r in e if r["role"] == "assistant"} == {"kimi-for-coding"}  # config.toml's default
+    assert [r["tool_name"] for r in e if r["role"] == "toolResult"] == ["ReadFile", "StrReplaceFile"]
+    blog = [r for r in corpus.entries.to_pylist() if r["session_id"] == _KI["blog"] and r["input_tokens"]]
+    assert [(r["input_tokens"], r["cache_read_tokens"], r["cache_write_tokens"], r["output_tokens"]) for r in blog] == [
+        (1207, 2048, 1024, 655)]
+    test = [r["type"] for r in corpus.entries.to_pylist() if r["session_id"] == _KI["test"]]
+    assert test.count("compaction") == 1
+
+
+def test_kimi_model_from_either_configuration(tmp_path):
+    from sessionlab.agents._kimi_reader import configured_model
+
+    (tmp_path / "config.json").write_text(json.dumps({"default_model": "k2", "models": {"k2": {
+        "provider": "moonshot", "model": "kimi-k2-turbo-preview", "max_context_size": 262144}}}))
+    assert configured_model(str(tmp_path)) == "kimi-k2-turbo-preview"  # before config.toml
+    (tmp_path / "config.toml").write_text('default_model = "a"\n[models.a]\nprovider = "p"\nmodel = "kimi-k2.5"\n'
+                                          'max_context_size = 1\n')
+    assert configured_model(str(tmp_path)) == "kimi-k2.5"
+    assert configured_model(str(tmp_path / "none")) is None
