@@ -17,6 +17,7 @@ Tokens per row must be equal, costs within 1%, after the differences that
 - Kimi CLI: tokens equal. The wire log names no model; both take the configuration's
   (``kimi-for-coding``, Kimi Code's subscription alias): ccusage prices it as ``kimi-k2.5`` before
   2026-04-20 and ``kimi-k2.6`` after, sessionlab leaves the cost out (``unknown_model``).
+- Amp: equal, but for a usage without a model, which ccusage drops and sessionlab keeps unpriced.
 - Gemini CLI: ccusage leaves a message's ``thoughts`` out of ``outputTokens`` (it counts them in
   ``totalTokens`` and prices them as output); sessionlab's ``outputTokens`` include them
   (``reasoningOutputTokens`` says how many), as for Codex. ccusage drops a call that names no model;
@@ -90,7 +91,8 @@ def _qwen_row(row: dict) -> dict:
     return row
 
 
-_ADJUST = {"gemini": _gemini_row, "opencode": _reasoning_apart, "qwen": _qwen_row, "kimi": dict}
+_ADJUST = {"gemini": _gemini_row, "opencode": _reasoning_apart, "qwen": _qwen_row, "kimi": dict,
+           "amp": _without_unnamed}
 # genai-prices has no Qwen prices, and none for Kimi's subscription alias (ccusage guesses K2.5 or K2.6)
 _UNPRICED = {"qwen": ["(none)", "qwen3-coder-flash", "qwen3-coder-plus"], "kimi": ["kimi-for-coding"]}
 # child session -> the session that started it: ccusage reports it apart, sessionlab within its parent
@@ -343,3 +345,32 @@ def test_kimi_model_from_either_configuration(tmp_path):
                                           'max_context_size = 1\n')
     assert configured_model(str(tmp_path)) == "kimi-k2.5"
     assert configured_model(str(tmp_path / "none")) is None
+
+
+# -- Amp -------------------------------------------------------------------------------------------
+
+_AMP = {"resize": "T-3b1f2c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", "ledger": "T-9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d"}
+
+
+def test_amp_threads_messages_and_the_usage_ledger(monkeypatch):
+    corpus = _load(monkeypatch, "amp")
+    s = {r["session_id"]: r for r in corpus.sessions.to_pylist()}
+    assert set(s) == set(_AMP.values())
+    resize, ledger = s[_AMP["resize"]], s[_AMP["ledger"]]
+    assert (resize["name"], resize["cwd"], resize["call_count"]) == ("Speed up the image resize job", "/home/dev/media", 5)
+    assert (ledger["cwd"], ledger["call_count"]) == ("/home/dev/server", 3)  # two messages and the title's call
+    e = corpus.entries.to_pylist()
+    r = [x for x in e if x["session_id"] == _AMP["resize"]]
+    assert [(x["role"], x["tool_name"]) for x in r][:4] == [("user", None), ("assistant", None),
+                                                             ("toolResult", "Read"), ("assistant", None)]
+    assert all(x["parent_id"] == p["entry_id"] for p, x in zip(r, r[1:]))
+    first = r[1]
+    assert (first["input_tokens"], first["cache_write_tokens"], first["output_tokens"], first["model"]) == (
+        3, 12890, 148, "claude-sonnet-4-5-20250929")
+    assert [x["cost_source"] for x in r if x["input_tokens"] is not None].count("unknown") == 1  # no model
+    led = [x for x in e if x["session_id"] == _AMP["ledger"] and x["input_tokens"] is not None]
+    # the ledger's events: tokens from the event, the cache counts from the message it produced
+    assert [(x["entry_id"], x["input_tokens"], x["cache_read_tokens"], x["model"]) for x in led] == [
+        ("1", 3, 0, "claude-sonnet-4-5-20250929"), ("3", 4, 9870, "claude-sonnet-4-5-20250929"),
+        ("ledger/evt-03", 412, 0, "claude-haiku-4-5-20251001")]
+    assert str(led[0]["timestamp"]) == "2026-02-21 08:00:04.210000+00:00"

@@ -17,7 +17,7 @@ trap 'rm -rf "$WORK"' EXIT
 npm install --prefix "$WORK/npm" --silent --no-audit --no-fund "ccusage@$VERSION" >/dev/null
 CCUSAGE="$WORK/npm/node_modules/.bin/ccusage"
 AGENTS=("$@")
-[ ${#AGENTS[@]} -gt 0 ] || AGENTS=(opencode gemini qwen kimi)
+[ ${#AGENTS[@]} -gt 0 ] || AGENTS=(opencode gemini qwen kimi amp)
 for agent in "${AGENTS[@]}"; do
   dir="$ROOT/tests/data/agents/$agent"
   for report in daily monthly session; do

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..errors import ArgumentTypeError, ArgumentValueError, check_option
 from ..pi.io.formats import AgentFile
-from . import claude_code, codex, gemini, kimi, opencode, pi, qwen
+from . import amp, claude_code, codex, gemini, kimi, opencode, pi, qwen
 from ._spec import USAGE_COLUMNS, AgentSpec, home_path, jsonl_below, null_usage
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
@@ -50,7 +50,7 @@ def unregister(name: str) -> None:
 
 # agents whose files a looser rule of an earlier agent would also take come first (a Gemini CLI
 # recording and a Qwen Code file start with a `"type": "user"` message, as Claude Code lines do)
-for _module in (pi, codex, gemini, qwen, claude_code, opencode, kimi):
+for _module in (pi, codex, gemini, qwen, claude_code, opencode, kimi, amp):
     register(_module.SPEC)
 
 
