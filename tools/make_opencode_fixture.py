@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "tests" / "data" / "agents" / "opencode" / "home" / ".local" / \
@@ -41,7 +41,7 @@ CREATE INDEX part_message_id_id_idx ON part (message_id, id);
 
 
 def ms(text: str) -> int:
-    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc).timestamp() * 1000)
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC).timestamp() * 1000)
 
 
 def user(mid: str, sid: str, at: str, text: str, model: tuple[str, str]) -> tuple[dict, list[dict]]:
@@ -74,7 +74,8 @@ def tok(inp: int, out: int, reasoning: int, read: int, write: int, total: bool =
     return t
 
 
-SONNET, HAIKU, CODEX = ("anthropic", "claude-sonnet-4-5"), ("anthropic", "claude-haiku-4-5"), ("openai", "gpt-5.1-codex")
+SONNET, HAIKU = ("anthropic", "claude-sonnet-4-5"), ("anthropic", "claude-haiku-4-5")
+CODEX = ("openai", "gpt-5.1-codex")
 SHOP = "/home/dev/shop"
 
 A = "ses_4f1a2b3c5ffeABCDEFGHIJ0001"
@@ -126,7 +127,8 @@ MESSAGES = {
                       {"type": "text", "text": "round_money in src/money.py; to_cents in src/cart.py"}]),
     ],
     C: [  # GitHub Copilot's models: OpenCode records no cost (the subscription pays)
-        user("msg_c01", C, "2026-06-03T23:58:00Z", "What does `xargs -0 -n1` do?", ("github-copilot", "claude-sonnet-4.5")),
+        user("msg_c01", C, "2026-06-03T23:58:00Z", "What does `xargs -0 -n1` do?",
+             ("github-copilot", "claude-sonnet-4.5")),
         assistant("msg_c02", C, "msg_c01", "2026-06-03T23:59:50Z", "2026-06-04T00:00:30Z", "github-copilot",
                   "claude-sonnet-4.5", "/home/dev", tok(9876, 240, 0, 0, 0), 0, [
                       {"type": "text", "text": "It runs the command once per NUL-separated argument."}]),

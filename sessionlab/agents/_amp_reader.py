@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from ._chain import Chain, json_chars, text_chars
+from ._chain import Chain, as_dict, as_list, json_chars, text_chars
 
 __all__ = ["read_amp"]
 
@@ -33,7 +33,7 @@ def _num(d: Any, key: str) -> int:
 def _iso_ms(ms: Any) -> str | None:
     if not isinstance(ms, (int, float)) or isinstance(ms, bool):
         return None
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _blocks(chain: Chain, i: int, content: Any) -> None:
@@ -49,7 +49,7 @@ def _blocks(chain: Chain, i: int, content: Any) -> None:
             chain.block(i, "toolCall", text_chars(b.get("name")) + json_chars(b.get("input")), b.get("name"),
                         b.get("id"))
         elif kind == "tool_result":
-            run = b.get("run") if isinstance(b.get("run"), dict) else {}
+            run = as_dict(b.get("run"))
             chain.block(i, "toolResult", json_chars(run.get("result") if "result" in run else run.get("error")),
                         None, b.get("toolUseID") or b.get("tool_use_id"))
 
@@ -57,13 +57,13 @@ def _blocks(chain: Chain, i: int, content: Any) -> None:
 def _message_rows(chain: Chain, messages: list, created: str | None) -> dict[Any, int]:
     """A row per message; the rows of assistant messages by ``messageId``."""
     rows: dict[Any, int] = {}
-    tools: dict[str, str] = {}
-    ts = created
+    tools: dict[str, Any] = {}
+    ts: Any = created
     for k, m in enumerate(messages):
         if not isinstance(m, dict):
             continue
-        content = m.get("content") if isinstance(m.get("content"), list) else []
-        usage = m.get("usage") if isinstance(m.get("usage"), dict) else {}
+        content = as_list(m.get("content"))
+        usage = as_dict(m.get("usage"))
         sent = m["meta"].get("sentAt") if isinstance(m.get("meta"), dict) else None
         ts = usage.get("timestamp") or _iso_ms(sent) or ts
         eid = str(m.get("messageId", k))
@@ -75,7 +75,7 @@ def _message_rows(chain: Chain, messages: list, created: str | None) -> dict[Any
             rows[m.get("messageId", k)] = i
         else:
             results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-            name = tools.get(results[0].get("toolUseID")) if results else None
+            name = tools.get(str(results[0].get("toolUseID"))) if results else None
             i = chain.add(k + 1, eid, ts, role="toolResult" if results else "user", tool_name=name)
         _blocks(chain, i, content)
     return rows
@@ -122,7 +122,7 @@ def read_amp(path: str, fh: Any) -> Any:
         chain.issue(1, "invalid_json", str(exc))
         doc = {}
     doc = doc if isinstance(doc, dict) else {}
-    messages = doc.get("messages") if isinstance(doc.get("messages"), list) else []
+    messages = as_list(doc.get("messages"))
     rows = _message_rows(chain, messages, _iso_ms(doc.get("created")))
     ledger = (doc.get("usageLedger") or {}).get("events") if isinstance(doc.get("usageLedger"), dict) else None
     if isinstance(ledger, list):

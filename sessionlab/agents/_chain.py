@@ -15,10 +15,9 @@ from typing import Any
 
 from .._jsjson import js_len
 from ..pi.io.formats import AgentFile
-from ..pi.io.reader import LineIssue
 from ..pi.rules import CHARS_PER_TOKEN, ROLE_CHARS
 
-__all__ = ["Chain", "files_below", "text_chars", "json_chars"]
+__all__ = ["Chain", "files_below", "text_chars", "json_chars", "as_dict", "as_list"]
 
 _COLS = ("line_no", "entry_id", "parent_id", "type", "timestamps", "role", "provider", "model",
          "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
@@ -50,6 +49,16 @@ def files_below(roots: Sequence[Path], patterns: Sequence[str], errors: list[tup
                     found.append(f)
         out += sorted(found)
     return out
+
+
+def as_dict(value: Any) -> dict:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list:
+    """``value`` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
 
 
 def text_chars(value: Any) -> int:
@@ -123,6 +132,8 @@ class Chain:
             c["cost_usd"][i], c["cost_source"][i] = cost, "recorded"
 
     def issue(self, line_no: int, kind: str, message: str, raw: bytes | str = b"") -> None:
+        from ..pi.io.reader import LineIssue  # (with a reader only: the loader's first table needs none)
+
         text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
         self.out.issues.append(LineIssue(self.out.path, line_no, kind, message, text[:80]))
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from ._chain import Chain, json_chars, text_chars
+from ._chain import Chain, as_dict, json_chars, text_chars
 
 __all__ = ["read_kimi", "configured_model", "work_dirs"]
 
@@ -70,7 +70,7 @@ def _iso(seconds: Any) -> str | None:
     if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
         return None
     ms = int(seconds * 1000)
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _num(d: dict, key: str) -> int:
@@ -103,7 +103,7 @@ class _Wire:
             i = self.assistant(line_no, ts)
             c.block(i, "thinking" if p.get("type") == "think" else "text", text_chars(p.get("think") or p.get("text")))
         elif kind == "ToolCall":
-            fn = p.get("function") if isinstance(p.get("function"), dict) else {}
+            fn = as_dict(p.get("function"))
             name, cid = fn.get("name"), p.get("id")
             if isinstance(cid, str) and isinstance(name, str):
                 self.tools[cid] = name
@@ -113,7 +113,7 @@ class _Wire:
             cid = p.get("tool_call_id")
             name = self.tools.get(cid) if isinstance(cid, str) else None
             i = c.add(line_no, f"L{line_no}", ts, role="toolResult", tool_name=name)
-            rv = p.get("return_value") if isinstance(p.get("return_value"), dict) else {}
+            rv = as_dict(p.get("return_value"))
             c.block(i, "toolResult", json_chars(rv.get("output")), name, cid)
         elif kind == "StatusUpdate" and isinstance(p.get("token_usage"), dict):
             self.usage(line_no, ts, p["token_usage"])
@@ -154,8 +154,8 @@ def read_kimi(path: str, fh: Any) -> Any:
         if d.get("type") == "metadata":
             version = d.get("protocol_version") if isinstance(d.get("protocol_version"), str) else version
             continue
-        m = d.get("message") if isinstance(d.get("message"), dict) else {}
-        p = m.get("payload") if isinstance(m.get("payload"), dict) else {}
+        m = as_dict(d.get("message"))
+        p = as_dict(m.get("payload"))
         w.message(line_no, _iso(d.get("timestamp")), m.get("type"), p)
     folder = os.path.dirname(path)
     return w.chain.done({"session_id": os.path.basename(folder),

@@ -24,11 +24,11 @@ import json
 import os
 import sqlite3
 from contextlib import closing
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from ._chain import Chain, json_chars, text_chars
+from ._chain import Chain, as_dict, json_chars, text_chars
 
 __all__ = ["read_opencode", "database_sessions"]
 
@@ -46,7 +46,7 @@ def database_sessions(db: str) -> list[str]:
 def _iso(ms: Any) -> str | None:
     if not isinstance(ms, (int, float)) or isinstance(ms, bool):
         return None
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _rows(con: sqlite3.Connection, sql: str, args: tuple) -> list[sqlite3.Row]:
@@ -138,7 +138,7 @@ def _usage(chain: Chain, i: int, m: dict) -> None:
     t = m.get("tokens")
     if not isinstance(t, dict):
         return
-    cache = t.get("cache") if isinstance(t.get("cache"), dict) else {}
+    cache = as_dict(t.get("cache"))
     inp, out, reasoning = _num(t, "input"), _num(t, "output"), _num(t, "reasoning")
     read, write = _num(cache, "read"), _num(cache, "write")
     if not (inp or out or reasoning or read or write):
@@ -167,14 +167,14 @@ def _message(chain: Chain, m: dict, parts: list[dict]) -> None:
         elif kind == "reasoning":
             chain.block(i, "thinking", text_chars(p.get("text")))
         elif kind == "tool":
-            state = p.get("state") if isinstance(p.get("state"), dict) else {}
+            state = as_dict(p.get("state"))
             name, cid = p.get("tool"), p.get("callID")
             chain.block(i, "toolCall", text_chars(name) + json_chars(state.get("input")), name, cid)
             if state.get("status") in ("completed", "error"):
                 results.append((name, cid, state))
     _usage(chain, i, m)
     for name, cid, state in results:
-        t = state.get("time") if isinstance(state.get("time"), dict) else {}
+        t = as_dict(state.get("time"))
         j = chain.add(0, f"{eid}/{cid}", _iso(t.get("end")) or ts, role="toolResult", tool_name=name)
         chain.block(j, "toolResult", json_chars(state.get("output") if "output" in state else state.get("error")),
                     name, cid)

@@ -22,7 +22,7 @@ import json
 import os
 from typing import Any
 
-from ._chain import Chain, json_chars, text_chars
+from ._chain import Chain, as_dict, as_list, json_chars, text_chars
 
 __all__ = ["read_qwen"]
 
@@ -51,7 +51,8 @@ def _usage(chain: Chain, i: int, d: dict) -> None:
     u = d.get("usageMetadata")
     if not isinstance(u, dict) or isinstance(d.get("forkedFrom"), dict):
         return  # (a /branch copy of its parent's record: the parent's spend)
-    prompt, out, cached = _num(u, "promptTokenCount"), _num(u, "candidatesTokenCount"), _num(u, "cachedContentTokenCount")
+    prompt, out = _num(u, "promptTokenCount"), _num(u, "candidatesTokenCount")
+    cached = _num(u, "cachedContentTokenCount")
     if not (prompt or out or cached):
         return
     cached = min(cached, prompt)
@@ -62,22 +63,22 @@ def _usage(chain: Chain, i: int, d: dict) -> None:
 def _record(chain: Chain, line_no: int, d: dict, facts: dict) -> None:
     typ, ts = d.get("type"), d.get("timestamp")
     eid = d["uuid"] if isinstance(d.get("uuid"), str) else f"L{line_no}"
-    message = d.get("message") if isinstance(d.get("message"), dict) else {}
+    message = as_dict(d.get("message"))
     if typ in ("user", "assistant", "tool_result"):
         role = {"user": "user", "assistant": "assistant", "tool_result": "toolResult"}[typ]
         tool = None
         if typ == "tool_result":
-            fr = next((p["functionResponse"] for p in message.get("parts") or [] if isinstance(p, dict)
-                       and isinstance(p.get("functionResponse"), dict)), {})
+            fr: dict = next((p["functionResponse"] for p in as_list(message.get("parts")) if isinstance(p, dict)
+                             and isinstance(p.get("functionResponse"), dict)), {})
             tool = fr.get("name")
-        i = chain.add(line_no, eid, ts, role=role, tool_name=tool,
-                      **({"model": d.get("model"), "provider": "qwen", "tool_call_count": 0} if role == "assistant" else {}))
+        extra = {"model": d.get("model"), "provider": "qwen", "tool_call_count": 0} if role == "assistant" else {}
+        i = chain.add(line_no, eid, ts, role=role, tool_name=tool, **extra)
         _parts(chain, i, message.get("parts"))
         if role == "assistant":
             _usage(chain, i, d)
     elif typ == "system" and d.get("subtype") == "chat_compression":
-        payload = d.get("systemPayload") if isinstance(d.get("systemPayload"), dict) else {}
-        info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
+        payload = as_dict(d.get("systemPayload"))
+        info = as_dict(payload.get("info"))
         history = payload.get("compressedHistory") or []
         nc = sum(text_chars(c.get("parts")) for c in history if isinstance(c, dict))
         chain.add(line_no, eid, ts, type="compaction", tokens_before=_num(info, "originalTokenCount") or None,
