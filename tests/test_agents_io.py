@@ -212,7 +212,7 @@ def test_default_roots_and_agents_filter(tmp_path, monkeypatch):
     mixed = find_files([str(pi_home), str(claude_a)], agents="claude-code")
     assert mixed and all(str(claude_a) in f for f in mixed)
     with pytest.raises(ValueError, match="agents"):
-        find_files(agents=["gemini"])
+        find_files(agents=["cursor"])
 
 
 def test_all_loader_paths_agree_on_a_mixed_corpus(monkeypatch):

@@ -23,12 +23,12 @@ from pathlib import Path
 
 from ..errors import ArgumentTypeError, ArgumentValueError, check_option
 from ..pi.io.formats import AgentFile
-from . import claude_code, codex, pi
+from . import amp, claude_code, codex, gemini, kimi, opencode, pi, qwen
 from ._spec import USAGE_COLUMNS, AgentSpec, home_path, jsonl_below, null_usage
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
            "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below",
-           "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages"]
+           "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages", "opener"]
 
 _REGISTRY: dict[str, AgentSpec] = {}
 
@@ -48,7 +48,9 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-for _module in (pi, codex, claude_code):
+# agents whose files a looser rule of an earlier agent would also take come first (a Gemini CLI
+# recording and a Qwen Code file start with a `"type": "user"` message, as Claude Code lines do)
+for _module in (pi, codex, gemini, qwen, claude_code, opencode, kimi, amp):
     register(_module.SPEC)
 
 
@@ -102,6 +104,15 @@ def default_files(agents: object = None, *, errors: list[tuple[str, str]] | None
         for f in a.files(a.roots(), errors if errors is not None else []):
             seen.setdefault(f, None)
     return list(seen)
+
+
+def opener(path: str) -> str | None:
+    """The agent whose reader opens the source ``path`` itself (:attr:`AgentSpec.opens`: a session
+    in a database, a folder), else None (a file: detected from its first bytes)."""
+    for a in _REGISTRY.values():
+        if a.opens is not None and a.opens(path):
+            return a.name
+    return None
 
 
 def _complete_lines(head: bytes, most: int) -> Iterator[bytes]:

@@ -88,6 +88,10 @@ class AgentSpec:
         together: ``together(path, head) -> (key, parent key)``: files with one key, and a file
             with its parent key's files, need one another in a load's cross-file pass (so the Dask
             path keeps them in one partition); None: each file stands alone.
+        opens: Whether a path that ``files`` lists is a source the reader opens itself rather than
+            one file per session (a session in a SQLite database, ``<database>#<session id>``; a
+            folder of files): the loader neither opens, detects nor caches it, and the reader gets
+            ``fh=None``. None: every source is a file the loader opens.
     """
 
     name: str
@@ -104,8 +108,9 @@ class AgentSpec:
     side_kinds: tuple[str, ...] = ()
     folder_doc: str = ""
     together: Callable[[str, bytes], tuple[Any, Any]] | None = None
+    opens: Callable[[str], bool] | None = None
 
-    def read(self, path: str, fh: IO[bytes]) -> Any:
+    def read(self, path: str, fh: IO[bytes] | None) -> Any:
         """The file read into the common columns (an ``AgentFile``)."""
         if self.reader is None:
             raise ArgumentValueError("agent", f"{self.name} files are read by the pi loader, not by a reader "

@@ -70,8 +70,10 @@ def default_roots() -> dict[str, list[Path]]:
 
 
 def _agent_of(path: str) -> str:
-    from ..agents import detect
+    from ..agents import detect, opener
 
+    if (agent := opener(path)) is not None:
+        return agent
     try:
         with open(path, "rb") as fh:
             return detect(fh.read(HEAD_BYTES))
@@ -102,6 +104,10 @@ def _mostly_agents(paths: list[str], sample: int = 16) -> bool:
 
 
 def _expand(item: str | os.PathLike, errors: list[tuple[str, str]] | None = None) -> list[str]:
+    from ..agents import opener
+
+    if opener(str(item)) is not None:  # a session an agent's reader opens itself (`<database>#<id>`)
+        return [str(item)]
     p = Path(item)
     if p.is_dir():
         return jsonl_below([p], errors if errors is not None else [])
@@ -324,7 +330,7 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
                 bar.update(len(chunk))  # type: ignore[attr-defined]
 
     try:
-        results = list(chain.from_iterable(load_whole(paths))) if store is None else store.load(paths, load_whole)
+        results = list(chain.from_iterable(load_whole(paths))) if store is None else _cached(store, paths, load_whole)
     finally:
         if bar is not None:
             bar.close()  # type: ignore[attr-defined]
@@ -340,6 +346,19 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
                "agents": agents}
     keys = store.keys if store is not None else {p: _cache.probe(p, hashes=False) or {} for p in paths}
     return LoadResult(results, source, options, keys, store.changes if store is not None else None)
+
+
+def _cached(store: _cache.Store, paths: list[str], load_whole: Any) -> list[FileResult]:
+    """The files through the cache, and the sources an agent's reader opens itself (a session in a
+    database: no file of its own to key) read every time, in ``paths``' order."""
+    from ..agents import opener
+
+    own = {p for p in paths if opener(p) is not None}
+    if not own:
+        return store.load(paths, load_whole)
+    done = {r.path: r for r in store.load([p for p in paths if p not in own], load_whole)}
+    done.update((r.path, r) for r in chain.from_iterable(load_whole([p for p in paths if p in own])))
+    return [done[p] for p in paths]
 
 
 def refresh(previous: LoadResult, **options) -> LoadResult:

@@ -1,0 +1,136 @@
+"""Amp threads (``~/.local/share/amp/threads/T-<id>.json``) to rows.
+
+A thread is one JSON document: ``{v, id, created, title, env, messages, usageLedger?}``. A message
+is ``{role, messageId, content: [blocks], usage?, state?}``: ``text``, ``thinking`` and
+``tool_use`` blocks on assistant messages; ``text`` and ``tool_result`` blocks (``toolUseID`` and
+``run.result``) on user messages, a message of tool results being a ``toolResult`` row. The thread
+has no tree: rows form a chain.
+
+Usage: an assistant message's ``usage`` (``model``, ``timestamp``, ``inputTokens``,
+``outputTokens``, ``cacheCreationInputTokens``, ``cacheReadInputTokens``) makes it a call. Older
+threads keep a ledger instead, ``usageLedger.events`` (``timestamp``, ``model``, ``tokens.input``/
+``output``, ``toMessageId``): then each event is a call, on the message it produced, its cache
+counts taken from that message's ``usage``. Amp records credits, not dollars: calls are priced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from ._chain import Chain, as_dict, as_list, json_chars, text_chars
+
+__all__ = ["read_amp"]
+
+
+def _num(d: Any, key: str) -> int:
+    v = d.get(key) if isinstance(d, dict) else None
+    return max(int(v), 0) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+
+
+def _iso_ms(ms: Any) -> str | None:
+    if not isinstance(ms, (int, float)) or isinstance(ms, bool):
+        return None
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _blocks(chain: Chain, i: int, content: Any) -> None:
+    for b in content if isinstance(content, list) else []:
+        if not isinstance(b, dict):
+            continue
+        kind = b.get("type")
+        if kind == "text":
+            chain.block(i, "text", text_chars(b.get("text")))
+        elif kind == "thinking":
+            chain.block(i, "thinking", text_chars(b.get("thinking")))
+        elif kind == "tool_use":
+            chain.block(i, "toolCall", text_chars(b.get("name")) + json_chars(b.get("input")), b.get("name"),
+                        b.get("id"))
+        elif kind == "tool_result":
+            run = as_dict(b.get("run"))
+            chain.block(i, "toolResult", json_chars(run.get("result") if "result" in run else run.get("error")),
+                        None, b.get("toolUseID") or b.get("tool_use_id"))
+
+
+def _message_rows(chain: Chain, messages: list, created: str | None) -> dict[Any, int]:
+    """A row per message; the rows of assistant messages by ``messageId``."""
+    rows: dict[Any, int] = {}
+    tools: dict[str, Any] = {}
+    ts: Any = created
+    for k, m in enumerate(messages):
+        if not isinstance(m, dict):
+            continue
+        content = as_list(m.get("content"))
+        usage = as_dict(m.get("usage"))
+        sent = m["meta"].get("sentAt") if isinstance(m.get("meta"), dict) else None
+        ts = usage.get("timestamp") or _iso_ms(sent) or ts
+        eid = str(m.get("messageId", k))
+        if m.get("role") == "assistant":
+            i = chain.add(k + 1, eid, ts, role="assistant", provider=None, model=usage.get("model"), tool_call_count=0)
+            for b in content:
+                if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                    tools[b["id"]] = b.get("name")
+            rows[m.get("messageId", k)] = i
+        else:
+            results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            name = tools.get(str(results[0].get("toolUseID"))) if results else None
+            i = chain.add(k + 1, eid, ts, role="toolResult" if results else "user", tool_name=name)
+        _blocks(chain, i, content)
+    return rows
+
+
+def _from_messages(chain: Chain, messages: list, rows: dict[Any, int]) -> None:
+    for k, m in enumerate(messages):
+        if not isinstance(m, dict) or m.get("role") != "assistant" or not isinstance(m.get("usage"), dict):
+            continue
+        u = m["usage"]
+        inp, out = _num(u, "inputTokens"), _num(u, "outputTokens")
+        write, read = _num(u, "cacheCreationInputTokens"), _num(u, "cacheReadInputTokens")
+        if inp or out or write or read:
+            chain.usage(rows[m.get("messageId", k)], model=u.get("model") or None, provider=None, inp=inp, out=out,
+                        cache_read=read, cache_write=write)
+
+
+def _from_ledger(chain: Chain, events: list, messages: list, rows: dict[Any, int]) -> None:
+    usage_of = {m.get("messageId"): m.get("usage") for m in messages
+                if isinstance(m, dict) and isinstance(m.get("usage"), dict)}
+    for n, e in enumerate(events):
+        if not isinstance(e, dict) or not isinstance(e.get("tokens"), dict):
+            continue
+        to = e.get("toMessageId")
+        cache = usage_of.get(to) or {}
+        inp, out = _num(e["tokens"], "input"), _num(e["tokens"], "output")
+        write, read = _num(cache, "cacheCreationInputTokens"), _num(cache, "cacheReadInputTokens")
+        if not (inp or out or write or read):
+            continue
+        i = rows.get(to)
+        if i is None or chain.cols["input_tokens"][i] is not None:  # spend of no message (or a second event)
+            i = chain.add(0, f"ledger/{e.get('id', n)}", e.get("timestamp"), role="assistant", tool_call_count=0)
+        chain.usage(i, model=e.get("model") or None, provider=None, inp=inp, out=out, cache_read=read,
+                    cache_write=write)
+        chain.cols["timestamps"][i] = e.get("timestamp") or chain.cols["timestamps"][i]
+
+
+def read_amp(path: str, fh: Any) -> Any:
+    """Read one Amp thread from a binary file object."""
+    chain = Chain(path, "amp")
+    try:
+        doc = json.loads(fh.read())
+    except ValueError as exc:
+        chain.issue(1, "invalid_json", str(exc))
+        doc = {}
+    doc = doc if isinstance(doc, dict) else {}
+    messages = as_list(doc.get("messages"))
+    rows = _message_rows(chain, messages, _iso_ms(doc.get("created")))
+    ledger = (doc.get("usageLedger") or {}).get("events") if isinstance(doc.get("usageLedger"), dict) else None
+    if isinstance(ledger, list):
+        _from_ledger(chain, ledger, messages, rows)
+    else:
+        _from_messages(chain, messages, rows)
+    trees = ((doc.get("env") or {}).get("initial") or {}).get("trees") if isinstance(doc.get("env"), dict) else None
+    uri = trees[0].get("uri") if isinstance(trees, list) and trees and isinstance(trees[0], dict) else None
+    cwd = uri[len("file://"):] if isinstance(uri, str) and uri.startswith("file://") else None
+    sid = doc.get("id") if isinstance(doc.get("id"), str) else os.path.splitext(os.path.basename(path))[0]
+    return chain.done({"session_id": sid, "cwd": cwd, "name": doc.get("title") or None})

@@ -1,0 +1,146 @@
+"""What the readers of agents whose sessions have no tree share: a session is a chain of rows.
+
+:class:`Chain` collects one file's rows into the common columns (each row the child of the
+previous one), its content blocks, and turns the characters it counted into ``est_tokens``
+(``ceil(chars / 4)``, pi's rule). :func:`files_below` lists an agent's session files by name.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .._jsjson import js_len
+from ..pi.io.formats import AgentFile
+from ..pi.rules import CHARS_PER_TOKEN, ROLE_CHARS
+
+__all__ = ["Chain", "files_below", "text_chars", "json_chars", "as_dict", "as_list"]
+
+_COLS = ("line_no", "entry_id", "parent_id", "type", "timestamps", "role", "provider", "model",
+         "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
+         "context_tokens", "est_tokens", "tool_name", "tool_call_count", "summary_chars", "reasoning_tokens",
+         "usage_kind", "side_node", "cost_usd", "cost_source", "custom_type", "tokens_before")
+
+
+def files_below(roots: Sequence[Path], patterns: Sequence[str], errors: list[tuple[str, str]] | None = None,
+                ) -> list[str]:
+    """The regular files below ``roots`` whose path relative to their root matches one of
+    ``patterns`` (``fnmatch``, ``*`` crossing folders), sorted per root; a folder that cannot be
+    listed goes to ``errors``."""
+    out: list[str] = []
+    for root in roots:
+        root = Path(root)
+        if not root.is_dir():
+            continue
+
+        def unreadable(exc: OSError, root: Path = root) -> None:
+            if errors is not None:
+                errors.append((exc.filename or str(root), f"{type(exc).__name__}: {exc.strerror or exc}"))
+
+        found = []
+        for folder, _dirs, names in os.walk(str(root), onerror=unreadable):
+            for n in names:
+                f = os.path.join(folder, n)
+                rel = os.path.relpath(f, root).replace(os.sep, "/")
+                if any(fnmatch.fnmatchcase(rel, p) for p in patterns) and os.path.isfile(f):
+                    found.append(f)
+        out += sorted(found)
+    return out
+
+
+def as_dict(value: Any) -> dict:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list:
+    """``value`` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def text_chars(value: Any) -> int:
+    """Characters of a message's text: a string, or the ``text`` of a list of parts."""
+    if isinstance(value, str):
+        return js_len(value)
+    if isinstance(value, list):
+        return sum(text_chars(p.get("text")) if isinstance(p, dict) else text_chars(p) for p in value)
+    return 0
+
+
+def json_chars(value: Any) -> int:
+    """Characters of a value as the model gets it: a string's text, else its compact JSON."""
+    import json
+
+    if value is None:
+        return 0
+    if isinstance(value, str):
+        return js_len(value)
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+
+
+class Chain:
+    """One file's rows, each the child of the previous one, in the common columns."""
+
+    def __init__(self, path: str, agent: str) -> None:
+        self.out = AgentFile(path=path, agent=agent)
+        self.cols: dict[str, list] = {c: [] for c in _COLS}
+        self.n = 0
+        self.nblocks: dict[int, int] = {}
+
+    def add(self, line_no: int, entry_id: str, ts: Any, **values: Any) -> int:
+        """A row (``type`` defaults to ``"message"``); returns its index."""
+        i = self.n
+        values.update(line_no=line_no, entry_id=entry_id, timestamps=ts,
+                      parent_id=self.cols["entry_id"][i - 1] if i else None)
+        values.setdefault("type", "message")
+        values.setdefault("side_node", False)
+        values.setdefault("est_tokens", 0 if values["type"] == "message" else None)
+        for c, col in self.cols.items():
+            col.append(values.get(c))
+        self.n += 1
+        return i
+
+    def block(self, i: int, kind: str, nc: int, name: str | None = None, call_id: str | None = None) -> None:
+        """A content block of row ``i`` with ``nc`` characters (counted when pi's rule counts it)."""
+        role = self.cols["role"][i]
+        part = {"toolResult": "content", "text": "text" if role == "assistant" else "content"}.get(kind, kind)
+        nc = nc if part in ROLE_CHARS.get(role, ()) else 0
+        k = self.nblocks.get(i, 0)
+        self.nblocks[i] = k + 1
+        self.out.blocks.append((self.cols["entry_id"][i], role, k, kind, name, call_id, nc))
+        if self.cols["est_tokens"][i] is not None:
+            self.cols["est_tokens"][i] += nc
+        if kind == "toolCall":
+            self.cols["tool_call_count"][i] = (self.cols["tool_call_count"][i] or 0) + 1
+
+    def usage(self, i: int, *, model: str | None, provider: str | None, inp: int, out: int, cache_read: int = 0,
+              cache_write: int = 0, reasoning: int | None = None, total: int | None = None,
+              cost: float | None = None) -> None:
+        """Row ``i`` is a call with this usage (``cost``: the one the agent recorded, else priced later)."""
+        c = self.cols
+        c["model"][i], c["provider"][i] = model, provider
+        c["input_tokens"][i], c["output_tokens"][i] = inp, out
+        c["cache_read_tokens"][i], c["cache_write_tokens"][i] = cache_read, cache_write
+        c["reasoning_tokens"][i] = reasoning
+        c["total_tokens"][i] = total if total is not None else inp + out + cache_read + cache_write
+        c["context_tokens"][i] = inp + cache_read + cache_write + out
+        c["usage_kind"][i] = "message"
+        if cost is not None:
+            c["cost_usd"][i], c["cost_source"][i] = cost, "recorded"
+
+    def issue(self, line_no: int, kind: str, message: str, raw: bytes | str = b"") -> None:
+        from ..pi.io.reader import LineIssue  # (with a reader only: the loader's first table needs none)
+
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+        self.out.issues.append(LineIssue(self.out.path, line_no, kind, message, text[:80]))
+
+    def done(self, session: dict[str, Any]) -> AgentFile:
+        """The file read: ``est_tokens`` from characters, the columns and the session's facts."""
+        self.cols["est_tokens"] = [None if v is None else -(-v // CHARS_PER_TOKEN) for v in self.cols["est_tokens"]]
+        self.out.columns, self.out.n = self.cols, self.n
+        self.out.session = {"agent": self.out.agent, "name": None, "parent_session_id": None, **session}
+        self.out.session.setdefault("root_session_id", session.get("session_id"))
+        return self.out

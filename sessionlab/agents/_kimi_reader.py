@@ -1,0 +1,163 @@
+"""Kimi CLI wire logs (``~/.kimi/sessions/<work dir md5>/<session id>/wire.jsonl``) to rows.
+
+One wire message per line, ``{"timestamp": <seconds>, "message": {"type", "payload"}}`` after a
+``{"type": "metadata", "protocol_version"}`` line. ``TurnBegin`` (its ``user_input``) is a user
+message; a step's ``ContentPart`` (``text``, ``think``) and ``ToolCall`` lines make one assistant
+message (``StepBegin`` starts the next); ``ToolResult`` is a tool result; ``CompactionBegin`` a
+compaction. The log has no tree: rows form a chain.
+
+Usage: each ``StatusUpdate`` with ``token_usage`` is one step's call: ``input_other`` (the uncached
+input), ``output``, ``input_cache_read``, ``input_cache_creation``. The wire log names no model: the
+model is the configuration's default one (``default_model`` of ``config.toml``, its ``model``), as
+the session's folder cannot tell which one ran. No cost is recorded: calls are priced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from ._chain import Chain, as_dict, json_chars, text_chars
+
+__all__ = ["read_kimi", "configured_model", "work_dirs"]
+
+
+def _share_dir(path: str) -> str:
+    """``<share dir>`` of ``<share dir>/sessions/<work dir md5>/<session id>/wire.jsonl``."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(path))))
+
+
+def configured_model(share: str) -> str | None:
+    """The model of the configuration's ``default_model`` (``config.toml``, else the older ``config.json``)."""
+    import tomllib
+
+    conf: Any = None
+    try:
+        with open(os.path.join(share, "config.toml"), "rb") as fh:
+            conf = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError):
+        try:
+            with open(os.path.join(share, "config.json"), "rb") as fh:
+                conf = json.load(fh)
+        except (OSError, ValueError):
+            return None
+    if not isinstance(conf, dict):
+        return None
+    name = conf.get("default_model")
+    model = (conf.get("models") or {}).get(name) if isinstance(name, str) else None
+    found = model.get("model") if isinstance(model, dict) else None
+    return found if isinstance(found, str) and found else (name or None)
+
+
+def work_dirs(share: str) -> dict[str, str]:
+    """``kimi.json``'s work folders by the md5 their sessions' folder is named after."""
+    try:
+        with open(os.path.join(share, "kimi.json"), "rb") as fh:
+            meta = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    out = {}
+    for w in meta.get("work_dirs") or [] if isinstance(meta, dict) else []:
+        if isinstance(w, dict) and isinstance(w.get("path"), str):
+            out[hashlib.md5(w["path"].encode("utf-8")).hexdigest()] = w["path"]
+    return out
+
+
+def _iso(seconds: Any) -> str | None:
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
+        return None
+    ms = int(seconds * 1000)
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _num(d: dict, key: str) -> int:
+    v = d.get(key)
+    return max(int(v), 0) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+
+
+class _Wire:
+    def __init__(self, path: str, model: str | None) -> None:
+        self.chain = Chain(path, "kimi")
+        self.model = model
+        self.step: int | None = None  # the assistant row of the current step
+        self.tools: dict[str, str] = {}
+
+    def assistant(self, line_no: int, ts: str | None) -> int:
+        if self.step is None:
+            self.step = self.chain.add(line_no, f"L{line_no}", ts, role="assistant", provider="moonshot",
+                                       model=self.model, tool_call_count=0)
+        return self.step
+
+    def message(self, line_no: int, ts: str | None, kind: Any, p: dict) -> None:
+        c = self.chain
+        if kind == "TurnBegin":
+            self.step = None
+            i = c.add(line_no, f"L{line_no}", ts, role="user")
+            c.block(i, "text", text_chars(p.get("user_input")))
+        elif kind == "StepBegin":
+            self.step = None
+        elif kind == "ContentPart":
+            i = self.assistant(line_no, ts)
+            c.block(i, "thinking" if p.get("type") == "think" else "text", text_chars(p.get("think") or p.get("text")))
+        elif kind == "ToolCall":
+            fn = as_dict(p.get("function"))
+            name, cid = fn.get("name"), p.get("id")
+            if isinstance(cid, str) and isinstance(name, str):
+                self.tools[cid] = name
+            c.block(self.assistant(line_no, ts), "toolCall", text_chars(name) + json_chars(fn.get("arguments")),
+                    name, cid)
+        elif kind == "ToolResult":
+            cid = p.get("tool_call_id")
+            name = self.tools.get(cid) if isinstance(cid, str) else None
+            i = c.add(line_no, f"L{line_no}", ts, role="toolResult", tool_name=name)
+            rv = as_dict(p.get("return_value"))
+            c.block(i, "toolResult", json_chars(rv.get("output")), name, cid)
+        elif kind == "StatusUpdate" and isinstance(p.get("token_usage"), dict):
+            self.usage(line_no, ts, p["token_usage"])
+        elif kind == "CompactionBegin":
+            self.step = None
+            c.add(line_no, f"L{line_no}", ts, type="compaction")
+        elif isinstance(kind, str) and kind not in ("TurnEnd", "CompactionEnd", "StatusUpdate"):
+            c.add(line_no, f"L{line_no}", ts, type=kind, side_node=True)
+
+    def usage(self, line_no: int, ts: str | None, u: dict) -> None:
+        inp, out = _num(u, "input_other"), _num(u, "output")
+        read, write = _num(u, "input_cache_read"), _num(u, "input_cache_creation")
+        if not (inp or out or read or write):
+            return
+        i = self.assistant(line_no, ts)
+        if self.chain.cols["input_tokens"][i] is not None:  # a second update in one step: a call of its own
+            self.step = None
+            i = self.assistant(line_no, ts)
+        self.chain.usage(i, model=self.model, provider="moonshot", inp=inp, out=out, cache_read=read,
+                         cache_write=write)
+
+
+def read_kimi(path: str, fh: Any) -> Any:
+    """Read one Kimi CLI ``wire.jsonl`` from a binary file object."""
+    share = _share_dir(path)
+    w = _Wire(path, configured_model(share))
+    version = None
+    for line_no, raw in enumerate(fh.read().splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            d = json.loads(raw)
+        except ValueError as exc:
+            w.chain.issue(line_no, "invalid_json", str(exc), raw)
+            continue
+        if not isinstance(d, dict):
+            continue
+        if d.get("type") == "metadata":
+            version = d.get("protocol_version") if isinstance(d.get("protocol_version"), str) else version
+            continue
+        m = as_dict(d.get("message"))
+        p = as_dict(m.get("payload"))
+        w.message(line_no, _iso(d.get("timestamp")), m.get("type"), p)
+    folder = os.path.dirname(path)
+    return w.chain.done({"session_id": os.path.basename(folder),
+                         "cwd": work_dirs(share).get(os.path.basename(os.path.dirname(folder))),
+                         "agent_version": f"wire {version}" if version else None})

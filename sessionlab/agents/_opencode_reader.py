@@ -1,0 +1,204 @@
+"""One OpenCode session to rows, from its SQLite database or from the old JSON storage.
+
+Database (OpenCode 1.x, ``opencode.db``, opened read-only): the ``session`` row (``directory``,
+``title``, ``version``, ``parent_id``: a subagent's session is the child of the session whose
+``task`` tool started it), the session's ``message`` rows and their ``part`` rows, each record's
+fields as JSON in ``data``. Old storage: ``storage/session/<project>/<session>.json``,
+``storage/message/<session>/<message>.json`` and ``storage/part/<message>/<part>.json``, the same
+records.
+
+A message is a row (user or assistant; a session is a chain, in creation order); its parts are its
+blocks: ``text``, ``reasoning`` (thinking), ``tool`` (a call, its ``state.output`` a ``toolResult``
+row after the message). An assistant message whose ``tokens`` count anything is a call:
+``input_tokens`` = ``input``, ``cache_read_tokens``/``cache_write_tokens`` = ``cache.read``/
+``cache.write``, ``output_tokens`` = ``output`` + ``reasoning`` (OpenCode counts reasoning apart
+from the output; it is billed as output), ``reasoning_tokens`` = ``reasoning``. Its ``cost`` is kept
+when above zero (``cost_source = 'recorded'``); a zero cost (a provider OpenCode has no price for,
+or a subscription such as GitHub Copilot's) is priced, as ccusage does.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import sqlite3
+from contextlib import closing
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+from ._chain import Chain, as_dict, json_chars, text_chars
+
+__all__ = ["read_opencode", "database_sessions"]
+
+
+def _connect(db: str) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{quote(os.path.abspath(db))}?mode=ro", uri=True)
+
+
+def database_sessions(db: str) -> list[str]:
+    """The ids of the database's sessions that have messages."""
+    with closing(_connect(db)) as con:
+        return [r[0] for r in con.execute("SELECT DISTINCT session_id FROM message")]
+
+
+def _iso(ms: Any) -> str | None:
+    if not isinstance(ms, (int, float)) or isinstance(ms, bool):
+        return None
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _rows(con: sqlite3.Connection, sql: str, args: tuple) -> list[sqlite3.Row]:
+    try:
+        return con.execute(sql, args).fetchall()
+    except sqlite3.OperationalError:  # (a table or column this release does not have)
+        return []
+
+
+def _from_database(db: str, sid: str) -> tuple[dict, list[tuple[dict, list[dict]]], dict[str, str | None]]:
+    """The session's fields, its messages with their parts, and the sessions' parents (for the root)."""
+    with closing(_connect(db)) as con:
+        con.row_factory = sqlite3.Row
+        found = _rows(con, "SELECT * FROM session WHERE id = ?", (sid,))
+        session = dict(found[0]) if found else {"id": sid}
+        parents = {r["id"]: r["parent_id"] for r in _rows(con, "SELECT id, parent_id FROM session", ())}
+        parts: dict[str, list[dict]] = {}
+        for r in _rows(con, "SELECT message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id", (sid,)):
+            parts.setdefault(r["message_id"], []).append(_json(r["data"]))
+        messages = []
+        for r in _rows(con, "SELECT id, time_created, data FROM message WHERE session_id = ? "
+                            "ORDER BY time_created, id", (sid,)):
+            m = _json(r["data"])
+            m.setdefault("id", r["id"])
+            if not isinstance(m.get("time"), dict):
+                m["time"] = {}
+            m["time"].setdefault("created", r["time_created"])
+            messages.append((m, parts.get(r["id"], [])))
+    return session, messages, parents
+
+
+def _json(text: Any) -> dict:
+    try:
+        d = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return d if isinstance(d, dict) else {}
+
+
+def _read_json(path: str) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            return _json(fh.read())
+    except OSError:
+        return {}
+
+
+def _storage_sessions(storage: str) -> dict[str, dict]:
+    """Every session file of the old storage, by id."""
+    out = {}
+    for f in glob.glob(os.path.join(glob.escape(storage), "session", "*", "*.json")):
+        d = _read_json(f)
+        out[d.get("id") or os.path.splitext(os.path.basename(f))[0]] = d
+    return out
+
+
+def _from_storage(folder: str) -> tuple[dict, list[tuple[dict, list[dict]]], dict[str, str | None]]:
+    folder = folder.rstrip("/" + os.sep)
+    sid = os.path.basename(folder)
+    storage = os.path.dirname(os.path.dirname(folder))
+    known = _storage_sessions(storage)
+    s = known.get(sid, {"id": sid})
+    session = {"id": sid, "directory": s.get("directory"), "title": s.get("title"), "version": s.get("version"),
+               "parent_id": s.get("parentID")}
+    parents = {k: v.get("parentID") for k, v in known.items()}
+    messages = []
+    for f in sorted(glob.glob(os.path.join(glob.escape(folder), "*.json"))):
+        m = _read_json(f)
+        mid = m.get("id") or os.path.splitext(os.path.basename(f))[0]
+        parts = [_read_json(p) for p in sorted(glob.glob(os.path.join(glob.escape(storage), "part",
+                                                                       glob.escape(mid), "*.json")))]
+        messages.append((m, parts))
+    messages.sort(key=lambda mp: (_created(mp[0]), mp[0].get("id") or ""))
+    return session, messages, parents
+
+
+def _created(m: dict) -> float:
+    t = m.get("time")
+    c = t.get("created") if isinstance(t, dict) else None
+    return c if isinstance(c, (int, float)) else 0
+
+
+def _num(d: Any, key: str) -> int:
+    v = d.get(key) if isinstance(d, dict) else None
+    return max(int(v), 0) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+
+
+def _usage(chain: Chain, i: int, m: dict) -> None:
+    t = m.get("tokens")
+    if not isinstance(t, dict):
+        return
+    cache = as_dict(t.get("cache"))
+    inp, out, reasoning = _num(t, "input"), _num(t, "output"), _num(t, "reasoning")
+    read, write = _num(cache, "read"), _num(cache, "write")
+    if not (inp or out or reasoning or read or write):
+        return  # (an aborted or failed response)
+    cost = m.get("cost")
+    recorded = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0 else None
+    chain.usage(i, model=m.get("modelID") or None, provider=m.get("providerID") or None, inp=inp,
+                out=out + reasoning, cache_read=read, cache_write=write, reasoning=reasoning, cost=recorded)
+
+
+def _message(chain: Chain, m: dict, parts: list[dict]) -> None:
+    ts, eid, role = _iso(_created(m) or None), str(m.get("id")), m.get("role")
+    if role != "assistant":
+        i = chain.add(0, eid, ts, role="user")
+        for p in parts:
+            if p.get("type") == "text" and not p.get("synthetic"):
+                chain.block(i, "text", text_chars(p.get("text")))
+        return
+    i = chain.add(0, eid, ts, role="assistant", provider=m.get("providerID"), model=m.get("modelID"),
+                  tool_call_count=0)
+    results = []
+    for p in parts:
+        kind = p.get("type")
+        if kind == "text":
+            chain.block(i, "text", text_chars(p.get("text")))
+        elif kind == "reasoning":
+            chain.block(i, "thinking", text_chars(p.get("text")))
+        elif kind == "tool":
+            state = as_dict(p.get("state"))
+            name, cid = p.get("tool"), p.get("callID")
+            chain.block(i, "toolCall", text_chars(name) + json_chars(state.get("input")), name, cid)
+            if state.get("status") in ("completed", "error"):
+                results.append((name, cid, state))
+    _usage(chain, i, m)
+    for name, cid, state in results:
+        t = as_dict(state.get("time"))
+        j = chain.add(0, f"{eid}/{cid}", _iso(t.get("end")) or ts, role="toolResult", tool_name=name)
+        chain.block(j, "toolResult", json_chars(state.get("output") if "output" in state else state.get("error")),
+                    name, cid)
+
+
+def _root(sid: str, parents: dict[str, str | None]) -> str:
+    seen = {sid}
+    while (p := parents.get(sid)) and p not in seen:
+        seen.add(p)
+        sid = p
+    return sid
+
+
+def read_opencode(path: str, fh: Any = None) -> Any:
+    """Read one OpenCode session: ``<database>#<session id>`` or a ``storage/message/<session id>`` folder."""
+    chain = Chain(path, "opencode")
+    db, sep, sid = path.rpartition("#")
+    in_db = bool(sep) and not os.path.isdir(path)
+    session, messages, parents = _from_database(db, sid) if in_db else _from_storage(path)
+    for m, parts in messages:
+        _message(chain, m, parts)
+    sid = str(session.get("id"))
+    cwd = session.get("directory") or next((m["path"].get("cwd") for m, _ in messages
+                                            if isinstance(m.get("path"), dict)), None)
+    return chain.done({"session_id": sid, "cwd": cwd or None, "name": session.get("title") or None,
+                       "agent_version": session.get("version") or None,
+                       "parent_session_id": session.get("parent_id"), "root_session_id": _root(sid, parents)})
