@@ -150,7 +150,7 @@ def _units(files: list[tuple[str, int]], storage_options: dict | None) -> list[i
     parent_of: list[tuple[int, str]] = []
     for i, (path, _) in enumerate(files):  # one head read per file, on the client
         head = _head(path, storage_options)
-        spec = agents.spec(agents.detect(head))
+        spec = agents.spec(agents.detect(head, path))
         key, parent = spec.together(path, head) if spec.together is not None else (None, None)
         if parent is not None:
             parent_of.append((i, parent))

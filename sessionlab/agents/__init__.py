@@ -117,9 +117,11 @@ def _complete_lines(head: bytes, most: int) -> Iterator[bytes]:
 _TYPE_RE = re.compile(rb'"type"\s*:\s*"')
 
 
-def detect(head: bytes) -> str:
-    """The agent of a file from its first bytes (64 KB are enough).
+def detect(head: bytes, path: str | None = None) -> str:
+    """The agent of a file from its first bytes (64 KB are enough), and its path when given.
 
+    An agent that knows its files by name and first bytes (``recognise_file``: a SQLite store,
+    a JSON document per session) is asked first, when ``path`` is given.
     The first complete lines that are JSON objects decide (every agent is asked, in registry
     order); a first line longer than ``head`` is recognised by its start. Anything else is
     ``"pi"``: pi's tolerant reader reports what is wrong with it.
@@ -131,6 +133,10 @@ def detect(head: bytes) -> str:
         'codex'
     """
     agents = tuple(_REGISTRY.values())
+    if path is not None:
+        for a in agents:
+            if a.recognise_file is not None and a.recognise_file(path, head):
+                return a.name
     for ln in _complete_lines(head, 20):
         s = ln.strip()
         if not s:

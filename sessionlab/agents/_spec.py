@@ -70,6 +70,9 @@ class AgentSpec:
             this agent's. Detection asks every agent, in registry order, about each line.
         recognise_start: Whether a first line longer than the head (64 KB) is this agent's, from its
             first 4 KB (optional).
+        recognise_file: Whether a file is this agent's from its path and first bytes, asked before
+            the lines are (optional): for files that are no JSONL (a SQLite database, one JSON
+            document per session), known by their names.
         roots: The agent's default session folders (existing or not), following its environment
             variables.
         env: The environment variables ``roots`` follows, for the docs.
@@ -95,6 +98,7 @@ class AgentSpec:
     recognise: Callable[[dict], bool]
     roots: Callable[[], list[Path]]
     recognise_start: Callable[[bytes], bool] | None = None
+    recognise_file: Callable[[str, bytes], bool] | None = None
     env: tuple[str, ...] = ()
     files: Callable[[list[Path], list[tuple[str, str]]], list[str]] = jsonl_below
     reader: str | None = None

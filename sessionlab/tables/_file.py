@@ -194,7 +194,7 @@ def _read(res: FileResult, want_blocks: bool = False, into: ReadBuffer | None = 
     try:
         with _open_regular(res.path) as fh:
             head = fh.read(HEAD_BYTES)
-            agent = detect_agent(head)
+            agent = detect_agent(head, res.path)
             if agent == "pi":
                 if into is not None:
                     return into.read(fh, head)
@@ -288,7 +288,7 @@ def load_data(path: str, data: bytes, want_blocks: bool = False) -> FileResult:
     """Load one file's bytes on the msgspec fast path, else the tolerant path; never raises."""
     res = FileResult(path=path, data=data, nbytes=len(data))
     try:
-        agent = detect_agent(data[:HEAD_BYTES])
+        agent = detect_agent(data[:HEAD_BYTES], path)
         if agent != "pi":
             res.data = None  # (the bytes are only kept for pi's cross-line columns, see materialize)
             from ._agents import load_agent_bytes

@@ -73,7 +73,7 @@ def _agent_of(path: str) -> str:
 
     try:
         with open(path, "rb") as fh:
-            return detect(fh.read(HEAD_BYTES))
+            return detect(fh.read(HEAD_BYTES), path)
     except OSError:
         return "pi"  # the load reports the read error
 
