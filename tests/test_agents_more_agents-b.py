@@ -1,0 +1,133 @@
+"""Droid, Kilo, Codebuff and Hermes through the agent seam: each fixture home is read as the agent
+lays its files out, and ``sessionlab usage daily|monthly|session --agent X --json`` with that HOME
+equals ccusage's reports on it (``tools/ccusage_agents.sh``, committed beside each fixture):
+tokens equal, costs within 1%, and every difference stated exactly (docs/ccusage-differences.md).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import sessionlab as sl
+from sessionlab import agents
+from sessionlab.cli import main
+from sessionlab.pricing import model_rates
+
+DATA = Path(__file__).parent / "data" / "agents"
+_ROWS = {"daily": ("daily", "date"), "monthly": ("monthly", "month"), "session": ("sessions", "sessionId")}
+_TOKENS = ("inputTokens", "cacheCreationTokens", "cacheReadTokens", "totalTokens")
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 0.01 * max(abs(b), 1e-9)
+
+
+@pytest.fixture
+def home(monkeypatch):
+    def at(agent: str) -> Path:
+        h = DATA / agent / "home"
+        monkeypatch.setenv("HOME", str(h))
+        for var in ("DROID_SESSIONS_DIR", "KILO_DATA_DIR", "CODEBUFF_DATA_DIR", "HERMES_HOME"):
+            monkeypatch.delenv(var, raising=False)
+        return h
+    return at
+
+
+def _ours(agent: str, report: str, capsys) -> dict:
+    assert main(["usage", report, "--agent", agent, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _theirs(agent: str, report: str) -> dict:
+    return json.loads((DATA / agent / f"ccusage-{report}.json").read_text())
+
+
+def _compare(agent: str, report: str, capsys, *, output_extra=lambda r: 0, cost_of=None) -> tuple[dict, dict]:
+    """Rows keyed alike, tokens equal (our outputTokens less ``output_extra(row)``), costs within 1%
+    unless ``cost_of(key, model)`` gives the exact expected cost of a model's breakdown."""
+    rows, key = _ROWS[report]
+    ours = {r[key]: r for r in _ours(agent, report, capsys)[rows]}
+    theirs = {r[key]: r for r in _theirs(agent, report)[rows]}
+    assert sorted(ours) == sorted(theirs)
+    for k, t in theirs.items():
+        o = ours[k]
+        for f in _TOKENS:
+            assert o[f] == t[f], (report, k, f)
+        assert o["outputTokens"] - output_extra(o) == t["outputTokens"], (report, k)
+        mo = {m["modelName"]: m for m in o["modelBreakdowns"]}
+        assert sorted(mo) == sorted(m["modelName"] for m in t["modelBreakdowns"]), (report, k)
+        for m in t["modelBreakdowns"]:
+            want = cost_of(k, m) if cost_of is not None else None
+            if want is None:
+                assert _close(mo[m["modelName"]]["totalCost"], m["cost"]), (report, k, m["modelName"])
+            else:
+                assert mo[m["modelName"]]["totalCost"] == pytest.approx(want, rel=1e-9), (report, k, m["modelName"])
+    return ours, theirs
+
+
+# -- Droid ------------------------------------------------------------------------------------------
+
+def _droid_cost(key, m):
+    """ccusage prices a Droid session's totals with the long-context rates on each field's tokens
+    above 200k; sessionlab prices totals (many requests) at the base rates."""
+    if m["modelName"] != "claude-sonnet-4-5":
+        return None
+    r = model_rates("claude-sonnet-4-5", 0)
+    return (18240 * r[0] + (6120 + 2204) * r[1] + 388120 * r[2] + 42310 * r[3])
+
+
+@pytest.mark.parametrize("report", ["daily", "monthly", "session"])
+def test_droid_reports_equal_ccusage(home, capsys, report):
+    home("droid")
+    ours, theirs = _compare("droid", report, capsys, output_extra=lambda r: r["reasoningOutputTokens"],
+                            cost_of=_droid_cost)
+    if report == "daily":  # the one difference is that of the long-context rule, on 2026-05-01
+        # (its cache reads above 200k at twice the rate: the only field of the session above 200k)
+        assert theirs["2026-05-01"]["totalCost"] - ours["2026-05-01"]["totalCost"] == pytest.approx(
+            (388120 - 200000) * 0.3e-6, rel=1e-6)
+
+
+def test_droid_sessions_and_calls(home):
+    h = home("droid")
+    corpus = sl.load(agents=["droid"], cache=False, progress=False, on_bad_lines="skip")
+    assert corpus.issues["kind"].to_pylist() == ["unknown_model"]  # claude-unknown: no model named
+    sessions = {s["session_id"]: s for s in corpus.sessions.to_pylist()}
+    ids = [f"9b2e4c1a-0d3f-4a57-8e61-1f2a3b4c5d0{i}" for i in range(1, 8)]
+    # the zero-usage session is a session without calls; the duplicate is two files of one session
+    assert sorted(set(sessions)) == ids and corpus.sessions.num_rows == 8
+    calls = [r for r in corpus.entries.to_pylist() if r["input_tokens"] is not None]
+    by = {r["session_id"]: r for r in calls}
+    assert len(calls) == 6 and ids[4] not in by
+    a = by[ids[0]]
+    assert (a["model"], a["provider"], a["input_tokens"], a["output_tokens"], a["reasoning_tokens"],
+            a["cache_read_tokens"], a["cache_write_tokens"]) == ("claude-sonnet-4-5", "anthropic", 18240, 8324, 2204,
+                                                                 388120, 42310)
+    assert (a["cost_source"], str(a["timestamp"])[:19]) == ("priced", "2026-05-01 09:14:22")
+    assert by[ids[1]]["model"] == "gpt-5"  # from the transcript's "Model:" line
+    assert by[ids[2]]["file"].endswith("-home-dev-tools/" + ids[2] + ".settings.json")  # the latest copy
+    assert (by[ids[3]]["model"], by[ids[3]]["output_tokens"], by[ids[3]]["input_tokens"]) == (
+        "claude-opus-4-1", 24000, 0)  # only totalTokens: all output
+    assert (by[ids[5]]["model"], by[ids[5]]["cost_usd"], by[ids[5]]["cost_source"]) == (
+        "claude-unknown", None, "unknown")
+    g = by[ids[6]]  # 800 tokens of totalTokens beyond the parts: thinking
+    assert (g["output_tokens"], g["reasoning_tokens"], g["provider"]) == (3000, 1500, "google")
+    assert g["cost_usd"] == pytest.approx(20000 * 1.25e-6 + 3000 * 10e-6 + 5000 * 0.125e-6)
+    assert agents.detect(b"{}", str(h / "x.jsonl")) == "pi"
+
+
+def test_droid_broken_and_empty_settings(tmp_path, monkeypatch):
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "bad.settings.json").write_text('{"tokenUsage": {"inputTokens": 5')
+    (tmp_path / "p" / "none.settings.json").write_text('{"model": "gpt-5"}')
+    (tmp_path / "p" / "ok.settings.json").write_text(
+        '{"model": "gpt-5", "providerLockTimestamp": "2026-05-04T10:00:00Z", "tokenUsage": {"inputTokens": 1000}}')
+    monkeypatch.setenv("DROID_SESSIONS_DIR", f" {tmp_path / 'p'} , {tmp_path / 'missing'}")
+    assert agents.spec("droid").roots() == [tmp_path / "p", tmp_path / "missing"]
+    corpus = sl.load(agents=["droid"], cache=False, progress=False, on_bad_lines="skip")
+    assert corpus.issues["kind"].to_pylist() == ["read_error"]
+    assert corpus.issues["file"].to_pylist()[0].endswith("bad.settings.json")
+    calls = corpus.entries.filter(corpus.entries["input_tokens"].is_valid()).to_pylist()
+    assert [(c["session_id"], c["input_tokens"], c["cost_usd"]) for c in calls] == [("ok", 1000, 1000 * 1.25e-6)]
