@@ -23,12 +23,12 @@ from pathlib import Path
 
 from ..errors import ArgumentTypeError, ArgumentValueError, check_option
 from ..pi.io.formats import AgentFile
-from . import claude_code, codex, droid, pi
-from ._spec import USAGE_COLUMNS, AgentSpec, home_path, jsonl_below, null_usage
+from . import claude_code, codex, droid, kilo, pi
+from ._spec import USAGE_COLUMNS, AgentSpec, home_path, jsonl_below, member_path, null_usage, split_member
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
            "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below",
-           "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages"]
+           "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages", "member_path", "split_member"]
 
 _REGISTRY: dict[str, AgentSpec] = {}
 
@@ -48,7 +48,7 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-for _module in (pi, codex, claude_code, droid):
+for _module in (pi, codex, claude_code, droid, kilo):
     register(_module.SPEC)
 
 

@@ -19,6 +19,7 @@ import pyarrow as pa
 from .._arrow import compute as pc
 from .._arrow import strings
 from ..agents import detect as detect_agent
+from ..agents import split_member
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue
 from ._arrays import parse_timestamps, with_pi_defaults
@@ -192,7 +193,7 @@ def _read(res: FileResult, want_blocks: bool = False, into: ReadBuffer | None = 
     agent's (then read into ``res`` as it streams) or failed (a ``read_error`` issue in ``res``).
     The agent is decided from the first 64 KB, so a Claude Code file is never read whole."""
     try:
-        with _open_regular(res.path) as fh:
+        with _open_regular(split_member(res.path)[0]) as fh:  # (a store's session: the store)
             head = fh.read(HEAD_BYTES)
             agent = detect_agent(head, res.path)
             if agent == "pi":

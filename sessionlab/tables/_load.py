@@ -30,7 +30,7 @@ from typing import Any, Union
 
 import pyarrow as pa
 
-from ..agents import jsonl_below
+from ..agents import jsonl_below, split_member
 from ..errors import NativeLoaderWarning, SourceNotFoundError
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
@@ -85,6 +85,8 @@ def _expand(item: str | os.PathLike, errors: list[tuple[str, str]] | None = None
     if p.is_file():
         return [str(p)]
     s = str(item)
+    if split_member(s)[1] is not None:  # one session of a store (a SQLite database): <store>#<id>
+        return [s]
     if any(ch in s for ch in "*?["):
         matched = sorted(f for f in glob.glob(s, recursive=True) if os.path.isfile(f))
         if not matched:
