@@ -45,12 +45,36 @@ def _theirs(agent: str, report: str) -> dict:
     return json.loads((DATA / agent / f"ccusage-{report}.json").read_text())
 
 
-def _compare(agent: str, report: str, capsys, *, output_extra=lambda r: 0, cost_of=None) -> tuple[dict, dict]:
+def _folded(rows: list[dict], key: str, fold: dict[str, str]) -> dict[str, dict]:
+    """ccusage's session rows with each child session's added into its root's (sessionlab counts a
+    subagent's calls in the session that spawned it)."""
+    out: dict[str, dict] = {}
+    for r in rows:
+        k = fold.get(r[key], r[key])
+        if k not in out:
+            out[k] = {**r, key: k, "modelBreakdowns": [dict(m) for m in r["modelBreakdowns"]]}
+            continue
+        o = out[k]
+        for f in (*_TOKENS, "outputTokens", "totalCost"):
+            o[f] += r[f]
+        for m in r["modelBreakdowns"]:
+            same = [x for x in o["modelBreakdowns"] if x["modelName"] == m["modelName"]]
+            if same:
+                for f in ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens", "cost"):
+                    same[0][f] += m[f]
+            else:
+                o["modelBreakdowns"].append(dict(m))
+    return out
+
+
+def _compare(agent: str, report: str, capsys, *, output_extra=lambda r: 0, cost_of=None,
+             fold: dict[str, str] | None = None) -> tuple[dict, dict]:
     """Rows keyed alike, tokens equal (our outputTokens less ``output_extra(row)``), costs within 1%
-    unless ``cost_of(key, model)`` gives the exact expected cost of a model's breakdown."""
+    unless ``cost_of(key, model)`` gives the exact expected cost of a model's breakdown; ``fold``:
+    child session -> root session."""
     rows, key = _ROWS[report]
     ours = {r[key]: r for r in _ours(agent, report, capsys)[rows]}
-    theirs = {r[key]: r for r in _theirs(agent, report)[rows]}
+    theirs = _folded(_theirs(agent, report)[rows], key, fold or {})
     assert sorted(ours) == sorted(theirs)
     for k, t in theirs.items():
         o = ours[k]
@@ -131,3 +155,58 @@ def test_droid_broken_and_empty_settings(tmp_path, monkeypatch):
     assert corpus.issues["file"].to_pylist()[0].endswith("bad.settings.json")
     calls = corpus.entries.filter(corpus.entries["input_tokens"].is_valid()).to_pylist()
     assert [(c["session_id"], c["input_tokens"], c["cost_usd"]) for c in calls] == [("ok", 1000, 1000 * 1.25e-6)]
+
+
+# -- Kilo -------------------------------------------------------------------------------------------
+
+_KILO = {k: f"ses_5a1f0c2e9ffeK1lo0{k}" for k in "abc"}
+
+
+@pytest.mark.parametrize("report", ["daily", "monthly", "session"])
+def test_kilo_reports_equal_ccusage(home, capsys, report):
+    home("kilo")
+    ours, theirs = _compare("kilo", report, capsys, output_extra=lambda r: r["reasoningOutputTokens"],
+                            fold={_KILO["b"]: _KILO["a"]})
+    # recorded costs (Kilo's own, the gateway's, Copilot's zero) and one priced call: equal
+    assert sum(r["totalCost"] for r in ours.values()) == pytest.approx(0.126319, abs=1e-9)
+    if report == "session":  # ccusage lists the subagent's session apart; sessionlab in its parent's
+        assert sorted(r["sessionId"] for r in _theirs("kilo", "session")["sessions"]) == sorted(_KILO.values())
+        assert sorted(ours) == [_KILO["a"], _KILO["c"]]
+
+
+def test_kilo_sessions_messages_and_calls(home):
+    home("kilo")
+    corpus = sl.load(agents=["kilo"], cache=False, progress=False, on_bad_lines="raise")
+    s = {r["session_id"]: r for r in corpus.sessions.to_pylist()}
+    assert sorted(s) == sorted(_KILO.values())
+    a, b, c = (s[_KILO[k]] for k in "abc")
+    assert (a["name"], a["cwd"], a["agent_version"], a["agent"]) == ("Cart discount", "/home/dev/shop", "7.0.12", "kilo")
+    assert (b["parent_session_id"], c["cwd"]) == (_KILO["a"], "/home/dev/shop")  # (c: the project's worktree)
+    assert (a["call_count"], b["call_count"], c["call_count"]) == (2, 1, 3)
+    e = {r["entry_id"]: r for r in corpus.entries.to_pylist()}
+    assert [e[m]["role"] for m in ("msg_a01", "msg_a02", "msg_a04", "msg_a05")] == ["user", "assistant", "user",
+                                                                                    "assistant"]
+    assert (e["msg_a03"]["parent_id"], e["msg_a04"]["parent_id"]) == ("msg_a01", "msg_a03")  # answers; the chain
+    assert (e["msg_a02"]["tool_call_count"], e["msg_a02"]["tool_name"], e["msg_a03"]["is_error"]) == (1, "read", True)
+    assert (e["msg_a05"]["input_tokens"], e["msg_a05"]["is_error"], e["msg_a05"]["error_message"]) == (
+        None, True, "Overloaded")
+    m = e["msg_a02"]
+    assert (m["input_tokens"], m["output_tokens"], m["reasoning_tokens"], m["cache_read_tokens"],
+            m["cache_write_tokens"], m["cost_usd"], m["cost_source"]) == (3120, 998, 156, 18400, 9020, 0.0513,
+                                                                          "recorded")
+    assert (e["msg_b02"]["root_session_id"], e["msg_c02"]["cost_usd"], e["msg_c02"]["cost_source"]) == (
+        _KILO["a"], 0.0, "recorded")
+    assert (e["msg_c04"]["cost_source"], e["msg_c05"]["output_tokens"]) == ("priced", 1800)
+    assert e["msg_c04"]["cost_usd"] == pytest.approx(2100 * 1.25e-6 + 1300 * 10e-6 + 8192 * 0.125e-6)
+    assert str(m["timestamp"])[:19] == "2026-05-05 10:00:05"
+
+
+def test_kilo_store_is_read_only_and_named_by_member(home):
+    h = home("kilo")
+    db = h / ".local" / "share" / "kilo" / "kilo.db"
+    before = db.read_bytes()
+    one = sl.load(f"{db}#{_KILO['c']}", cache=False, progress=False)
+    assert one.sessions["session_id"].to_pylist() == [_KILO["c"]]
+    assert db.read_bytes() == before and not (db.parent / "kilo.db-wal").exists()
+    whole = sl.load(str(db), cache=False, progress=False, on_bad_lines="skip")  # a store names its sessions
+    assert whole.issues["kind"].to_pylist() == ["read_error"] and "#<session id>" in whole.issues["message"][0].as_py()
