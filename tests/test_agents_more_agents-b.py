@@ -130,6 +130,8 @@ def test_droid_sessions_and_calls(home):
             a["cache_read_tokens"], a["cache_write_tokens"]) == ("claude-sonnet-4-5", "anthropic", 18240, 8324, 2204,
                                                                  388120, 42310)
     assert (a["cost_source"], str(a["timestamp"])[:19]) == ("priced", "2026-05-01 09:14:22")
+    assert (a["type"], a["role"], a["usage_kind"], a["side_node"]) == ("usage", None, "session_total", True)
+    assert set(corpus.sessions["call_count"].to_pylist()) == {0}  # totals, not calls
     assert by[ids[1]]["model"] == "gpt-5"  # from the transcript's "Model:" line
     assert by[ids[2]]["file"].endswith("-home-dev-tools/" + ids[2] + ".settings.json")  # the latest copy
     assert (by[ids[3]]["model"], by[ids[3]]["output_tokens"], by[ids[3]]["input_tokens"]) == (

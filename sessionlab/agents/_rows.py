@@ -16,7 +16,7 @@ from typing import Any
 
 from ..pi.io.formats import AgentFile
 
-__all__ = ["COLUMNS", "agent_file", "open_readonly", "iso_ms", "as_int", "price_total"]
+__all__ = ["COLUMNS", "agent_file", "open_readonly", "iso_ms", "as_int", "price_total", "totals_row"]
 
 COLUMNS = ("line_no", "entry_id", "parent_id", "type", "role", "timestamps", "provider", "model", "input_tokens",
            "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "total_tokens",
@@ -96,3 +96,18 @@ def price_total(model: str, inp: int, out: int, cache_read: int, cache_write: in
         if r is not None:
             return inp * r[0] + out * r[1] + cache_read * r[2] + cache_write * r[3]
     return None
+
+
+def totals_row(entry_id: str, ts: str | None, model: str, provider: str | None, inp: int, out: int, cache_read: int,
+               cache_write: int, reasoning: int, cost: float | None) -> dict:
+    """A session's running totals as one row: a side node of type ``usage`` (no message, no call)
+    whose usage counts once (``usage_kind = 'session_total'``). ``out`` includes ``reasoning``. A
+    cost given is recorded; otherwise the totals are priced at base rates (:func:`price_total`)."""
+    source = "recorded" if cost is not None else None
+    if cost is None:
+        cost = price_total(model, inp, out, cache_read, cache_write)
+        source = None if cost is None else "priced"
+    return {"entry_id": entry_id, "type": "usage", "role": None, "timestamps": ts, "model": model,
+            "provider": provider, "input_tokens": inp, "output_tokens": out, "cache_read_tokens": cache_read,
+            "cache_write_tokens": cache_write, "reasoning_tokens": reasoning, "context_tokens": None,
+            "usage_kind": "session_total", "cost_usd": cost, "cost_source": source, "side_node": True}

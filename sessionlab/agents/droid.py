@@ -4,7 +4,8 @@ Droid keeps each session's token counts as running totals in the session's setti
 (``tokenUsage``: ``inputTokens``, ``outputTokens``, ``cacheCreationTokens``, ``cacheReadTokens``,
 ``thinkingTokens``, ``totalTokens``), beside the model (``model``), the provider
 (``providerLock``) and when that was set (``providerLockTimestamp``). There is no per-call record:
-a session is one call carrying its totals, at ``providerLockTimestamp`` (else the file's time).
+a session's totals are one usage row (``usage_kind = 'session_total'``, no call), at
+``providerLockTimestamp`` (else the file's time).
 The transcript beside it (``<session>.jsonl``) is read only for the model when the settings name
 none (its ``Model: ...`` line). A session's totals are priced at the model's base rates (no
 long-context tier: they add up many requests). Thinking tokens are output tokens (priced as output):
@@ -20,7 +21,7 @@ import re
 from pathlib import Path
 from typing import IO
 
-from ._rows import agent_file, as_int, iso_ms, price_total
+from ._rows import agent_file, as_int, iso_ms, totals_row
 from ._spec import AgentSpec, home_path, null_usage
 
 __all__ = ["SPEC", "roots", "files", "read", "finish", "normalise_model"]
@@ -96,7 +97,7 @@ def _sidecar_model(path: str) -> str | None:
 
 
 def read(path: str, fh: IO[bytes]):
-    """A settings file as one session with one call (its totals), or no call when it has no usage."""
+    """A settings file as one session with one usage row (its totals), or none without usage."""
     d = json.loads(fh.read())
     sid = os.path.basename(path)[:-len(_SUFFIX)]
     d = d if isinstance(d, dict) else {}
@@ -115,10 +116,7 @@ def read(path: str, fh: IO[bytes]):
     ts = ts if isinstance(ts, str) and ts.strip() else iso_ms(os.stat(path).st_mtime * 1000)
     rows = []
     if inp + out + cw + cr + think > 0:
-        cost = price_total(model, inp, out + think, cr, cw)
-        rows.append({"cost_usd": cost, "cost_source": None if cost is None else "priced","entry_id": f"droid:{sid}", "role": "assistant", "timestamps": ts, "model": model,
-                     "provider": provider, "input_tokens": inp, "output_tokens": out + think,
-                     "cache_read_tokens": cr, "cache_write_tokens": cw, "reasoning_tokens": think})
+        rows.append(totals_row(f"droid:{sid}", ts, model, provider, inp, out + think, cr, cw, think, None))
     return agent_file(path, "droid", rows, {"session_id": sid})
 
 
@@ -144,5 +142,5 @@ SPEC = AgentSpec(
     env=("DROID_SESSIONS_DIR",), files=files, reader="sessionlab.agents.droid:read",
     finish="sessionlab.agents.droid:finish", calls_need_usage=True, priced=True,
     folder_doc="`$DROID_SESSIONS_DIR` (comma-separated), else `~/.factory/sessions` "
-               "(`<project>/<session>.settings.json`: running totals, one call per session)",
+               "(`<project>/<session>.settings.json`: a session's running totals, no calls)",
 )
