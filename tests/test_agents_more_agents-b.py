@@ -1,4 +1,4 @@
-"""Droid, Kilo, Codebuff and Hermes through the agent seam: each fixture home is read as the agent
+"""Droid, Kilo and Hermes through the agent seam: each fixture home is read as the agent
 lays its files out, and ``sessionlab usage daily|monthly|session --agent X --json`` with that HOME
 equals ccusage's reports on it (``tools/ccusage_agents.sh``, committed beside each fixture):
 tokens equal, costs within 1%, and every difference stated exactly (docs/ccusage-differences.md).
@@ -212,3 +212,56 @@ def test_kilo_store_is_read_only_and_named_by_member(home):
     assert db.read_bytes() == before and not (db.parent / "kilo.db-wal").exists()
     whole = sl.load(str(db), cache=False, progress=False, on_bad_lines="skip")  # a store names its sessions
     assert whole.issues["kind"].to_pylist() == ["read_error"] and "#<session id>" in whole.issues["message"][0].as_py()
+
+
+# -- Hermes -----------------------------------------------------------------------------------------
+
+_H = {"a": "20260507_080000_a1b2c3", "b": "20260508_003000_d4e5f6", "c": "20260508_091500_0a9b8c",
+      "d": "20260508_120000_77aa11"}
+
+
+def _hermes_cost(key, m):
+    """gpt-5 at its list rates (ccusage's Hermes report: $2.50/M input, $2/M output, $0.25/M cache
+    read); hermes-4-405b has no price in genai-prices (ccusage has one)."""
+    if m["modelName"] == "gpt-5":
+        assert m["cost"] == pytest.approx(61000 * 2.5e-6 + 6000 * 2e-6 + 150000 * 0.25e-6)
+        return 61000 * 1.25e-6 + 6000 * 10e-6 + 150000 * 0.125e-6
+    if m["modelName"] == "hermes-4-405b":
+        assert m["cost"] == pytest.approx(0.0075704)
+        return 0.0
+    return None
+
+
+@pytest.mark.parametrize("report", ["daily", "monthly", "session"])
+def test_hermes_reports_equal_ccusage(home, capsys, report):
+    home("hermes")
+    ours, theirs = _compare("hermes", report, capsys, output_extra=lambda r: r["reasoningOutputTokens"],
+                            cost_of=_hermes_cost, fold={_H["b"]: _H["a"]})
+    if report == "session":  # the continuation after compression counts in the session it continues
+        assert sorted(ours) == [_H["a"], _H["c"], _H["d"]]
+    assert sum(r["totalTokens"] for r in ours.values()) == 525630
+
+
+def test_hermes_sessions_messages_and_totals(home):
+    home("hermes")
+    corpus = sl.load(agents=["hermes"], cache=False, progress=False, on_bad_lines="skip")
+    assert corpus.issues["kind"].to_pylist() == ["unknown_model"]  # hermes-4-405b
+    s = {r["session_id"]: r for r in corpus.sessions.to_pylist()}
+    assert len(s) == 6 and (s[_H["a"]]["name"], s[_H["b"]]["parent_session_id"]) == ("Refactor the CLI", _H["a"])
+    e = corpus.entries.to_pylist()
+    totals = {r["session_id"]: r for r in e if r["usage_kind"] == "session_total"}
+    assert sorted(totals) == sorted(_H.values())  # no model, or no usage: no totals row
+    a = totals[_H["a"]]
+    assert (a["input_tokens"], a["output_tokens"], a["cache_read_tokens"], a["cache_write_tokens"], a["cost_usd"],
+            a["cost_source"], a["provider"]) == (48210, 6120, 181400, 22050, 0.4105, "recorded", "anthropic")
+    assert str(a["timestamp"])[:23] == "2026-05-07 08:00:00.412"
+    b, c = totals[_H["b"]], totals[_H["c"]]
+    assert (b["cost_source"], c["cost_source"], c["output_tokens"], c["reasoning_tokens"]) == (
+        "priced", "priced", 6000, 1800)  # an estimate and a subscription's zero are priced
+    assert b["root_session_id"] == _H["a"]
+    msgs = [r for r in e if r["session_id"] == _H["a"] and r["type"] == "message"]
+    assert [m["role"] for m in msgs] == ["user", "assistant", "toolResult", "assistant"]
+    assert (msgs[1]["tool_call_count"], msgs[1]["tool_name"], msgs[2]["tool_name"]) == (1, "terminal", "terminal")
+    assert [m["parent_id"] for m in msgs] == [f"hermes:{_H['a']}", "m1", "m2", "m3"]
+    assert [r["is_error"] for r in e if r["session_id"] == _H["d"] and r["role"] == "assistant"] == [True]
+    assert set(corpus.sessions["call_count"].to_pylist()) == {0}

@@ -108,5 +108,94 @@ def kilo() -> None:
     con.close()
 
 
+HERMES_SCHEMA = """
+CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, user_id TEXT, model TEXT, model_config TEXT,
+  system_prompt TEXT, parent_session_id TEXT, started_at REAL NOT NULL, ended_at REAL, end_reason TEXT,
+  message_count INTEGER DEFAULT 0, tool_call_count INTEGER DEFAULT 0, input_tokens INTEGER DEFAULT 0,
+  output_tokens INTEGER DEFAULT 0, cache_read_tokens INTEGER DEFAULT 0, cache_write_tokens INTEGER DEFAULT 0,
+  reasoning_tokens INTEGER DEFAULT 0, billing_provider TEXT, billing_base_url TEXT, billing_mode TEXT,
+  estimated_cost_usd REAL, actual_cost_usd REAL, cost_status TEXT, cost_source TEXT, pricing_version TEXT,
+  title TEXT, api_call_count INTEGER DEFAULT 0);
+CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, role TEXT NOT NULL,
+  content TEXT, tool_call_id TEXT, tool_calls TEXT, tool_name TEXT, timestamp REAL NOT NULL, token_count INTEGER,
+  finish_reason TEXT, reasoning TEXT, reasoning_content TEXT, reasoning_details TEXT, codex_reasoning_items TEXT,
+  codex_message_items TEXT);
+CREATE INDEX idx_messages_session ON messages(session_id, timestamp);
+"""
+
+H0 = 1778140800.0  # 2026-05-07T08:00:00Z
+
+
+def _hermes_sessions() -> list[dict]:
+    base = {"user_id": None, "model_config": None, "system_prompt": None, "parent_session_id": None,
+            "ended_at": None, "end_reason": None, "billing_base_url": None, "billing_mode": None,
+            "estimated_cost_usd": None, "actual_cost_usd": None, "cost_status": None, "cost_source": None,
+            "pricing_version": None, "reasoning_tokens": 0, "cache_write_tokens": 0}
+    return [{**base, **d} for d in (
+        # metered through Anthropic: the actual cost Hermes recorded
+        {"id": "20260507_080000_a1b2c3", "source": "cli", "model": "claude-sonnet-4-5", "started_at": H0 + 0.412,
+         "ended_at": H0 + 3000, "end_reason": "compression", "message_count": 4, "tool_call_count": 1,
+         "input_tokens": 48210, "output_tokens": 6120, "cache_read_tokens": 181400, "cache_write_tokens": 22050,
+         "billing_provider": "anthropic", "billing_mode": "metered", "estimated_cost_usd": 0.4012,
+         "actual_cost_usd": 0.4105, "cost_status": "actual", "cost_source": "provider", "title": "Refactor the CLI",
+         "api_call_count": 7},
+        # its continuation after compression, the next day (UTC): an estimated cost only
+        {"id": "20260508_003000_d4e5f6", "source": "cli", "model": "claude-sonnet-4-5",
+         "parent_session_id": "20260507_080000_a1b2c3", "started_at": H0 + 59400.0, "ended_at": H0 + 60600,
+         "end_reason": "user_exit", "message_count": 2, "input_tokens": 9100, "output_tokens": 1450,
+         "cache_read_tokens": 30200, "cache_write_tokens": 4100, "billing_provider": "anthropic",
+         "estimated_cost_usd": 0.0691, "cost_status": "estimated", "cost_source": "hermes", "api_call_count": 2},
+        # a ChatGPT subscription (openai-codex): a zero cost, priced from the tokens
+        {"id": "20260508_091500_0a9b8c", "source": "telegram", "model": "gpt-5", "started_at": H0 + 90900.5,
+         "message_count": 2, "input_tokens": 61000, "output_tokens": 4200, "cache_read_tokens": 150000,
+         "reasoning_tokens": 1800, "billing_provider": "openai-codex", "billing_mode": "subscription_included",
+         "estimated_cost_usd": 0.0, "actual_cost_usd": 0.0, "cost_status": "included", "title": "Weather bot",
+         "api_call_count": 3},
+        # a model no price table knows
+        {"id": "20260508_120000_77aa11", "source": "discord", "model": "hermes-4-405b", "started_at": H0 + 100800.0,
+         "message_count": 2, "input_tokens": 5200, "output_tokens": 800, "billing_provider": "nous",
+         "api_call_count": 1},
+        # no model call yet, and a session without usage
+        {"id": "20260508_130000_000000", "source": "cron", "model": None, "started_at": H0 + 104400.0},
+        {"id": "20260508_131000_111111", "source": "cli", "model": "gpt-5", "started_at": H0 + 105000.0,
+         "billing_provider": "openai"},
+    )]
+
+
+def _hermes_messages() -> list[tuple]:
+    a, b, c, d = "20260507_080000_a1b2c3", "20260508_003000_d4e5f6", "20260508_091500_0a9b8c", "20260508_120000_77aa11"
+    call = json.dumps([{"id": "call_1", "type": "function",
+                        "function": {"name": "terminal", "arguments": json.dumps({"command": "pytest -q"})}}])
+    return [
+        (a, "user", "Split cli.py into a package.", None, None, None, H0 + 1, None, None),
+        (a, "assistant", "", None, call, None, H0 + 5, "tool_calls", "Run the tests first."),
+        (a, "tool", "12 passed", "call_1", None, "terminal", H0 + 9, None, None),
+        (a, "assistant", "Done: cli/ with three modules.", None, None, None, H0 + 40, "stop", None),
+        (b, "user", "Add a --version flag.", None, None, None, H0 + 59401, None, None),
+        (b, "assistant", "Added.", None, None, None, H0 + 59420, "stop", None),
+        (c, "user", "Weather in Lyon?", None, None, None, H0 + 90901, None, None),
+        (c, "assistant", "Sunny, 21 C.", None, None, None, H0 + 90910, "stop", None),
+        (d, "user", "Summarise the channel.", None, None, None, H0 + 100801, None, None),
+        (d, "assistant", "", None, None, None, H0 + 100830, "error", None),
+    ]
+
+
+def hermes() -> None:
+    db = ROOT / "hermes" / "home" / ".hermes" / "state.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    db.unlink(missing_ok=True)
+    con = sqlite3.connect(db)
+    con.executescript(HERMES_SCHEMA)
+    for s in _hermes_sessions():
+        cols = ", ".join(s)
+        con.execute(f"INSERT INTO sessions ({cols}) VALUES ({', '.join('?' * len(s))})", list(s.values()))
+    con.executemany("INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, "
+                    "finish_reason, reasoning) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", _hermes_messages())
+    con.commit()
+    con.execute("VACUUM")
+    con.close()
+
+
 if __name__ == "__main__":
     kilo()
+    hermes()
