@@ -1,4 +1,4 @@
-"""Droid, Kilo and Hermes through the agent seam: each fixture home is read as the agent
+"""Droid, Kilo, Hermes and OpenClaw through the agent seam: each fixture home is read as the agent
 lays its files out, and ``sessionlab usage daily|monthly|session --agent X --json`` with that HOME
 equals ccusage's reports on it (``tools/ccusage_agents.sh``, committed beside each fixture):
 tokens equal, costs within 1%, and every difference stated exactly (docs/ccusage-differences.md).
@@ -30,7 +30,7 @@ def home(monkeypatch):
     def at(agent: str) -> Path:
         h = DATA / agent / "home"
         monkeypatch.setenv("HOME", str(h))
-        for var in ("DROID_SESSIONS_DIR", "KILO_DATA_DIR", "CODEBUFF_DATA_DIR", "HERMES_HOME"):
+        for var in ("DROID_SESSIONS_DIR", "KILO_DATA_DIR", "HERMES_HOME", "OPENCLAW_DIR"):
             monkeypatch.delenv(var, raising=False)
         return h
     return at
@@ -68,10 +68,10 @@ def _folded(rows: list[dict], key: str, fold: dict[str, str]) -> dict[str, dict]
 
 
 def _compare(agent: str, report: str, capsys, *, output_extra=lambda r: 0, cost_of=None,
-             fold: dict[str, str] | None = None) -> tuple[dict, dict]:
+             fold: dict[str, str] | None = None, model=lambda name: name) -> tuple[dict, dict]:
     """Rows keyed alike, tokens equal (our outputTokens less ``output_extra(row)``), costs within 1%
     unless ``cost_of(key, model)`` gives the exact expected cost of a model's breakdown; ``fold``:
-    child session -> root session."""
+    child session -> root session; ``model``: ccusage's model name -> sessionlab's."""
     rows, key = _ROWS[report]
     ours = {r[key]: r for r in _ours(agent, report, capsys)[rows]}
     theirs = _folded(_theirs(agent, report)[rows], key, fold or {})
@@ -82,13 +82,14 @@ def _compare(agent: str, report: str, capsys, *, output_extra=lambda r: 0, cost_
             assert o[f] == t[f], (report, k, f)
         assert o["outputTokens"] - output_extra(o) == t["outputTokens"], (report, k)
         mo = {m["modelName"]: m for m in o["modelBreakdowns"]}
-        assert sorted(mo) == sorted(m["modelName"] for m in t["modelBreakdowns"]), (report, k)
+        assert sorted(mo) == sorted(model(m["modelName"]) for m in t["modelBreakdowns"]), (report, k)
         for m in t["modelBreakdowns"]:
             want = cost_of(k, m) if cost_of is not None else None
+            got = mo[model(m["modelName"])]["totalCost"]
             if want is None:
-                assert _close(mo[m["modelName"]]["totalCost"], m["cost"]), (report, k, m["modelName"])
+                assert _close(got, m["cost"]), (report, k, m["modelName"])
             else:
-                assert mo[m["modelName"]]["totalCost"] == pytest.approx(want, rel=1e-9), (report, k, m["modelName"])
+                assert got == pytest.approx(want, rel=1e-9), (report, k, m["modelName"])
     return ours, theirs
 
 
@@ -265,3 +266,37 @@ def test_hermes_sessions_messages_and_totals(home):
     assert [m["parent_id"] for m in msgs] == [f"hermes:{_H['a']}", "m1", "m2", "m3"]
     assert [r["is_error"] for r in e if r["session_id"] == _H["d"] and r["role"] == "assistant"] == [True]
     assert set(corpus.sessions["call_count"].to_pylist()) == {0}
+
+
+# -- OpenClaw ---------------------------------------------------------------------------------------
+
+_OC = {"a": "6f1c2a40-8d7e-4b1a-9c3d-0e5f7a9b1c01", "b": "6f1c2a40-8d7e-4b1a-9c3d-0e5f7a9b1c02",
+       "w": "0b7d9e22-51c3-4f08-a6b4-2d8e0f1a3c05"}
+
+
+@pytest.mark.parametrize("report", ["daily", "monthly", "session"])
+def test_openclaw_reports_equal_ccusage(home, capsys, report):
+    """Equal tokens and costs; ccusage names each model ``[openclaw] <model>``."""
+    home("openclaw")
+    ours, _ = _compare("openclaw", report, capsys, model=lambda name: name.removeprefix("[openclaw] "))
+    assert sum(r["totalCost"] for r in ours.values()) == pytest.approx(0.1111815, abs=1e-9)
+
+
+def test_openclaw_files_are_pi_files_labelled_openclaw(home):
+    h = home("openclaw")
+    corpus = sl.load(agents=["openclaw"], cache=False, progress=False, on_bad_lines="raise")
+    s = {r["session_id"]: r for r in corpus.sessions.to_pylist()}
+    assert sorted(s) == sorted(_OC.values())
+    assert {r["agent"] for r in s.values()} == {"openclaw"} and set(corpus.entries["agent"].to_pylist()) == {"openclaw"}
+    assert s[_OC["w"]]["file"].endswith(".jsonl.deleted.2026-05-12T09-00-00.000Z")
+    assert (s[_OC["a"]]["cwd"], s[_OC["a"]]["call_count"]) == ("/home/dev/.openclaw/workspace", 4)  # (with the error)
+    e = [r for r in corpus.entries.to_pylist() if r["role"] == "assistant"]
+    w = [r for r in e if r["session_id"] == _OC["w"]][0]
+    assert (w["cost_source"], w["model"]) == ("priced", "claude-haiku-4-5")
+    assert w["cost_usd"] == pytest.approx(3300 * 1e-6 + 120 * 5e-6 + 2100 * 1.25e-6)
+    assert {r["cost_source"] for r in e if r["session_id"] != _OC["w"]} == {"recorded"}
+    # the same files named as a folder are pi's (no OpenClaw folder around them): a path decides
+    assert agents.detect(b'{"type":"session","version":3,"id":"x"}\n', "/tmp/x.jsonl") == "pi"
+    f = s[_OC["a"]]["file"]
+    assert agents.detect(Path(f).read_bytes()[:65536], f) == "openclaw"
+    assert sl.load(str(h / ".openclaw"), agents=["openclaw"], cache=False, progress=False).sessions.num_rows == 2

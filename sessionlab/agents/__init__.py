@@ -23,12 +23,13 @@ from pathlib import Path
 
 from ..errors import ArgumentTypeError, ArgumentValueError, check_option
 from ..pi.io.formats import AgentFile
-from . import claude_code, codex, droid, hermes, kilo, pi
+from . import claude_code, codex, droid, hermes, kilo, openclaw, pi
 from ._spec import USAGE_COLUMNS, AgentSpec, home_path, jsonl_below, member_path, null_usage, split_member
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
            "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below",
-           "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages", "member_path", "split_member"]
+           "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages", "member_path", "split_member", "pi_format",
+           "label_pi_format"]
 
 _REGISTRY: dict[str, AgentSpec] = {}
 
@@ -48,8 +49,33 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-for _module in (pi, codex, claude_code, droid, kilo, hermes):
+for _module in (pi, codex, claude_code, droid, kilo, hermes, openclaw):
     register(_module.SPEC)
+
+
+def pi_format(name: str) -> bool:
+    """Whether ``name``'s files are pi session files (read by pi's loader, then labelled ``name``)."""
+    a = _REGISTRY.get(name)
+    return a is not None and a.reader is None and name != "pi"
+
+
+def label_pi_format(results: list) -> None:
+    """A load's files that pi's loader read for an agent whose sessions are pi session files
+    (OpenClaw's), labelled with that agent (its ``recognise_file`` claims them by path)."""
+    claim = [a for a in _REGISTRY.values() if pi_format(a.name) and a.recognise_file is not None]
+    if not claim:
+        return
+    import pyarrow as pa
+
+    for r in results:
+        if r.session is None or r.session.get("agent", "pi") != "pi":
+            continue
+        a = next((a for a in claim if a.recognise_file(r.path, b"")), None)  # type: ignore[misc]
+        if a is not None:
+            r.session["agent"] = a.name
+            if r.entries is not None:
+                i = r.entries.schema.get_field_index("agent")
+                r.entries = r.entries.set_column(i, "agent", pa.array([a.name] * r.entries.num_rows, pa.string()))
 
 
 def specs() -> tuple[AgentSpec, ...]:

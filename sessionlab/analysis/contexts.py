@@ -113,7 +113,7 @@ class PreparedContexts:
         self.is_assistant = is_msg & f.isin("role", ("assistant",))
         self.is_call = call_mask(table)  # (the facts module's rule: one owner)
         # rows of an agent other than pi (a Claude Code or Codex call names the model it was sent to)
-        self.is_other_agent = (~f.isin("agent", ("pi",)) & _np(pc.is_valid(table["agent"]), False, bool)
+        self.is_other_agent = (~f.isin("agent", _pi_files()) & _np(pc.is_valid(table["agent"]), False, bool)
                                if "agent" in table.column_names else np.zeros(n, bool))
         self.is_comp = f.isin("type", ("compaction",))
         branch_summary = f.isin("type", ("branch_summary",)) & (_np(table["summary_chars"], 0, np.int64) > 0)
@@ -499,6 +499,13 @@ def context_members(entries, *, at: Target = "calls", session_id: SessionIds = N
 
 
 context_members_df = df_variant(context_members)
+
+
+def _pi_files() -> tuple[str, ...]:
+    """The agents whose sessions are pi session files (pi's, OpenClaw's)."""
+    from .. import agents
+
+    return ("pi",) + tuple(a for a in agents.names() if agents.pi_format(a))
 
 
 def context_messages(entries, at_id: str, *, session_id: SessionIds = None, rules: Rules | None = None) -> list:

@@ -30,7 +30,7 @@ from typing import Any, Union
 
 import pyarrow as pa
 
-from ..agents import jsonl_below, split_member
+from ..agents import jsonl_below, label_pi_format, split_member
 from ..errors import NativeLoaderWarning, SourceNotFoundError
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
@@ -308,6 +308,7 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
     results += [FileResult(path=p, issues=[LineIssue(p, 0, "read_error", f"cannot list the folder: {msg}")])
                 for p, msg in unlisted]
     _warn_native_errors(results)
+    label_pi_format(results)  # (pi session files of another agent, e.g. OpenClaw's)
     if any((r.session or {}).get("agent", "pi") != "pi" for r in results):  # Claude Code / Codex files
         from ._agents import finish_agents
         finish_agents(results)

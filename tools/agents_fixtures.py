@@ -1,8 +1,10 @@
-"""Writes the SQLite fixtures of the agents whose stores are databases (Kilo's ``kilo.db``, Hermes'
-``state.db``) under ``tests/data/agents/<agent>/home/``, as the agents lay them out. Run from the
-repository root, then ``tools/ccusage_agents.sh`` for ccusage's reports on them:
+"""Writes the generated fixtures of the agents read through the agent seam under
+``tests/data/agents/<agent>/home/``, as the agents lay them out: the SQLite stores of Kilo
+(``kilo.db``) and Hermes (``state.db``) and OpenClaw's session files (Droid's settings files are
+written by hand). Run from the repository root, then ``tools/ccusage_agents.sh`` for ccusage's
+reports on them:
 
-    python tools/agents_sqlite_fixtures.py
+    python tools/agents_fixtures.py
 """
 
 from __future__ import annotations
@@ -196,6 +198,103 @@ def hermes() -> None:
     con.close()
 
 
+def _pi_line(kind: str, at: str, **fields) -> str:
+    return json.dumps({"type": kind, **fields, "timestamp": at}, separators=(",", ":"))
+
+
+def _usage(inp: int, out: int, cr: int, cw: int, rates: tuple | None) -> dict:
+    u: dict = {"input": inp, "output": out, "cacheRead": cr, "cacheWrite": cw, "totalTokens": inp + out + cr + cw}
+    if rates is not None:  # pi's cost of the usage, at the model's rates (per million)
+        parts = {k: n * r / 1e6 for k, n, r in zip(("input", "output", "cacheRead", "cacheWrite"), (inp, out, cr, cw),
+                                                      rates)}
+        u["cost"] = {**parts, "total": sum(parts.values())}
+    return u
+
+
+def _openclaw_session(sid: str, start: str, cwd: str, turns: list[tuple]) -> str:
+    """A pi v3 session file as OpenClaw writes it: header, model snapshot, then (time, kind, data)."""
+    lines = [_pi_line("session", start, version=3, id=sid, cwd=cwd)]
+    parent = None
+    for k, (at, kind, data) in enumerate(turns):
+        eid = f"{sid[:4]}{k:04x}"
+        ms = int(__import__("datetime").datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp() * 1000)
+        if kind == "model":
+            lines.append(_pi_line("model_change", at, id=eid, parentId=parent, provider=data[0], modelId=data[1]))
+        elif kind == "snapshot":
+            lines.append(_pi_line("custom", at, id=eid, parentId=parent, customType="model-snapshot",
+                                  data={"provider": data[0], "modelId": data[1]}))
+        elif kind == "user":
+            lines.append(_pi_line("message", at, id=eid, parentId=parent, message={
+                "role": "user", "content": [{"type": "text", "text": data}], "timestamp": ms}))
+        elif kind == "tool":
+            lines.append(_pi_line("message", at, id=eid, parentId=parent, message={
+                "role": "toolResult", "toolCallId": data[0], "toolName": data[1],
+                "content": [{"type": "text", "text": data[2]}], "isError": False, "timestamp": ms}))
+        else:  # assistant: (provider, model, api, content, usage, stop)
+            provider, model, api, content, usage, stop = data
+            msg = {"role": "assistant", "content": content, "api": api, "provider": provider, "model": model,
+                   "usage": usage, "stopReason": stop, "timestamp": ms}
+            if stop == "error":
+                msg["errorMessage"] = "429 rate_limit_error"
+            lines.append(_pi_line("message", at, id=eid, parentId=parent, message=msg))
+        parent = eid
+    return "\n".join(lines) + "\n"
+
+
+SONNET, HAIKU, GPT52 = (3, 15, 0.3, 3.75), (1, 5, 0.1, 1.25), (1.75, 14, 0.175, 1.75)
+
+
+def openclaw() -> None:
+    home = ROOT / "openclaw" / "home" / ".openclaw" / "agents"
+    text = lambda s: [{"type": "text", "text": s}]  # noqa: E731
+    call = lambda i, name, args: [{"type": "toolCall", "id": i, "name": name, "arguments": args}]  # noqa: E731
+    sonnet = ("anthropic", "claude-sonnet-4-5", "anthropic-messages")
+    files = {
+        # the main agent's chat: Anthropic, pi's recorded costs; a tool round; a rate-limited retry
+        "main/sessions/6f1c2a40-8d7e-4b1a-9c3d-0e5f7a9b1c01.jsonl": _openclaw_session(
+            "6f1c2a40-8d7e-4b1a-9c3d-0e5f7a9b1c01", "2026-05-10T07:59:58.000Z", "/home/dev/.openclaw/workspace", [
+                ("2026-05-10T07:59:58.500Z", "snapshot", ("anthropic", "claude-sonnet-4-5")),
+                ("2026-05-10T08:00:00.000Z", "user", "What is on my calendar today?"),
+                ("2026-05-10T08:00:04.210Z", "assistant", (*sonnet, call("toolu_01", "calendar", {"day": "today"}),
+                                                            _usage(5210, 188, 0, 14120, SONNET), "toolUse")),
+                ("2026-05-10T08:00:05.000Z", "tool", ("toolu_01", "calendar", "09:30 standup; 14:00 dentist")),
+                ("2026-05-10T08:00:07.900Z", "assistant", (*sonnet, text("A standup at 09:30 and the dentist at 14:00."),
+                                                            _usage(96, 41, 14120, 5310, SONNET), "stop")),
+                ("2026-05-10T08:10:00.000Z", "user", "Move the dentist to Friday."),
+                ("2026-05-10T08:10:01.000Z", "assistant", (*sonnet, [], _usage(0, 0, 0, 0, SONNET), "error")),
+                ("2026-05-10T08:10:09.400Z", "assistant", (*sonnet, text("Moved to Friday 14:00."),
+                                                            _usage(412, 76, 19430, 0, SONNET), "stop")),
+            ]),
+        # a model switch to a ChatGPT subscription (openai-codex): pi records a zero cost; past midnight
+        "main/sessions/6f1c2a40-8d7e-4b1a-9c3d-0e5f7a9b1c02.jsonl": _openclaw_session(
+            "6f1c2a40-8d7e-4b1a-9c3d-0e5f7a9b1c02", "2026-05-10T23:58:00.000Z", "/home/dev/.openclaw/workspace", [
+                ("2026-05-10T23:58:00.100Z", "model", ("openai-codex", "gpt-5.2")),
+                ("2026-05-10T23:58:02.000Z", "user", "Summarise today's mail."),
+                ("2026-05-10T23:59:30.000Z", "assistant", ("openai-codex", "gpt-5.2", "openai-codex-responses",
+                                                            text("Three invoices and a newsletter."),
+                                                            _usage(20480, 512, 0, 0, (0, 0, 0, 0)), "stop")),
+                ("2026-05-11T00:01:10.000Z", "user", "Reply to the first invoice."),
+                ("2026-05-11T00:01:40.000Z", "assistant", ("openai-codex", "gpt-5.2", "openai-codex-responses",
+                                                            text("Drafted."), _usage(1210, 330, 19968, 0, (0, 0, 0, 0)),
+                                                            "stop")),
+            ]),
+        # another agent's session, deleted in OpenClaw (kept as .deleted.<time>); usage without a cost
+        "work/sessions/0b7d9e22-51c3-4f08-a6b4-2d8e0f1a3c05.jsonl.deleted.2026-05-12T09-00-00.000Z":
+            _openclaw_session("0b7d9e22-51c3-4f08-a6b4-2d8e0f1a3c05", "2026-05-11T15:00:00.000Z", "/home/dev/work", [
+                ("2026-05-11T15:00:00.500Z", "model", ("anthropic", "claude-haiku-4-5")),
+                ("2026-05-11T15:00:01.000Z", "user", "Lint the repo."),
+                ("2026-05-11T15:00:06.000Z", "assistant", ("anthropic", "claude-haiku-4-5", "anthropic-messages",
+                                                            text("Two warnings."), _usage(3300, 120, 0, 2100, None),
+                                                            "stop")),
+            ]),
+    }
+    for rel, body in files.items():
+        path = home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body)
+
+
 if __name__ == "__main__":
     kilo()
     hermes()
+    openclaw()
