@@ -59,6 +59,8 @@ def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> l
 
 
 def _recognise_file(path: str, head: bytes) -> bool:
+    if f"{os.sep}sessions{os.sep}" not in path or f"{os.sep}agents{os.sep}" not in path:
+        return False  # (most files: no path arithmetic, no environment)
     p = os.path.abspath(path)
     for root in roots():
         r = os.path.abspath(root)
