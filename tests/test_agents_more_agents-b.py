@@ -1,4 +1,4 @@
-"""Droid, Kilo, Hermes and OpenClaw through the agent seam: each fixture home is read as the agent
+"""Droid, Kilo, Hermes, OpenClaw and Grok Build through the agent seam: each fixture home is read as the agent
 lays its files out, and ``sessionlab usage daily|monthly|session --agent X --json`` with that HOME
 equals ccusage's reports on it (``tools/ccusage_agents.sh``, committed beside each fixture):
 tokens equal, costs within 1%, and every difference stated exactly (docs/ccusage-differences.md).
@@ -300,3 +300,48 @@ def test_openclaw_files_are_pi_files_labelled_openclaw(home):
     f = s[_OC["a"]]["file"]
     assert agents.detect(Path(f).read_bytes()[:65536], f) == "openclaw"
     assert sl.load(str(h / ".openclaw"), agents=["openclaw"], cache=False, progress=False).sessions.num_rows == 2
+
+
+# -- Grok Build -------------------------------------------------------------------------------------
+
+_GK = {"a": "019f7000-0000-7000-8000-000000000001", "b": "019f7000-0000-7000-8000-000000000002"}
+
+
+def _grok_cost(key, m):
+    """ccusage prices grok-4's 5,000 cache-write tokens (turn p-3, no cost ticks: a partial bill) at
+    $3.75/M (LiteLLM); genai-prices at its input rate, $3/M."""
+    if m["modelName"] != "grok-4" or m["cacheCreationTokens"] == 0:
+        return None
+    r = model_rates("grok-4", 0)
+    assert r[3] == pytest.approx(3e-6)
+    other = 10000 * 3e-6 + 500 * 15e-6 if key == "2026-05" else 0.0  # (the month: session b's turn too)
+    assert m["cost"] == pytest.approx(0.1 + 10000 * 3e-6 + 2000 * 15e-6 + 15000 * 0.75e-6 + 5000 * 3.75e-6 + other)
+    return 0.1 + 10000 * r[0] + 2000 * r[1] + 15000 * r[2] + 5000 * r[3] + other
+
+
+@pytest.mark.parametrize("report", ["daily", "monthly", "session"])
+def test_grok_reports_equal_ccusage(home, capsys, report):
+    home("grok")
+    ours, _ = _compare("grok", report, capsys, cost_of=_grok_cost)
+    assert sum(r["totalTokens"] for r in ours.values()) == 105500
+
+
+def test_grok_turns_per_model(home, monkeypatch):
+    home("grok")
+    monkeypatch.delenv("GROK_HOME", raising=False)
+    corpus = sl.load(agents=["grok"], cache=False, progress=False, on_bad_lines="raise")
+    s = {r["session_id"]: r for r in corpus.sessions.to_pylist()}
+    assert sorted(s) == sorted(_GK.values())
+    assert (s[_GK["a"]]["name"], s[_GK["a"]]["cwd"], s[_GK["b"]]["name"]) == (
+        "Rate limiting for the API", "/home/dev/api", "Explain the retry logic.")
+    rows = {(r["session_id"], r["entry_id"]): r for r in corpus.entries.to_pylist()}
+    assert sorted(k[1] for k in rows if k[0] == _GK["a"]) == ["p-1:grok-4", "p-3:grok-4", "p-3:grok-code-fast-1"]
+    p1 = rows[(_GK["a"], "p-1:grok-4")]  # written twice, counted once; the prompt's cache reads taken out
+    assert (p1["input_tokens"], p1["cache_read_tokens"], p1["output_tokens"], p1["reasoning_tokens"], p1["cost_usd"],
+            p1["cost_source"], p1["usage_kind"]) == (20000, 30000, 2000, 800, 0.1, "recorded", "turn")
+    p3 = rows[(_GK["a"], "p-3:grok-4")]  # a partial bill: no cost ticks, priced; cache writes out of the input
+    assert (p3["input_tokens"], p3["cache_write_tokens"], p3["cost_source"]) == (10000, 5000, "priced")
+    b = rows[(_GK["b"], "p-1:grok-4")]  # no per-model usage: the session's current model
+    assert (b["model"], b["input_tokens"], str(b["timestamp"])[:19]) == ("grok-4", 10000, "2026-05-13 09:01:00")
+    monkeypatch.setenv("GROK_HOME", "~/elsewhere")
+    assert agents.spec("grok").roots() == [Path.home() / "elsewhere" / "sessions"]

@@ -294,7 +294,67 @@ def openclaw() -> None:
         path.write_text(body)
 
 
+def _grok_update(at: int, sid: str, update: dict, xai: bool = True) -> str:
+    return json.dumps({"timestamp": at, "method": "_x.ai/session/update" if xai else "session/update",
+                       "params": {"sessionId": sid, "update": update}}, separators=(",", ":"))
+
+
+def _grok_usage(inp: int, out: int, cr: int, cw: int, reason: int, calls: int, ticks: int | None = None,
+                **extra) -> dict:
+    u = {"inputTokens": inp, "outputTokens": out, "totalTokens": inp + out, "cachedReadTokens": cr,
+         "cacheCreationTokens": cw, "reasoningTokens": reason, "modelCalls": calls, "apiDurationMs": 1500 * calls}
+    if ticks is not None:
+        u["costUsdTicks"] = ticks
+    return {**u, **extra}
+
+
+def grok() -> None:
+    root = ROOT / "grok" / "home" / ".grok" / "sessions"
+    a, b = "019f7000-0000-7000-8000-000000000001", "019f7000-0000-7000-8000-000000000002"
+    t = 1778576400  # 2026-05-12T09:00:00Z
+    chunk = lambda at, sid, kind, text: _grok_update(at, sid, {  # noqa: E731
+        "sessionUpdate": kind, "content": {"type": "text", "text": text}}, xai=False)
+    done = lambda at, sid, pid, usage: _grok_update(at, sid, {  # noqa: E731
+        "sessionUpdate": "turn_completed", "prompt_id": pid, "stop_reason": "end_turn", "usage": usage})
+    # a session with per-model usage, a subagent model in one turn, a turn written twice, a bill
+    # without cost ticks (partial: scrubbed)
+    t1 = _grok_usage(50000, 2000, 30000, 0, 800, 3, 1_000_000_000)
+    t3a = _grok_usage(30000, 2000, 15000, 5000, 1000, 2)
+    t3b = _grok_usage(10000, 1000, 5000, 0, 0, 2)
+    t3 = _grok_usage(40000, 3000, 20000, 5000, 1000, 4, costIsPartial=True)
+    lines_a = [
+        chunk(t, a, "user_message_chunk", "Add rate limiting to the API."),
+        chunk(t + 20, a, "agent_message_chunk", "Adding a token bucket."),
+        done(t + 60, a, "p-1", {**t1, "modelUsage": {"grok-4": t1}, "numTurns": 3}),
+        done(t + 60, a, "p-1", {**t1, "modelUsage": {"grok-4": t1}, "numTurns": 3}),
+        chunk(t + 590, a, "user_message_chunk", "Now the tests."),
+        done(t + 1200, a, "p-3", {**t3, "modelUsage": {"grok-4": {**t3a, "costIsPartial": True},
+                                                        "grok-code-fast-1": {**t3b, "costIsPartial": True}}}),
+    ]
+    # the next day: a turn whose usage names no model (the session's current model counts)
+    t2 = _grok_usage(10000, 500, 0, 0, 0, 1)
+    lines_b = [chunk(t + 86400, b, "user_message_chunk", "Explain the retry logic."),
+               done(t + 86460, b, "p-1", t2)]
+    for sid, cwd, title, lines, model in ((a, "/home/dev/api", "Rate limiting for the API", lines_a, "grok-4"),
+                                          (b, "/home/dev/api", None, lines_b, "grok-4")):
+        folder = root / "%2Fhome%2Fdev%2Fapi" / sid
+        folder.mkdir(parents=True, exist_ok=True)
+        summary = {"info": {"id": sid, "cwd": cwd}, "session_summary": lines[0].split('"text":"')[1].split('"')[0],
+                   "created_at": "2026-05-12T09:00:00Z", "updated_at": "2026-05-12T09:20:00Z",
+                   "num_messages": len(lines), "num_chat_messages": 2, "current_model_id": model,
+                   "next_trace_turn": 0, "chat_format_version": 1, "agent_name": "grok-build"}
+        if title:
+            summary["generated_title"] = title
+        (folder / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        (folder / "updates.jsonl").write_text("\n".join(lines) + "\n")
+        (folder / "chat_history.jsonl").write_text("\n".join(json.dumps(x) for x in (
+            {"type": "system", "content": "You are Grok"},
+            {"type": "user", "content": [{"type": "text", "text": summary["session_summary"]}], "prompt_index": 0},
+            {"type": "assistant", "content": "Done.", "model_id": model})) + "\n")
+
+
 if __name__ == "__main__":
     kilo()
     hermes()
     openclaw()
+    grok()

@@ -18,7 +18,7 @@ if [ -z "${CCUSAGE:-}" ]; then
   CCUSAGE="$WORK/node_modules/.bin/ccusage"
 fi
 AGENTS=("$@")
-[ ${#AGENTS[@]} -gt 0 ] || AGENTS=(droid kilo hermes openclaw)
+[ ${#AGENTS[@]} -gt 0 ] || AGENTS=(droid kilo hermes openclaw grok)
 for agent in "${AGENTS[@]}"; do
   dir="$ROOT/tests/data/agents/$agent"
   [ -d "$dir/home" ] || { echo "no fixture: $dir/home" >&2; exit 1; }

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..errors import ArgumentTypeError, ArgumentValueError, check_option
 from ..pi.io.formats import AgentFile
-from . import claude_code, codex, droid, hermes, kilo, openclaw, pi
+from . import claude_code, codex, droid, grok, hermes, kilo, openclaw, pi
 from ._spec import USAGE_COLUMNS, AgentSpec, home_path, jsonl_below, member_path, null_usage, split_member
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
@@ -49,7 +49,7 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-for _module in (pi, codex, claude_code, droid, kilo, hermes, openclaw):
+for _module in (pi, codex, claude_code, droid, kilo, hermes, openclaw, grok):
     register(_module.SPEC)
 
 
