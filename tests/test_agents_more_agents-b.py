@@ -345,3 +345,15 @@ def test_grok_turns_per_model(home, monkeypatch):
     assert (b["model"], b["input_tokens"], str(b["timestamp"])[:19]) == ("grok-4", 10000, "2026-05-13 09:01:00")
     monkeypatch.setenv("GROK_HOME", "~/elsewhere")
     assert agents.spec("grok").roots() == [Path.home() / "elsewhere" / "sessions"]
+
+
+def test_contexts_of_store_agents(home):
+    """Contexts work from the tables; the messages of a store's session are not read back."""
+    home("kilo")
+    corpus = sl.load(agents=["kilo"], cache=False, progress=False)
+    calls = sl.contexts(corpus, at="calls")
+    assert calls.num_rows == 6
+    with pytest.raises(sl.ArgumentValueError, match="not read back"):
+        sl.context_messages(corpus.entries, "msg_a03")
+    members = sl.context_members(corpus.entries, at=["msg_a03"])
+    assert members.sort_by("position")["entry_id"].to_pylist() == ["msg_a01", "msg_a03"]

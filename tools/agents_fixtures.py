@@ -100,7 +100,7 @@ def kilo() -> None:
     for sid, parent, cwd, title, at in sessions:
         con.execute("INSERT INTO session VALUES (?, 'prj_shop', ?, ?, ?, ?, '7.0.12', ?, ?)",
                     (sid, parent, title.lower().replace(" ", "-")[:20], cwd, title, T0 + at, T0 + at))
-    for k, (sid, mid, at, data, parts) in enumerate(_kilo_messages()):
+    for sid, mid, at, data, parts in _kilo_messages():
         con.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)", (mid, sid, T0 + at, T0 + at, json.dumps(data)))
         for j, p in enumerate(parts):
             con.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
@@ -258,7 +258,7 @@ def openclaw() -> None:
                 ("2026-05-10T08:00:04.210Z", "assistant", (*sonnet, call("toolu_01", "calendar", {"day": "today"}),
                                                             _usage(5210, 188, 0, 14120, SONNET), "toolUse")),
                 ("2026-05-10T08:00:05.000Z", "tool", ("toolu_01", "calendar", "09:30 standup; 14:00 dentist")),
-                ("2026-05-10T08:00:07.900Z", "assistant", (*sonnet, text("A standup at 09:30 and the dentist at 14:00."),
+                ("2026-05-10T08:00:07.900Z", "assistant", (*sonnet, text("Standup at 09:30, dentist at 14:00."),
                                                             _usage(96, 41, 14120, 5310, SONNET), "stop")),
                 ("2026-05-10T08:10:00.000Z", "user", "Move the dentist to Friday."),
                 ("2026-05-10T08:10:01.000Z", "assistant", (*sonnet, [], _usage(0, 0, 0, 0, SONNET), "error")),

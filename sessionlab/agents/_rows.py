@@ -16,7 +16,7 @@ from typing import Any
 
 from ..pi.io.formats import AgentFile
 
-__all__ = ["COLUMNS", "agent_file", "open_readonly", "iso_ms", "as_int", "price_total", "totals_row"]
+__all__ = ["COLUMNS", "agent_file", "open_readonly", "iso_ms", "as_int", "price_total", "totals_row", "obj", "text"]
 
 COLUMNS = ("line_no", "entry_id", "parent_id", "type", "role", "timestamps", "provider", "model", "input_tokens",
            "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "total_tokens",
@@ -64,9 +64,19 @@ def iso_ms(ms: float | int | None) -> str | None:
     """Milliseconds since the epoch as ISO text (UTC), None for None."""
     if ms is None:
         return None
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
-    return datetime.fromtimestamp(float(ms) / 1000, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(float(ms) / 1000, tz=UTC).isoformat().replace("+00:00", "Z")
+
+
+def obj(v: Any) -> dict:
+    """``v`` when it is a JSON object, else an empty one."""
+    return v if isinstance(v, dict) else {}
+
+
+def text(v: Any) -> str | None:
+    """``v`` stripped when it is a non-blank string, else None."""
+    return v.strip() or None if isinstance(v, str) else None
 
 
 def as_int(v: Any) -> int:

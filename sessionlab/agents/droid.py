@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import IO
 
-from ._rows import agent_file, as_int, iso_ms, totals_row
+from ._rows import agent_file, as_int, iso_ms, obj, text, totals_row
 from ._spec import AgentSpec, home_path, null_usage
 
 __all__ = ["SPEC", "roots", "files", "read", "finish", "normalise_model"]
@@ -40,12 +40,16 @@ def roots() -> list[Path]:
 def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
     """Every ``*.settings.json`` below the folders, sorted per folder."""
     out: list[str] = []
+    errs = errors if errors is not None else []
+
+    def unreadable(e: OSError) -> None:
+        errs.append((e.filename or "", f"{type(e).__name__}: {e.strerror or e}"))
+
     for root in folders:
         if not Path(root).is_dir():
             continue
         found = []
-        for folder, _, names in os.walk(str(root), onerror=lambda e: (errors if errors is not None else []).append(
-                (e.filename or str(root), f"{type(e).__name__}: {e.strerror or e}"))):
+        for folder, _, names in os.walk(str(root), onerror=unreadable):
             found += [os.path.join(folder, n) for n in names if n.endswith(_SUFFIX)]
         out += sorted(f for f in found if os.path.isfile(f))
     return out
@@ -100,16 +104,16 @@ def read(path: str, fh: IO[bytes]):
     """A settings file as one session with one usage row (its totals), or none without usage."""
     d = json.loads(fh.read())
     sid = os.path.basename(path)[:-len(_SUFFIX)]
-    d = d if isinstance(d, dict) else {}
-    u = d.get("tokenUsage") if isinstance(d.get("tokenUsage"), dict) else {}
+    d = obj(d)
+    u = obj(d.get("tokenUsage"))
     inp, out, cw, cr, think = (as_int(u.get(k)) for k in ("inputTokens", "outputTokens", "cacheCreationTokens",
                                                           "cacheReadTokens", "thinkingTokens"))
     missing = as_int(u.get("totalTokens")) - (inp + out + cw + cr + think)
     if missing > 0:  # only a total: the rest is output (or, beside an output count, more thinking)
         out, think = (missing, think) if out == 0 else (out, think + missing)
     provider = _provider(d.get("providerLock"))
-    model = d.get("model").strip() if isinstance(d.get("model"), str) else ""
-    model = normalise_model(model) if model else (_sidecar_model(path) or "")
+    label = text(d.get("model"))
+    model = normalise_model(label) if label else (_sidecar_model(path) or "")
     model = model or _DEFAULT_MODEL.get(provider, "unknown")
     provider = _infer_provider(model) if provider == "unknown" else provider
     ts = d.get("providerLockTimestamp")

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
-from ._rows import agent_file, as_int, iso_ms
+from ._rows import agent_file, as_int, iso_ms, obj
 from ._spec import AgentSpec, home_path
 
 __all__ = ["SPEC", "roots", "files", "read"]
@@ -65,7 +65,8 @@ def _turn_rows(n: int, ts: str | None, u: dict, fallback_model: str | None) -> l
     parts = [(m, v) for m, v in per.items() if isinstance(v, dict)] if per else [(fallback_model, u)]
     out = []
     for model, v in parts:
-        full, cr, cw = as_int(v.get("inputTokens")), as_int(v.get("cachedReadTokens")), as_int(v.get("cacheCreationTokens"))
+        full, cr = as_int(v.get("inputTokens")), as_int(v.get("cachedReadTokens"))
+        cw = as_int(v.get("cacheCreationTokens"))
         ticks = v.get("costUsdTicks")
         cost = ticks / TICKS_PER_USD if isinstance(ticks, int) and not isinstance(ticks, bool) and ticks >= 0 \
             and not v.get("costIsPartial") and not u.get("usageIsIncomplete") else None
@@ -80,7 +81,7 @@ def _turn_rows(n: int, ts: str | None, u: dict, fallback_model: str | None) -> l
 def read(path: str, fh: IO[bytes]):
     """An ``updates.jsonl``: one usage row per turn and model, the session's facts from ``summary.json``."""
     s = _summary(path)
-    info = s.get("info") if isinstance(s.get("info"), dict) else {}
+    info = obj(s.get("info"))
     sid = info.get("id") or os.path.basename(os.path.dirname(path))
     model = s.get("current_model_id") or None
     rows: dict[tuple, dict] = {}

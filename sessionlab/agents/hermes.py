@@ -89,7 +89,8 @@ def _message_row(m: dict) -> dict:
     names = [(c.get("function") or {}).get("name") for c in calls]
     text = len(m.get("content") or "") + len(m.get("reasoning") or "")
     finish = m.get("finish_reason") or None
-    return {"entry_id": f"m{m['id']}", "role": _ROLES.get(m.get("role")), "timestamps": _seconds_iso(m.get("timestamp")),
+    return {"entry_id": f"m{m['id']}", "role": _ROLES.get(str(m.get("role"))),
+            "timestamps": _seconds_iso(m.get("timestamp")),
             "tool_call_count": len(calls), "tool_name": (names[0] if names else m.get("tool_name")) or None,
             "stop_reason": finish, "is_error": finish == "error", "est_tokens": -(-text // 4)}
 

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import IO
 
-from ._rows import agent_file, as_int, iso_ms, open_readonly
+from ._rows import agent_file, as_int, iso_ms, obj, open_readonly, text
 from ._spec import AgentSpec, home_path, member_path, split_member
 
 __all__ = ["SPEC", "roots", "files", "read", "message_rows"]
@@ -83,18 +83,18 @@ def _parts(con, msg_id: str) -> list[dict]:
 def message_rows(msg_id: str, d: dict, parts: list[dict], prev: str | None) -> dict:
     """One message of OpenCode's format (Kilo's, OpenCode's own) as a row."""
     role = d.get("role") if d.get("role") in ("user", "assistant") else None
-    text = sum(len(p.get("text") or "") for p in parts if p.get("type") in ("text", "reasoning"))
+    chars = sum(len(p.get("text") or "") for p in parts if p.get("type") in ("text", "reasoning"))
     tools = [p for p in parts if p.get("type") == "tool"]
-    err = d.get("error") if isinstance(d.get("error"), dict) else None
-    time = d.get("time") if isinstance(d.get("time"), dict) else {}
+    err = obj(d.get("error")) or None
+    time = obj(d.get("time"))
     row = {"entry_id": msg_id, "message_id": msg_id, "role": role,
            "parent_id": d.get("parentID") if isinstance(d.get("parentID"), str) else prev,
-           "timestamps": iso_ms(_time_ms(time.get("created"))), "est_tokens": -(-text // 4),
+           "timestamps": iso_ms(_time_ms(time.get("created"))), "est_tokens": -(-chars // 4),
            "tool_call_count": len(tools), "tool_name": (tools[0].get("tool") if tools else None),
-           "is_error": err is not None or any((t.get("state") or {}).get("status") == "error" for t in tools),
-           "error_message": ((err.get("data") or {}).get("message") or err.get("name")) if err else None,
+           "is_error": err is not None or any(obj(t.get("state")).get("status") == "error" for t in tools),
+           "error_message": (obj(err.get("data")).get("message") or err.get("name")) if err else None,
            "stop_reason": d.get("finish") if isinstance(d.get("finish"), str) else None}
-    model = d.get("modelID") if isinstance(d.get("modelID"), str) and d.get("modelID").strip() else None
+    model = text(d.get("modelID"))
     row.update(model=model, provider=d.get("providerID") if isinstance(d.get("providerID"), str) else None)
     tokens = d.get("tokens") if isinstance(d.get("tokens"), dict) else None
     if role != "assistant" or tokens is None or model is None or row["timestamps"] is None:

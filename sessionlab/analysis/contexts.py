@@ -535,6 +535,9 @@ def context_messages(entries, at_id: str, *, session_id: SessionIds = None, rule
     agent = rows["agent"][0].as_py() if "agent" in rows.column_names else None
     if agent in ("claude-code", "codex"):
         return _agent_context_messages(table, rows, at_id, agent, files.pop(), which)
+    if agent is not None and agent not in _pi_files():
+        raise ArgumentValueError("at_id", f"the messages of {agent} sessions are not read back (sessionlab reads their "
+                                 "usage and message shapes, not message contents); context_members() lists the entries")
     sf = read_session(files.pop(), on_bad_lines="skip")
     return build_session_context(sf.branch(at_id), rules=which).messages
 
