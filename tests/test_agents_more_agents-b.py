@@ -15,6 +15,7 @@ import sessionlab as sl
 from sessionlab import agents
 from sessionlab.cli import main
 from sessionlab.pricing import model_rates
+from sessionlab.tables import find_files
 
 DATA = Path(__file__).parent / "data" / "agents"
 _ROWS = {"daily": ("daily", "date"), "monthly": ("monthly", "month"), "session": ("sessions", "sessionId")}
@@ -210,6 +211,7 @@ def test_kilo_store_is_read_only_and_named_by_member(home):
     before = db.read_bytes()
     one = sl.load(f"{db}#{_KILO['c']}", cache=False, progress=False)
     assert one.sessions["session_id"].to_pylist() == [_KILO["c"]]
+    assert find_files(f"{db}#{_KILO['c']}", agents=["kilo"]) == [f"{db}#{_KILO['c']}"]
     assert db.read_bytes() == before and not (db.parent / "kilo.db-wal").exists()
     whole = sl.load(str(db), cache=False, progress=False, on_bad_lines="skip")  # a store names its sessions
     assert whole.issues["kind"].to_pylist() == ["read_error"] and "#<session id>" in whole.issues["message"][0].as_py()

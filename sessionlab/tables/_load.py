@@ -72,7 +72,7 @@ def _agent_of(path: str) -> str:
     from ..agents import detect
 
     try:
-        with open(path, "rb") as fh:
+        with open(split_member(path)[0], "rb") as fh:  # (a store's session: the store's head)
             return detect(fh.read(HEAD_BYTES), path)
     except OSError:
         return "pi"  # the load reports the read error
