@@ -124,7 +124,9 @@ def _head(path: str, storage_options: dict | None) -> bytes:
             fs, p = url_to_fs(path, **(storage_options or {}))
             with fs.open(p, "rb") as fh:
                 return fh.read(HEAD_BYTES)
-        with open(path, "rb") as fh:
+        from .agents import split_member
+
+        with open(split_member(path)[0], "rb") as fh:  # (a store's session: the store's head)
             return fh.read(HEAD_BYTES)
     except OSError:
         return b""

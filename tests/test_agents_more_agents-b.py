@@ -359,3 +359,12 @@ def test_contexts_of_store_agents(home):
         sl.context_messages(corpus.entries, "msg_a03")
     members = sl.context_members(corpus.entries, at=["msg_a03"])
     assert members.sort_by("position")["entry_id"].to_pylist() == ["msg_a01", "msg_a03"]
+
+
+def test_dask_loads_a_store_s_sessions(home):
+    from sessionlab.agents import kilo
+    from sessionlab.dask import load_dask
+
+    h = home("kilo")
+    t = load_dask(kilo.store_sessions(str(h / ".local" / "share" / "kilo" / "kilo.db"))).compute()
+    assert (len(t), set(t["agent"]), int(t["input_tokens"].sum())) == (12, {"kilo"}, 15370)
