@@ -23,12 +23,13 @@ from pathlib import Path
 
 from ..errors import ArgumentTypeError, ArgumentValueError, check_option
 from ..pi.io.formats import AgentFile
-from . import amp, claude_code, codex, gemini, kimi, opencode, pi, qwen
-from ._spec import USAGE_COLUMNS, AgentSpec, home_path, jsonl_below, null_usage
+from . import amp, claude_code, codex, droid, gemini, grok, hermes, kilo, kimi, openclaw, opencode, pi, qwen
+from ._spec import USAGE_COLUMNS, AgentSpec, home_path, jsonl_below, member_path, null_usage, split_member
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
            "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below",
-           "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages", "opener"]
+           "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages", "opener", "member_path", "split_member",
+           "pi_format", "label_pi_format"]
 
 _REGISTRY: dict[str, AgentSpec] = {}
 
@@ -50,8 +51,33 @@ def unregister(name: str) -> None:
 
 # agents whose files a looser rule of an earlier agent would also take come first (a Gemini CLI
 # recording and a Qwen Code file start with a `"type": "user"` message, as Claude Code lines do)
-for _module in (pi, codex, gemini, qwen, claude_code, opencode, kimi, amp):
+for _module in (pi, codex, gemini, qwen, claude_code, opencode, kimi, amp, droid, kilo, hermes, openclaw, grok):
     register(_module.SPEC)
+
+
+def pi_format(name: str) -> bool:
+    """Whether ``name``'s files are pi session files (read by pi's loader, then labelled ``name``)."""
+    a = _REGISTRY.get(name)
+    return a is not None and a.reader is None and name != "pi"
+
+
+def label_pi_format(results: list) -> None:
+    """A load's files that pi's loader read for an agent whose sessions are pi session files
+    (OpenClaw's), labelled with that agent (its ``recognise_file`` claims them by path)."""
+    claim = [a for a in _REGISTRY.values() if pi_format(a.name) and a.recognise_file is not None]
+    if not claim:
+        return
+    import pyarrow as pa
+
+    for r in results:
+        if r.session is None or r.session.get("agent", "pi") != "pi":
+            continue
+        a = next((a for a in claim if a.recognise_file(r.path, b"")), None)  # type: ignore[misc]
+        if a is not None:
+            r.session["agent"] = a.name
+            if r.entries is not None:
+                i = r.entries.schema.get_field_index("agent")
+                r.entries = r.entries.set_column(i, "agent", pa.array([a.name] * r.entries.num_rows, pa.string()))
 
 
 def specs() -> tuple[AgentSpec, ...]:
@@ -128,9 +154,11 @@ def _complete_lines(head: bytes, most: int) -> Iterator[bytes]:
 _TYPE_RE = re.compile(rb'"type"\s*:\s*"')
 
 
-def detect(head: bytes) -> str:
-    """The agent of a file from its first bytes (64 KB are enough).
+def detect(head: bytes, path: str | None = None) -> str:
+    """The agent of a file from its first bytes (64 KB are enough), and its path when given.
 
+    An agent that knows its files by name and first bytes (``recognise_file``: a SQLite store,
+    a JSON document per session) is asked first, when ``path`` is given.
     The first complete lines that are JSON objects decide (every agent is asked, in registry
     order); a first line longer than ``head`` is recognised by its start. Anything else is
     ``"pi"``: pi's tolerant reader reports what is wrong with it.
@@ -142,6 +170,10 @@ def detect(head: bytes) -> str:
         'codex'
     """
     agents = tuple(_REGISTRY.values())
+    if path is not None:
+        for a in agents:
+            if a.recognise_file is not None and a.recognise_file(path, head):
+                return a.name
     for ln in _complete_lines(head, 20):
         s = ln.strip()
         if not s:

@@ -11,7 +11,7 @@ from typing import IO, Any
 
 from ..errors import ArgumentValueError
 
-__all__ = ["AgentSpec", "home_path", "jsonl_below", "USAGE_COLUMNS", "null_usage"]
+__all__ = ["AgentSpec", "home_path", "jsonl_below", "USAGE_COLUMNS", "null_usage", "member_path", "split_member"]
 
 USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
                  "context_tokens", "cost_usd", "reasoning_tokens", "cache_write_1h_tokens", "usage_kind",
@@ -22,6 +22,20 @@ USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_wr
 def home_path(raw: str) -> Path:
     """A folder named by an environment variable, ``~`` expanded."""
     return Path(os.path.expanduser(raw.strip()))
+
+
+def member_path(store: str | os.PathLike, key: str) -> str:
+    """The path of one session of a store that holds many (a SQLite database): ``<store>#<key>``.
+    An agent's ``files`` lists these; the load opens the store and its reader reads the session."""
+    return f"{os.fspath(store)}#{key}"
+
+
+def split_member(path: str) -> tuple[str, str | None]:
+    """``(store, key)`` of a :func:`member_path`; ``(path, None)`` for a path that is a file itself."""
+    if "#" not in path or os.path.exists(path):
+        return path, None
+    store, _, key = path.rpartition("#")
+    return (store, key) if os.path.isfile(store) else (path, None)
 
 
 def jsonl_below(roots: Sequence[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
@@ -70,6 +84,9 @@ class AgentSpec:
             this agent's. Detection asks every agent, in registry order, about each line.
         recognise_start: Whether a first line longer than the head (64 KB) is this agent's, from its
             first 4 KB (optional).
+        recognise_file: Whether a file is this agent's from its path and first bytes, asked before
+            the lines are (optional): for files that are no JSONL (a SQLite database, one JSON
+            document per session), known by their names.
         roots: The agent's default session folders (existing or not), following its environment
             variables.
         env: The environment variables ``roots`` follows, for the docs.
@@ -99,6 +116,7 @@ class AgentSpec:
     recognise: Callable[[dict], bool]
     roots: Callable[[], list[Path]]
     recognise_start: Callable[[bytes], bool] | None = None
+    recognise_file: Callable[[str, bytes], bool] | None = None
     env: tuple[str, ...] = ()
     files: Callable[[list[Path], list[tuple[str, str]]], list[str]] = jsonl_below
     reader: str | None = None

@@ -113,7 +113,7 @@ class PreparedContexts:
         self.is_assistant = is_msg & f.isin("role", ("assistant",))
         self.is_call = call_mask(table)  # (the facts module's rule: one owner)
         # rows of an agent other than pi (a Claude Code or Codex call names the model it was sent to)
-        self.is_other_agent = (~f.isin("agent", ("pi",)) & _np(pc.is_valid(table["agent"]), False, bool)
+        self.is_other_agent = (~f.isin("agent", _pi_files()) & _np(pc.is_valid(table["agent"]), False, bool)
                                if "agent" in table.column_names else np.zeros(n, bool))
         self.is_comp = f.isin("type", ("compaction",))
         branch_summary = f.isin("type", ("branch_summary",)) & (_np(table["summary_chars"], 0, np.int64) > 0)
@@ -501,6 +501,13 @@ def context_members(entries, *, at: Target = "calls", session_id: SessionIds = N
 context_members_df = df_variant(context_members)
 
 
+def _pi_files() -> tuple[str, ...]:
+    """The agents whose sessions are pi session files (pi's, OpenClaw's)."""
+    from .. import agents
+
+    return ("pi",) + tuple(a for a in agents.names() if agents.pi_format(a))
+
+
 def context_messages(entries, at_id: str, *, session_id: SessionIds = None, rules: Rules | None = None) -> list:
     """The messages of the context at ``at_id`` (an entry of the table), as the object model
     builds them: equal to ``Session.build_context(leaf_id=at_id).messages`` on that file.
@@ -528,6 +535,9 @@ def context_messages(entries, at_id: str, *, session_id: SessionIds = None, rule
     agent = rows["agent"][0].as_py() if "agent" in rows.column_names else None
     if agent in ("claude-code", "codex"):
         return _agent_context_messages(table, rows, at_id, agent, files.pop(), which)
+    if agent is not None and agent not in _pi_files():
+        raise ArgumentValueError("at_id", f"the messages of {agent} sessions are not read back (sessionlab reads their "
+                                 "usage and message shapes, not message contents); context_members() lists the entries")
     sf = read_session(files.pop(), on_bad_lines="skip")
     return build_session_context(sf.branch(at_id), rules=which).messages
 

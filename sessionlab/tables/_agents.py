@@ -67,7 +67,9 @@ def load_agent_file(res: Any, agent: str, fh: Any, want_blocks: bool) -> Any:
     """Fill ``res`` (a :class:`._file.FileResult`) from an open binary file of an agent's session,
     read by the agent's own reader (:mod:`sessionlab.agents`)."""
     af = registry.spec(agent).read(res.path, fh)
-    res.nbytes = fh.tell()  # the bytes read (the cache keeps a file only if it is still this size)
+    # the bytes read (the cache keeps a file only if it is still this size; a source the reader
+    # opens itself, such as a session in a database, has none and is not cached)
+    res.nbytes = fh.tell() if fh is not None else 0
     s = dict(af.session)
     res.session = {"session_id": s["session_id"], "file": res.path, "version": None, "dialect": None,
                    "cwd": s.get("cwd"), "parent_session": None, "header_timestamp": None, "name": s.get("name"),

@@ -19,7 +19,7 @@ import pyarrow as pa
 from .._arrow import compute as pc
 from .._arrow import strings
 from ..agents import detect as detect_agent
-from ..agents import opener
+from ..agents import opener, pi_format, split_member
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue
 from ._arrays import parse_timestamps, with_pi_defaults
@@ -198,10 +198,10 @@ def _read(res: FileResult, want_blocks: bool = False, into: ReadBuffer | None = 
             from ._agents import load_agent_file
             load_agent_file(res, agent, None, want_blocks)
             return None
-        with _open_regular(res.path) as fh:
+        with _open_regular(split_member(res.path)[0]) as fh:  # (a store's session: the store)
             head = fh.read(HEAD_BYTES)
-            agent = detect_agent(head)
-            if agent == "pi":
+            agent = detect_agent(head, res.path)
+            if agent == "pi" or pi_format(agent):
                 if into is not None:
                     return into.read(fh, head)
                 return head if len(head) < HEAD_BYTES else head + fh.read()
@@ -294,8 +294,8 @@ def load_data(path: str, data: bytes, want_blocks: bool = False) -> FileResult:
     """Load one file's bytes on the msgspec fast path, else the tolerant path; never raises."""
     res = FileResult(path=path, data=data, nbytes=len(data))
     try:
-        agent = detect_agent(data[:HEAD_BYTES])
-        if agent != "pi":
+        agent = detect_agent(data[:HEAD_BYTES], path)
+        if agent != "pi" and not pi_format(agent):
             res.data = None  # (the bytes are only kept for pi's cross-line columns, see materialize)
             from ._agents import load_agent_bytes
             return load_agent_bytes(res, agent, data, want_blocks)

@@ -31,7 +31,7 @@ from typing import Any, Union
 
 import pyarrow as pa
 
-from ..agents import jsonl_below
+from ..agents import jsonl_below, label_pi_format, split_member
 from ..errors import NativeLoaderWarning, SourceNotFoundError
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
@@ -75,8 +75,8 @@ def _agent_of(path: str) -> str:
     if (agent := opener(path)) is not None:
         return agent
     try:
-        with open(path, "rb") as fh:
-            return detect(fh.read(HEAD_BYTES))
+        with open(split_member(path)[0], "rb") as fh:  # (a store's session: the store's head)
+            return detect(fh.read(HEAD_BYTES), path)
     except OSError:
         return "pi"  # the load reports the read error
 
@@ -114,6 +114,8 @@ def _expand(item: str | os.PathLike, errors: list[tuple[str, str]] | None = None
     if p.is_file():
         return [str(p)]
     s = str(item)
+    if split_member(s)[1] is not None:  # one session of a store (a SQLite database): <store>#<id>
+        return [s]
     if any(ch in s for ch in "*?["):
         matched = sorted(f for f in glob.glob(s, recursive=True) if os.path.isfile(f))
         if not matched:
@@ -338,6 +340,7 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
     results += [FileResult(path=p, issues=[LineIssue(p, 0, "read_error", f"cannot list the folder: {msg}")])
                 for p, msg in unlisted]
     _warn_native_errors(results)
+    label_pi_format(results)  # (pi session files of another agent, e.g. OpenClaw's)
     if any((r.session or {}).get("agent", "pi") != "pi" for r in results):  # Claude Code / Codex files
         from ._agents import finish_agents
         finish_agents(results)

@@ -1,0 +1,123 @@
+"""Rows to an :class:`AgentFile`, for the agents whose stores hold usage records rather than a tree
+(Droid, Kilo, Codebuff, Hermes...): each reader lists its rows as dicts, this builds the columns.
+
+A row's keys are entry column names (``entry_id``, ``role``, ``model``, ``input_tokens``...) plus
+``timestamps`` (ISO text); missing keys are null. Rows without a ``parent_id`` key form a chain (each
+the child of the row before), the shape of a format that has no tree. A row with usage gets its
+``total_tokens`` and ``context_tokens`` (the sum of the four parts), ``usage_kind = 'message'`` and
+``cost_source = 'recorded'`` when it carries a cost (else the load prices it).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from typing import Any
+
+from ..pi.io.formats import AgentFile
+
+__all__ = ["COLUMNS", "agent_file", "open_readonly", "iso_ms", "as_int", "price_total", "totals_row", "obj", "text"]
+
+COLUMNS = ("line_no", "entry_id", "parent_id", "type", "role", "timestamps", "provider", "model", "input_tokens",
+           "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "total_tokens",
+           "context_tokens", "cost_usd", "cost_source", "usage_kind", "tool_name", "tool_call_count", "is_error",
+           "error_message", "est_tokens", "side_node", "name", "message_id", "stop_reason")
+
+_PARTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+def agent_file(path: str, agent: str, rows: list[dict], session: dict[str, Any]) -> AgentFile:
+    """The rows as an AgentFile of ``agent`` with the session facts ``session`` (``session_id``...)."""
+    af = AgentFile(path=path, agent=agent, session=dict(session))
+    cols: dict[str, list] = {k: [] for k in COLUMNS}
+    prev = None
+    for i, r in enumerate(rows):
+        r = dict(r)
+        r.setdefault("line_no", i + 1)
+        r.setdefault("type", "message")
+        if "parent_id" not in r:
+            r["parent_id"] = prev
+        if r.get("input_tokens") is not None:
+            total = sum(int(r.get(k) or 0) for k in _PARTS)
+            r.setdefault("total_tokens", total)
+            r.setdefault("context_tokens", total)
+            r.setdefault("usage_kind", "message")
+            if r.get("cost_usd") is not None:
+                r.setdefault("cost_source", "recorded")
+        r.setdefault("side_node", False)
+        for k in COLUMNS:
+            cols[k].append(r.get(k))
+        prev = r.get("entry_id")
+    af.columns, af.n = cols, len(rows)
+    return af
+
+
+def open_readonly(path: str) -> sqlite3.Connection:
+    """A SQLite database opened read-only (``mode=ro``: never created, never written)."""
+    uri = "file:" + os.path.abspath(path).replace("?", "%3F").replace("#", "%23") + "?mode=ro"
+    con = sqlite3.connect(uri, uri=True)
+    con.row_factory = sqlite3.Row
+    return con
+
+
+def iso_ms(ms: float | int | None) -> str | None:
+    """Milliseconds since the epoch as ISO text (UTC), None for None."""
+    if ms is None:
+        return None
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(float(ms) / 1000, tz=UTC).isoformat().replace("+00:00", "Z")
+
+
+def obj(v: Any) -> dict:
+    """``v`` when it is a JSON object, else an empty one."""
+    return v if isinstance(v, dict) else {}
+
+
+def text(v: Any) -> str | None:
+    """``v`` stripped when it is a non-blank string, else None."""
+    return v.strip() or None if isinstance(v, str) else None
+
+
+def as_int(v: Any) -> int:
+    """A token count as written (a number or numeric text), 0 when missing or not a number."""
+    if isinstance(v, bool):
+        return 0
+    if isinstance(v, (int, float)):
+        return max(int(v), 0)
+    if isinstance(v, str):
+        try:
+            return max(int(float(v)), 0)
+        except ValueError:
+            return 0
+    return 0
+
+
+def price_total(model: str, inp: int, out: int, cache_read: int, cache_write: int) -> float | None:
+    """USD of token totals that add up many requests (a session's running totals), at the model's
+    base rates: a long-context tier is a property of one request, which a total is not. A name whose
+    version lost its dot (``gemini-2-5-pro``) is also tried with it; None without a price."""
+    import re
+
+    from ..pricing import model_rates
+
+    for name in dict.fromkeys((model, re.sub(r"(\d)-(\d)", r"\1.\2", model, count=1))):
+        r = model_rates(name, 0)
+        if r is not None:
+            return inp * r[0] + out * r[1] + cache_read * r[2] + cache_write * r[3]
+    return None
+
+
+def totals_row(entry_id: str, ts: str | None, model: str, provider: str | None, inp: int, out: int, cache_read: int,
+               cache_write: int, reasoning: int, cost: float | None) -> dict:
+    """A session's running totals as one row: a side node of type ``usage`` (no message, no call)
+    whose usage counts once (``usage_kind = 'session_total'``). ``out`` includes ``reasoning``. A
+    cost given is recorded; otherwise the totals are priced at base rates (:func:`price_total`)."""
+    source = "recorded" if cost is not None else None
+    if cost is None:
+        cost = price_total(model, inp, out, cache_read, cache_write)
+        source = None if cost is None else "priced"
+    return {"entry_id": entry_id, "type": "usage", "role": None, "timestamps": ts, "model": model,
+            "provider": provider, "input_tokens": inp, "output_tokens": out, "cache_read_tokens": cache_read,
+            "cache_write_tokens": cache_write, "reasoning_tokens": reasoning, "context_tokens": None,
+            "usage_kind": "session_total", "cost_usd": cost, "cost_source": source, "side_node": True}

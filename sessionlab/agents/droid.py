@@ -1,0 +1,150 @@
+"""Factory Droid sessions (``~/.factory/sessions/<project>/<session>.settings.json``).
+
+Droid keeps each session's token counts as running totals in the session's settings file
+(``tokenUsage``: ``inputTokens``, ``outputTokens``, ``cacheCreationTokens``, ``cacheReadTokens``,
+``thinkingTokens``, ``totalTokens``), beside the model (``model``), the provider
+(``providerLock``) and when that was set (``providerLockTimestamp``). There is no per-call record:
+a session's totals are one usage row (``usage_kind = 'session_total'``, no call), at
+``providerLockTimestamp`` (else the file's time).
+The transcript beside it (``<session>.jsonl``) is read only for the model when the settings name
+none (its ``Model: ...`` line). A session's totals are priced at the model's base rates (no
+long-context tier: they add up many requests). Thinking tokens are output tokens (priced as output):
+``output_tokens`` holds both, ``reasoning_tokens`` the thinking part. A session found twice (an
+older copy in another folder) counts once: the copy with the latest timestamp.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import IO
+
+from ._rows import agent_file, as_int, iso_ms, obj, text, totals_row
+from ._spec import AgentSpec, home_path, null_usage
+
+__all__ = ["SPEC", "roots", "files", "read", "finish", "normalise_model"]
+
+_SUFFIX = ".settings.json"
+
+
+def roots() -> list[Path]:
+    """The folders of ``$DROID_SESSIONS_DIR`` (comma-separated), else ``~/.factory/sessions``."""
+    env = os.environ.get("DROID_SESSIONS_DIR")
+    if env:
+        return [home_path(p) for p in env.split(",") if p.strip()]
+    return [Path.home() / ".factory" / "sessions"]
+
+
+def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
+    """Every ``*.settings.json`` below the folders, sorted per folder."""
+    out: list[str] = []
+    errs = errors if errors is not None else []
+
+    def unreadable(e: OSError) -> None:
+        errs.append((e.filename or "", f"{type(e).__name__}: {e.strerror or e}"))
+
+    for root in folders:
+        if not Path(root).is_dir():
+            continue
+        found = []
+        for folder, _, names in os.walk(str(root), onerror=unreadable):
+            found += [os.path.join(folder, n) for n in names if n.endswith(_SUFFIX)]
+        out += sorted(f for f in found if os.path.isfile(f))
+    return out
+
+
+def _recognise_file(path: str, head: bytes) -> bool:
+    return path.endswith(_SUFFIX)  # (one without usage is a session without calls; a broken one, an issue)
+
+
+def normalise_model(model: str) -> str:
+    """Droid's model label as a model name: ``custom:`` and ``[...]`` dropped, lower case, dots and
+    spaces as dashes (``"Claude-Sonnet-4.5-[Anthropic]"`` -> ``"claude-sonnet-4-5"``)."""
+    raw = model[len("custom:"):] if model.startswith("custom:") else model
+    raw = re.sub(r"\[[^\]]*\]?", "", raw).strip().rstrip("-").lower()
+    return re.sub(r"[-.\s]+", "-", raw).strip("-")
+
+
+_PROVIDERS = {"claude": "anthropic", "anthropic": "anthropic", "openai": "openai", "google": "google",
+              "google_ai": "google", "gemini": "google", "vertex": "google", "vertex_ai": "google", "xai": "xai",
+              "x_ai": "xai", "grok": "xai"}
+_DEFAULT_MODEL = {"anthropic": "claude-unknown", "openai": "gpt-unknown", "google": "gemini-unknown",
+                  "xai": "grok-unknown"}
+
+
+def _provider(value: object) -> str:
+    v = value.strip().lower().replace("-", "_") if isinstance(value, str) else ""
+    return _PROVIDERS.get(v, v) or "unknown"
+
+
+def _infer_provider(model: str) -> str:
+    if any(k in model for k in ("claude", "opus", "sonnet", "haiku")):
+        return "anthropic"
+    if model.startswith("gpt-") or "-gpt-" in model or "chatgpt" in model or re.match(r"o\d", model):
+        return "openai"
+    return "google" if "gemini" in model else "xai" if "grok" in model else "unknown"
+
+
+def _sidecar_model(path: str) -> str | None:
+    try:
+        with open(path[:-len(_SUFFIX)] + ".jsonl", encoding="utf-8", errors="replace") as fh:
+            for _, line in zip(range(500), fh):
+                if "Model:" in line:
+                    raw = re.split(r'["\\\[]', line.split("Model:", 1)[1])[0].strip()
+                    if raw and normalise_model(raw):
+                        return normalise_model(raw)
+    except OSError:
+        return None
+    return None
+
+
+def read(path: str, fh: IO[bytes]):
+    """A settings file as one session with one usage row (its totals), or none without usage."""
+    d = json.loads(fh.read())
+    sid = os.path.basename(path)[:-len(_SUFFIX)]
+    d = obj(d)
+    u = obj(d.get("tokenUsage"))
+    inp, out, cw, cr, think = (as_int(u.get(k)) for k in ("inputTokens", "outputTokens", "cacheCreationTokens",
+                                                          "cacheReadTokens", "thinkingTokens"))
+    missing = as_int(u.get("totalTokens")) - (inp + out + cw + cr + think)
+    if missing > 0:  # only a total: the rest is output (or, beside an output count, more thinking)
+        out, think = (missing, think) if out == 0 else (out, think + missing)
+    provider = _provider(d.get("providerLock"))
+    label = text(d.get("model"))
+    model = normalise_model(label) if label else (_sidecar_model(path) or "")
+    model = model or _DEFAULT_MODEL.get(provider, "unknown")
+    provider = _infer_provider(model) if provider == "unknown" else provider
+    ts = d.get("providerLockTimestamp")
+    ts = ts if isinstance(ts, str) and ts.strip() else iso_ms(os.stat(path).st_mtime * 1000)
+    rows = []
+    if inp + out + cw + cr + think > 0:
+        rows.append(totals_row(f"droid:{sid}", ts, model, provider, inp, out + think, cr, cw, think, None))
+    return agent_file(path, "droid", rows, {"session_id": sid})
+
+
+def finish(results: list) -> None:
+    """A session in several settings files counts once: the copy with the latest timestamp."""
+    best: dict[str, tuple] = {}
+    for k, r in enumerate(results):
+        if (r.session or {}).get("agent") != "droid" or r.entries is None or r.entries.num_rows == 0:
+            continue
+        ts = r.entries["timestamp"][0].as_py()
+        sid = r.session["session_id"]
+        if sid not in best or (ts is not None and (best[sid][0] is None or ts >= best[sid][0])):
+            best[sid] = (ts, k)
+    keep = {k for _, k in best.values()}
+    for k, r in enumerate(results):
+        if k not in keep and (r.session or {}).get("agent") == "droid" and r.entries is not None \
+                and r.entries.num_rows:
+            r.entries = null_usage(r.entries, [True] * r.entries.num_rows)
+
+
+SPEC = AgentSpec(
+    name="droid", title="Droid", recognise=lambda obj: False, recognise_file=_recognise_file, roots=roots,
+    env=("DROID_SESSIONS_DIR",), files=files, reader="sessionlab.agents.droid:read",
+    finish="sessionlab.agents.droid:finish", calls_need_usage=True, priced=True,
+    folder_doc="`$DROID_SESSIONS_DIR` (comma-separated), else `~/.factory/sessions` "
+               "(`<project>/<session>.settings.json`: a session's running totals, no calls)",
+)

@@ -1,0 +1,141 @@
+"""Hermes Agent sessions (``~/.hermes/state.db``, SQLite).
+
+Hermes keeps its sessions in one SQLite store: table ``sessions`` (``id``, ``source``, ``model``,
+``billing_provider``, ``parent_session_id``: a continuation after compression, ``started_at``
+in seconds, ``title``, and the session's running totals ``input_tokens``, ``output_tokens``,
+``cache_read_tokens``, ``cache_write_tokens``, ``reasoning_tokens``, ``estimated_cost_usd``,
+``actual_cost_usd``: recorded when above zero; an estimate, or a zero of a subscription, is priced
+here) and table ``messages`` (``role``, ``content``, ``tool_calls`` in OpenAI's
+shape, ``tool_name``, ``timestamp`` in seconds, ``finish_reason``). The messages are a chain; the
+totals are one usage row at ``started_at`` (no per-call usage is stored). Each session is one member
+path, ``state.db#<session id>``; the store is opened read-only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import IO, Any
+
+from ._rows import agent_file, as_int, iso_ms, open_readonly, totals_row
+from ._spec import AgentSpec, home_path, member_path, split_member
+
+__all__ = ["SPEC", "roots", "files", "read"]
+
+DB_NAME = "state.db"
+_SQLITE = b"SQLite format 3\x00"
+_ROLES = {"user": "user", "assistant": "assistant", "tool": "toolResult", "system": "system"}
+
+
+def roots() -> list[Path]:
+    """The folders of ``$HERMES_HOME`` (comma-separated), else ``~/.hermes``."""
+    env = os.environ.get("HERMES_HOME")
+    if env:
+        return [home_path(p) for p in env.split(",") if p.strip()]
+    return [Path.home() / ".hermes"]
+
+
+def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
+    """Every session of ``state.db`` in each folder, by start time (a folder named twice: once)."""
+    import sqlite3
+
+    out: list[str] = []
+    for folder in dict.fromkeys(folders):
+        db = Path(folder) / DB_NAME
+        if not db.is_file():
+            continue
+        try:
+            with open_readonly(str(db)) as con:
+                out += [member_path(db, r[0]) for r in con.execute("SELECT id FROM sessions ORDER BY started_at, id")]
+        except sqlite3.Error as exc:
+            if errors is not None:
+                errors.append((str(db), f"{type(exc).__name__}: {exc}"))
+    return out
+
+
+def _recognise_file(path: str, head: bytes) -> bool:
+    store = split_member(path)[0]
+    return os.path.basename(store) == DB_NAME and head.startswith(_SQLITE) and _has_hermes_tables(store)
+
+
+def _has_hermes_tables(db: str) -> bool:
+    import sqlite3
+
+    try:
+        with open_readonly(db) as con:
+            names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error:
+        return False
+    return {"sessions", "messages"} <= names
+
+
+def _seconds_iso(v: Any) -> str | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+        return None
+    return iso_ms(v if v > 1e12 else v * 1000)
+
+
+def _tool_calls(raw: Any) -> list[dict]:
+    try:
+        calls = json.loads(raw) if isinstance(raw, str) and raw.strip() else []
+    except ValueError:
+        return []
+    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+
+
+def _message_row(m: dict) -> dict:
+    calls = _tool_calls(m.get("tool_calls"))
+    names = [(c.get("function") or {}).get("name") for c in calls]
+    text = len(m.get("content") or "") + len(m.get("reasoning") or "")
+    finish = m.get("finish_reason") or None
+    return {"entry_id": f"m{m['id']}", "role": _ROLES.get(str(m.get("role"))),
+            "timestamps": _seconds_iso(m.get("timestamp")),
+            "tool_call_count": len(calls), "tool_name": (names[0] if names else m.get("tool_name")) or None,
+            "stop_reason": finish, "is_error": finish == "error", "est_tokens": -(-text // 4)}
+
+
+def read(path: str, fh: IO[bytes]):
+    """A session of ``state.db`` (``<db>#<session id>``): its messages and one row of its totals."""
+    from ..errors import ArgumentValueError
+
+    db, sid = split_member(path)
+    if sid is None:
+        raise ArgumentValueError("path", f"{path} holds many sessions: name one as {path}#<session id>, or load "
+                                 "the agent's default folders")
+    with open_readonly(db) as con:
+        r = con.execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchone()
+        s = dict(r) if r is not None else {}
+        msgs = [dict(m) for m in con.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY timestamp, id",
+                                             (sid,))]
+        parent = s.get("parent_session_id") or None
+        root = parent
+        seen = {sid}
+        while root is not None and root not in seen:
+            seen.add(root)
+            up = con.execute("SELECT parent_session_id FROM sessions WHERE id = ?", (root,)).fetchone()
+            if up is None or not up[0]:
+                break
+            root = up[0]
+    rows = [_message_row(m) for m in msgs]
+    model = (s.get("model") or "").strip()
+    inp, out, cr, cw, reason = (as_int(s.get(k)) for k in ("input_tokens", "output_tokens", "cache_read_tokens",
+                                                         "cache_write_tokens", "reasoning_tokens"))
+    cost = s.get("actual_cost_usd")  # what the provider billed; an estimate (Hermes' own pricing) is priced here
+    cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0 else None
+    ts = _seconds_iso(s.get("started_at"))
+    if model and ts is not None and (inp + out + cr + cw + reason > 0 or cost):
+        total = totals_row(f"hermes:{sid}", ts, model, s.get("billing_provider") or None, inp, out + reason, cr, cw,
+                           reason, cost)
+        total["parent_id"] = None
+        rows.insert(0, total)
+    return agent_file(path, "hermes", rows, {"session_id": sid, "name": s.get("title") or None,
+                                             "parent_session_id": parent, "root_session_id": root})
+
+
+SPEC = AgentSpec(
+    name="hermes", title="Hermes", recognise=lambda obj: False, recognise_file=_recognise_file, roots=roots,
+    env=("HERMES_HOME",), files=files, reader="sessionlab.agents.hermes:read", calls_need_usage=True, priced=True,
+    folder_doc="`state.db` (SQLite, opened read-only) in `$HERMES_HOME` (comma-separated), else in `~/.hermes`; "
+               "each session is `state.db#<session id>` (a session's running totals, no calls)",
+)

@@ -1,0 +1,169 @@
+"""Kilo sessions (Kilo's OpenCode-based CLI: ``~/.local/share/kilo/kilo.db``, SQLite).
+
+Kilo keeps OpenCode's store: tables ``session`` (``id``, ``parent_id``, ``title``, ``directory``,
+``version``, ``time_created``), ``message`` (``id``, ``session_id``, ``data``: the message as JSON
+without its ids) and ``part`` (``message_id``, ``data``: text, reasoning, tool calls with their
+state). An assistant message's ``data`` carries ``modelID``, ``providerID``, ``time.created`` (ms),
+``parentID`` (the user message it answers), ``cost`` (USD, as Kilo computed it) and ``tokens``
+(``input``, ``output``, ``reasoning``, ``cache.read``, ``cache.write``; ``total`` alone in some).
+Each session of the store is one member path, ``kilo.db#<session id>``, read on its own; a child
+session (a subagent's) names its parent. The store is opened read-only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import IO
+
+from ._rows import agent_file, as_int, iso_ms, obj, open_readonly, text
+from ._spec import AgentSpec, home_path, member_path, split_member
+
+__all__ = ["SPEC", "roots", "files", "read", "message_rows"]
+
+DB_NAME = "kilo.db"
+_SQLITE = b"SQLite format 3\x00"
+
+
+def roots() -> list[Path]:
+    """The folders of ``$KILO_DATA_DIR`` (comma-separated), else ``~/.local/share/kilo``."""
+    env = os.environ.get("KILO_DATA_DIR")
+    if env:
+        return [home_path(p) for p in env.split(",") if p.strip()]
+    return [Path.home() / ".local" / "share" / "kilo"]
+
+
+def store_sessions(db: str, errors: list[tuple[str, str]] | None = None) -> list[str]:
+    """The member paths of a store's sessions (``<db>#<id>``), by creation time."""
+    import sqlite3
+
+    try:
+        with open_readonly(db) as con:
+            ids = [r[0] for r in con.execute("SELECT id FROM session ORDER BY time_created, id")]
+    except sqlite3.Error as exc:
+        if errors is not None:
+            errors.append((db, f"{type(exc).__name__}: {exc}"))
+        return []
+    return [member_path(db, i) for i in ids]
+
+
+def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
+    """Every session of ``kilo.db`` in each folder (a folder named twice is read once)."""
+    out: list[str] = []
+    for folder in dict.fromkeys(folders):
+        db = Path(folder) / DB_NAME
+        if db.is_file():
+            out += store_sessions(str(db), errors)
+    return out
+
+
+def _recognise_file(path: str, head: bytes) -> bool:
+    return os.path.basename(split_member(path)[0]) == DB_NAME and head.startswith(_SQLITE)
+
+
+def _time_ms(v: object) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+        return None
+    return v * 1000 if v < 1_000_000_000_000 else v  # (seconds in some rows)
+
+
+def _parts(con, msg_id: str) -> list[dict]:
+    out = []
+    for (data,) in con.execute("SELECT data FROM part WHERE message_id = ? ORDER BY time_created, id", (msg_id,)):
+        try:
+            d = json.loads(data)
+        except (TypeError, ValueError):
+            continue
+        if isinstance(d, dict):
+            out.append(d)
+    return out
+
+
+def message_rows(msg_id: str, d: dict, parts: list[dict], prev: str | None) -> dict:
+    """One message of OpenCode's format (Kilo's, OpenCode's own) as a row."""
+    role = d.get("role") if d.get("role") in ("user", "assistant") else None
+    chars = sum(len(p.get("text") or "") for p in parts if p.get("type") in ("text", "reasoning"))
+    tools = [p for p in parts if p.get("type") == "tool"]
+    err = obj(d.get("error")) or None
+    time = obj(d.get("time"))
+    row = {"entry_id": msg_id, "message_id": msg_id, "role": role,
+           "parent_id": d.get("parentID") if isinstance(d.get("parentID"), str) else prev,
+           "timestamps": iso_ms(_time_ms(time.get("created"))), "est_tokens": -(-chars // 4),
+           "tool_call_count": len(tools), "tool_name": (tools[0].get("tool") if tools else None),
+           "is_error": err is not None or any(obj(t.get("state")).get("status") == "error" for t in tools),
+           "error_message": (obj(err.get("data")).get("message") or err.get("name")) if err else None,
+           "stop_reason": d.get("finish") if isinstance(d.get("finish"), str) else None}
+    model = text(d.get("modelID"))
+    row.update(model=model, provider=d.get("providerID") if isinstance(d.get("providerID"), str) else None)
+    tokens = d.get("tokens") if isinstance(d.get("tokens"), dict) else None
+    if role != "assistant" or tokens is None or model is None or row["timestamps"] is None:
+        return row
+    cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+    inp, out, reason = as_int(tokens.get("input")), as_int(tokens.get("output")), as_int(tokens.get("reasoning"))
+    cr, cw = as_int(cache.get("read")), as_int(cache.get("write"))
+    missing = as_int(tokens.get("total")) - (inp + out + cr + cw + reason)
+    if missing > 0:  # only a total: the rest is output (or, beside an output count, more reasoning)
+        out, reason = (missing, reason) if out == 0 else (out, reason + missing)
+    if inp + out + cr + cw + reason == 0:
+        return row  # (an aborted or failed request: no usage)
+    cost = d.get("cost")
+    cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+    row.update(input_tokens=inp, output_tokens=out + reason, reasoning_tokens=reason, cache_read_tokens=cr,
+               cache_write_tokens=cw, cost_usd=cost)
+    return row
+
+
+def read_store_session(path: str, agent: str):
+    """One session of an OpenCode-format store (``<db>#<session id>``) as an AgentFile of ``agent``."""
+    from ..errors import ArgumentValueError
+
+    db, sid = split_member(path)
+    if sid is None:
+        raise ArgumentValueError("path", f"{path} holds many sessions: name one as {path}#<session id>, or load "
+                                 "the agent's default folders")
+    with open_readonly(db) as con:
+        srow = con.execute("SELECT * FROM session WHERE id = ?", (sid,)).fetchone()
+        s = dict(srow) if srow is not None else {}
+        rows, prev = [], None
+        for mid, data in con.execute("SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id",
+                                     (sid,)):
+            try:
+                d = json.loads(data)
+            except (TypeError, ValueError):
+                continue
+            if isinstance(d, dict):
+                rows.append(message_rows(mid, d, _parts(con, mid), prev))
+                prev = mid
+        cwd = s.get("directory") or None
+        if cwd is None and s.get("project_id"):
+            p = con.execute("SELECT worktree FROM project WHERE id = ?", (s["project_id"],)).fetchone()
+            cwd = p[0] if p is not None and p[0] not in (None, "", "/") else None
+        parent = s.get("parent_id") or None
+        root = _root(con, parent) if parent else None
+    return agent_file(path, agent, rows, {"session_id": sid, "cwd": cwd, "name": s.get("title") or None,
+                                          "agent_version": s.get("version") or None,
+                                          "parent_session_id": parent, "root_session_id": root})
+
+
+def _root(con, sid: str) -> str:
+    seen = {sid}
+    while True:
+        r = con.execute("SELECT parent_id FROM session WHERE id = ?", (sid,)).fetchone()
+        if r is None or not r[0] or r[0] in seen:
+            return sid
+        sid = r[0]
+        seen.add(sid)
+
+
+def read(path: str, fh: IO[bytes]):
+    """A session of ``kilo.db`` (``<db>#<session id>``)."""
+    return read_store_session(path, "kilo")
+
+
+SPEC = AgentSpec(
+    name="kilo", title="Kilo", recognise=lambda obj: False, recognise_file=_recognise_file, roots=roots,
+    env=("KILO_DATA_DIR",), files=files, reader="sessionlab.agents.kilo:read", calls_need_usage=True, priced=True,
+    folder_doc="`kilo.db` (SQLite, opened read-only) in `$KILO_DATA_DIR` (comma-separated), else in "
+               "`~/.local/share/kilo`; each session is `kilo.db#<session id>`",
+)

@@ -1,0 +1,78 @@
+"""OpenClaw sessions (``~/.openclaw/agents/<agent>/sessions/<session>.jsonl``).
+
+OpenClaw runs pi's agent and writes pi's session files (version 3: a ``session`` header, ``message``
+entries whose assistant messages carry ``usage`` with ``cost.total``, ``model_change``,
+``compaction``, ``custom`` entries such as ``model-snapshot``). They are read by pi's loader and
+labelled ``openclaw``; what tells them apart is where they live: ``agents/<agent>/sessions/``
+below ``$OPENCLAW_DIR`` (comma-separated) or, without it, below ``~/.openclaw`` and the folders of
+its former names (``~/.clawdbot``, ``~/.moltbot``, ``~/.moldbot``). A session OpenClaw deleted or
+reset is kept beside it as ``<session>.jsonl.deleted.<time>`` or ``.jsonl.reset.<time>``; both are
+read. Calls without a recorded cost are priced.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from ._spec import AgentSpec, home_path
+
+__all__ = ["SPEC", "roots", "files"]
+
+_NAME = re.compile(r"\.jsonl(\.deleted\..+|\.reset\..+)?$")
+
+
+def roots() -> list[Path]:
+    """The folders of ``$OPENCLAW_DIR`` (comma-separated), else ``~/.openclaw``, ``~/.clawdbot``,
+    ``~/.moltbot`` and ``~/.moldbot``."""
+    env = os.environ.get("OPENCLAW_DIR")
+    if env and env.strip():
+        return [home_path(p) for p in env.split(",") if p.strip()]
+    home = Path.home()
+    return [home / ".openclaw", home / ".clawdbot", home / ".moltbot", home / ".moldbot"]
+
+
+def _session_file(rel: tuple[str, ...]) -> bool:
+    """``agents/<agent>/sessions/<name>`` with a session file's name."""
+    return len(rel) == 4 and rel[0] == "agents" and rel[2] == "sessions" and _NAME.search(rel[3]) is not None
+
+
+def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
+    """The session files of every agent below each folder (symlinks are not followed), sorted."""
+    out: list[str] = []
+    for root in dict.fromkeys(folders):
+        agents = Path(root) / "agents"
+        if not agents.is_dir():
+            continue
+        try:
+            for agent in sorted(agents.iterdir()):
+                folder = agent / "sessions"
+                if agent.is_symlink() or not folder.is_dir() or folder.is_symlink():
+                    continue
+                out += sorted(str(f) for f in folder.iterdir()
+                              if _NAME.search(f.name) and f.is_file() and not f.is_symlink())
+        except OSError as exc:
+            if errors is not None:
+                errors.append((exc.filename or str(agents), f"{type(exc).__name__}: {exc.strerror or exc}"))
+    return out
+
+
+def _recognise_file(path: str, head: bytes) -> bool:
+    if f"{os.sep}sessions{os.sep}" not in path or f"{os.sep}agents{os.sep}" not in path:
+        return False  # (most files: no path arithmetic, no environment)
+    p = os.path.abspath(path)
+    for root in roots():
+        r = os.path.abspath(root)
+        if p.startswith(r + os.sep) and _session_file(tuple(Path(os.path.relpath(p, r)).parts)):
+            return True
+    return False
+
+
+SPEC = AgentSpec(
+    name="openclaw", title="OpenClaw", recognise=lambda obj: False, recognise_file=_recognise_file, roots=roots,
+    env=("OPENCLAW_DIR",), files=files, reader=None, calls_need_usage=False, priced=True,
+    folder_doc="`agents/<agent>/sessions/` below `$OPENCLAW_DIR` (comma-separated), else below `~/.openclaw` "
+               "(and `~/.clawdbot`, `~/.moltbot`, `~/.moldbot`): pi session files, with `.jsonl.deleted.<time>` "
+               "and `.jsonl.reset.<time>` copies",
+)
