@@ -103,6 +103,8 @@ def _price(res: Any) -> None:
     repeats is nulled later with its cost (:func:`finish_agents`)."""
     t = res.entries
     need = pc.and_(pc.is_valid(t["input_tokens"]), pc.is_null(t["cost_usd"]))
+    # (a call already found to have no price keeps its "unknown")
+    need = pc.and_(need, pc.fill_null(pc.not_equal(t["cost_source"], scalar("unknown")), scalar(True)))
     rows = np.flatnonzero(to_numpy(need, False))
     if not len(rows):
         return
@@ -137,6 +139,7 @@ def _unknown_models(results: list) -> None:
         unknown = pc.and_(pc.is_valid(t["input_tokens"]), pc.equal(t["cost_source"], scalar("unknown")))
         rows = np.flatnonzero(to_numpy(unknown, False))
         for row, model in zip(rows, t["model"].take(arrow_indices(rows)).to_pylist()):
+            model = model or "(none)"  # (a call that names no model)
             first.setdefault(model, (r, int(row)))
             counts[model] = counts.get(model, 0) + 1
     for model, (r, row) in first.items():
@@ -154,4 +157,8 @@ def finish_agents(results: list) -> None:
     for spec in registry.specs():
         if spec.name in present:
             spec.finish_load(results)
+    priced = registry.priced_agents()
+    for r in results:  # files pi's loader read for another agent (OpenClaw's pi files) are priced here
+        if r.entries is not None and r.loader != "agent" and (r.session or {}).get("agent", "pi") in priced:
+            _price(r)
     _unknown_models(results)
