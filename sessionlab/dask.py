@@ -124,9 +124,11 @@ def _head(path: str, storage_options: dict | None) -> bytes:
             fs, p = url_to_fs(path, **(storage_options or {}))
             with fs.open(p, "rb") as fh:
                 return fh.read(HEAD_BYTES)
-        from .agents import split_member
+        from .agents import opener
 
-        with open(split_member(path)[0], "rb") as fh:  # (a store's session: the store's head)
+        if opener(path) is not None:  # a session its agent's reader opens itself (in a database)
+            return b""
+        with open(path, "rb") as fh:
             return fh.read(HEAD_BYTES)
     except OSError:
         return b""
@@ -152,7 +154,7 @@ def _units(files: list[tuple[str, int]], storage_options: dict | None) -> list[i
     parent_of: list[tuple[int, str]] = []
     for i, (path, _) in enumerate(files):  # one head read per file, on the client
         head = _head(path, storage_options)
-        spec = agents.spec(agents.detect(head, path))
+        spec = agents.spec(agents.opener(path) or agents.detect(head, path))
         key, parent = spec.together(path, head) if spec.together is not None else (None, None)
         if parent is not None:
             parent_of.append((i, parent))

@@ -54,6 +54,12 @@ def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> l
     return out
 
 
+def _opens(path: str) -> bool:
+    """A session of a Hermes ``state.db`` (``<db>#<session id>``): the reader opens the database."""
+    store, key = split_member(path)
+    return key is not None and os.path.basename(store) == DB_NAME and _has_hermes_tables(store)
+
+
 def _recognise_file(path: str, head: bytes) -> bool:
     store = split_member(path)[0]
     return os.path.basename(store) == DB_NAME and head.startswith(_SQLITE) and _has_hermes_tables(store)
@@ -134,7 +140,8 @@ def read(path: str, fh: IO[bytes]):
 
 
 SPEC = AgentSpec(
-    name="hermes", title="Hermes", recognise=lambda obj: False, recognise_file=_recognise_file, roots=roots,
+    name="hermes", title="Hermes", recognise=lambda obj: False, recognise_file=_recognise_file, opens=_opens,
+    roots=roots,
     env=("HERMES_HOME",), files=files, reader="sessionlab.agents.hermes:read", calls_need_usage=True, priced=True,
     folder_doc="`state.db` (SQLite, opened read-only) in `$HERMES_HOME` (comma-separated), else in `~/.hermes`; "
                "each session is `state.db#<session id>` (a session's running totals, no calls)",

@@ -58,6 +58,12 @@ def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> l
     return out
 
 
+def _opens(path: str) -> bool:
+    """A session of a ``kilo.db`` (``<db>#<session id>``): the reader opens the database itself."""
+    store, key = split_member(path)
+    return key is not None and os.path.basename(store) == DB_NAME
+
+
 def _recognise_file(path: str, head: bytes) -> bool:
     return os.path.basename(split_member(path)[0]) == DB_NAME and head.startswith(_SQLITE)
 
@@ -162,7 +168,7 @@ def read(path: str, fh: IO[bytes]):
 
 
 SPEC = AgentSpec(
-    name="kilo", title="Kilo", recognise=lambda obj: False, recognise_file=_recognise_file, roots=roots,
+    name="kilo", title="Kilo", recognise=lambda obj: False, recognise_file=_recognise_file, opens=_opens, roots=roots,
     env=("KILO_DATA_DIR",), files=files, reader="sessionlab.agents.kilo:read", calls_need_usage=True, priced=True,
     folder_doc="`kilo.db` (SQLite, opened read-only) in `$KILO_DATA_DIR` (comma-separated), else in "
                "`~/.local/share/kilo`; each session is `kilo.db#<session id>`",

@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from ._spec import AgentSpec, home_path
+from ._spec import AgentSpec, home_path, split_member
 
 __all__ = ["SPEC", "roots", "files", "database", "split_source"]
 
@@ -46,8 +46,8 @@ def database(folder: Path) -> Path | None:
 
 def split_source(path: str) -> tuple[str, str] | None:
     """``(database, session id)`` of a ``<database>#<session id>`` source, else None."""
-    db, sep, sid = path.rpartition("#")
-    if not sep or not sid or "/" in sid or os.sep in sid:
+    db, sid = split_member(path)
+    if sid is None or "/" in sid or os.sep in sid:
         return None
     name = os.path.basename(db)
     return (db, sid) if name == "opencode.db" or _CHANNEL_DB.fullmatch(name) else None

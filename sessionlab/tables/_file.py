@@ -19,7 +19,7 @@ import pyarrow as pa
 from .._arrow import compute as pc
 from .._arrow import strings
 from ..agents import detect as detect_agent
-from ..agents import opener, pi_format, split_member
+from ..agents import opener, pi_format
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue
 from ._arrays import parse_timestamps, with_pi_defaults
@@ -198,7 +198,7 @@ def _read(res: FileResult, want_blocks: bool = False, into: ReadBuffer | None = 
             from ._agents import load_agent_file
             load_agent_file(res, agent, None, want_blocks)
             return None
-        with _open_regular(split_member(res.path)[0]) as fh:  # (a store's session: the store)
+        with _open_regular(res.path) as fh:
             head = fh.read(HEAD_BYTES)
             agent = detect_agent(head, res.path)
             if agent == "pi" or pi_format(agent):

@@ -31,7 +31,7 @@ from typing import Any, Union
 
 import pyarrow as pa
 
-from ..agents import jsonl_below, label_pi_format, split_member
+from ..agents import jsonl_below, label_pi_format
 from ..errors import NativeLoaderWarning, SourceNotFoundError
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
@@ -75,7 +75,7 @@ def _agent_of(path: str) -> str:
     if (agent := opener(path)) is not None:
         return agent
     try:
-        with open(split_member(path)[0], "rb") as fh:  # (a store's session: the store's head)
+        with open(path, "rb") as fh:
             return detect(fh.read(HEAD_BYTES), path)
     except OSError:
         return "pi"  # the load reports the read error
@@ -114,8 +114,6 @@ def _expand(item: str | os.PathLike, errors: list[tuple[str, str]] | None = None
     if p.is_file():
         return [str(p)]
     s = str(item)
-    if split_member(s)[1] is not None:  # one session of a store (a SQLite database): <store>#<id>
-        return [s]
     if any(ch in s for ch in "*?["):
         matched = sorted(f for f in glob.glob(s, recursive=True) if os.path.isfile(f))
         if not matched:
