@@ -8,8 +8,9 @@ Run from the repository root (Node and npm needed; without them the benchmark sa
 The corpora come from ``sessionlab.synth`` (seeded; Claude Code transcripts with their subagent
 files, Codex rollouts with forks, pi sessions with branches and compactions), laid out as each
 agent keeps them (``<dir>/projects/...`` for ``CLAUDE_CONFIG_DIR``, ``<dir>/sessions/...`` for
-``CODEX_HOME``, session folders for ``ccusage pi --pi-path``) and generated once into ``--root``. ccusage (``--ccusage-version``, default 20.0.24, the newest with a linux-x64 binary) is
-installed from the npm registry into a temporary folder. For each agent and size, in one run, three
+``CODEX_HOME``, session folders for ``ccusage pi --pi-path``) and generated once into ``--root``.
+ccusage (``--ccusage-version``, default 20.0.24, the newest with a linux-x64 binary) is installed
+from the npm registry into a temporary folder. For each agent and size, in one run, three
 rounds interleave the commands, each a fresh process, and the fastest round is kept:
 
 - ``ccusage <agent> daily --json --offline``;
