@@ -97,7 +97,9 @@ def test_grown_agent_files_reload_equal_to_fresh(agents_corpus, tmp_path):
     _grow(claude, [json.dumps(last).encode() + b"\n", b'{"type": "assist'])
     _grow(codex, [codex.read_bytes().splitlines()[-1] + b"\n"])
     res, e = assert_same(agents_corpus, cache)
-    assert sorted(res.changes.rewritten) == sorted([str(claude), str(codex)])
+    # the Claude Code file's new lines are read alone (its reader goes on from the state it left);
+    # a Codex file is read whole (its reader keeps no such state)
+    assert res.changes.appended == [str(claude)] and res.changes.rewritten == [str(codex)]
     assert len(res.changes.unchanged) == len(res.files) - 2
     assert "11111111-2222-3333-4444-555555555555" in e["entry_id"].to_pylist()
     # and again: the grown files are cached as they are now
@@ -152,3 +154,76 @@ def test_the_cache_is_dropped_when_a_reader_or_the_price_table_changes(monkeypat
         assert _cache._fingerprint() != before, f"an edit of {f.name} keeps the cache"
         monkeypatch.undo()
     _cache._fingerprint.cache_clear()
+
+
+def _claude_lines(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_bytes().splitlines() if x.strip()]
+
+
+def test_claude_code_appends_are_read_alone_and_equal_a_fresh_load(tmp_path, monkeypatch):
+    """A transcript written in pieces, reloaded from the cache after each: only the new lines are
+    parsed (the reader is never handed the old ones), a torn last line is completed by the next
+    piece, and every reload equals a fresh load in every column, issue and session fact."""
+    from sessionlab.agents import _claude_reader
+
+    src = sorted((ROOT / "tests" / "data" / "claude" / "generated").rglob("*.jsonl"))
+    whole = max(src, key=lambda p: p.stat().st_size).read_bytes()
+    lines = whole.splitlines(keepends=True)
+    folder = tmp_path / "projects" / "p"
+    folder.mkdir(parents=True)
+    f = folder / "s.jsonl"
+    cache = tmp_path / "cache"
+    cuts = [len(lines) // 5, len(lines) // 3, len(lines) // 2, len(lines) - 3, len(lines)]
+    f.write_bytes(b"".join(lines[:cuts[0]]) + lines[cuts[0]][:25])  # a torn last line
+    assert_same(folder.parent, cache)
+    real = _claude_reader.read_claude
+
+    def whole(*a, **k):
+        raise AssertionError("a cached reload read the whole file")
+
+    for b in cuts[1:]:
+        f.write_bytes(b"".join(lines[:b]))  # (what the agent appends: the torn line's rest, then more)
+        monkeypatch.setattr(_claude_reader, "read_claude", whole)
+        res = load_files(folder.parent, on_bad_lines="skip", cache=cache)
+        assert res.changes.appended == [str(f)], res.changes
+        monkeypatch.setattr(_claude_reader, "read_claude", real)
+        cached_tables = tables(folder.parent, cache)[0]
+        fresh_tables = tables(folder.parent, False)[0]
+        assert cached_tables[0].equals(fresh_tables[0]) and cached_tables[1].equals(fresh_tables[1])
+        assert cached_tables[2] == fresh_tables[2]
+
+
+def assert_same_cached(src, cache):
+    (e, s, i), res = tables(src, cache)
+    fe, fs, fi = tables(src, False)[0]
+    assert e.equals(fe) and s.equals(fs) and i == fi
+    return res, e
+
+
+def test_an_answer_to_an_old_tool_call_sends_the_file_to_a_whole_read(tmp_path):
+    """A new line whose tool result answers a call the saved state no longer holds (answered
+    before) needs the old lines: the file is read whole, and equals a fresh load."""
+    src = sorted((ROOT / "tests" / "data" / "claude" / "generated").rglob("*.jsonl"))
+    path = max(src, key=lambda p: p.stat().st_size)
+    objs = _claude_lines(path)
+    answer = next(o for o in objs if o.get("type") == "user" and isinstance(o.get("message", {}).get("content"), list)
+                  and any(b.get("type") == "tool_result" for b in o["message"]["content"]))
+    folder = tmp_path / "projects" / "p"
+    folder.mkdir(parents=True)
+    f = folder / "s.jsonl"
+    f.write_bytes(path.read_bytes())
+    cache = tmp_path / "cache"
+    assert_same(folder.parent, cache)
+    again = dict(answer, uuid="99999999-0000-0000-0000-000000000000", parentUuid=objs[-1].get("uuid"))
+    with open(f, "ab") as fh:
+        fh.write(json.dumps(again).encode() + b"\n")
+    res, e = assert_same_cached(folder.parent, cache)
+    assert res.changes.rewritten == [str(f)]
+    row = e.filter(pa_equal(e["entry_id"], "99999999-0000-0000-0000-000000000000"))
+    assert row["tool_name"][0].as_py() is not None  # the old call's name, which only the old lines hold
+
+
+def pa_equal(col, value):
+    import pyarrow.compute as pc
+
+    return pc.equal(col, value)

@@ -36,7 +36,7 @@ from ._claude_dedupe import claude_dedupe
 
 _SPAWN_TOOLS = frozenset({"Task", "Agent"})  # the tools that run a subagent
 
-__all__ = ["finish", "read_claude", "CLAUDE_NODE_LESS"]
+__all__ = ["finish", "read_claude", "resume_claude", "CLAUDE_NODE_LESS"]
 
 CLAUDE_NODE_LESS = frozenset({"summary", "file-history-snapshot", "file-history-delta", "queue-operation", "ai-title",
                               "custom-title", "agent-name", "agent-color", "agent-setting", "last-prompt",
@@ -279,14 +279,41 @@ def _assistant_values(ln: _Line, m: _Message) -> dict[str, Any]:
     return vals
 
 
-class _Reader:
-    """One transcript being read: its rows, blocks and what its lines say of the session."""
+class _NeedsOldLines(Exception):
+    """A new line of a grown file refers to an old line the reader's saved state does not hold."""
 
-    def __init__(self, path: str) -> None:
+
+class _ToolNames(dict):
+    """Tool call id -> tool name, noting which ids a result asked for: the calls still waiting for
+    their result are what a reader resumed on the file's later lines needs (its ``state``)."""
+
+    def __init__(self, pending: dict[str, str] | None = None, *, resumed: bool = False) -> None:
+        super().__init__(pending or {})
+        self.asked: set[str] = set()
+        self.resumed = resumed
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.asked.add(key)
+        if key in self:
+            return self[key]
+        if self.resumed:  # a call of the old lines that was answered already: only they know its name
+            raise _NeedsOldLines(key)
+        return default
+
+
+_STATE_FIELDS = ("session_id", "agent_id", "version", "cwd", "name", "custom_title", "spawn", "spawned",
+                 "task_types")
+
+
+class _Reader:
+    """One transcript being read: its rows, blocks and what its lines say of the session (from
+    ``state`` when the reader goes on after the lines an earlier reader read)."""
+
+    def __init__(self, path: str, state: dict | None = None) -> None:
         self.out = AgentFile(path=path, agent="claude-code")
         self.rows = _Rows()
         self.blocks: list[tuple] = []
-        self.tool_names: dict[str, str] = {}
+        self.tool_names = _ToolNames((state or {}).get("pending"), resumed=state is not None)
         self.session_id: str | None = None
         self.agent_id: str | None = None
         self.version: str | None = None
@@ -296,6 +323,8 @@ class _Reader:
         self.spawn: Any = None  # forkedFrom of a /branch session
         self.spawned: dict[str, str] = {}  # subagent id -> the tool call that ran it
         self.task_types: dict[str, str] = {}  # Task/Agent call id -> the subagent_type it asked for
+        for k in _STATE_FIELDS if state is not None else ():
+            setattr(self, k, state[k])
 
     def line(self, line_no: int, raw: bytes) -> None:
         ln = _decode_line(self.out.path, line_no, raw, self.out.issues)
@@ -386,6 +415,9 @@ class _Reader:
                        "root_session_id": session_id if is_sub else sid,
                        "agent_id": self.agent_id if is_sub else None, "spawned": self.spawned}
         out.extra = (self.agent_id if is_sub else None, self.spawned, self.task_types)
+        names = self.tool_names
+        out.state = {**{k: getattr(self, k) for k in _STATE_FIELDS},
+                     "pending": {k: v for k, v in names.items() if k not in names.asked}}
         return out
 
 
@@ -396,9 +428,24 @@ def read_claude(path: str, fh: Any, *, max_line: int | None = None) -> AgentFile
         >>> with open("tests/data/claude/real/apanloco-random-session.jsonl", "rb") as fh:  # doctest: +SKIP
         ...     af = read_claude("x.jsonl", fh)
     """
-    max_line = formats.MAX_LINE if max_line is None else max_line
-    reader = _Reader(path)
+    return _read(_Reader(path), fh, 0, formats.MAX_LINE if max_line is None else max_line)
+
+
+def resume_claude(path: str, fh: Any, state: dict, lines_before: int) -> AgentFile | None:
+    """The lines of a transcript after its first ``lines_before``, read alone from ``fh`` with the
+    ``state`` a reader of those lines left (see :attr:`AgentFile.state`): their rows, and the
+    session's facts over the whole file; None when a new line answers a tool call of the old lines
+    whose name the state does not hold (the file is then read whole)."""
+    try:
+        return _read(_Reader(path, state), fh, lines_before, formats.MAX_LINE)
+    except _NeedsOldLines:
+        return None
+
+
+def _read(reader: _Reader, fh: Any, lines_before: int, max_line: int) -> AgentFile:
+    path = reader.out.path
     for line_no, raw, start in iter_lines(fh, max_line=max_line):
+        line_no += lines_before
         if raw is None:
             if b"file-history-snapshot" not in start:
                 reader.out.issues.append(LineIssue(path, line_no, "line_too_long",

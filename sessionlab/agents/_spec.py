@@ -109,6 +109,10 @@ class AgentSpec:
             one file per session (a session in a SQLite database, ``<database>#<session id>``; a
             folder of files): the loader neither opens, detects nor caches it, and the reader gets
             ``fh=None``. None: every source is a file the loader opens.
+        resume: ``"module:function"``, ``resume(path, fh, state, lines_before) -> AgentFile | None``:
+            the new lines of a file that grew, read alone with the ``state`` its reader left in the
+            ``AgentFile`` (what the cache keeps), or None when they need the old lines (the file is
+            then read whole). None: a grown file is read whole.
     """
 
     name: str
@@ -127,6 +131,7 @@ class AgentSpec:
     folder_doc: str = ""
     together: Callable[[str, bytes], tuple[Any, Any]] | None = None
     opens: Callable[[str], bool] | None = None
+    resume: str | None = None
 
     def read(self, path: str, fh: IO[bytes] | None) -> Any:
         """The file read into the common columns (an ``AgentFile``)."""
@@ -134,6 +139,14 @@ class AgentSpec:
             raise ArgumentValueError("agent", f"{self.name} files are read by the pi loader, not by a reader "
                                      "of the registry")
         return _resolve(self.reader)(path, fh)
+
+    def resume_read(self, path: str, fh: IO[bytes], state: Any, lines_before: int) -> Any:
+        """The lines after the first ``lines_before`` of a file that grew, read alone from ``fh``
+        (at the first new line) with the ``state`` the reader left (an ``AgentFile`` of the new rows
+        whose session facts are the whole file's), or None when they cannot be read alone."""
+        if self.resume is None:
+            return None
+        return _resolve(self.resume)(path, fh, state, lines_before)
 
     def finish_load(self, results: list) -> None:
         if self.finish is not None:

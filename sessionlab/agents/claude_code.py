@@ -64,6 +64,7 @@ def _together(path: str, head: bytes) -> tuple[tuple[str, str], None]:
 SPEC = AgentSpec(
     name="claude-code", title="Claude Code", recognise=_recognise, recognise_start=_recognise_start, roots=roots,
     env=("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME"), reader="sessionlab.agents._claude_reader:read_claude",
+    resume="sessionlab.agents._claude_reader:resume_claude",
     finish="sessionlab.agents._claude_reader:finish", calls_need_usage=True, priced=True,
     side_kinds=("progress", "attachment", "system (other than compact_boundary)"),
     folder_doc="`<dir>/projects` of each `$CLAUDE_CONFIG_DIR` entry, else `~/.config/claude/projects` and "

@@ -70,6 +70,10 @@ def load_agent_file(res: Any, agent: str, fh: Any, want_blocks: bool) -> Any:
     # the bytes read (the cache keeps a file only if it is still this size; a source the reader
     # opens itself, such as a session in a database, has none and is not cached)
     res.nbytes = fh.tell() if fh is not None else 0
+    return _fill(res, agent, af, want_blocks)
+
+
+def _fill(res: Any, agent: str, af: AgentFile, want_blocks: bool) -> Any:
     s = dict(af.session)
     res.session = {"session_id": s["session_id"], "file": res.path, "version": None, "dialect": None,
                    "cwd": s.get("cwd"), "parent_session": None, "header_timestamp": None, "name": s.get("name"),
@@ -87,8 +91,33 @@ def load_agent_file(res: Any, agent: str, fh: Any, want_blocks: bool) -> Any:
         res.blocks = pa.Table.from_arrays(arrays, schema=BLOCK_SCHEMA)
     res.issues = af.issues
     res.agent_extra = af.extra  # (for the agent's own pass over the load: AgentSpec.finish)
+    res.agent_state = af.state  # (what the reader needs to read the file's new lines alone)
     if registry.spec(agent).priced:
         _price(res)
+    return res
+
+
+def extend_agent_file(res: Any, agent: str, fh: Any, state: Any, lines_before: int, kept: pa.Table,
+                      kept_issues: list) -> Any | None:
+    """``res`` filled with a grown file's rows: ``kept`` (its first ``lines_before`` lines, as
+    loaded before) and its new lines, read alone from ``fh`` by the agent's reader with the
+    ``state`` it left (:meth:`AgentSpec.resume_read`); None when they cannot be read alone."""
+    af = registry.spec(agent).resume_read(res.path, fh, state, lines_before)
+    if af is None:
+        return None
+    _fill(res, agent, af, False)
+    new = res.entries
+    ids = kept["entry_id"].to_pylist() + new["entry_id"].to_pylist()
+    parents = kept["parent_id"].to_pylist() + new["parent_id"].to_pylist()
+    idx = _parent_index(ids, parents)  # over the whole file: an id used again moves its lookups
+    n = len(ids)
+    t = pa.concat_tables([kept, new]).combine_chunks()
+    i = t.schema.get_field_index("entry_index")
+    t = t.set_column(i, "entry_index", from_numpy(np.arange(n, dtype=np.int32)))
+    i = t.schema.get_field_index("parent_index")
+    res.entries = t.set_column(i, "parent_index", from_numpy(idx, mask=idx < 0, type=pa.int32()))
+    res.issues = list(kept_issues) + res.issues
+    res.session["issue_count"] = len(res.issues)
     return res
 
 

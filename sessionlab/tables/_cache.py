@@ -38,6 +38,7 @@ Location: ``SESSIONLAB_CACHE_DIR`` if set (empty: no cache by default), else
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -264,7 +265,9 @@ class Store:
                 (self.changes.added if kind == "new" else self.changes.rewritten).append(p)
         fresh_meta: dict[str, dict] = {}
         for p in grown:
-            got = _extend(p, entries[p], _cached(p, entries[p], segments), now_keys[p])
+            old_p = _cached(p, entries[p], segments)
+            extend = _extend_agent if old_p.loader == "agent" else _extend
+            got = extend(p, entries[p], old_p, now_keys[p])
             if got is None:
                 whole.append(p)
                 self.changes.rewritten.append(p)
@@ -348,6 +351,8 @@ class Store:
                         session=r.session, loader=r.loader, issues=[_issue_row(i) for i in r.issues])
             if r.agent_extra is not None:  # what the agent's pass over a load needs of the file (JSON)
                 meta["extra"] = r.agent_extra
+            if r.agent_state is not None:  # what its reader needs to read the file's new lines alone
+                meta["resume"] = r.agent_state
             out.append(meta)
         if group:
             batches.append(_one_batch(group))
@@ -380,7 +385,7 @@ def _cached(path: str, e: dict, segments: dict[str, list[pa.Table]]) -> FileResu
     entries = segments[e["segment"]][e["batch"]].slice(e["offset"], e["rows"])
     return FileResult(path=path, nbytes=e["nbytes"], entries=entries, session=e["session"],
                       issues=[_issue(path, row) for row in e["issues"]], loader=e.get("loader"),
-                      agent_extra=e.get("extra"))
+                      agent_extra=e.get("extra"), agent_state=e.get("resume"))
 
 
 def _rows_match(e: dict, segments: dict[str, list[pa.Table]]) -> bool:
@@ -471,6 +476,48 @@ def _extend(path: str, meta: dict, old: FileResult, now: dict | None) -> tuple[F
     key["racy"] = key["mtime_ns"] >= time.time_ns() - RACY_NS
     last_nl = tail.rfind(b"\n") + 1
     key.update(complete=complete + last_nl, lines=lines + tail.count(b"\n", 0, last_nl), header_end=header_end)
+    return res, key
+
+
+def _extend_agent(path: str, meta: dict, old: FileResult, now: dict | None) -> tuple[FileResult, dict] | None:
+    """A grown file of another agent than pi: its kept rows and its new lines, read alone by the
+    agent's reader with the state it left (:attr:`FileResult.agent_state`); None when it must be
+    read whole (the agent's reader cannot go on, or the file changed again meanwhile)."""
+    from ._agents import extend_agent_file
+
+    agent = (old.session or {}).get("agent")
+    if meta.get("resume") is None or not isinstance(agent, str) or old.entries is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            if meta.get("lines") is None:  # the first append since a whole load: find its last line
+                prefix = fh.read(meta["size"])
+                complete = prefix.rfind(b"\n") + 1
+                lines = prefix.count(b"\n", 0, complete)
+            else:
+                complete, lines = meta["complete"], meta["lines"]
+            fh.seek(complete)
+            tail = fh.read()
+    except OSError:
+        return None
+    kept = old.entries  # (a torn last line's rows and issues go: the line is read again, whole)
+    if kept.num_rows:
+        kept = kept.filter(pc.less_equal(kept["line_no"], scalar(lines, pa.int32())))
+    res = FileResult(path=path, nbytes=complete + len(tail))
+    try:
+        got = extend_agent_file(res, agent, io.BytesIO(tail), meta["resume"], lines, kept,
+                                [i for i in old.issues if i.line <= lines])
+    except Exception:  # (a state this version's reader does not take: read the file whole)
+        return None
+    if got is None:
+        return None
+    key = probe(path)
+    if key is None or now is None or key["size"] != complete + len(tail) or not same_stat(now)(KeyStat(key)):
+        return None  # it changed again while we read: load it whole
+    key["crc"] = zlib.crc32(memoryview(tail)[meta["size"] - complete:], meta["crc"])
+    key["racy"] = key["mtime_ns"] >= time.time_ns() - RACY_NS
+    last_nl = tail.rfind(b"\n") + 1
+    key.update(complete=complete + last_nl, lines=lines + tail.count(b"\n", 0, last_nl), header_end=0)
     return res, key
 
 

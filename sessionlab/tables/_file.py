@@ -74,6 +74,8 @@ class FileResult:
     pending: tuple[dict[str, Any], int, str | None] | None = field(default=None, repr=False)
     # what the load's cross-file pass needs of a Codex file (see ._agents.finish_agents)
     agent_extra: Any = field(default=None, repr=False)
+    # what the agent's reader needs to read the file's new lines alone when it grows (the cache keeps it)
+    agent_state: Any = field(default=None, repr=False)
 
     @property
     def fast(self) -> bool:

@@ -93,6 +93,8 @@ class AgentFile:
     # what the agent's own pass over a load needs of this file (AgentSpec.finish), e.g. the totals of
     # every token_count of a Codex file (fork replays are matched against them)
     extra: Any = None
+    # what the reader needs to go on reading the file's later lines alone (JSON; None: it cannot)
+    state: Any = None
 
 
 # -- pi's two dialects: pi's camelCase keys or the seed's snake_case ones (see .dialects) ------------
