@@ -433,6 +433,47 @@ _LINE_LOCAL_ROLES = ["user", "assistant", "toolResult", "bashExecution", "custom
                      "compactionSummary"]
 
 
+class _Tail:
+    """A grown file's part after the last complete line it had when cached: where that part starts
+    (``complete``), the lines before it, the end of its first line (a pi header's) and its bytes."""
+
+    def __init__(self, path: str, meta: dict) -> None:
+        with open(path, "rb") as fh:
+            if meta.get("lines") is None:  # the first append since a whole load: find its last line
+                prefix = fh.read(meta["size"])
+                self.complete = prefix.rfind(b"\n") + 1
+                self.lines = prefix.count(b"\n", 0, self.complete)
+                self.header_end = prefix.find(b"\n") + 1
+            else:
+                self.complete, self.lines, self.header_end = meta["complete"], meta["lines"], meta["header_end"]
+            fh.seek(0)
+            self.header = fh.read(self.header_end)
+            fh.seek(self.complete)
+            self.data = fh.read()
+
+    def kept(self, old: FileResult) -> pa.Table:
+        """The old rows of the lines before the tail (a torn last line's rows go: it is read again)."""
+        kept = old.entries
+        assert kept is not None
+        if kept.num_rows:
+            kept = kept.filter(pc.less_equal(kept["line_no"], scalar(self.lines, pa.int32())))
+        return kept
+
+    def key(self, path: str, meta: dict, now: dict | None) -> dict | None:
+        """The file's new key (the CRC-32 carried on over the new bytes, where its last complete line
+        ends now); None when it changed again while it was read."""
+        size = self.complete + len(self.data)
+        key = probe(path)
+        if key is None or now is None or key["size"] != size or not same_stat(now)(KeyStat(key)):
+            return None
+        key["crc"] = zlib.crc32(memoryview(self.data)[meta["size"] - self.complete:], meta["crc"])
+        key["racy"] = key["mtime_ns"] >= time.time_ns() - RACY_NS
+        last_nl = self.data.rfind(b"\n") + 1
+        key.update(complete=self.complete + last_nl, lines=self.lines + self.data.count(b"\n", 0, last_nl),
+                   header_end=self.header_end)
+        return key
+
+
 def _extend(path: str, meta: dict, old: FileResult, now: dict | None) -> tuple[FileResult, dict] | None:
     """``old`` extended by the file's new complete-or-not lines; None when it must be rescanned.
     ``now`` is the file's key taken before its prefix was checked: a file that changed since is
@@ -441,42 +482,23 @@ def _extend(path: str, meta: dict, old: FileResult, now: dict | None) -> tuple[F
     if (s.get("dialect"), s.get("version")) not in _APPENDABLE or not old.fast:
         return None  # (a file the fast paths refused is read whole: its new lines would take another path)
     try:
-        with open(path, "rb") as fh:
-            if meta.get("lines") is None:  # the first append since a whole load: find its last line
-                prefix = fh.read(meta["size"])
-                complete = prefix.rfind(b"\n") + 1
-                lines = prefix.count(b"\n", 0, complete)
-                header_end = prefix.find(b"\n") + 1
-            else:
-                complete, lines, header_end = meta["complete"], meta["lines"], meta["header_end"]
-            fh.seek(0)
-            header = fh.read(header_end)
-            fh.seek(complete)
-            tail = fh.read()
+        tail = _Tail(path, meta)
     except OSError:
         return None
-    if header_end == 0 or any(i.line <= lines for i in old.issues) or not _is_header(header, s.get("session_id")):
+    lines = tail.lines
+    if tail.header_end == 0 or any(i.line <= lines for i in old.issues) or \
+            not _is_header(tail.header, s.get("session_id")):
         return None
-    assert old.entries is not None
-    line_no = old.entries["line_no"]
-    kept = old.entries
-    if kept.num_rows:
-        kept = kept.filter(pc.less_equal(line_no, scalar(lines, pa.int32())))
-    stubs = _stubs(kept, tail)
-    new = _load_bytes(path, header + b"".join(stubs.values()) + tail)
+    kept = tail.kept(old)
+    stubs = _stubs(kept, tail.data)
+    new = _load_bytes(path, tail.header + b"".join(stubs.values()) + tail.data)
     table = _join(kept, new, lines, list(stubs))
     if table is None:
         return None
-    res = FileResult(path=path, nbytes=complete + len(tail), entries=table, loader=old.loader,
+    res = FileResult(path=path, nbytes=tail.complete + len(tail.data), entries=table, loader=old.loader,
                      session={**s, "issue_count": 0})  # (facts: the sessions table's owner)
-    key = probe(path)
-    if key is None or now is None or key["size"] != complete + len(tail) or not same_stat(now)(KeyStat(key)):
-        return None  # it changed again while we read: load it whole
-    key["crc"] = zlib.crc32(memoryview(tail)[meta["size"] - complete:], meta["crc"])
-    key["racy"] = key["mtime_ns"] >= time.time_ns() - RACY_NS
-    last_nl = tail.rfind(b"\n") + 1
-    key.update(complete=complete + last_nl, lines=lines + tail.count(b"\n", 0, last_nl), header_end=header_end)
-    return res, key
+    key = tail.key(path, meta, now)
+    return None if key is None else (res, key)  # (None: it changed again while we read: load it whole)
 
 
 def _extend_agent(path: str, meta: dict, old: FileResult, now: dict | None) -> tuple[FileResult, dict] | None:
@@ -489,36 +511,17 @@ def _extend_agent(path: str, meta: dict, old: FileResult, now: dict | None) -> t
     if meta.get("resume") is None or not isinstance(agent, str) or old.entries is None:
         return None
     try:
-        with open(path, "rb") as fh:
-            if meta.get("lines") is None:  # the first append since a whole load: find its last line
-                prefix = fh.read(meta["size"])
-                complete = prefix.rfind(b"\n") + 1
-                lines = prefix.count(b"\n", 0, complete)
-            else:
-                complete, lines = meta["complete"], meta["lines"]
-            fh.seek(complete)
-            tail = fh.read()
+        tail = _Tail(path, meta)
     except OSError:
         return None
-    kept = old.entries  # (a torn last line's rows and issues go: the line is read again, whole)
-    if kept.num_rows:
-        kept = kept.filter(pc.less_equal(kept["line_no"], scalar(lines, pa.int32())))
-    res = FileResult(path=path, nbytes=complete + len(tail))
+    res = FileResult(path=path, nbytes=tail.complete + len(tail.data))
     try:
-        got = extend_agent_file(res, agent, io.BytesIO(tail), meta["resume"], lines, kept,
-                                [i for i in old.issues if i.line <= lines])
+        got = extend_agent_file(res, agent, io.BytesIO(tail.data), meta["resume"], tail.lines, tail.kept(old),
+                                [i for i in old.issues if i.line <= tail.lines])
     except Exception:  # (a state this version's reader does not take: read the file whole)
         return None
-    if got is None:
-        return None
-    key = probe(path)
-    if key is None or now is None or key["size"] != complete + len(tail) or not same_stat(now)(KeyStat(key)):
-        return None  # it changed again while we read: load it whole
-    key["crc"] = zlib.crc32(memoryview(tail)[meta["size"] - complete:], meta["crc"])
-    key["racy"] = key["mtime_ns"] >= time.time_ns() - RACY_NS
-    last_nl = tail.rfind(b"\n") + 1
-    key.update(complete=complete + last_nl, lines=lines + tail.count(b"\n", 0, last_nl), header_end=0)
-    return res, key
+    key = None if got is None else tail.key(path, meta, now)
+    return None if key is None else (res, key)
 
 
 _PARENT = re.compile(rb'"parentId":"([^"\\]*)"')
