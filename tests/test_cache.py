@@ -16,7 +16,7 @@ import pytest
 
 import sessionlab as sl
 from sessionlab.cli import main as cli_main
-from sessionlab.tables import _cache, load_files, refresh
+from sessionlab.tables import _cache, _cache_grow, load_files, refresh
 
 ROOT = Path(__file__).parent.parent
 
@@ -120,13 +120,13 @@ def test_appended_lines_are_parsed_alone(tmp_path, session_lines, monkeypatch):
     with open(f, "ab") as fh:
         fh.write(b"".join(session_lines[cut:]))
     parsed = []
-    real = _cache._load_bytes
+    real = _cache_grow._load_bytes
 
     def spy(path, data):
         parsed.append(data)
         return real(path, data)
 
-    monkeypatch.setattr(_cache, "_load_bytes", spy)
+    monkeypatch.setattr(_cache_grow, "_load_bytes", spy)
     res = assert_same(src, cache)
     assert res.changes.appended == [str(f)]
     # parsed: the header, a one-line stand-in for each old parent the new lines name, the new lines
