@@ -17,23 +17,13 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import UTC, datetime
 from typing import Any
 
-from ._chain import Chain, as_dict, as_list, json_chars, text_chars
+from ._chain import Chain, as_dict, as_list, count_of, iso_ms, json_chars, text_chars
 
 __all__ = ["read_amp"]
 
 
-def _num(d: Any, key: str) -> int:
-    v = d.get(key) if isinstance(d, dict) else None
-    return max(int(v), 0) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
-
-
-def _iso_ms(ms: Any) -> str | None:
-    if not isinstance(ms, (int, float)) or isinstance(ms, bool):
-        return None
-    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _blocks(chain: Chain, i: int, content: Any) -> None:
@@ -65,7 +55,7 @@ def _message_rows(chain: Chain, messages: list, created: str | None) -> dict[Any
         content = as_list(m.get("content"))
         usage = as_dict(m.get("usage"))
         sent = m["meta"].get("sentAt") if isinstance(m.get("meta"), dict) else None
-        ts = usage.get("timestamp") or _iso_ms(sent) or ts
+        ts = usage.get("timestamp") or iso_ms(sent) or ts
         eid = str(m.get("messageId", k))
         if m.get("role") == "assistant":
             i = chain.add(k + 1, eid, ts, role="assistant", provider=None, model=usage.get("model"), tool_call_count=0)
@@ -86,8 +76,8 @@ def _from_messages(chain: Chain, messages: list, rows: dict[Any, int]) -> None:
         if not isinstance(m, dict) or m.get("role") != "assistant" or not isinstance(m.get("usage"), dict):
             continue
         u = m["usage"]
-        inp, out = _num(u, "inputTokens"), _num(u, "outputTokens")
-        write, read = _num(u, "cacheCreationInputTokens"), _num(u, "cacheReadInputTokens")
+        inp, out = count_of(u, "inputTokens"), count_of(u, "outputTokens")
+        write, read = count_of(u, "cacheCreationInputTokens"), count_of(u, "cacheReadInputTokens")
         if inp or out or write or read:
             chain.usage(rows[m.get("messageId", k)], model=u.get("model") or None, provider=None, inp=inp, out=out,
                         cache_read=read, cache_write=write)
@@ -101,8 +91,8 @@ def _from_ledger(chain: Chain, events: list, messages: list, rows: dict[Any, int
             continue
         to = e.get("toMessageId")
         cache = usage_of.get(to) or {}
-        inp, out = _num(e["tokens"], "input"), _num(e["tokens"], "output")
-        write, read = _num(cache, "cacheCreationInputTokens"), _num(cache, "cacheReadInputTokens")
+        inp, out = count_of(e["tokens"], "input"), count_of(e["tokens"], "output")
+        write, read = count_of(cache, "cacheCreationInputTokens"), count_of(cache, "cacheReadInputTokens")
         if not (inp or out or write or read):
             continue
         i = rows.get(to)
@@ -123,7 +113,7 @@ def read_amp(path: str, fh: Any) -> Any:
         doc = {}
     doc = doc if isinstance(doc, dict) else {}
     messages = as_list(doc.get("messages"))
-    rows = _message_rows(chain, messages, _iso_ms(doc.get("created")))
+    rows = _message_rows(chain, messages, iso_ms(doc.get("created")))
     ledger = (doc.get("usageLedger") or {}).get("events") if isinstance(doc.get("usageLedger"), dict) else None
     if isinstance(ledger, list):
         _from_ledger(chain, ledger, messages, rows)

@@ -56,6 +56,32 @@ def as_dict(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def count_of(d: Any, key: str) -> int:
+    """A token count a record holds under ``key``: a number (a fraction cut, a negative one 0), else 0."""
+    v = d.get(key) if isinstance(d, dict) else None
+    return max(int(v), 0) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+
+
+def iso_ms(ms: Any) -> str | None:
+    """Milliseconds since the epoch as ISO text in UTC (``...T12:34:56.789Z``); None for anything else."""
+    if not isinstance(ms, (int, float)) or isinstance(ms, bool):
+        return None
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def open_readonly(path: str) -> Any:
+    """A SQLite database opened read-only (``mode=ro``: never created, never written), its rows
+    addressable by column name."""
+    import sqlite3
+
+    uri = "file:" + os.path.abspath(path).replace("?", "%3F").replace("#", "%23") + "?mode=ro"
+    con = sqlite3.connect(uri, uri=True)
+    con.row_factory = sqlite3.Row
+    return con
+
+
 def as_list(value: Any) -> list:
     """``value`` when it is a JSON array, else an empty one."""
     return value if isinstance(value, list) else []

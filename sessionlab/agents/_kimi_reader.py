@@ -17,10 +17,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from datetime import UTC, datetime
 from typing import Any
 
-from ._chain import Chain, as_dict, json_chars, text_chars
+from ._chain import Chain, as_dict, count_of, iso_ms, json_chars, text_chars
 
 __all__ = ["read_kimi", "configured_model", "work_dirs"]
 
@@ -69,13 +68,8 @@ def work_dirs(share: str) -> dict[str, str]:
 def _iso(seconds: Any) -> str | None:
     if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
         return None
-    ms = int(seconds * 1000)
-    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return iso_ms(int(seconds * 1000))
 
-
-def _num(d: dict, key: str) -> int:
-    v = d.get(key)
-    return max(int(v), 0) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
 
 
 class _Wire:
@@ -124,8 +118,8 @@ class _Wire:
             c.add(line_no, f"L{line_no}", ts, type=kind, side_node=True)
 
     def usage(self, line_no: int, ts: str | None, u: dict) -> None:
-        inp, out = _num(u, "input_other"), _num(u, "output")
-        read, write = _num(u, "input_cache_read"), _num(u, "input_cache_creation")
+        inp, out = count_of(u, "input_other"), count_of(u, "output")
+        read, write = count_of(u, "input_cache_read"), count_of(u, "input_cache_creation")
         if not (inp or out or read or write):
             return
         i = self.assistant(line_no, ts)

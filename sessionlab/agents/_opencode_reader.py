@@ -24,29 +24,19 @@ import json
 import os
 import sqlite3
 from contextlib import closing
-from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import quote
 
-from ._chain import Chain, as_dict, json_chars, text_chars
+from ._chain import Chain, as_dict, count_of, iso_ms, json_chars, open_readonly, text_chars
 
 __all__ = ["read_opencode", "database_sessions"]
 
 
-def _connect(db: str) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{quote(os.path.abspath(db))}?mode=ro", uri=True)
-
 
 def database_sessions(db: str) -> list[str]:
     """The ids of the database's sessions that have messages."""
-    with closing(_connect(db)) as con:
+    with closing(open_readonly(db)) as con:
         return [r[0] for r in con.execute("SELECT DISTINCT session_id FROM message")]
 
-
-def _iso(ms: Any) -> str | None:
-    if not isinstance(ms, (int, float)) or isinstance(ms, bool):
-        return None
-    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _rows(con: sqlite3.Connection, sql: str, args: tuple) -> list[sqlite3.Row]:
@@ -58,7 +48,7 @@ def _rows(con: sqlite3.Connection, sql: str, args: tuple) -> list[sqlite3.Row]:
 
 def _from_database(db: str, sid: str) -> tuple[dict, list[tuple[dict, list[dict]]], dict[str, str | None]]:
     """The session's fields, its messages with their parts, and the sessions' parents (for the root)."""
-    with closing(_connect(db)) as con:
+    with closing(open_readonly(db)) as con:
         con.row_factory = sqlite3.Row
         found = _rows(con, "SELECT * FROM session WHERE id = ?", (sid,))
         session = dict(found[0]) if found else {"id": sid}
@@ -129,18 +119,14 @@ def _created(m: dict) -> float:
     return c if isinstance(c, (int, float)) else 0
 
 
-def _num(d: Any, key: str) -> int:
-    v = d.get(key) if isinstance(d, dict) else None
-    return max(int(v), 0) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
-
 
 def _usage(chain: Chain, i: int, m: dict) -> None:
     t = m.get("tokens")
     if not isinstance(t, dict):
         return
     cache = as_dict(t.get("cache"))
-    inp, out, reasoning = _num(t, "input"), _num(t, "output"), _num(t, "reasoning")
-    read, write = _num(cache, "read"), _num(cache, "write")
+    inp, out, reasoning = count_of(t, "input"), count_of(t, "output"), count_of(t, "reasoning")
+    read, write = count_of(cache, "read"), count_of(cache, "write")
     if not (inp or out or reasoning or read or write):
         return  # (an aborted or failed response)
     cost = m.get("cost")
@@ -150,7 +136,7 @@ def _usage(chain: Chain, i: int, m: dict) -> None:
 
 
 def _message(chain: Chain, m: dict, parts: list[dict]) -> None:
-    ts, eid, role = _iso(_created(m) or None), str(m.get("id")), m.get("role")
+    ts, eid, role = iso_ms(_created(m) or None), str(m.get("id")), m.get("role")
     if role != "assistant":
         i = chain.add(0, eid, ts, role="user")
         for p in parts:
@@ -175,7 +161,7 @@ def _message(chain: Chain, m: dict, parts: list[dict]) -> None:
     _usage(chain, i, m)
     for name, cid, state in results:
         t = as_dict(state.get("time"))
-        j = chain.add(0, f"{eid}/{cid}", _iso(t.get("end")) or ts, role="toolResult", tool_name=name)
+        j = chain.add(0, f"{eid}/{cid}", iso_ms(t.get("end")) or ts, role="toolResult", tool_name=name)
         chain.block(j, "toolResult", json_chars(state.get("output") if "output" in state else state.get("error")),
                     name, cid)
 

@@ -22,14 +22,10 @@ import json
 import os
 from typing import Any
 
-from ._chain import Chain, as_dict, as_list, json_chars, text_chars
+from ._chain import Chain, as_dict, as_list, count_of, json_chars, text_chars
 
 __all__ = ["read_qwen"]
 
-
-def _num(d: dict, key: str) -> int:
-    v = d.get(key)
-    return max(int(v), 0) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
 
 
 def _parts(chain: Chain, i: int, parts: Any) -> None:
@@ -51,13 +47,13 @@ def _usage(chain: Chain, i: int, d: dict) -> None:
     u = d.get("usageMetadata")
     if not isinstance(u, dict) or isinstance(d.get("forkedFrom"), dict):
         return  # (a /branch copy of its parent's record: the parent's spend)
-    prompt, out = _num(u, "promptTokenCount"), _num(u, "candidatesTokenCount")
-    cached = _num(u, "cachedContentTokenCount")
+    prompt, out = count_of(u, "promptTokenCount"), count_of(u, "candidatesTokenCount")
+    cached = count_of(u, "cachedContentTokenCount")
     if not (prompt or out or cached):
         return
     cached = min(cached, prompt)
     chain.usage(i, model=d.get("model") or None, provider="qwen", inp=prompt - cached, out=out, cache_read=cached,
-                reasoning=_num(u, "thoughtsTokenCount"), total=_num(u, "totalTokenCount") or prompt + out)
+                reasoning=count_of(u, "thoughtsTokenCount"), total=count_of(u, "totalTokenCount") or prompt + out)
 
 
 def _record(chain: Chain, line_no: int, d: dict, facts: dict) -> None:
@@ -81,7 +77,7 @@ def _record(chain: Chain, line_no: int, d: dict, facts: dict) -> None:
         info = as_dict(payload.get("info"))
         history = payload.get("compressedHistory") or []
         nc = sum(text_chars(c.get("parts")) for c in history if isinstance(c, dict))
-        chain.add(line_no, eid, ts, type="compaction", tokens_before=_num(info, "originalTokenCount") or None,
+        chain.add(line_no, eid, ts, type="compaction", tokens_before=count_of(info, "originalTokenCount") or None,
                   summary_chars=nc, est_tokens=nc)
     else:
         if d.get("subtype") == "custom_title":

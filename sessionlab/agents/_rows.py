@@ -10,13 +10,11 @@ the child of the row before), the shape of a format that has no tree. A row with
 
 from __future__ import annotations
 
-import os
-import sqlite3
 from typing import Any
 
 from ..pi.io.formats import AgentFile
 
-__all__ = ["COLUMNS", "agent_file", "open_readonly", "iso_ms", "as_int", "price_total", "totals_row", "obj", "text"]
+__all__ = ["COLUMNS", "agent_file", "as_int", "price_total", "totals_row", "text"]
 
 COLUMNS = ("line_no", "entry_id", "parent_id", "type", "role", "timestamps", "provider", "model", "input_tokens",
            "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "total_tokens",
@@ -50,28 +48,6 @@ def agent_file(path: str, agent: str, rows: list[dict], session: dict[str, Any])
         prev = r.get("entry_id")
     af.columns, af.n = cols, len(rows)
     return af
-
-
-def open_readonly(path: str) -> sqlite3.Connection:
-    """A SQLite database opened read-only (``mode=ro``: never created, never written)."""
-    uri = "file:" + os.path.abspath(path).replace("?", "%3F").replace("#", "%23") + "?mode=ro"
-    con = sqlite3.connect(uri, uri=True)
-    con.row_factory = sqlite3.Row
-    return con
-
-
-def iso_ms(ms: float | int | None) -> str | None:
-    """Milliseconds since the epoch as ISO text (UTC), None for None."""
-    if ms is None:
-        return None
-    from datetime import UTC, datetime
-
-    return datetime.fromtimestamp(float(ms) / 1000, tz=UTC).isoformat().replace("+00:00", "Z")
-
-
-def obj(v: Any) -> dict:
-    """``v`` when it is a JSON object, else an empty one."""
-    return v if isinstance(v, dict) else {}
 
 
 def text(v: Any) -> str | None:

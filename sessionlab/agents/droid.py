@@ -21,7 +21,8 @@ import re
 from pathlib import Path
 from typing import IO
 
-from ._rows import agent_file, as_int, iso_ms, obj, text, totals_row
+from ._chain import as_dict, iso_ms
+from ._rows import agent_file, as_int, text, totals_row
 from ._spec import AgentSpec, home_path, null_usage
 
 __all__ = ["SPEC", "roots", "files", "read", "finish", "normalise_model"]
@@ -104,8 +105,8 @@ def read(path: str, fh: IO[bytes]):
     """A settings file as one session with one usage row (its totals), or none without usage."""
     d = json.loads(fh.read())
     sid = os.path.basename(path)[:-len(_SUFFIX)]
-    d = obj(d)
-    u = obj(d.get("tokenUsage"))
+    d = as_dict(d)
+    u = as_dict(d.get("tokenUsage"))
     inp, out, cw, cr, think = (as_int(u.get(k)) for k in ("inputTokens", "outputTokens", "cacheCreationTokens",
                                                           "cacheReadTokens", "thinkingTokens"))
     missing = as_int(u.get("totalTokens")) - (inp + out + cw + cr + think)

@@ -19,7 +19,8 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
-from ._rows import agent_file, as_int, iso_ms, obj
+from ._chain import as_dict, iso_ms
+from ._rows import agent_file, as_int
 from ._spec import AgentSpec, home_path
 
 __all__ = ["SPEC", "roots", "files", "read"]
@@ -81,7 +82,7 @@ def _turn_rows(n: int, ts: str | None, u: dict, fallback_model: str | None) -> l
 def read(path: str, fh: IO[bytes]):
     """An ``updates.jsonl``: one usage row per turn and model, the session's facts from ``summary.json``."""
     s = _summary(path)
-    info = obj(s.get("info"))
+    info = as_dict(s.get("info"))
     sid = info.get("id") or os.path.basename(os.path.dirname(path))
     model = s.get("current_model_id") or None
     rows: dict[tuple, dict] = {}

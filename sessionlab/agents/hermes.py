@@ -18,7 +18,8 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
-from ._rows import agent_file, as_int, iso_ms, open_readonly, totals_row
+from ._chain import iso_ms, open_readonly
+from ._rows import agent_file, as_int, totals_row
 from ._spec import AgentSpec, home_path, member_path, split_member
 
 __all__ = ["SPEC", "roots", "files", "read"]

@@ -17,7 +17,8 @@ import os
 from pathlib import Path
 from typing import IO
 
-from ._rows import agent_file, as_int, iso_ms, obj, open_readonly, text
+from ._chain import as_dict, iso_ms, open_readonly
+from ._rows import agent_file, as_int, text
 from ._spec import AgentSpec, home_path, member_path, split_member
 
 __all__ = ["SPEC", "roots", "files", "read", "message_rows"]
@@ -91,14 +92,14 @@ def message_rows(msg_id: str, d: dict, parts: list[dict], prev: str | None) -> d
     role = d.get("role") if d.get("role") in ("user", "assistant") else None
     chars = sum(len(p.get("text") or "") for p in parts if p.get("type") in ("text", "reasoning"))
     tools = [p for p in parts if p.get("type") == "tool"]
-    err = obj(d.get("error")) or None
-    time = obj(d.get("time"))
+    err = as_dict(d.get("error")) or None
+    time = as_dict(d.get("time"))
     row = {"entry_id": msg_id, "message_id": msg_id, "role": role,
            "parent_id": d.get("parentID") if isinstance(d.get("parentID"), str) else prev,
            "timestamps": iso_ms(_time_ms(time.get("created"))), "est_tokens": -(-chars // 4),
            "tool_call_count": len(tools), "tool_name": (tools[0].get("tool") if tools else None),
-           "is_error": err is not None or any(obj(t.get("state")).get("status") == "error" for t in tools),
-           "error_message": (obj(err.get("data")).get("message") or err.get("name")) if err else None,
+           "is_error": err is not None or any(as_dict(t.get("state")).get("status") == "error" for t in tools),
+           "error_message": (as_dict(err.get("data")).get("message") or err.get("name")) if err else None,
            "stop_reason": d.get("finish") if isinstance(d.get("finish"), str) else None}
     model = text(d.get("modelID"))
     row.update(model=model, provider=d.get("providerID") if isinstance(d.get("providerID"), str) else None)
