@@ -333,3 +333,34 @@ def test_live_view_of_a_fixed_time(folder, monkeypatch):
     later = now + dt.timedelta(hours=6)
     out.print(live_view(corpus, now=later))
     assert "none (no call in the last 5 hours)" in out.export_text()
+
+
+# -- the widgets' live mode, headless (the browser test drives it in JupyterLab) -------------------
+def test_widget_live_toggles(folder, tmp_path):
+    pytest.importorskip("ipywidgets")
+    from sessionlab.widgets import BranchExplorer, SessionTree, UsageDashboard
+
+    sessions = _sessions(folder, 2)
+    corpus = sl.load(folder, cache=tmp_path / "cache")
+    sid = sessions[0].storage.get_metadata().id
+    tree = SessionTree(corpus, session_id=sid)
+    explorer = BranchExplorer(corpus, session_id=sid)
+    dash = UsageDashboard(corpus)
+    assert tree.can_follow and not explorer.live.disabled and not dash.live.disabled
+    assert BranchExplorer(corpus.entries).live.disabled  # a table has no files to follow
+    tree.selected_id = tree.tree["ids"][0]
+    tree.live = True
+    explorer.live.value = dash.live.value = True
+    try:
+        time.sleep(0.7)
+        _reply(sessions[0], 2)
+        deadline = time.monotonic() + 10
+        while min(w._live.updates for w in (tree, explorer, dash)) < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert tree.tree["n"] == 3 and tree.selected_id == tree.tree["ids"][0]  # the pick is kept
+        assert "3 entries" in explorer.header.value and explorer.entry.value == tree.tree["ids"][-1]
+        assert "3 calls" in dash.status.value and "1 grown" in dash.status.value
+    finally:
+        tree.live = False
+        explorer.live.value = dash.live.value = False
+    assert not any(w._live.on for w in (tree, explorer, dash))

@@ -19,8 +19,8 @@ facts (what is a call, leaves, fork points, the current leaf, the name) have one
 
 from ._cache import Changes, clear_cache
 from ._conventions import df_variant as df_variant
-from ._follow import Follower
 from ._conventions import returns as returns
+from ._follow import Follower
 from ._load import LoadResult, default_roots, default_sessions_dir, find_files, load_files, refresh
 from ._pi16 import table_rules
 

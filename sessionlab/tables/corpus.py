@@ -31,8 +31,8 @@ from ._load import Source, load_files
 from ._pi16 import apply_rules
 from ._schema import ENTRY_SCHEMA
 
-__all__ = ["Corpus", "load", "watch", "labels_of", "as_entries", "select_sessions", "one_session", "session_ids", "session_mask",
-           "SessionIds", "to_pandas"]
+__all__ = ["Corpus", "load", "watch", "labels_of", "as_entries", "select_sessions", "one_session", "session_ids",
+           "session_mask", "SessionIds", "to_pandas"]
 
 SessionIds = str | Sequence[str] | None
 """One session id, a list of them, or None for every session."""

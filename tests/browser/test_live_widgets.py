@@ -8,7 +8,6 @@ The sessions are written here, by the session system, while the notebook's kerne
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
