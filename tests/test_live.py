@@ -362,5 +362,6 @@ def test_widget_live_toggles(folder, tmp_path):
         assert "3 calls" in dash.status.value and "1 grown" in dash.status.value
     finally:
         tree.live = False
-        explorer.live.value = dash.live.value = False
+        explorer.live.value = False
+        dash.close()  # closing a live widget stops its follower
     assert not any(w._live.on for w in (tree, explorer, dash))

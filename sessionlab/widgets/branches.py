@@ -145,6 +145,10 @@ class BranchExplorer(StaticFallback, W.VBox):
             else:
                 self.session.value = wanted
 
+    def close(self) -> None:
+        self._live.stop()  # (a closed widget follows nothing)
+        super().close()
+
     def _show(self, corpus: Corpus) -> None:
         """Show a newer corpus of the same source (a change while live): the same session, at its
         current leaf."""

@@ -175,6 +175,10 @@ class SessionTree(anywidget.AnyWidget):
         self.title = f"{head} — {payload['n']:,} entries, {leaves:,} {'leaf' if leaves == 1 else 'leaves'}"
         self.tree = payload
 
+    def close(self) -> None:
+        self._live.stop()  # (a closed widget follows nothing)
+        super().close()
+
     def _show(self, corpus: Corpus) -> None:
         """Draw the same session from a newer corpus (a change while live), keeping the selection."""
         picked = self.selected_id

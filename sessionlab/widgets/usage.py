@@ -121,6 +121,10 @@ class UsageDashboard(StaticFallback, W.VBox):
                                       f"{len(c.rewritten)} rewritten, {len(c.removed)} removed, "
                                       f"{len(c.unchanged)} unchanged files.")
 
+    def close(self) -> None:
+        self._live.stop()  # (a closed widget follows nothing)
+        super().close()
+
     def _days(self, tz: str) -> tuple[dt.date | None, dt.date | None]:
         """First and last day with a call, in ``tz``."""
         from .. import usage_by
