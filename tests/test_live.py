@@ -365,3 +365,41 @@ def test_widget_live_toggles(folder, tmp_path):
         explorer.live.value = False
         dash.close()  # closing a live widget stops its follower
     assert not any(w._live.on for w in (tree, explorer, dash))
+
+
+def test_a_failing_redraw_shows_on_the_toggle(folder, tmp_path, monkeypatch):
+    pytest.importorskip("ipywidgets")
+    from sessionlab.widgets import UsageDashboard
+
+    session = _sessions(folder, 1)[0]
+    dash = UsageDashboard(sl.load(folder, cache=tmp_path / "cache"))
+
+    def broken(corpus):
+        raise RuntimeError("no room to draw")
+
+    monkeypatch.setattr(dash._live, "_show", broken)
+    dash.live.value = True
+    try:
+        time.sleep(0.7)
+        _reply(session, 2)
+        deadline = time.monotonic() + 10
+        while dash._live.error is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert dash.live.button_style == "danger" and "no room to draw" in dash.live.tooltip
+        assert isinstance(dash._live.follower.error, RuntimeError) and dash._live.follower.running
+    finally:
+        dash.close()
+
+
+def test_a_watch_that_fails_stops_and_says_why(folder, tmp_path, monkeypatch):
+    _sessions(folder, 1)
+
+    def gone(self):
+        raise OSError("the folder is gone")
+        yield  # (a generator, as the real ones)
+
+    monkeypatch.setattr(_follow.Follower, "_poll", gone)
+    f = sl.load(folder).follow(backend="poll")
+    f._thread.join(5)
+    assert not f.running and isinstance(f.error, OSError)
+    assert f.wait(5) is False  # (returns at once: nothing more will come)

@@ -110,7 +110,8 @@ class Follower:
         updates: How many new corpora the follower has made.
         backend: ``"watchfiles"`` or ``"poll"``: how it waits for changes.
         paths: The folders and files it watches.
-        error: The last exception a refresh or the callback raised (the follower keeps going), or None.
+        error: The last exception a refresh or the callback raised (the follower keeps going), or
+            the one that stopped the watch itself (then :attr:`running` is False), or None.
 
     Use it as a context manager, or call :meth:`stop` when done.
 
@@ -178,8 +179,15 @@ class Follower:
     def _run(self) -> None:
         # each generator yields once when its watch is set up (what changed between the load and
         # then is read at that point), then once per change
-        for _ in self._watchfiles() if self.backend == "watchfiles" else self._poll():
-            self._update()
+        try:
+            for _ in self._watchfiles() if self.backend == "watchfiles" else self._poll():
+                self._update()
+        except Exception as e:  # the watch itself failed (a folder gone...): the follower stops, saying why
+            self.error = e
+        finally:
+            self._stop.set()
+            with self._cond:
+                self._cond.notify_all()
 
     def _update(self) -> None:
         try:

@@ -28,7 +28,7 @@ class Live:
         corpus: The newest corpus shown (None when the widget was made from a table).
         follower: The running :class:`~sessionlab.tables.Follower`, or None.
         updates: How many new corpora were shown.
-        error: The last error of a refresh or a redraw (shown by the widget), or None.
+        error: The last error of a redraw, or None; each is also handed to the ``on_error`` hooks.
     """
 
     def __init__(self, corpus: Corpus | None, show: Callable[[Corpus], object], *, backend: str = "auto") -> None:
@@ -36,6 +36,7 @@ class Live:
         self.follower: Any = None
         self.updates = 0
         self.error: BaseException | None = None
+        self.on_error: list[Callable[[BaseException], object]] = []
         self._show = show
         self._backend = backend
         self._lock = threading.Lock()
@@ -67,8 +68,10 @@ class Live:
             self.corpus = corpus
             try:
                 self._show(corpus)
-            except Exception as e:  # the follower's thread has nowhere to report it: the widget shows it
+            except Exception as e:  # the follower's thread has nowhere to report it: the toggle shows it
                 self.error = e
+                for hook in self.on_error:
+                    hook(e)
                 raise
             self.updates += 1
 
@@ -80,4 +83,10 @@ def live_button(live: Live) -> W.ToggleButton:
                             else "only a corpus from load() can follow its files")
     button.observe(lambda change: live.set(change["new"]), names="value")
     button.add_class("sessionlab-live")
+
+    def failed(error: BaseException) -> None:
+        button.button_style = "danger"
+        button.tooltip = f"the last redraw failed: {type(error).__name__}: {error}"
+
+    live.on_error.append(failed)
     return button
