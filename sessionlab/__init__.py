@@ -93,7 +93,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     ),
     "sessionlab.tables": (
         "Corpus", "blocks_df", "blocks_table", "entries_df", "entries_table", "issues_df", "issues_table",
-        "load", "sessions_df", "sessions_table", "table_rules", "to_parquet",
+        "load", "sessions_df", "sessions_table", "table_rules", "to_parquet", "watch", "Follower",
     ),
     "sessionlab.pi.tokens": (
         "ContextEstimate", "estimate_context_tokens", "estimate_projected_context_tokens", "estimate_tokens",
@@ -265,6 +265,8 @@ __all__ = [
     "sessions_table",
     "table_rules",
     "to_parquet",
+    "watch",
+    "Follower",
     "children",
     "current_branch",
     "depths",

@@ -462,7 +462,7 @@ def test_session_tree_click_shows_the_context_in_the_explorer(data_table):
 
     tree = SessionTree()
     ex = BranchExplorer(data_table, session_id=RUST_CLI, session_tree=tree)
-    assert ex.children[4] is tree and tree.session_id == RUST_CLI
+    assert ex.children[5] is tree and tree.session_id == RUST_CLI
     inner = [e for e in tree.tree["ids"] if e not in [v for _, v in ex.entry.options]][0]
     tree.selected_id = inner  # what a click does
     assert ex.entry.value == inner and ex.context_row["at_id"] == inner

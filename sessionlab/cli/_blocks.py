@@ -3,7 +3,8 @@
 The numbers come from :func:`sessionlab.analysis.billing_blocks`; this module shapes them: a
 ``rich`` table for people (the active block with its projection and, with a token limit, what is
 left) and ``--json`` in ccusage's shape (``blocks``: ``id``, ``startTime``, ``tokenCounts``,
-``burnRate``, ``projection``, ``tokenLimitStatus``...).
+``burnRate``, ``projection``, ``tokenLimitStatus``...). ``--live`` shows the active block and
+today's cost and redraws them as the session files change (:mod:`._live`).
 
 Example:
     >>> from sessionlab.cli import main
@@ -140,6 +141,12 @@ def cmd_blocks(args: argparse.Namespace) -> int:
         raise OptionError("usage blocks has no --csv: use --json", "csv")
     keep: Literal["all", "recent", "active"] = "active" if args.active else "recent" if args.recent else "all"
     limit = _token_limit(args.token_limit)
+    if args.live:
+        if args.json:
+            raise OptionError("usage blocks --live draws in the terminal: leave out --json", "live")
+        from ._live import run_live
+
+        return run_live(args, limit)
     # the table shows the share of the largest finished block without --token-limit, as ccusage does
     data = blocks_report(args.paths or None, tz=args.tz, since=args.since, until=args.until, agents=args.agent,
                          token_limit=limit if args.json or limit is not None else "max", keep=keep,
@@ -164,5 +171,8 @@ def add_blocks_arguments(parser: argparse.ArgumentParser) -> None:
                         "is judged against it")
     g.add_argument("--active", action="store_true", help="only the active block")
     g.add_argument("--recent", action="store_true", help="only blocks from the last 3 days (and the active one)")
+    g.add_argument("--live", action="store_true",
+                   help="show the active block, its burn rate and projection and today's cost, redrawn when the "
+                        "session files change (Ctrl-C to quit)")
     g.add_argument("--session-length", type=float, default=5, metavar="HOURS",
                    help="block length in hours (default: 5)")

@@ -6,6 +6,8 @@
 - :func:`blocks_table` / :func:`blocks_df`: one row per content block;
 - :func:`issues_table` / :func:`issues_df`: the line issues of a load;
 - :func:`to_parquet` / :func:`read_parquet`: a Parquet dataset of a table or a source, and back;
+- :meth:`Corpus.follow` / :func:`watch`: a corpus kept current while agents write to its files
+  (a :class:`Follower`, see :mod:`._follow`);
 - :func:`load_files` / :func:`refresh`: the per-file results of a load (cached, see
   :mod:`._cache`) and of a reload, with the :class:`Changes` in between; :func:`clear_cache`.
 
@@ -18,6 +20,7 @@ facts (what is a call, leaves, fork points, the current leaf, the name) have one
 from ._cache import Changes, clear_cache
 from ._conventions import df_variant as df_variant
 from ._conventions import returns as returns
+from ._follow import Follower
 from ._load import LoadResult, default_roots, default_sessions_dir, find_files, load_files, refresh
 from ._pi16 import table_rules
 
@@ -29,13 +32,13 @@ from ._schema import Column as Column
 from ._schema import columns_doc as columns_doc
 from ._schema import schema_of as schema_of
 from .blocks import blocks_df, blocks_table
-from .corpus import Corpus, as_entries, load
+from .corpus import Corpus, as_entries, load, watch
 from .entries import entries_df, entries_table
 from .issues import issues_df, issues_table
 from .sessions import sessions_df, sessions_table
 
 __all__ = [
-    "load", "Corpus", "as_entries",
+    "load", "Corpus", "as_entries", "watch", "Follower",
     "entries_table", "entries_df", "sessions_table", "sessions_df", "blocks_table", "blocks_df",
     "issues_table", "issues_df", "to_parquet", "read_parquet", "find_files", "default_sessions_dir", "table_rules",
     "load_files", "refresh", "LoadResult", "Changes", "clear_cache",

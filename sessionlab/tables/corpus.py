@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pandas is imported by the *_df methods only, when called
     import pandas as pd
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 
 import pyarrow as pa
@@ -26,12 +26,13 @@ from ..pi.rules import DEFAULT_RULES, Rules
 from ._build import blocks_of, entries_of, issues_of, labels_of, sessions_of
 from ._cache import CacheOption
 from ._file import FileResult
+from ._follow import POLL_INTERVAL, Backend, Follower, watched_paths
 from ._load import Source, load_files
 from ._pi16 import apply_rules
 from ._schema import ENTRY_SCHEMA
 
-__all__ = ["Corpus", "load", "labels_of", "as_entries", "select_sessions", "one_session", "session_ids", "session_mask",
-           "SessionIds", "to_pandas"]
+__all__ = ["Corpus", "load", "watch", "labels_of", "as_entries", "select_sessions", "one_session", "session_ids",
+           "session_mask", "SessionIds", "to_pandas"]
 
 SessionIds = str | Sequence[str] | None
 """One session id, a list of them, or None for every session."""
@@ -134,6 +135,33 @@ class Corpus:
         return Corpus(new.files, want_blocks=self._has_blocks, max_workers=self._max_workers, rules=self.rules,
                       loaded=new)
 
+    def follow(self, callback: Callable[[Corpus], object] | None = None, *, backend: Backend = "auto",
+               interval: float = POLL_INTERVAL) -> Follower:
+        """Keep this corpus current while agents write to its files: a background thread waits for
+        a change to the source's files, then loads it again with :meth:`refresh` (unchanged files
+        are not read again; a grown pi file parses only its new lines) and calls
+        ``callback(new_corpus)``. Nothing runs while nothing changes.
+
+        Args:
+            callback: Called with each new corpus, in the follower's thread.
+            backend: ``"watchfiles"`` (the operating system's file events; needs the ``live``
+                extra), ``"poll"`` (a look at the files every ``interval`` seconds) or ``"auto"``
+                (watchfiles when installed).
+            interval: Seconds between two looks when polling.
+
+        Returns:
+            A running :class:`~sessionlab.tables.Follower` (its ``corpus`` is the newest; stop it
+            with ``stop()`` or a ``with`` block).
+
+        Example:
+            >>> with load("sessions/").follow(lambda c: print(c.changes)) as f:  # doctest: +SKIP
+            ...     f.wait(60)
+        """
+        if self._loaded is None:
+            raise ArgumentTypeError("corpus", "this corpus was not made by load(): nothing to follow")
+        paths = watched_paths(self._loaded.source, self._loaded.options.get("agents"))
+        return Follower(self, callback, paths=paths, backend=backend, interval=interval)
+
     def entries_df(self) -> pd.DataFrame:
         return to_pandas(self.entries)
 
@@ -202,6 +230,27 @@ def load(source: Source = None, *, on_bad_lines: OnBadLines = "warn", progress: 
     """
     return _load(source, on_bad_lines=on_bad_lines, progress=progress, max_workers=max_workers, rules=rules,
                  cache=cache, agents=agents)
+
+
+def watch(source: Source = None, *, backend: Backend = "auto", interval: float = POLL_INTERVAL,
+          **load_options: Any) -> Iterator[Corpus]:
+    """The corpus of ``source`` now, then again each time its files change (see :meth:`Corpus.follow`):
+    a loop over it runs its body once per change and waits, using no CPU, in between.
+
+    ``load_options`` are :func:`load`'s (``agents=``, ``cache=``...). Closing the iterator (leaving
+    the loop) stops the watch.
+
+    Example:
+        >>> for corpus in watch("~/.pi/agent/sessions"):  # doctest: +SKIP
+        ...     print(corpus.entries.num_rows)
+    """
+    corpus = load(source, **load_options)
+    yield corpus
+    with corpus.follow(backend=backend, interval=interval) as follower:
+        seen = 0
+        while follower.wait(since=seen):
+            seen = follower.updates
+            yield follower.corpus
 
 
 def _load(source: Source, *, on_bad_lines: OnBadLines, progress: bool | None, max_workers: int | None,

@@ -24,6 +24,7 @@ from ._common import (
     show_figure,
     style_widget,
 )
+from ._live import Live, live_button
 
 __all__ = ["BranchExplorer"]
 
@@ -80,6 +81,8 @@ class BranchExplorer(StaticFallback, W.VBox):
         session_tree: the :class:`~sessionlab.widgets.SessionTree` given, if any: it draws the
             session, and a click on one of its entries picks that entry here.
         context_row: the ``contexts`` row (a dict) shown; messages: the context's message dicts.
+        live: ToggleButton: while on, a change to the session files reloads the corpus and redraws
+            the picked session at its (new) current leaf (a corpus from ``load()`` only).
 
     Session names and labels come from the corpus (or, for an entries table, from its
     ``session_info`` and ``label`` rows); only the messages of the context shown are read from the
@@ -100,6 +103,9 @@ class BranchExplorer(StaticFallback, W.VBox):
         else:
             self._names = {s["session_id"]: s["name"] for s in session_rows(self.entries)}
         self._label: dict[str, str] = {}
+        self._session_id = session_id
+        self._live = Live(corpus, self._show)
+        self.live = live_button(self._live)
         options = session_options(self.entries, session_id)
         wide = W.Layout(width="auto", min_width="0")
         self.session = W.Dropdown(options=options, description="Session", layout=W.Layout(width="auto"))
@@ -120,8 +126,8 @@ class BranchExplorer(StaticFallback, W.VBox):
         self.tabs.layout = W.Layout(width="auto", min_width="0")
         view = session_tree if session_tree is not None else self.tree
         kwargs.setdefault("layout", W.Layout(width="auto", max_width="100%", min_width="0"))
-        super().__init__(children=[style_widget(), self.session, self.entry, self.header, view, self.summary,
-                                   self.tabs], **kwargs)
+        super().__init__(children=[style_widget(), self.session, self.entry, self.live, self.header, view,
+                                   self.summary, self.tabs], **kwargs)
         self.add_class("sessionlab-branch-explorer")
         self.add_class("sessionlab-root")
         for name in ("session", "entry", "header", "tree", "summary", "context", "branch"):
@@ -138,6 +144,27 @@ class BranchExplorer(StaticFallback, W.VBox):
                 self._on_session()
             else:
                 self.session.value = wanted
+
+    def close(self) -> None:
+        self._live.stop()  # (a closed widget follows nothing)
+        super().close()
+
+    def _show(self, corpus: Corpus) -> None:
+        """Show a newer corpus of the same source (a change while live): the same session, at its
+        current leaf."""
+        self.entries = as_table(corpus)
+        self._labels = corpus.labels
+        self._names = dict(zip(corpus.sessions["session_id"].to_pylist(), corpus.sessions["name"].to_pylist()))
+        options = session_options(self.entries, self._session_id)
+        sid = self.session.value
+        self.session.unobserve(self._on_session, names="value")
+        try:
+            self.session.options = options
+            if options:
+                self.session.value = sid if sid in [v for _, v in options] else options[0][1]
+        finally:
+            self.session.observe(self._on_session, names="value")
+        self._on_session()
 
     # -- session -----------------------------------------------------------------------------
     def _on_session(self, change: Any = None) -> None:

@@ -19,7 +19,8 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 from ..plotting import NODE_KINDS, compute_layout, current_labels, node_kinds, session_rows, to_np
 from ..tables import call_mask
-from ..tables.corpus import SessionIds
+from ..tables.corpus import Corpus, SessionIds
+from ._live import Live
 
 __all__ = ["SessionTree", "tree_payload"]
 
@@ -125,6 +126,9 @@ class SessionTree(anywidget.AnyWidget):
         draw_ms: How long the browser's first full draw took (milliseconds), reported back.
         title: Text above the tree. height: Canvas height in CSS pixels.
         session_id: The session shown (or a list holding it; ``None`` when the table holds one).
+        live: While True (the "live" box above the tree), a change to the session files redraws
+            the tree (:meth:`sessionlab.Corpus.follow`); only for a corpus from ``load()``
+            (``can_follow`` says whether it is one).
 
     Example:
         >>> from sessionlab import entries_table  # doctest: +SKIP
@@ -139,12 +143,16 @@ class SessionTree(anywidget.AnyWidget):
     selected_id = T.Unicode(None, allow_none=True).tag(sync=True)
     draw_ms = T.Float(-1.0).tag(sync=True)
     empty_message = T.Unicode("No entries to draw.").tag(sync=True)
+    live = T.Bool(False).tag(sync=True)
+    can_follow = T.Bool(False).tag(sync=True)
 
     def __init__(self, entries=None, *, session_id: SessionIds = None, height: int = 420, **kwargs: Any) -> None:
         super().__init__(height=height, **kwargs)
         self.session_id: str | None = None
         self._rows: pa.Table | None = None
+        self._live = Live(None, self._show)
         self.add_class("sessionlab-tree-widget")
+        self.observe(lambda change: self._live.set(change["new"]), names="live")
         if entries is not None:
             self.set_session(entries, session_id)
 
@@ -152,6 +160,9 @@ class SessionTree(anywidget.AnyWidget):
         """Draw another session (``session_id=None``: the table's only session)."""
         from ..tables.labels import session_labels
 
+        if isinstance(entries, Corpus):  # (a corpus can be followed: see live)
+            self._live.corpus = entries
+            self.can_follow = True
         payload = tree_payload(entries, session_id)
         rows = session_rows(entries, session_id)
         sid = rows["session_id"][0].as_py()
@@ -163,6 +174,17 @@ class SessionTree(anywidget.AnyWidget):
         self.selected_id = None
         self.title = f"{head} — {payload['n']:,} entries, {leaves:,} {'leaf' if leaves == 1 else 'leaves'}"
         self.tree = payload
+
+    def close(self) -> None:
+        self._live.stop()  # (a closed widget follows nothing)
+        super().close()
+
+    def _show(self, corpus: Corpus) -> None:
+        """Draw the same session from a newer corpus (a change while live), keeping the selection."""
+        picked = self.selected_id
+        self.set_session(corpus, self.session_id)
+        if picked in self.tree.get("ids", ()):
+            self.selected_id = picked
 
     def static_html(self) -> str:
         """A picture of the tree (``plot_tree``) for notebooks opened without their kernel."""

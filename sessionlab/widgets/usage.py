@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 
 from ..tables.corpus import Corpus, SessionIds, select_sessions
 from ._common import StaticFallback, arrow_html, esc, note, show_figure, style_widget
+from ._live import Live, live_button
 
 __all__ = ["UsageDashboard"]
 
@@ -35,6 +36,8 @@ class UsageDashboard(StaticFallback, W.VBox):
         tz: Combobox of IANA time zones: type to search (``vien`` finds ``Europe/Vienna``); only a
             listed zone is taken.
         metric: ToggleButtons ``"cost_usd"`` or ``"tokens"`` (what the plot shows).
+        live: ToggleButton: while on, a change to the session files reloads and redraws the
+            dashboard (:meth:`sessionlab.Corpus.follow`; a corpus from ``load()`` only).
         plot: Output with the plot; table: HTML of the usage table (scrolls past 20 rows; sessions
             named by name or first prompt, day and folder); status: HTML (the range shown, or why
             nothing is).
@@ -62,6 +65,8 @@ class UsageDashboard(StaticFallback, W.VBox):
         self.group = W.Dropdown(options=list(GROUPS), value=group, description="Group by")
         self.tz = W.Combobox(options=_zones(tz), value=tz, description="Time zone", ensure_option=True,
                              placeholder="type to search: Europe/Vienna, America/New_York…")
+        self._live = Live(self._corpus, self._show)
+        self.live = live_button(self._live)
         self.metric = W.ToggleButtons(options=[("cost", "cost_usd"), ("tokens", "tokens")], value="cost_usd")
         self.plot = W.Output(layout=W.Layout(width="auto", min_width="0", overflow="hidden"))
         self.table = W.HTML(layout=W.Layout(width="auto", min_width="0"))
@@ -74,7 +79,7 @@ class UsageDashboard(StaticFallback, W.VBox):
         kwargs.setdefault("layout", W.Layout(width="auto", max_width="100%", min_width="0"))
         super().__init__(children=[style_widget(), W.HBox([self.start, self.end], layout=row),
                                    W.HBox([self.group, self.tz], layout=row),
-                                   W.HBox([self.metric, self.refresh_button], layout=row),
+                                   W.HBox([self.metric, self.refresh_button, self.live], layout=row),
                                    self.status, self.plot, self.table], **kwargs)
         self.add_class("sessionlab-usage-dashboard")
         self.add_class("sessionlab-root")
@@ -89,11 +94,14 @@ class UsageDashboard(StaticFallback, W.VBox):
     def reload(self, _button: Any = None) -> None:
         """Load the corpus again (:meth:`sessionlab.Corpus.refresh`: through the cache, only what
         changed is read) and show it; a range that covered every day grows with the new days."""
-        if self._corpus is None:
-            return
+        if self._corpus is not None:
+            self._show(self._corpus.refresh())
+
+    def _show(self, corpus: Corpus) -> None:
+        """Show a newer corpus of the same source (a reload, or a change while live)."""
         from ..tables.labels import session_labels
 
-        self._corpus = self._corpus.refresh()
+        self._corpus = corpus
         self.entries = select_sessions(self._corpus, self._session_id)
         self.labels = session_labels(self.entries)
         was_full = (self.start.value, self.end.value) == self._full
@@ -112,6 +120,10 @@ class UsageDashboard(StaticFallback, W.VBox):
             self.status.value += note(f"Reloaded: {len(c.added)} new, {len(c.appended)} grown, "
                                       f"{len(c.rewritten)} rewritten, {len(c.removed)} removed, "
                                       f"{len(c.unchanged)} unchanged files.")
+
+    def close(self) -> None:
+        self._live.stop()  # (a closed widget follows nothing)
+        super().close()
 
     def _days(self, tz: str) -> tuple[dt.date | None, dt.date | None]:
         """First and last day with a call, in ``tz``."""

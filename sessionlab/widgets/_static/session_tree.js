@@ -48,7 +48,20 @@ function render({ model, el }) {
   const hint = document.createElement("span");
   hint.style.cssText = "color:var(--jp-ui-font-color2,#666)";
   hint.textContent = "drag to pan · wheel to zoom · click an entry to select it";
-  bar.append(title, reset, hint, legend);
+  // the live box: shown when the tree was drawn from a corpus it can follow (trait can_follow)
+  const liveBox = document.createElement("label");
+  liveBox.className = "sessionlab-tree-live";
+  liveBox.title = "redraw when the session file changes";
+  const live = document.createElement("input");
+  live.type = "checkbox";
+  liveBox.append(live, document.createTextNode(" live"));
+  function syncLive() {
+    liveBox.style.display = model.get("can_follow") ? "" : "none";
+    live.checked = !!model.get("live");
+  }
+  live.addEventListener("change", () => { model.set("live", live.checked); model.save_changes(); });
+  syncLive();
+  bar.append(title, reset, liveBox, hint, legend);
   const canvas = document.createElement("canvas");
   canvas.style.cssText = "display:block;width:100%;cursor:grab";
   const tip = document.createElement("div");
@@ -304,6 +317,8 @@ function render({ model, el }) {
   model.on("change:title", () => { title.textContent = model.get("title") || ""; });
   model.on("change:selected_id", draw);
   model.on("change:height", fit);
+  model.on("change:live", syncLive);
+  model.on("change:can_follow", syncLive);
   const ro = new ResizeObserver(() => fit());
   ro.observe(root);
   load();
