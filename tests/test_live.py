@@ -18,7 +18,7 @@ import pytest
 
 import sessionlab as sl
 from sessionlab.errors import ArgumentTypeError, MissingDependencyError, OptionError
-from sessionlab.tables import _cache, _cache_keys, _follow
+from sessionlab.tables import _cache, _cache_grow, _cache_keys, _follow
 from sessionlab.tables._follow import watched_paths
 
 REPO = Path(__file__).resolve().parent.parent
@@ -97,7 +97,7 @@ def test_unchanged_files_are_not_read_again(folder, tmp_path, monkeypatch):
         raise AssertionError("parsed a whole file")
 
     parsed: list[tuple[str, bytes]] = []
-    real = _cache._load_bytes
+    real = _cache_grow._load_bytes
     crcs: list[str] = []
     real_crc = _cache.file_crc
 
@@ -110,7 +110,7 @@ def test_unchanged_files_are_not_read_again(folder, tmp_path, monkeypatch):
         return real_crc(path, *a, **k)
 
     monkeypatch.setattr("sessionlab.tables._load._iter_results", boom)
-    monkeypatch.setattr(_cache, "_load_bytes", spy)
+    monkeypatch.setattr(_cache_grow, "_load_bytes", spy)
     monkeypatch.setattr(_cache, "file_crc", crc_spy)
     monkeypatch.setattr(_cache_keys, "file_crc", crc_spy)
     with corpus.follow(backend="watchfiles") as f:
