@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
+from ..pi.rules import CHARS_PER_TOKEN
 from ._chain import iso_ms, open_readonly
 from ._rows import agent_file, as_int, totals_row
 from ._spec import AgentSpec, home_path, member_path, split_member
@@ -99,7 +100,7 @@ def _message_row(m: dict) -> dict:
     return {"entry_id": f"m{m['id']}", "role": _ROLES.get(str(m.get("role"))),
             "timestamps": _seconds_iso(m.get("timestamp")),
             "tool_call_count": len(calls), "tool_name": (names[0] if names else m.get("tool_name")) or None,
-            "stop_reason": finish, "is_error": finish == "error", "est_tokens": -(-text // 4)}
+            "stop_reason": finish, "is_error": finish == "error", "est_tokens": -(-text // CHARS_PER_TOKEN)}
 
 
 def read(path: str, fh: IO[bytes]):

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import IO
 
+from ..pi.rules import CHARS_PER_TOKEN
 from ._chain import as_dict, iso_ms, open_readonly
 from ._rows import agent_file, as_int, text
 from ._spec import AgentSpec, home_path, member_path, split_member
@@ -96,7 +97,7 @@ def message_rows(msg_id: str, d: dict, parts: list[dict], prev: str | None) -> d
     time = as_dict(d.get("time"))
     row = {"entry_id": msg_id, "message_id": msg_id, "role": role,
            "parent_id": d.get("parentID") if isinstance(d.get("parentID"), str) else prev,
-           "timestamps": iso_ms(_time_ms(time.get("created"))), "est_tokens": -(-chars // 4),
+           "timestamps": iso_ms(_time_ms(time.get("created"))), "est_tokens": -(-chars // CHARS_PER_TOKEN),
            "tool_call_count": len(tools), "tool_name": (tools[0].get("tool") if tools else None),
            "is_error": err is not None or any(as_dict(t.get("state")).get("status") == "error" for t in tools),
            "error_message": (as_dict(err.get("data")).get("message") or err.get("name")) if err else None,
