@@ -4,8 +4,9 @@ policy at once.
 The runs' calls are laid end to end in one array of ``K`` positions, each run (a branch's calls in
 order) a segment (:class:`Runs`); the per-policy state is a ``policies x K`` array
 (:class:`Policies`). Each round finds, for every (run, policy) pair still active, its next
-compaction with a binary search over a range-maximum table bounded by the run's end, so Python
-loops over rounds (the most compactions any run has), not runs. Costs, the sessions columns and the
+compaction with a binary search over a range-maximum table bounded by the run's end
+(:class:`StopSearch`), so Python loops over rounds (the most compactions any run has), not runs,
+and a round is a few dozen passes over the pairs still active. Costs, the sessions columns and the
 calls columns are then a few passes over the ``policies x K`` arrays.
 """
 
@@ -109,17 +110,36 @@ def range_max_table(v: np.ndarray) -> list[np.ndarray]:
     return t
 
 
-def first_above(table: list[np.ndarray], start: np.ndarray, limit: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """For each query, the first index in ``[start, end)`` whose value is ``> limit`` (``end`` if none)."""
-    n = len(table[0])
-    pos = start.copy()  # invariant: every value in [start, pos) is <= limit
-    for j in range(len(table) - 1, -1, -1):
-        step = 1 << j
-        ok = pos + step <= end
-        blk = np.where(ok, table[j][np.minimum(pos, n - 1)], np.inf)
-        jump = ok & (blk <= limit)
-        pos = np.where(jump, pos + step, pos)
-    return pos
+class StopSearch:
+    """Binary searches over a range-maximum table for the first value above a limit, in several
+    value arrays of the same runs, each query bounded by its run's end.
+
+    Every value array is laid out run by run with a NaN after each run, the arrays end to end: a
+    block holding a run's end has a NaN maximum, which no comparison passes, so the search stops
+    there without bounds checks, and a query needs only as many levels as its run is long.
+    """
+
+    def __init__(self, values: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> None:
+        lens = end - start
+        S, K = len(start), int(lens.sum())
+        self.run_shift = np.arange(S)  # a run's positions move right by one per earlier run's NaN
+        self.width = K + S  # one value array in the layout
+        laid = np.full(len(values) * self.width, np.nan)
+        at = np.arange(K) + np.repeat(self.run_shift, lens)
+        for i, v in enumerate(values):
+            laid[i * self.width + at] = v
+        self.table = range_max_table(laid)
+
+    def first_above(self, which: int, run: np.ndarray, start: np.ndarray, limit: np.ndarray,
+                    end: np.ndarray) -> np.ndarray:
+        """For each query, the first position in ``[start, end)`` of run ``run`` whose value in
+        array ``which`` (an int, or an int per query) is ``> limit`` (``end`` if none)."""
+        shift = self.run_shift[run] + np.asarray(which, np.int64) * self.width
+        pos = start + shift
+        levels = int((end - start).max(initial=0)).bit_length()  # the run's end is a NaN
+        for j in range(levels - 1, -1, -1):
+            pos += (self.table[j][pos] <= limit) * (1 << j)
+        return pos - shift
 
 
 def summary_prices(price: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -130,32 +150,34 @@ def summary_prices(price: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def find_compactions(runs: Runs, pols: Policies) -> Compactions:
-    """Every policy's compactions on every run, one compaction per (policy, run) pair a round."""
+    """Every policy's compactions on every run, one compaction per (policy, run) pair a round.
+
+    A round is a few passes over the pairs still active, whatever the number of policies: both
+    searches (the trigger and the next call's overflow) in one :class:`StopSearch`, then the
+    compaction each found pair makes. Pairs that find none leave the round's arrays."""
     S, n_pol = len(runs.start), len(pols.trigger)
-    rmq = range_max_table(np.where(runs.can_trigger, runs.total, -np.inf))
     # overflow: the next call's prompt (in the same run) would not fit the window: pi compacts first
     nxt = np.r_[runs.prompt[1:], -np.inf]
     nxt[runs.end - 1] = -np.inf
-    rmq_next = range_max_table(nxt)
+    search = StopSearch([np.where(runs.can_trigger, runs.total, -np.inf), nxt], runs.start, runs.end)
     in_price, out_price = summary_prices(runs.price)
-    # the (policy, run) pairs, flat: pair = policy * S + run
-    pol = np.repeat(np.arange(n_pol), S)
-    end = np.tile(runs.end, n_pol)
-    start = np.tile(runs.start, n_pol)
-    removed = np.zeros(n_pol * S)
-    active = np.isfinite(pols.trigger)[pol]
+    # the (policy, run) pairs still active, in pair order (pair = policy * S + run)
+    pair = np.nonzero(np.repeat(np.isfinite(pols.trigger), S))[0]
+    pp, run = pair // S, pair % S
+    start, end = runs.start[run], runs.end[run]
+    removed = np.zeros(len(pair))
     events: list[tuple[np.ndarray, ...]] = []
-    while active.any():  # one compaction event per active pair per round
-        idx = np.nonzero(active)[0]
-        pp = pol[idx]
-        k = np.minimum(first_above(rmq, start[idx], pols.trigger[pp] + removed[idx], end[idx]),
-                       first_above(rmq_next, start[idx], pols.window[pp] + removed[idx], end[idx]))
-        found = k < end[idx]
-        idx, k, pp = idx[found], k[found], pp[found]
-        active[:] = False
-        if idx.size == 0:
+    while pair.size:  # one compaction event per active pair per round
+        m = len(pair)
+        both = search.first_above(np.repeat([0, 1], m), np.tile(run, 2), np.tile(start, 2),
+                                  np.r_[pols.trigger[pp] + removed, pols.window[pp] + removed], np.tile(end, 2))
+        k = np.minimum(both[:m], both[m:])
+        found = k < end
+        if not found.all():
+            pair, pp, run, end, removed, k = pair[found], pp[found], run[found], end[found], removed[found], k[found]
+        if pair.size == 0:
             break
-        context = runs.total[k] - removed[idx]
+        context = runs.total[k] - removed
         kept = np.where(pols.rule[pp] >= 0, pols.kept[np.maximum(pols.rule[pp], 0), k], 0.0)
         replaced = context - np.minimum(kept, context)
         # (a summary is whole tokens: a fraction of what it replaces is rounded up, so every sum stays exact)
@@ -164,11 +186,13 @@ def find_compactions(runs: Runs, pols: Policies) -> Compactions:
         rem = np.maximum(replaced - summ, 0)
         real = rem > 0
         kr = k[real]
-        events.append((pp[real], idx[real] % S, kr, rem[real], replaced[real],
+        events.append((pp[real], run[real], kr, rem[real], replaced[real],
                        (replaced[real] + SUMMARY_PROMPT_TOKENS) * in_price[kr] + summ[real] * out_price[kr]))
-        removed[idx] += rem
-        start[idx] = k + 1
-        active[idx] = start[idx] < end[idx]
+        removed = removed + rem
+        start = k + 1
+        go = start < end
+        if not go.all():
+            pair, pp, run, start, end, removed = pair[go], pp[go], run[go], start[go], end[go], removed[go]
     if not events:
         i, f = np.zeros(0, np.int64), np.zeros(0)
         return Compactions(i, i, i, f, f, f)
