@@ -163,7 +163,8 @@ def main() -> int:
     calls = sl.contexts(table, at="calls").num_rows
     print(f"corpus: {len(files)} files, {mb:.1f} MB, {table.num_rows} entries, {calls} calls ({corpus})")
     print(f"machine: {machine()}")
-    print(f"policies: {len(policies)} (and 96 compacting); best of {args.repeat}; each step on a freshly loaded table\n")
+    print(f"policies: {len(policies)} (and 96 compacting); best of {args.repeat}; "
+          "each step on a freshly loaded table\n")
     print("| step | seconds | rows out | ratio to DuckDB read | target | met | fresh process | ratio | met |\n"
           "|---|---:|---:|---:|---:|:-:|---:|---:|:-:|")
     print(f"| DuckDB read_json (columns given) | {duck_s:.3f} | | 1.00x | | | | | |")

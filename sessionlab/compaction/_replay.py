@@ -155,7 +155,7 @@ def find_compactions(runs: Runs, pols: Policies) -> Compactions:
     A round is a few passes over the pairs still active, whatever the number of policies: both
     searches (the trigger and the next call's overflow) in one :class:`StopSearch`, then the
     compaction each found pair makes. Pairs that find none leave the round's arrays."""
-    S, n_pol = len(runs.start), len(pols.trigger)
+    S = len(runs.start)
     # overflow: the next call's prompt (in the same run) would not fit the window: pi compacts first
     nxt = np.r_[runs.prompt[1:], -np.inf]
     nxt[runs.end - 1] = -np.inf
