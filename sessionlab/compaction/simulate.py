@@ -324,16 +324,18 @@ def _kept_at(table: pa.Table, prep, which: str, call_rows: np.ndarray, kinds) ->
     cum_msg = cut.cum_msg
     before_msg = cum_msg - np.where(is_msg, cut.est, 0)  # message tokens above each row
     found: dict[tuple[str, int], tuple[np.ndarray, np.ndarray | None]] = {}
-    for kind, value in kinds:
-        if kind == "tokens" and which == "pi-1.6":
-            from ._cut16 import cut_point_rows_16
-            from .cut_points import _arrays16
+    tokens = [v for k, v in kinds if k == "tokens"]
+    if tokens and which == "pi-1.6":  # every value in one pass of what does not depend on it
+        from ._cut16 import cut_point_rows_16_keeps
+        from .cut_points import _arrays16
 
-            r = cut_point_rows_16(per_table(_arrays16, table), call_rows, value, prep.compute(call_rows))
-            found[(kind, value)] = (r["cut"], None)  # (it keeps the message entries from the cut on)
-        elif kind == "tokens":
+        rs = cut_point_rows_16_keeps(per_table(_arrays16, table), call_rows, tokens, prep.compute(call_rows))
+        for value, r in zip(tokens, rs):
+            found[("tokens", value)] = (r["cut"], None)  # (it keeps the message entries from the cut on)
+    elif tokens:
+        for value in tokens:
             r = cut_point_rows(cut, call_rows, value)
-            found[(kind, value)] = (r["cut"], r["kept"])
+            found[("tokens", value)] = (r["cut"], r["kept"])
     for kind in ("turns", "messages"):  # every value of a kind in one search
         values = [v for k, v in kinds if k == kind]
         if values:
