@@ -200,32 +200,38 @@ def find_compactions(runs: Runs, pols: Policies) -> Compactions:
 
 
 def call_tokens_and_costs(runs: Runs, comp: Compactions, n_pol: int) -> dict[str, np.ndarray]:
-    """``prompt``, ``before``, ``after`` (the context after the call, before and after its
-    compaction) and ``cost`` of every call under every policy (``policies x K``).
+    """``prompt``, ``after`` (the context after the call and its compaction) and ``cost`` of every
+    call under every policy (``policies x K``), and ``before_at``: the context after each
+    compaction's call before it compacted (elsewhere the same as ``after``).
 
     A call reads back from the cache the previous call's context unless a compaction or a model
     change came between (or it starts its run), and pays the rest of its prompt as cache writes
     (models that write cache) or fresh input: so the call after a compaction writes its whole
-    prompt to the cache again. Compactions are few: the removed tokens so far are one running sum,
-    and what differs at the compactions' own positions is fixed up there.
+    prompt to the cache again. The removed tokens so far are one running sum, and what differs at
+    the compactions' own positions is fixed up there. Four ``policies x K`` arrays in all: every
+    other step writes into one of them.
     """
-    K = len(runs.rows)
-    removed_after = np.cumsum(comp.dense(comp.removed, (n_pol, K)), axis=1)  # removed up to and with the call
-    base = np.where(runs.start > 0, removed_after[:, np.maximum(runs.start - 1, 0)], 0.0)
-    removed_after -= np.repeat(base, runs.lens, axis=1)  # (restarted at each run)
+    K, S = len(runs.rows), len(runs.start)
+    # removed up to and with each call, restarted at each run: the compactions' tokens, less at
+    # each run's start what the policy removed in the run before, in one running sum (whole tokens:
+    # exact in any order)
+    removed = comp.dense(comp.removed, (n_pol, K))
+    if S > 1 and len(comp.pos):
+        per_run = np.bincount(comp.run * n_pol + comp.pol, weights=comp.removed, minlength=S * n_pol)
+        removed[:, runs.start[1:]] -= per_run.reshape(S, n_pol)[:-1].T
+    np.cumsum(removed, axis=1, out=removed)
     at = (comp.pol, comp.pos)
-    removed_before = removed_after[at] - comp.removed  # (the same as after but where it compacts)
-    prompt = runs.prompt - removed_after
+    removed_before = removed[at] - comp.removed  # (the same as after but where it compacts)
+    prompt = runs.prompt - removed
     prompt[at] = runs.prompt[comp.pos] - removed_before
     np.maximum(prompt, 0, out=prompt)
-    after = runs.total - removed_after
+    after = np.subtract(runs.total, removed, out=removed)
     np.maximum(after, 0, out=after)
-    before = after.copy()
-    before[at] = np.maximum(runs.total[comp.pos] - removed_before, 0)
-    del removed_after
+    before_at = np.maximum(runs.total[comp.pos] - removed_before, 0)
     # what each call reads back: the previous call's context (nothing after a compaction, at a
     # run's start or after a model change)
-    cached = np.zeros_like(prompt)
+    cached = np.empty_like(prompt)
+    cached[:, 0] = 0.0
     np.minimum(after[:, :-1], prompt[:, 1:], out=cached[:, 1:])
     cached[:, ~runs.same_model] = 0.0
     nxt = comp.pos + 1 < K
@@ -236,8 +242,9 @@ def call_tokens_and_costs(runs: Runs, comp: Compactions, n_pol: int) -> dict[str
     cached -= prompt  # (now minus the tokens paid as new: cache writes or fresh input)
     cached *= new_price
     cost -= cached
+    del cached
     cost += runs.output * pr[1]
-    return {"prompt": prompt, "before": before, "after": after, "cost": cost}
+    return {"prompt": prompt, "after": after, "before_at": before_at, "cost": cost}
 
 
 def session_columns(runs: Runs, pols: Policies, comp: Compactions, calls: dict[str, np.ndarray]) -> dict:
@@ -252,6 +259,8 @@ def session_columns(runs: Runs, pols: Policies, comp: Compactions, calls: dict[s
         return np.repeat(v, n_pol)
 
     cost = per_run(calls["cost"])
+    peak = per_run(calls["after"], np.maximum)  # (a compaction's call peaks before it compacts)
+    np.maximum.at(peak, comp.run * n_pol + comp.pol, calls["before_at"])
     summary_cost = comp.per_run(comp.summary_cost, n_pol, S)
     recorded_cost = repeat(np.add.reduceat(runs.recorded_cost, runs.start))
     rec_comp = runs.recorded_compaction
@@ -261,7 +270,7 @@ def session_columns(runs: Runs, pols: Policies, comp: Compactions, calls: dict[s
         "compactions": comp.per_run(None, n_pol, S),
         "recorded_compactions": repeat(np.add.reduceat(rec_comp.astype(np.int64), runs.start)),
         "matched_compactions": comp.per_run(rec_comp[comp.pos].astype(np.float64), n_pol, S),
-        "peak_context_tokens": per_run(calls["before"], np.maximum), "prompt_tokens": per_run(calls["prompt"]),
+        "peak_context_tokens": peak, "prompt_tokens": per_run(calls["prompt"]),
         "summarized_tokens": comp.per_run(comp.summarized, n_pol, S), "cost_usd": cost,
         "summary_calls_cost_usd": summary_cost, "recorded_cost_usd": recorded_cost,
         "net_saving_usd": recorded_cost - (cost + summary_cost),
@@ -293,10 +302,13 @@ def call_columns(runs: Runs, pols: Policies, comp: Compactions, calls: dict[str,
         def take(a: np.ndarray) -> np.ndarray:
             return a.reshape(-1)[flat]
 
+        before = calls["after"].copy()
+        before[comp.pol, comp.pos] = calls["before_at"]
+
         return {
             "row": runs.rows[pos], "first": runs.rows[run_start], "leaf": np.repeat(runs.leaf, block),
             "policy_index": pol, "call_index": pos - run_start,
-            "prompt_tokens": take(calls["prompt"]), "context_before": take(calls["before"]),
+            "prompt_tokens": take(calls["prompt"]), "context_before": take(before),
             "context_after": take(calls["after"]), "compacted": take(comp.dense(True, shape, bool)),
             "cut_row": take(comp.dense(cut + 1, shape, np.int64) - 1),
             "recorded_compaction": runs.recorded_compaction[pos], "cost_usd": take(calls["cost"]),
