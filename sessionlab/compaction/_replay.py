@@ -130,16 +130,25 @@ class StopSearch:
             laid[i * self.width + at] = v
         self.table = range_max_table(laid)
 
-    def first_above(self, which: int, run: np.ndarray, start: np.ndarray, limit: np.ndarray,
+    def offset(self, which, run: np.ndarray) -> np.ndarray:
+        """Where run ``run``'s values of array ``which`` (an int, or one per query) are laid out:
+        a position's index in the table is the position plus this."""
+        return self.run_shift[run] + np.asarray(which, np.int64) * self.width
+
+    def descend(self, at: np.ndarray, limit: np.ndarray, span: int) -> np.ndarray:
+        """From table indices ``at`` (any shape), the first index at or after each whose value is
+        ``> limit`` (the NaN after its run if none), each query passing at most ``span`` values."""
+        pos = at.copy()
+        for j in range(int(span).bit_length() - 1, -1, -1):
+            pos += (self.table[j][pos] <= limit) * (1 << j)
+        return pos
+
+    def first_above(self, which, run: np.ndarray, start: np.ndarray, limit: np.ndarray,
                     end: np.ndarray) -> np.ndarray:
         """For each query, the first position in ``[start, end)`` of run ``run`` whose value in
         array ``which`` (an int, or an int per query) is ``> limit`` (``end`` if none)."""
-        shift = self.run_shift[run] + np.asarray(which, np.int64) * self.width
-        pos = start + shift
-        levels = int((end - start).max(initial=0)).bit_length()  # the run's end is a NaN
-        for j in range(levels - 1, -1, -1):
-            pos += (self.table[j][pos] <= limit) * (1 << j)
-        return pos - shift
+        off = self.offset(which, run)
+        return self.descend(start + off, limit, (end - start).max(initial=0)) - off
 
 
 def summary_prices(price: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -152,51 +161,61 @@ def summary_prices(price: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def find_compactions(runs: Runs, pols: Policies) -> Compactions:
     """Every policy's compactions on every run, one compaction per (policy, run) pair a round.
 
-    A round is a few passes over the pairs still active, whatever the number of policies: both
-    searches (the trigger and the next call's overflow) in one :class:`StopSearch`, then the
-    compaction each found pair makes. Pairs that find none leave the round's arrays."""
-    S = len(runs.start)
+    A round is a few dozen passes over the pairs still active, whatever the number of policies:
+    both searches (the trigger and the next call's overflow) in one :class:`StopSearch` descent,
+    then the compaction each found pair makes. Each pair's state is a column of two arrays (whole
+    numbers, then tokens and sizes), so pairs that are done leave in two passes."""
+    S, K = len(runs.start), len(runs.rows)
     # overflow: the next call's prompt (in the same run) would not fit the window: pi compacts first
     nxt = np.r_[runs.prompt[1:], -np.inf]
     nxt[runs.end - 1] = -np.inf
     search = StopSearch([np.where(runs.can_trigger, runs.total, -np.inf), nxt], runs.start, runs.end)
-    in_price, out_price = summary_prices(runs.price)
-    # the (policy, run) pairs still active, in pair order (pair = policy * S + run)
+    kept = np.vstack([pols.kept, np.zeros((1, K))])  # (a policy that keeps nothing reads the last row)
+    # the (policy, run) pairs still active, in pair order (pair = policy * S + run): policy, run,
+    # where its search starts, its run's end, its kept row, where the two searches' values lie;
+    # the tokens it removed so far, its trigger, window and summary size
     pair = np.nonzero(np.repeat(np.isfinite(pols.trigger), S))[0]
     pp, run = pair // S, pair % S
-    start, end = runs.start[run], runs.end[run]
-    removed = np.zeros(len(pair))
+    rule = np.where(pols.rule[pp] >= 0, pols.rule[pp], len(kept) - 1)
+    ints = np.array([pp, run, runs.start[run], runs.end[run], rule, search.offset(0, run), search.offset(1, run)],
+                    np.int64).reshape(7, len(pair))
+    floats = np.array([np.zeros(len(pair)), pols.trigger[pp], pols.window[pp], pols.s_fixed[pp], pols.s_frac[pp],
+                       pols.s_cap[pp]], np.float64).reshape(6, len(pair))
     events: list[tuple[np.ndarray, ...]] = []
-    while pair.size:  # one compaction event per active pair per round
-        m = len(pair)
-        both = search.first_above(np.repeat([0, 1], m), np.tile(run, 2), np.tile(start, 2),
-                                  np.r_[pols.trigger[pp] + removed, pols.window[pp] + removed], np.tile(end, 2))
-        k = np.minimum(both[:m], both[m:])
+    while ints.shape[1]:  # one compaction event per active pair per round
+        pp, run, start, end, rule = ints[:5]
+        removed = floats[0]
+        m = len(start)
+        at = search.descend((ints[5:] + start).ravel(), (floats[1:3] + removed).ravel(), int((end - start).max()))
+        k = np.minimum(at[:m] - ints[5], at[m:] - ints[6])
         found = k < end
         if not found.all():
-            pair, pp, run, end, removed, k = pair[found], pp[found], run[found], end[found], removed[found], k[found]
-        if pair.size == 0:
-            break
+            ints, floats, k = np.compress(found, ints, 1), np.compress(found, floats, 1), k[found]
+            if not found.any():
+                break
+            pp, run, start, end, rule = ints[:5]
+        removed, _, _, s_fixed, s_frac, s_cap = floats
         context = runs.total[k] - removed
-        kept = np.where(pols.rule[pp] >= 0, pols.kept[np.maximum(pols.rule[pp], 0), k], 0.0)
-        replaced = context - np.minimum(kept, context)
+        kept_k = kept[rule, k]
+        replaced = context - np.minimum(kept_k, context)
         # (a summary is whole tokens: a fraction of what it replaces is rounded up, so every sum stays exact)
-        summ = np.where(pols.s_fixed[pp] >= 0, pols.s_fixed[pp],
-                        np.minimum(np.ceil(pols.s_frac[pp] * replaced), pols.s_cap[pp]))
+        summ = np.where(s_fixed >= 0, s_fixed, np.minimum(np.ceil(s_frac * replaced), s_cap))
         rem = np.maximum(replaced - summ, 0)
         real = rem > 0
-        kr = k[real]
-        events.append((pp[real], run[real], kr, rem[real], replaced[real],
-                       (replaced[real] + SUMMARY_PROMPT_TOKENS) * in_price[kr] + summ[real] * out_price[kr]))
-        removed = removed + rem
-        start = k + 1
-        go = start < end
+        events.append((pp, run, k, rem, replaced, summ) if real.all() else
+                      (pp[real], run[real], k[real], rem[real], replaced[real], summ[real]))
+        removed += rem  # (in place: the pairs' state)
+        ints[2] = k + 1
+        go = ints[2] < end
         if not go.all():
-            pair, pp, run, start, end, removed = pair[go], pp[go], run[go], start[go], end[go], removed[go]
+            ints, floats = np.compress(go, ints, 1), np.compress(go, floats, 1)
     if not events:
         i, f = np.zeros(0, np.int64), np.zeros(0)
         return Compactions(i, i, i, f, f, f)
-    return Compactions(*(np.concatenate(col) for col in zip(*events)))
+    pol, run, pos, rem, replaced, summ = (np.concatenate(col) for col in zip(*events))
+    in_price, out_price = summary_prices(runs.price)
+    return Compactions(pol, run, pos, rem, replaced, (replaced + SUMMARY_PROMPT_TOKENS) * in_price[pos]
+                       + summ * out_price[pos])
 
 
 def call_tokens_and_costs(runs: Runs, comp: Compactions, n_pol: int) -> dict[str, np.ndarray]:
