@@ -445,15 +445,24 @@ def _take_rows(col, rows: np.ndarray) -> pa.Array:
     return pa.DictionaryArray.from_arrays(indices, values).cast(values.type)
 
 
+def _take_few(col, rows: np.ndarray) -> pa.Array:
+    """``col[rows]`` (null where ``rows`` is -1) for rows that repeat a few distinct ones (a row per
+    branch, repeated per policy): those taken, then repeated (the column is never combined)."""
+    distinct, inverse = np.unique(np.asarray(rows, np.int64), return_inverse=True)
+    values = pc.take(col, arrow_indices(distinct, distinct < 0))
+    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    return values.take(arrow_indices(inverse.reshape(-1)))
+
+
 def _sessions_table(table: pa.Table, parts: list[dict[str, np.ndarray]], policies: list) -> pa.Table:
     pidx = _cat(parts, "policy_index")
     names = strings([p.name for p in policies])
     windows = np.array([p.context_window if p.context_window is not None else -1 for p in policies] or [-1])
     win = windows[pidx] if len(pidx) else np.zeros(0, np.int64)
     return arrow_table({
-        "session_id": _take_rows(table["session_id"], _cat(parts, "row")),
-        "file": _take_rows(table["file"], _cat(parts, "row")),
-        "leaf_id": _take_rows(table["entry_id"], _cat(parts, "leaf")),
+        "session_id": _take_few(table["session_id"], _cat(parts, "row")),
+        "file": _take_few(table["file"], _cat(parts, "row")),
+        "leaf_id": _take_few(table["entry_id"], _cat(parts, "leaf")),
         "policy": names.take(arrow_indices(pidx)),
         "policy_index": pidx,
         "context_window": from_numpy(win, mask=win < 0, type=_I64),
