@@ -319,10 +319,10 @@ def _kept_at(table: pa.Table, prep, which: str, call_rows: np.ndarray, kinds) ->
     as arrays over the table's rows."""
     f = prep.forest
     n = table.num_rows
-    cut = _arrays(table)
     is_msg = f.isin("type", ("message",))
-    cum_msg = cut.cum_msg
-    before_msg = cum_msg - np.where(is_msg, cut.est, 0)  # message tokens above each row
+    msg_est = np.where(is_msg, _np(table["est_tokens"], 0, np.int64), 0)
+    cum_msg = f.path_sum(msg_est)  # (pi 0.58's cut arrays have it, but a 1.6 table needs only this)
+    before_msg = cum_msg - msg_est  # message tokens above each row
     found: dict[tuple[str, int], tuple[np.ndarray, np.ndarray | None]] = {}
     tokens = [v for k, v in kinds if k == "tokens"]
     if tokens and which == "pi-1.6":  # every value in one pass of what does not depend on it
@@ -334,12 +334,13 @@ def _kept_at(table: pa.Table, prep, which: str, call_rows: np.ndarray, kinds) ->
             found[("tokens", value)] = (r["cut"], None)  # (it keeps the message entries from the cut on)
     elif tokens:
         for value in tokens:
-            r = cut_point_rows(cut, call_rows, value)
+            r = cut_point_rows(_arrays(table), call_rows, value)
             found[("tokens", value)] = (r["cut"], r["kept"])
     for kind in ("turns", "messages"):  # every value of a kind in one search
         values = [v for k, v in kinds if k == kind]
         if values:
-            found.update(_last_counted(f, cut.is_user if kind == "turns" else is_msg, call_rows, kind, values))
+            one = is_msg & f.isin("role", ("user",)) if kind == "turns" else is_msg
+            found.update(_last_counted(f, one, call_rows, kind, values))
     kept_at: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
     for key, (rows, kept) in found.items():
         if kept is None:
