@@ -32,9 +32,10 @@ Per call (all policies at once, arrays shaped policies x calls):
   recorded calls' cost minus both. (pi 1.6 summarises a split turn's prefix in a second call;
   the replay charges one call per compaction.)
 
-Finding the next compaction of every policy is a binary search over a range-maximum table of the
-calls, so the work per session is ``O(policies x log calls)`` per compaction event; only sessions
-(and events) are looped over.
+Finding the next compaction of every (session, policy) pair is a binary search over a
+range-maximum table of the calls, for all pairs at once: Python loops over rounds (the most
+compactions any pair makes), each a few dozen array passes over the pairs still compacting, never
+over sessions, policies or calls (``_replay.py``).
 """
 
 from __future__ import annotations
