@@ -54,6 +54,18 @@ def grid():
     return pols
 
 
+def compacting_grid():
+    """96 policies that compact many times per session on the benchmark corpora (their contexts
+    reach 20k-200k): pi's rule with windows of 16k-64k, reserves of 2k-16k and keeps of 2k-20k
+    (the window 16k with the reserve 16k compacts after every turn). The replay's rounds are as
+    many as the most compactions of any session (hundreds), where :func:`grid`'s policies make a
+    few."""
+    from sessionlab.compaction.policies import PiThresholdPolicy
+
+    return [PiThresholdPolicy(w, r, k) for w in (16_000, 32_000, 48_000, 64_000)
+            for r in (2_000, 4_000, 8_000, 16_000) for k in (2_000, 4_000, 6_000, 8_000, 12_000, 20_000)]
+
+
 def best_of(n: int, fn) -> float:
     best = float("inf")
     for _ in range(n):

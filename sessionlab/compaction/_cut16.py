@@ -27,7 +27,7 @@ import numpy as np
 
 from ..analysis import PreparedContexts
 
-__all__ = ["CutArrays16", "cut_point_rows_16"]
+__all__ = ["CutArrays16", "cut_point_rows_16", "cut_point_rows_16_keeps"]
 
 _CUT_ROLES = ("user", "assistant", "bashExecution", "custom")
 _TURN_ROLES = ("user", "bashExecution", "custom")
@@ -93,24 +93,36 @@ class _Segment:
 def cut_point_rows_16(a: CutArrays16, t: np.ndarray, keep_recent_tokens: int,
                       ctx: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The 1.6 cut point for target rows ``t``; ``ctx`` is :meth:`PreparedContexts.compute` at ``t``."""
+    return cut_point_rows_16_keeps(a, t, [keep_recent_tokens], ctx)[0]
+
+
+def cut_point_rows_16_keeps(a: CutArrays16, t: np.ndarray, keeps: list[int],
+                            ctx: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+    """:func:`cut_point_rows_16` for each of several ``keep_recent_tokens`` values: what does not
+    depend on the value (the segment, the edits' corrections, its first and last cut points) is
+    found once."""
     from ._cut16_edits import Corrections, edited_cut_points
 
     s = _Segment(a, t, ctx)
     corr = Corrections(a, s.t, ctx["edited"] & s.ok, s.c, s.start_depth)
-    cut, crossed = _crossing_cut(a, s, corr, keep_recent_tokens)
-    # pi's recovery-omission rule can only move a cut past the crossing when every entry after
-    # it is one the edits emptied: those targets take the exact walk
-    cut_r = np.maximum(cut, 0)
-    deeper = a.forest.depth[cut_r] + 1
-    after = a.cum_g[s.tt] - a.cum_g[cut_r] + corr.sum_depth(corr.dg, deeper)
-    slow = corr.slow | (crossed & (after == 0) & (corr.sum_depth(corr.rm.astype(np.int64), deeper) > 0))
-    # extend back over entries without messages (past the compaction into its kept range)
-    cut = _extend_back(a, s.tt, cut, s.c, s.start_depth, s.ok, corr)
-    out = _summarised(a, s, np.where(s.ok, cut, -1), corr)
-    out["tokens_before"] = ctx["projected_tokens"]
-    if slow.any():
-        edited_cut_points(a, s.t, np.nonzero(slow)[0], keep_recent_tokens, out)
-    return out
+    cuts = _SegmentCuts(a, s, corr)
+    outs = []
+    for keep_recent_tokens in keeps:
+        cut, crossed = _crossing_cut(a, s, corr, keep_recent_tokens, cuts)
+        # pi's recovery-omission rule can only move a cut past the crossing when every entry after
+        # it is one the edits emptied: those targets take the exact walk
+        cut_r = np.maximum(cut, 0)
+        deeper = a.forest.depth[cut_r] + 1
+        after = a.cum_g[s.tt] - a.cum_g[cut_r] + corr.sum_depth(corr.dg, deeper)
+        slow = corr.slow | (crossed & (after == 0) & (corr.sum_depth(corr.rm.astype(np.int64), deeper) > 0))
+        # extend back over entries without messages (past the compaction into its kept range)
+        cut = _extend_back(a, s.tt, cut, s.c, s.start_depth, s.ok, corr)
+        out = _summarised(a, s, np.where(s.ok, cut, -1), corr)
+        out["tokens_before"] = ctx["projected_tokens"]
+        if slow.any():
+            edited_cut_points(a, s.t, np.nonzero(slow)[0], keep_recent_tokens, out)
+        outs.append(out)
+    return outs
 
 
 def _reaching(a: CutArrays16, s: _Segment, sel: np.ndarray, need: np.ndarray) -> np.ndarray:
@@ -129,20 +141,27 @@ def _reaching(a: CutArrays16, s: _Segment, sel: np.ndarray, need: np.ndarray) ->
     return np.where(in_after, r_after, np.where(in_kept, r_kept, -1))
 
 
-def _crossing_cut(a: CutArrays16, s: _Segment, corr, keep_recent_tokens: int) -> tuple[np.ndarray, np.ndarray]:
-    """The cut before the backward extension: the first cut point at or after the crossing of
-    ``keep_recent_tokens`` (the last cut point when none is), the first of the segment when the
-    budget is never reached, the segment start when there is no cut point; and whether the budget
-    was crossed. Entries the edits removed are no cut points."""
-    f = a.forest
-    tt, ok, has_c, cc, has_fk, fk, fkk = s.tt, s.ok, s.has_c, s.cc, s.has_fk, s.fk, s.fkk
-    # cut points in the segment: kept range, then after the compaction
-    cuts_before = np.where(has_fk, a.cnt_cut_excl[fkk], np.where(has_c, a.cnt_cut[cc], 0))
-    removed_cuts = corr.sum_depth((corr.rm & a.is_cut[corr.x]).astype(np.int64), np.zeros(len(tt), np.int64))
-    any_cut = ok & (a.cnt_cut[tt] - cuts_before - removed_cuts > 0)
+class _SegmentCuts:
+    """The cut points of each target's segment, whatever the budget: whether it has any the edits
+    keep (``any_cut``), the first and the last, the segment's first entry (``seg_start``)."""
 
-    def first_from(count: np.ndarray) -> np.ndarray:
+    def __init__(self, a: CutArrays16, s: _Segment, corr) -> None:
+        f = a.forest
+        self.a, self.corr, self.tt = a, corr, s.tt
+        tt = s.tt
+        ok, has_c, cc, has_fk, fk, fkk = s.ok, s.has_c, s.cc, s.has_fk, s.fk, s.fkk
+        # cut points in the segment: kept range, then after the compaction
+        cuts_before = np.where(has_fk, a.cnt_cut_excl[fkk], np.where(has_c, a.cnt_cut[cc], 0))
+        removed_cuts = corr.sum_depth((corr.rm & a.is_cut[corr.x]).astype(np.int64), np.zeros(len(tt), np.int64))
+        self.any_cut = ok & (a.cnt_cut[tt] - cuts_before - removed_cuts > 0)
+        self.first_cut = self.first_from(cuts_before)
+        self.last_cut = corr.skip(a.near_cut[tt], a.near_cut)
+        seg_start = np.where(has_fk, fk, np.where(has_c, _child_toward(f, tt, cc), f.deepest_at_most(f.depth, tt, 0)))
+        self.seg_start = np.where(ok & (f.depth[tt] >= s.start_depth), seg_start, -1)
+
+    def first_from(self, count: np.ndarray) -> np.ndarray:
         """The first cut point kept by the edits whose exclusive count is ``count`` or more."""
+        a, corr, tt, f = self.a, self.corr, self.tt, self.a.forest
         x = np.where(a.cnt_cut[tt] > count, f.deepest_at_most(a.cnt_cut_excl, tt, count), -1)
         act = np.nonzero(corr.removed(x))[0]
         while act.size:  # a removed cut point: the next one
@@ -152,14 +171,19 @@ def _crossing_cut(a: CutArrays16, s: _Segment, corr, keep_recent_tokens: int) ->
             act = act[corr.removed(x[act], act)]
         return x
 
-    first_cut = first_from(cuts_before)
-    last_cut = corr.skip(a.near_cut[tt], a.near_cut)
-    seg_start = np.where(has_fk, fk, np.where(has_c, _child_toward(f, tt, cc), f.deepest_at_most(f.depth, tt, 0)))
-    seg_start = np.where(ok & (f.depth[tt] >= s.start_depth), seg_start, -1)
+
+def _crossing_cut(a: CutArrays16, s: _Segment, corr, keep_recent_tokens: int,
+                  cuts: _SegmentCuts) -> tuple[np.ndarray, np.ndarray]:
+    """The cut before the backward extension: the first cut point at or after the crossing of
+    ``keep_recent_tokens`` (the last cut point when none is), the first of the segment when the
+    budget is never reached, the segment start when there is no cut point; and whether the budget
+    was crossed. Entries the edits removed are no cut points."""
+    ok, any_cut = s.ok, cuts.any_cut
     crossing = corr.crossing(lambda sel, need: _reaching(a, s, sel, need), max(keep_recent_tokens, 1), ok)
     crossed = ok & any_cut & (crossing >= 0)
-    later = np.where(crossed, first_from(a.cnt_cut_excl[np.maximum(crossing, 0)]), -1)
-    cut = np.where(any_cut, np.where(crossed, np.where(later >= 0, later, last_cut), first_cut), seg_start)
+    later = np.where(crossed, cuts.first_from(a.cnt_cut_excl[np.maximum(crossing, 0)]), -1)
+    cut = np.where(any_cut, np.where(crossed, np.where(later >= 0, later, cuts.last_cut), cuts.first_cut),
+                   cuts.seg_start)
     return cut, crossed
 
 

@@ -32,9 +32,10 @@ Per call (all policies at once, arrays shaped policies x calls):
   recorded calls' cost minus both. (pi 1.6 summarises a split turn's prefix in a second call;
   the replay charges one call per compaction.)
 
-Finding the next compaction of every policy is a binary search over a range-maximum table of the
-calls, so the work per session is ``O(policies x log calls)`` per compaction event; only sessions
-(and events) are looped over.
+Finding the next compaction of every (session, policy) pair is a binary search over a
+range-maximum table of the calls, for all pairs at once: Python loops over rounds (the most
+compactions any pair makes), each a few dozen array passes over the pairs still compacting, never
+over sessions, policies or calls (``_replay.py``).
 """
 
 from __future__ import annotations
@@ -319,25 +320,28 @@ def _kept_at(table: pa.Table, prep, which: str, call_rows: np.ndarray, kinds) ->
     as arrays over the table's rows."""
     f = prep.forest
     n = table.num_rows
-    cut = _arrays(table)
     is_msg = f.isin("type", ("message",))
-    cum_msg = cut.cum_msg
-    before_msg = cum_msg - np.where(is_msg, cut.est, 0)  # message tokens above each row
+    msg_est = np.where(is_msg, _np(table["est_tokens"], 0, np.int64), 0)
+    cum_msg = f.path_sum(msg_est)  # (pi 0.58's cut arrays have it, but a 1.6 table needs only this)
+    before_msg = cum_msg - msg_est  # message tokens above each row
     found: dict[tuple[str, int], tuple[np.ndarray, np.ndarray | None]] = {}
-    for kind, value in kinds:
-        if kind == "tokens" and which == "pi-1.6":
-            from ._cut16 import cut_point_rows_16
-            from .cut_points import _arrays16
+    tokens = [v for k, v in kinds if k == "tokens"]
+    if tokens and which == "pi-1.6":  # every value in one pass of what does not depend on it
+        from ._cut16 import cut_point_rows_16_keeps
+        from .cut_points import _arrays16
 
-            r = cut_point_rows_16(per_table(_arrays16, table), call_rows, value, prep.compute(call_rows))
-            found[(kind, value)] = (r["cut"], None)  # (it keeps the message entries from the cut on)
-        elif kind == "tokens":
-            r = cut_point_rows(cut, call_rows, value)
-            found[(kind, value)] = (r["cut"], r["kept"])
+        rs = cut_point_rows_16_keeps(per_table(_arrays16, table), call_rows, tokens, prep.compute(call_rows))
+        for value, r in zip(tokens, rs):
+            found[("tokens", value)] = (r["cut"], None)  # (it keeps the message entries from the cut on)
+    elif tokens:
+        for value in tokens:
+            r = cut_point_rows(_arrays(table), call_rows, value)
+            found[("tokens", value)] = (r["cut"], r["kept"])
     for kind in ("turns", "messages"):  # every value of a kind in one search
         values = [v for k, v in kinds if k == kind]
         if values:
-            found.update(_last_counted(f, cut.is_user if kind == "turns" else is_msg, call_rows, kind, values))
+            one = is_msg & f.isin("role", ("user",)) if kind == "turns" else is_msg
+            found.update(_last_counted(f, one, call_rows, kind, values))
     kept_at: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
     for key, (rows, kept) in found.items():
         if kept is None:
@@ -443,15 +447,24 @@ def _take_rows(col, rows: np.ndarray) -> pa.Array:
     return pa.DictionaryArray.from_arrays(indices, values).cast(values.type)
 
 
+def _take_few(col, rows: np.ndarray) -> pa.Array:
+    """``col[rows]`` (null where ``rows`` is -1) for rows that repeat a few distinct ones (a row per
+    branch, repeated per policy): those taken, then repeated (the column is never combined)."""
+    distinct, inverse = np.unique(np.asarray(rows, np.int64), return_inverse=True)
+    values = pc.take(col, arrow_indices(distinct, distinct < 0))
+    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    return values.take(arrow_indices(inverse.reshape(-1)))
+
+
 def _sessions_table(table: pa.Table, parts: list[dict[str, np.ndarray]], policies: list) -> pa.Table:
     pidx = _cat(parts, "policy_index")
     names = strings([p.name for p in policies])
     windows = np.array([p.context_window if p.context_window is not None else -1 for p in policies] or [-1])
     win = windows[pidx] if len(pidx) else np.zeros(0, np.int64)
     return arrow_table({
-        "session_id": _take_rows(table["session_id"], _cat(parts, "row")),
-        "file": _take_rows(table["file"], _cat(parts, "row")),
-        "leaf_id": _take_rows(table["entry_id"], _cat(parts, "leaf")),
+        "session_id": _take_few(table["session_id"], _cat(parts, "row")),
+        "file": _take_few(table["file"], _cat(parts, "row")),
+        "leaf_id": _take_few(table["entry_id"], _cat(parts, "leaf")),
         "policy": names.take(arrow_indices(pidx)),
         "policy_index": pidx,
         "context_window": from_numpy(win, mask=win < 0, type=_I64),

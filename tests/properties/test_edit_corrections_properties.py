@@ -86,3 +86,38 @@ def test_corrections_equal_the_walk_on_random_trees(specs):
         with SessionWriter(path, header=storage.metadata) as w:
             w.append_many(entries)
         _check(entries_table(path, on_bad_lines="skip", rules="pi-1.6"))
+
+
+def _check_keeps_at_once(table: pa.Table) -> None:
+    """Every budget's cut points from one pass of what does not depend on the budget equal those
+    found one budget at a time (:func:`find_cut_points`' path, itself checked against pi's rules)."""
+    from sessionlab.compaction._cut16 import cut_point_rows_16, cut_point_rows_16_keeps
+    from sessionlab.compaction.cut_points import _arrays16
+    from sessionlab.tables.forest import per_table
+
+    clear_caches()
+    prep = context_arrays(table, "pi-1.6")
+    t = target_rows(prep, "entries")[0]
+    a = per_table(_arrays16, table)
+    together = cut_point_rows_16_keeps(a, t, list(KEEPS), prep.compute(t))
+    for keep, got in zip(KEEPS, together):
+        want = cut_point_rows_16(a, t, keep, prep.compute(t))
+        assert got.keys() == want.keys()
+        for name in want:
+            assert got[name].tolist() == want[name].tolist(), (keep, name)
+
+
+def test_every_budget_at_once_equals_one_at_a_time_on_generated_files():
+    _check_keeps_at_once(entries_table(GENERATED_16, on_bad_lines="skip"))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(spec, min_size=1, max_size=50))
+def test_every_budget_at_once_equals_one_at_a_time_on_random_trees(specs):
+    entries = build(specs)
+    storage = InMemorySessionStorage(new_session_header(session_id="p"), entries)
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "s.jsonl"
+        with SessionWriter(path, header=storage.metadata) as w:
+            w.append_many(entries)
+        _check_keeps_at_once(entries_table(path, on_bad_lines="skip", rules="pi-1.6"))
