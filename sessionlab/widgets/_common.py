@@ -23,6 +23,8 @@ FIGURE_WIDTH_PX = 920  # CSS width a full-width figure is shown at (fits a 1,000
 TABLE_HEIGHT = "20em"  # tables taller than this scroll inside their box
 _NUM = "text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums;padding:1px 6px"
 _TXT = "text-align:left;padding:1px 6px"
+_TF = ("position:sticky;bottom:0;background:var(--jp-layout-color1,#fff);font-weight:600;"
+       "border-top:1px solid var(--jp-border-color1,#bbb)")
 _TH = ("position:sticky;top:0;z-index:1;background:var(--jp-layout-color1,#fff);vertical-align:bottom;"
        "border-bottom:1px solid var(--jp-border-color1,#bbb);font-weight:600;padding:2px 6px")
 
@@ -32,7 +34,8 @@ STYLE = ("<style>.sessionlab-root .widget-html, .sessionlab-root .widget-html-co
          ".sessionlab-root .widget-html-content {white-space:normal;overflow-wrap:anywhere;line-height:1.45}"
          ".sessionlab-root .sessionlab-scroll td, .sessionlab-root .sessionlab-scroll th {overflow-wrap:normal}"
          ".sessionlab-root .sessionlab-scroll td.text {min-width:12em;overflow-wrap:anywhere}"
-         ".sessionlab-root .sessionlab-scroll th {hyphens:manual}</style>")
+         ".sessionlab-root .sessionlab-scroll th {hyphens:manual}"
+         ".sessionlab-root .sessionlab-invalid input {border-color:#b00020;outline:1px solid #b00020}</style>")
 
 
 def style_widget() -> W.HTML:
@@ -79,11 +82,13 @@ def header_text(column: str) -> str:
 
 
 def html_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, caption: str | None = None,
-               headers: Sequence[str] | None = None, max_height: str | None = TABLE_HEIGHT) -> str:
+               headers: Sequence[str] | None = None, max_height: str | None = TABLE_HEIGHT,
+               footer: Sequence[Any] | None = None) -> str:
     """An HTML table in a box that scrolls (both ways) past ``max_height`` and the widget's width.
 
     Every header and cell is escaped; numbers are right-aligned with thousands separators, and
     dollar columns (``*_usd``) read ``$1,234.56``. ``headers`` replaces the shown column names.
+    ``footer`` is one more row (a totals row) that stays at the bottom of the scrolling box.
     """
     shown = list(headers) if headers is not None else [header_text(c) for c in columns]
     body = []
@@ -102,17 +107,23 @@ def html_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, caption
            if caption else "")
     table = (f'<table class="sessionlab-table" style="border-collapse:collapse;font-size:13px">{cap}'
              f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+    foot = ""
+    if footer is not None:
+        cells = "".join(f'<td style="{_NUM if num else _TXT};{_TF}">{text}</td>'
+                        for text, num in (fmt_cell(c, v) for c, v in zip(columns, footer)))
+        foot = f'<tfoot><tr class="sessionlab-total">{cells}</tr></tfoot>'
+        table = table.replace("</tbody></table>", f"</tbody>{foot}</table>")
     limit = f"max-height:{max_height};" if max_height else ""
     return f'<div class="sessionlab-scroll" style="{limit}max-width:100%;overflow:auto">{table}</div>'
 
 
 def arrow_html(table: pa.Table, *, caption: str | None = None, headers: Sequence[str] | None = None,
-               max_height: str | None = TABLE_HEIGHT) -> str:
+               max_height: str | None = TABLE_HEIGHT, footer: Sequence[Any] | None = None) -> str:
     """:func:`html_table` of every row and column of an Arrow table."""
     cols = table.column_names
     data = table.to_pydict()
     return html_table(cols, zip(*(data[c] for c in cols)) if cols else [], caption=caption, headers=headers,
-                      max_height=max_height)
+                      max_height=max_height, footer=footer)
 
 
 def note(text: str, *, kind: str = "info") -> str:
@@ -156,6 +167,8 @@ def show_figure(out: W.Output, draw: Callable[[Any], Any], *, figsize: tuple[flo
 
 def _static(widget: Any) -> str:
     """Static HTML of a widget tree's current state: texts, control values, figures."""
+    if "sessionlab-live-only" in getattr(widget, "_dom_classes", ()):  # e.g. download links
+        return ""
     own = getattr(widget, "static_html", None)
     if callable(own):
         return own()
