@@ -398,12 +398,15 @@ def test_dashboard_empty_cases_say_why(data_table):
 
 def test_timezone_box_takes_only_listed_zones(data_table):
     dash = UsageDashboard(data_table)
-    assert isinstance(dash.tz, W.Combobox) and dash.tz.ensure_option
+    assert isinstance(dash.tz, W.Combobox) and not dash.tz.continuous_update
     before = dash.usage
     dash.tz.value = "Europe/Vien"  # half-typed
     assert dash.usage.equals(before) and "(UTC)" in dash.status.value
+    assert "Unknown time zone “Europe/Vien”: still showing UTC" in dash.tz_error.value
+    assert "sessionlab-invalid" in dash.tz._dom_classes
     dash.tz.value = "Europe/Vienna"
     assert "(Europe/Vienna)" in dash.status.value
+    assert dash.tz_error.value == "" and "sessionlab-invalid" not in dash.tz._dom_classes
 
 
 def test_figures_are_sharp_and_full_width(data_table):
