@@ -469,8 +469,8 @@ def test_session_tree_click_shows_the_context_in_the_explorer(data_table):
     inner = [e for e in tree.tree["ids"] if e not in [v for _, v in ex.entry.options]][0]
     tree.selected_id = inner  # what a click does
     assert ex.entry.value == inner and ex.context_row["at_id"] == inner
-    ex.session.value = ML_PIPELINE
-    assert tree.session_id == ML_PIPELINE and tree.selected_id is None
+    ex.session.value = ML_PIPELINE  # the tree marks the entry the explorer starts at: pi's leaf
+    assert tree.session_id == ML_PIPELINE and tree.selected_id == ex.entry.value == ex.graph.graph["leaf_id"]
 
 
 def test_session_tree_text_is_data_not_markup(nasty):

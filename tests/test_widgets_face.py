@@ -21,7 +21,7 @@ matplotlib.use("Agg")
 
 import sessionlab as sl  # noqa: E402
 from sessionlab.errors import OptionError  # noqa: E402
-from sessionlab.widgets import UsageDashboard  # noqa: E402
+from sessionlab.widgets import BranchExplorer, UsageDashboard  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 WEBAPP = "/home/user/webapp"
@@ -165,3 +165,88 @@ def test_no_figure_to_save_in_an_empty_range(data_table, tmp_path):
     assert dash.downloads.value == ""
     with pytest.raises(OptionError):
         dash.save_figure(tmp_path / "none.png")
+
+
+# -- BranchExplorer ---------------------------------------------------------------------------------
+
+RUST_CLI = "b627ef1d-8e91-479a-a1c3-a39e50c19172"  # labels, a name, two branches, three leaves
+SCRIPT = "<script>alert(1)</script>"
+
+
+def branch_segments(ax) -> int:
+    from matplotlib.collections import LineCollection
+
+    return sum(len(c.get_segments()) for c in ax.findobj(LineCollection) if c.get_gid() == "current_branch")
+
+
+def test_plot_tree_highlights_the_branch_to_the_picked_entry(data_table):
+    from sessionlab.plotting import plot_tree
+
+    g = sl.session_tree(data_table, session_id=RUST_CLI)
+    other = [x for x in sl.leaves(g) if x != g.graph["leaf_id"]][0]
+    assert branch_segments(plot_tree(data_table, session_id=RUST_CLI)) == len(sl.current_branch(g)) - 1
+    ax = plot_tree(data_table, session_id=RUST_CLI, at=other)
+    assert branch_segments(ax) == len(sl.current_branch(g, other)) - 1
+    assert any(t.get_text().startswith("branch to the picked entry") for t in ax.get_legend().get_texts())
+
+
+def test_picking_another_leaf_moves_the_trees_highlight(data_table):
+    ex = BranchExplorer(data_table, session_id=RUST_CLI)
+    first = ex.tree.outputs
+    other = [v for t, v in ex.entry.options if t.startswith("leaf") and v != ex.entry.value][0]
+    ex.entry.value = other
+    assert ex.tree.outputs != first and "image/png" in ex.tree.outputs[0]["data"]
+    from sessionlab.widgets import SessionTree
+
+    tree = SessionTree()
+    ex = BranchExplorer(data_table, session_id=RUST_CLI, session_tree=tree)
+    ex.entry.value = other
+    assert tree.selected_id == other  # the canvas rings the picked entry
+
+
+def test_entry_options_show_role_first_words_and_time(data_table):
+    ex = BranchExplorer(data_table, session_id=RUST_CLI)
+    text = dict((v, t) for t, v in ex.entry.options)
+    assert text["55036d3d"] == "leaf 55036d3d · assistant · 2026-02-02 12:33 · “The slow part was the repeated parse " \
+                               "inside…” (current)"
+    assert text["d9adef0e"].endswith("· user · 2026-02-02 10:30 · “wait, that's wrong: eventSchema must keep the "
+                                     "original…” [start]")
+
+
+@pytest.fixture
+def long_session(tmp_path):
+    repo = sl.JsonlSessionRepo(tmp_path / "s")
+    s = repo.create(cwd="/p/long")
+    t = 1_767_225_600_000
+    long = "word " * 100 + SCRIPT + " the end"
+    u = s.append_message(sl.UserMessage(content=long, timestamp=t))
+    s.append_message(sl.AssistantMessage(
+        content=(sl.TextContent(text="short answer"),), provider="p", model="m", stop_reason="stop", timestamp=t + 1,
+        usage=sl.Usage(input=900, output=40, cache_read=0, cache_write=0, total_tokens=940,
+                       cost=sl.Cost(input=0.0, output=0.0, cache_read=0.0, cache_write=0.0, total=0.01))))
+    return sl.entries_table(tmp_path / "s"), u, long
+
+
+def test_long_message_text_opens_whole_and_escaped(long_session):
+    table, _, long = long_session
+    ex = BranchExplorer(table)
+    value = ex.context.value
+    assert value.count("<details") == 1 and "short answer" in value
+    whole = re.search(r"<details[^>]*><summary[^>]*>(.*?)</summary><div[^>]*>(.*?)</div></details>", value)
+    assert whole.group(1).endswith("…") and len(whole.group(1)) < 200
+    assert whole.group(2).endswith("&lt;script&gt;alert(1)&lt;/script&gt; the end")
+    assert "<script" not in value
+
+
+def test_branch_tab_has_token_counts(long_session):
+    table, _, _ = long_session
+    ex = BranchExplorer(table)
+    rows = body_rows(ex.branch.value)
+    est = dict(zip(table["entry_id"].to_pylist(), table["est_tokens"].to_pylist()))
+    ctx = dict(zip(table["entry_id"].to_pylist(), table["context_tokens"].to_pylist()))
+    assert [r[1] for r in rows] == sl.current_branch(ex.graph, ex.entry.value)
+    for r in rows:
+        assert r[4] == f"{est[r[1]]:,}"
+        assert r[5] == ("" if ctx[r[1]] is None else f"{ctx[r[1]]:,}")
+    assert rows[-1][5] == "940"  # the call's context tokens
+    assert "context tokens (calls)" in ex.branch.value

@@ -14,7 +14,8 @@ import pyarrow as pa
 from ..tables.corpus import select_sessions
 from ..tables.forest import as_table
 
-__all__ = ["as_table", "esc", "html_table", "arrow_html", "show_figure", "session_options", "session_rows",
+__all__ = ["as_table", "esc", "Raw", "expandable", "html_table", "arrow_html", "show_figure", "session_options",
+           "session_rows",
            "session_table", "first_session", "note", "png_html", "style_widget", "STYLE", "StaticFallback",
            "FIGURE_DPI", "FIGURE_WIDTH_PX", "TABLE_HEIGHT"]
 
@@ -51,6 +52,20 @@ def esc(value: Any) -> str:
     return html.escape(str(value), quote=True).replace("$", "&#36;")
 
 
+class Raw(str):
+    """A table cell that is already HTML (its session text escaped by whoever made it)."""
+
+
+def expandable(text: str, limit: int, *, most: int = 20_000) -> str:
+    """``text`` as a cell: whole when short, else its first ``limit`` characters that open to the
+    whole text (up to ``most`` characters) on a click (``<details>``, no script). Escaped."""
+    if len(text) <= limit:
+        return text
+    rest = f" … ({len(text) - most:,} more characters)" if len(text) > most else ""
+    return Raw(f'<details class="sessionlab-more"><summary style="cursor:pointer">{esc(text[: limit - 1])}…'
+               f'</summary><div style="white-space:pre-wrap">{esc(text[:most])}{esc(rest)}</div></details>')
+
+
 def is_cost(column: str) -> bool:
     """Whether a column holds US dollars (``cost_usd``, ``recorded_cost_usd``...)."""
     return column.endswith("_usd") or column == "cost"
@@ -59,6 +74,8 @@ def is_cost(column: str) -> bool:
 def fmt_cell(column: str, value: Any) -> tuple[str, bool]:
     """(escaped text, is a number) of a cell: dollars as ``$1,234.56`` (``<$0.01`` for a positive
     amount below a cent), integers with thousands separators, other floats with two decimals."""
+    if isinstance(value, Raw):
+        return str(value), False
     if isinstance(value, bool) or value is None:
         return esc(value), False
     if isinstance(value, (int, float)) and is_cost(column):
