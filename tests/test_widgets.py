@@ -333,7 +333,8 @@ def test_sessions_are_picked_by_name_or_first_prompt_day_and_folder(data_table):
     assert labels[API_SERVER].first_prompt.startswith("Why does the build fail? Look at internal/api/")
     assert labels[API_SERVER].name is None and labels[API_SERVER].folder == "api-server"
     for widget in (BranchExplorer(data_table, session_id=RUST_CLI), CompactionLab(data_table, session_id=RUST_CLI)):
-        assert dict((v, k) for k, v in widget.session.options) == {sid: lab.text for sid, lab in labels.items()}
+        shown = {v: k.split("↳ subagent (Explore) · ", 1)[-1] for k, v in widget.session.options}  # (lab marks them)
+        assert shown == {sid: lab.text for sid, lab in labels.items()}
 
 
 def test_labels_keep_hostile_text_as_text(nasty):
@@ -351,7 +352,7 @@ def test_numbers_right_aligned_costs_in_dollars(data_table):
     cells = re.findall(r'<td style="([^"]*)">([^<]*)</td>', lab.summary.value)
     assert cells
     money = [text for style, text in cells if text.startswith("&#36;")]
-    assert len(money) == 6 and all(re.fullmatch(r"&#36;[\d,]+\.\d\d", m) for m in money)
+    assert len(money) == 9 and all(re.fullmatch(r"&#36;[\d,]+\.\d\d", m) for m in money)  # 3 policies x 3
     assert all("text-align:right" in style for style, text in cells if re.fullmatch(r"[\d,]+|&#36;.*", text))
     assert "cost</th>" in lab.summary.value and "cost_usd" not in lab.summary.value
 

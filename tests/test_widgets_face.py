@@ -21,7 +21,7 @@ matplotlib.use("Agg")
 
 import sessionlab as sl  # noqa: E402
 from sessionlab.errors import OptionError  # noqa: E402
-from sessionlab.widgets import BranchExplorer, UsageDashboard  # noqa: E402
+from sessionlab.widgets import BranchExplorer, CompactionLab, UsageDashboard  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 WEBAPP = "/home/user/webapp"
@@ -250,3 +250,48 @@ def test_branch_tab_has_token_counts(long_session):
         assert r[5] == ("" if ctx[r[1]] is None else f"{ctx[r[1]]:,}")
     assert rows[-1][5] == "940"  # the call's context tokens
     assert "context tokens (calls)" in ex.branch.value
+
+
+# -- CompactionLab ----------------------------------------------------------------------------------
+
+def test_lab_sessions_newest_first_subagents_under_their_parent(data_table):
+    from sessionlab.tables.labels import session_labels
+
+    lab = CompactionLab(data_table)
+    opts = list(lab.session.options)
+    labels = session_labels(data_table)
+    assert len(opts) == len(labels)
+    tops = [sid for _, sid in opts if "/agent-" not in sid]
+    days = [labels[s].day for s in tops]
+    assert days == sorted(days, reverse=True)
+    for i, (text, sid) in enumerate(opts):
+        if "/agent-" in sid:
+            assert text.startswith("↳ subagent (Explore) · ")
+            assert opts[i - 1][1] == sid.split("/")[0] or opts[i - 1][1].split("/")[0] == sid.split("/")[0]
+        else:
+            assert not text.startswith("↳")
+
+
+def test_lab_search_narrows_without_switching(data_table):
+    lab = CompactionLab(data_table)
+    first = lab.session.value
+    before = lab.result
+    lab.search.value = "refactor LOADER"  # every word, any case
+    assert [sid for _, sid in lab.session.options] == [first, "d7e439fe-0715-4ab7-95f3-81835b6913cd"]
+    assert lab.session.value == first and lab.result is before  # typing does not rerun anything
+    lab.session.value = "d7e439fe-0715-4ab7-95f3-81835b6913cd"
+    lab.search.value = ""
+    assert len(lab.session.options) == len(lab.search.all_options)
+    assert lab.session.value == "d7e439fe-0715-4ab7-95f3-81835b6913cd"
+
+
+def test_lab_says_why_simulated_and_recorded_cost_differ(data_table):
+    quiet = CompactionLab(data_table, session_id="a263b894-c8c2-44af-8845-663362b5a201")  # never compacted
+    row = quiet.result.sessions.to_pylist()[0]
+    assert row["recorded_compactions"] == 0
+    assert f"&#36;{row['cost_usd']:,.2f} never compacting" in quiet.costs.value
+    assert f"(&#36;{row['recorded_cost_usd']:,.2f})" in quiet.costs.value
+    assert "the difference is the prices alone (fitted vs recorded)" in quiet.costs.value
+    assert "summary calls" in quiet.summary.value  # the policies' summary calls have their own column
+    api = CompactionLab(data_table, session_id="a28f5b37-6b04-44f2-b094-90b86b01a1c1")
+    assert "The session compacted 2 times itself" in api.costs.value

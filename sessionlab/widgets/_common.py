@@ -36,7 +36,9 @@ STYLE = ("<style>.sessionlab-root .widget-html, .sessionlab-root .widget-html-co
          ".sessionlab-root .sessionlab-scroll td, .sessionlab-root .sessionlab-scroll th {overflow-wrap:normal}"
          ".sessionlab-root .sessionlab-scroll td.text {min-width:12em;overflow-wrap:anywhere}"
          ".sessionlab-root .sessionlab-scroll th {hyphens:manual}"
-         ".sessionlab-root .sessionlab-invalid input {border-color:#b00020;outline:1px solid #b00020}</style>")
+         ".sessionlab-root .sessionlab-invalid input {border-color:#b00020;outline:1px solid #b00020}"
+         # a figure in a narrow cell scrolls sideways rather than shrinking its text below ~9 px
+         ".sessionlab-compaction-lab .sessionlab-plot img {min-width:600px}</style>")
 
 
 def style_widget() -> W.HTML:
