@@ -38,7 +38,12 @@ STYLE = ("<style>.sessionlab-root .widget-html, .sessionlab-root .widget-html-co
          ".sessionlab-root .sessionlab-scroll th {hyphens:manual}"
          ".sessionlab-root .sessionlab-invalid input {border-color:#b00020;outline:1px solid #b00020}"
          # a figure in a narrow cell scrolls sideways rather than shrinking its text below ~9 px
-         ".sessionlab-compaction-lab .sessionlab-plot img {min-width:600px}</style>")
+         ".sessionlab-compaction-lab .sessionlab-plot img {min-width:600px}"
+         # after a click in a SessionTree, until the kernel has the new context: never the old one
+         ".sessionlab-loading .sessionlab-summary > *, .sessionlab-loading .sessionlab-context,"
+         " .sessionlab-loading .sessionlab-branch {visibility:hidden}"
+         ".sessionlab-loading .sessionlab-summary::before {content:'Loading the context of the clicked entry…';"
+         "color:var(--jp-ui-font-color2,#555)}</style>")
 
 
 def style_widget() -> W.HTML:

@@ -231,13 +231,19 @@ class BranchExplorer(StaticFallback, W.VBox):
         """A click in the SessionTree: show that entry's context (added to the picker if new)."""
         eid = change["new"]
         if not eid or self.graph is None or eid not in self.graph:
+            if eid and self.session_tree is not None:  # nothing to show for it: no "loading" left behind
+                self.session_tree.shown_id = eid
             return
         if eid not in [v for _, v in self.entry.options]:
             from ..tables.labels import entry_previews
 
             text = entry_previews(self._rows, [eid]).get(eid, "") if self._rows is not None else ""
             option = entry_option("entry", eid, self._facts.get(eid, {}), text, self._label.get(eid), False)
-            self.entry.options = [*self.entry.options, (option, eid)]
+            self.entry.unobserve(self._on_entry, names="value")
+            try:  # new options keep the old value: no context of the old entry in between
+                self.entry.options = [*self.entry.options, (option, eid)]
+            finally:
+                self.entry.observe(self._on_entry, names="value")
         self.entry.value = eid
 
     # -- entry -------------------------------------------------------------------------------
@@ -286,6 +292,7 @@ class BranchExplorer(StaticFallback, W.VBox):
         if self.session_tree is not None:
             if self.session_tree.selected_id != eid:
                 self.session_tree.selected_id = eid
+            self.session_tree.shown_id = eid  # the browser drops its "loading" state
         elif eid != self._drawn_at:
             self._drawn_at = eid
             show_figure(self.tree, self._draw_tree, figsize=self._tree_size(self._rows))
