@@ -280,9 +280,10 @@ def test_lab_search_narrows_without_switching(data_table):
     assert [sid for _, sid in lab.session.options] == [first, "d7e439fe-0715-4ab7-95f3-81835b6913cd"]
     assert lab.session.value == first and lab.result is before  # typing does not rerun anything
     lab.session.value = "d7e439fe-0715-4ab7-95f3-81835b6913cd"
-    lab.search.value = ""
+    picked = lab.result
+    lab.search.value = ""  # every session again: the picked one stays picked, nothing reruns
     assert len(lab.session.options) == len(lab.search.all_options)
-    assert lab.session.value == "d7e439fe-0715-4ab7-95f3-81835b6913cd"
+    assert lab.session.value == "d7e439fe-0715-4ab7-95f3-81835b6913cd" and lab.result is picked
 
 
 def test_lab_says_why_simulated_and_recorded_cost_differ(data_table):

@@ -44,7 +44,10 @@ def picker_options(table: pa.Table, session_id: Any = None) -> list[tuple[str, s
 
 class SessionSearch(W.Text):
     """A search box for a session Dropdown: typing keeps the options whose label (or id) holds
-    every typed word; the session picked stays listed, so typing never switches sessions."""
+    every typed word; the session picked stays listed, so typing never switches sessions.
+
+    New options make a Dropdown pick its first one for a moment; ``busy`` is true while the
+    picked session is put back, and a view observing the Dropdown ignores the changes then."""
 
     def __init__(self, dropdown: W.Dropdown, options: list[tuple[str, str]], **kwargs: Any) -> None:
         kwargs.setdefault("placeholder", f"search {len(options):,} sessions: name, prompt, day, folder, id…")
@@ -53,6 +56,7 @@ class SessionSearch(W.Text):
         super().__init__(continuous_update=True, **kwargs)
         self.dropdown = dropdown
         self.all_options = list(options)
+        self.busy = False
         self.observe(self._narrow, names="value")
 
     def matches(self, text: str) -> list[tuple[str, str]]:
@@ -66,7 +70,11 @@ class SessionSearch(W.Text):
         if current is not None and all(sid != current for _, sid in found):
             found = [(label, sid) for label, sid in self.all_options if sid == current] + found
         if found != list(self.dropdown.options):
-            self.dropdown.options = found
-            if current is not None:
-                self.dropdown.value = current
+            self.busy = True
+            try:
+                self.dropdown.options = found
+                if current is not None:
+                    self.dropdown.value = current
+            finally:
+                self.busy = False
         self.description = "Find" if not self.value.strip() else f"{len(self.matches(self.value)):,} found"

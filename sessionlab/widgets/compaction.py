@@ -142,8 +142,8 @@ class CompactionLab(StaticFallback, W.VBox):
                      "notes", "search", "costs"):
             getattr(self, name).add_class(f"sessionlab-{name.replace('_', '-')}")  # for styling and tests
         self.window.observe(self._on_window, names="value")
-        for w in (self.session, self.fraction):
-            w.observe(self._refresh, names="value")
+        self.session.observe(self._on_session, names="value")
+        self.fraction.observe(self._refresh, names="value")
         for w in (self.reserve, self.keep_recent, self.summary_tokens):
             w.observe(self._on_token_slider, names="value")
         self._refresh()
@@ -167,6 +167,10 @@ class CompactionLab(StaticFallback, W.VBox):
             slider.max = top
             if wanted > top:
                 self._clamped.append(f"{what} {wanted:,} → {top:,}")
+
+    def _on_session(self, change: Any) -> None:
+        if not self.search.busy:  # (the search box puts the picked session back: nothing changed)
+            self._refresh()
 
     def _on_token_slider(self, change: Any) -> None:
         name = next(n for n, *_ in self._CAPS if getattr(self, n) is change["owner"])

@@ -194,7 +194,14 @@ def test_search_narrows_the_session_picker(lab):
                           timeout=30_000)
     labels = [x.replace("\xa0", " ") for x in select.locator("option").all_inner_texts()]
     assert len(labels) == 2 and any(x.startswith("Refactor session loader") for x in labels)
-    search.fill("")
+    summary = root.locator(".sessionlab-summary")
+    before = summary.inner_text()
+    search.fill("")  # every session again, the picked one still picked: nothing reruns
+    lab.wait_for_function("([e, n]) => e.querySelectorAll('option').length === n", arg=[select.element_handle(), total],
+                          timeout=30_000)
+    lab.wait_for_timeout(1000)
+    assert summary.inner_text() == before and "a28f5b37" in before
+    assert root.locator(".sessionlab-search label").inner_text().strip() == "Find"
 
 
 def test_cost_note_and_a_readable_plot_in_a_narrow_cell(lab):
