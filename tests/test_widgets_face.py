@@ -296,3 +296,27 @@ def test_lab_says_why_simulated_and_recorded_cost_differ(data_table):
     assert "summary calls" in quiet.summary.value  # the policies' summary calls have their own column
     api = CompactionLab(data_table, session_id="a28f5b37-6b04-44f2-b094-90b86b01a1c1")
     assert "The session compacted 2 times itself" in api.costs.value
+
+
+# -- SessionTree --------------------------------------------------------------------------------
+
+def test_explorer_tells_the_tree_which_entry_it_shows(data_table):
+    from sessionlab.widgets import SessionTree
+
+    tree = SessionTree()
+    ex = BranchExplorer(data_table, session_id=RUST_CLI, session_tree=tree)
+    assert tree.shown_id == tree.selected_id == ex.entry.value  # no "loading" left at the start
+    inner = [e for e in tree.tree["ids"] if e not in [v for _, v in ex.entry.options]][0]
+    seen = []
+    tree.observe(lambda c: seen.append((c["new"], ex.context_row["at_id"])), names="shown_id")
+    tree.selected_id = inner  # a click
+    assert seen == [(inner, inner)]  # reported shown once its context is the one shown, and only then
+    assert ex.entry.value == inner
+
+
+def test_tree_payload_counts_every_kind_the_legend_may_list(data_table):
+    from sessionlab.widgets import SessionTree
+
+    tree = SessionTree(data_table, session_id=RUST_CLI)
+    counts = dict(zip((k for k, _ in tree.tree["kinds"]), tree.tree["kindCounts"]))
+    assert sum(counts.values()) == tree.tree["n"] and 0 in counts.values()  # the browser leaves the zeros out
