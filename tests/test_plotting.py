@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import matplotlib
@@ -244,8 +245,15 @@ def test_plot_usage_cost_is_stacked_by_model_when_the_table_has_models(everythin
     assert all(len(c) == days for c in ax.containers)
     tops = np.max([[r.get_y() + r.get_height() for r in c] for c in ax.containers], axis=0)
     np.testing.assert_allclose(tops, df.groupby("day")["cost_usd"].sum().to_numpy())
+    # a time axis: each bar stands at its date, so a gap of weeks without calls is a gap on the axis
+    import matplotlib.dates as mdates
+
+    lefts = np.array([r.get_x() + r.get_width() / 2 for r in ax.containers[0]])
+    want = mdates.date2num(pd.to_datetime(sorted(df["day"].unique())))
+    np.testing.assert_allclose(lefts, want)
     labels = [t.get_text() for t in ax.get_xticklabels()]
-    assert labels[0] == str(df["day"].min()) and all(t.get_rotation() > 0 for t in ax.get_xticklabels())
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d", x) for x in labels) and 3 <= len(labels) <= 10
+    assert all(t.get_rotation() > 0 for t in ax.get_xticklabels())
 
 
 def test_plot_usage_cost_without_models_is_plain_bars(everything):

@@ -333,7 +333,8 @@ def test_sessions_are_picked_by_name_or_first_prompt_day_and_folder(data_table):
     assert labels[API_SERVER].first_prompt.startswith("Why does the build fail? Look at internal/api/")
     assert labels[API_SERVER].name is None and labels[API_SERVER].folder == "api-server"
     for widget in (BranchExplorer(data_table, session_id=RUST_CLI), CompactionLab(data_table, session_id=RUST_CLI)):
-        assert dict((v, k) for k, v in widget.session.options) == {sid: lab.text for sid, lab in labels.items()}
+        shown = {v: k.split("↳ subagent (Explore) · ", 1)[-1] for k, v in widget.session.options}  # (lab marks them)
+        assert shown == {sid: lab.text for sid, lab in labels.items()}
 
 
 def test_labels_keep_hostile_text_as_text(nasty):
@@ -351,7 +352,7 @@ def test_numbers_right_aligned_costs_in_dollars(data_table):
     cells = re.findall(r'<td style="([^"]*)">([^<]*)</td>', lab.summary.value)
     assert cells
     money = [text for style, text in cells if text.startswith("&#36;")]
-    assert len(money) == 6 and all(re.fullmatch(r"&#36;[\d,]+\.\d\d", m) for m in money)
+    assert len(money) == 9 and all(re.fullmatch(r"&#36;[\d,]+\.\d\d", m) for m in money)  # 3 policies x 3
     assert all("text-align:right" in style for style, text in cells if re.fullmatch(r"[\d,]+|&#36;.*", text))
     assert "cost</th>" in lab.summary.value and "cost_usd" not in lab.summary.value
 
@@ -398,12 +399,15 @@ def test_dashboard_empty_cases_say_why(data_table):
 
 def test_timezone_box_takes_only_listed_zones(data_table):
     dash = UsageDashboard(data_table)
-    assert isinstance(dash.tz, W.Combobox) and dash.tz.ensure_option
+    assert isinstance(dash.tz, W.Combobox) and not dash.tz.continuous_update
     before = dash.usage
     dash.tz.value = "Europe/Vien"  # half-typed
     assert dash.usage.equals(before) and "(UTC)" in dash.status.value
+    assert "Unknown time zone “Europe/Vien”: still showing UTC" in dash.tz_error.value
+    assert "sessionlab-invalid" in dash.tz._dom_classes
     dash.tz.value = "Europe/Vienna"
     assert "(Europe/Vienna)" in dash.status.value
+    assert dash.tz_error.value == "" and "sessionlab-invalid" not in dash.tz._dom_classes
 
 
 def test_figures_are_sharp_and_full_width(data_table):
@@ -466,8 +470,8 @@ def test_session_tree_click_shows_the_context_in_the_explorer(data_table):
     inner = [e for e in tree.tree["ids"] if e not in [v for _, v in ex.entry.options]][0]
     tree.selected_id = inner  # what a click does
     assert ex.entry.value == inner and ex.context_row["at_id"] == inner
-    ex.session.value = ML_PIPELINE
-    assert tree.session_id == ML_PIPELINE and tree.selected_id is None
+    ex.session.value = ML_PIPELINE  # the tree marks the entry the explorer starts at: pi's leaf
+    assert tree.session_id == ML_PIPELINE and tree.selected_id == ex.entry.value == ex.graph.graph["leaf_id"]
 
 
 def test_session_tree_text_is_data_not_markup(nasty):

@@ -29,7 +29,7 @@ __all__ = ["usage_by", "usage_by_df", "branch_costs", "branch_costs_df", "cache_
            "CACHE_COLUMNS", "WEEK_DAYS"]
 
 USAGE_GROUPS = ("session_id", "file", "day", "model", "provider", "api", "branch", "stop_reason", "usage_kind",
-                "month", "session", "agent", "week")
+                "month", "session", "agent", "week", "project")
 WEEK_DAYS = ("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday")
 """The days a week may start on (``usage_by``'s ``week_start``), in ccusage's order."""
 
@@ -51,6 +51,8 @@ USAGE_KEY_COLUMNS: tuple[Column, ...] = (
            "session that spawned it, as in ccusage."),
     Column("agent", _S, "Agent of the call: 'pi', 'claude-code' or 'codex'."),
     Column("week", pa.date32(), "The first day (``week_start``) of the call's week in ``tz``."),
+    Column("project", _S, "The folder the session ran in (the ``cwd`` of its header or first prompt, as "
+           "``session_labels`` reads it); null when the session names none."),
 )
 USAGE_COLUMNS: tuple[Column, ...] = (
     Column("calls", _I64, "Number of calls (assistant messages); the token and cost sums also hold the "
@@ -260,10 +262,20 @@ def _key_column(table: pa.Table, key: str, tz: str, rows: pa.Array, week_start: 
         return table["session_id"].take(rows)
     if key == "agent" and "agent" not in table.column_names:
         return const_strings(b"pi", np.ones(len(rows), bool))
+    if key == "project":
+        return _project(table, rows)
     if key == "branch":
         cur = current_branch_mask(table)[to_numpy(rows)]
         return pc.if_else(from_numpy(cur), scalar("current"), scalar("abandoned"))
     return table[key].take(rows)
+
+
+def _project(table: pa.Table, rows: pa.Array) -> pa.Array:
+    """The folder (cwd) of each row's session, from the session labels."""
+    from ..tables.labels import session_labels
+
+    cwd = {sid: label.cwd for sid, label in session_labels(table).items()}
+    return pa.array([cwd.get(s) for s in table["session_id"].take(rows).to_pylist()], pa.string())
 
 
 def _spend_rows(table: pa.Table, tz: str, since, until) -> tuple[np.ndarray, np.ndarray]:
@@ -297,6 +309,7 @@ def usage_by(entries, *, by: str | Sequence[str] = ("session_id",), tz: str = "U
             (``"YYYY-MM"`` in ``tz``), ``session`` (the top session: a Claude Code subagent's calls
             count in the session that spawned it, as in ccusage), ``agent``, ``model``,
             ``provider``, ``api``, ``branch`` (``"current"`` or ``"abandoned"``), ``stop_reason``,
+            ``project`` (the session's folder),
             ``usage_kind`` (``"message"`` for calls; a title, summary, compaction... otherwise).
         tz: IANA time zone for ``day``, ``month``, ``since`` and ``until``.
         session_id: only the calls of this session (or these sessions).

@@ -54,7 +54,8 @@ def current_labels(table: pa.Table) -> pd.DataFrame:
     return df[df["label"].notna() & (df["label"].astype(str) != "")]
 
 
-def plot_tree(entries, *, session_id: SessionIds = None, ax=None, max_label: int = 24, title: str | None = None):
+def plot_tree(entries, *, session_id: SessionIds = None, ax=None, max_label: int = 24, title: str | None = None,
+              at: str | None = None):
     """Draw a session's tree: parents above children, the current branch highlighted.
 
     Nodes are coloured by kind (user, assistant, toolResult, bashExecution, custom message,
@@ -72,6 +73,8 @@ def plot_tree(entries, *, session_id: SessionIds = None, ax=None, max_label: int
         ax: Axes to draw on; default a new figure sized to the tree.
         max_label: Longest label text shown (longer ones are cut with an ellipsis).
         title: Title text instead of ``Session <id prefix>`` (the counts are added; drawn literally).
+        at: An entry id: highlight the branch from the root to it instead of the current branch
+            (an id not in the tree highlights nothing).
 
     Returns:
         The matplotlib ``Axes`` (y grows downwards: depth).
@@ -84,13 +87,15 @@ def plot_tree(entries, *, session_id: SessionIds = None, ax=None, max_label: int
     lay = compute_layout(table)
     x, y, parent, on = lay.x, lay.y, lay.parent, lay.on_branch
     n = lay.nodes.num_rows
+    if at is not None:
+        on = _path_to(lay.nodes, parent, at)
     width = (x.max() + 1) if n else 1
     depth = (y.max() + 1) if n else 1
     ax = new_axes(ax, (float(np.clip(4.5 + 0.6 * width, 6, 18)), float(np.clip(2.5 + 0.06 * depth, 4.5, 16))))
     # marker size from the room per node along the depth
     fig_h = ax.get_window_extent().height / ax.figure.dpi if ax.figure.dpi else 5
     base = float(np.clip((0.6 * fig_h * 72 / max(depth, 1)) ** 2, 5, 40))
-    _draw_edges(ax, x, y, parent, on, base)
+    _draw_edges(ax, x, y, parent, on, base, "current branch" if at is None else "branch to the picked entry")
     _draw_nodes(ax, lay.nodes, x, y, on, base)
     _draw_notes(ax, table, lay.nodes, x, y, max_label)
     if n:
@@ -114,7 +119,19 @@ def plot_tree(entries, *, session_id: SessionIds = None, ax=None, max_label: int
     return ax
 
 
-def _draw_edges(ax, x: np.ndarray, y: np.ndarray, parent: np.ndarray, on: np.ndarray, base: float) -> None:
+def _path_to(nodes: pa.Table, parent: np.ndarray, at: str) -> np.ndarray:
+    """Which nodes are on the path from the root to entry ``at``."""
+    on = np.zeros(len(parent), bool)
+    hit = np.nonzero(to_np(nodes["entry_id"], "") == at)[0]
+    r = int(hit[-1]) if hit.size else -1
+    while r >= 0 and not on[r]:
+        on[r] = True
+        r = int(parent[r])
+    return on
+
+
+def _draw_edges(ax, x: np.ndarray, y: np.ndarray, parent: np.ndarray, on: np.ndarray, base: float,
+                name: str = "current branch") -> None:
     """Two line collections: the edges, and the current branch as a wide halo under the nodes."""
     from matplotlib.collections import LineCollection
 
@@ -125,7 +142,7 @@ def _draw_edges(ax, x: np.ndarray, y: np.ndarray, parent: np.ndarray, on: np.nda
     ax.add_collection(LineCollection(segs[~cur], colors="0.6", linewidths=0.8, zorder=1, gid="edges"))
     ax.add_collection(LineCollection(segs[cur], colors="#f2b705", alpha=0.55, linewidths=max(4.0, base ** 0.5 + 3),
                                      zorder=2, capstyle="round", gid="current_branch",
-                                     label=f"current branch ({int(on.sum()):,} entries)"))
+                                     label=f"{name} ({int(on.sum()):,} entries)"))
 
 
 def _draw_nodes(ax, nodes: pa.Table, x: np.ndarray, y: np.ndarray, on: np.ndarray, base: float) -> None:

@@ -25,7 +25,7 @@ import pyarrow as pa
 from . import file_facts
 from .forest import as_table
 
-__all__ = ["SessionLabel", "label_column", "message_text", "session_labels"]
+__all__ = ["SessionLabel", "entry_previews", "label_column", "message_text", "session_labels"]
 
 TITLE_CHARS = 48
 
@@ -75,6 +75,25 @@ def message_text(message: Any) -> str:
     else:
         text = ""
     return " ".join(text.split())
+
+
+def entry_previews(rows: pa.Table, entry_ids: Any) -> dict[str, str]:
+    """The message text of some entries of one session's rows, read back from their lines (the
+    table holds no text): ``entry_id -> text`` (whitespace collapsed; ``""`` for an entry with no
+    text or whose line cannot be read, e.g. in a store)."""
+    wanted = set(entry_ids)
+    ids, lines, files = (rows[c].to_pylist() for c in ("entry_id", "line_no", "file"))
+    where: dict[str, dict[int, str]] = {}
+    for eid, line, f in zip(ids, lines, files):
+        if eid in wanted and line is not None and f:
+            where.setdefault(f, {})[int(line)] = eid
+    out = {eid: "" for eid in wanted}
+    for f, by_line in where.items():
+        for line, obj in _read_lines(f, set(by_line)).items():
+            if isinstance(obj, dict):
+                msg = obj.get("message") or obj.get("payload") or obj
+                out[by_line[line]] = message_text(msg) or " ".join(str(obj.get("summary") or "").split())
+    return out
 
 
 def _read_lines(path: str, wanted: set[int]) -> dict[int, Any]:

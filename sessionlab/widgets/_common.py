@@ -14,7 +14,8 @@ import pyarrow as pa
 from ..tables.corpus import select_sessions
 from ..tables.forest import as_table
 
-__all__ = ["as_table", "esc", "html_table", "arrow_html", "show_figure", "session_options", "session_rows",
+__all__ = ["as_table", "esc", "Raw", "expandable", "html_table", "arrow_html", "show_figure", "session_options",
+           "session_rows",
            "session_table", "first_session", "note", "png_html", "style_widget", "STYLE", "StaticFallback",
            "FIGURE_DPI", "FIGURE_WIDTH_PX", "TABLE_HEIGHT"]
 
@@ -23,6 +24,8 @@ FIGURE_WIDTH_PX = 920  # CSS width a full-width figure is shown at (fits a 1,000
 TABLE_HEIGHT = "20em"  # tables taller than this scroll inside their box
 _NUM = "text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums;padding:1px 6px"
 _TXT = "text-align:left;padding:1px 6px"
+_TF = ("position:sticky;bottom:0;background:var(--jp-layout-color1,#fff);font-weight:600;"
+       "border-top:1px solid var(--jp-border-color1,#bbb)")
 _TH = ("position:sticky;top:0;z-index:1;background:var(--jp-layout-color1,#fff);vertical-align:bottom;"
        "border-bottom:1px solid var(--jp-border-color1,#bbb);font-weight:600;padding:2px 6px")
 
@@ -32,7 +35,15 @@ STYLE = ("<style>.sessionlab-root .widget-html, .sessionlab-root .widget-html-co
          ".sessionlab-root .widget-html-content {white-space:normal;overflow-wrap:anywhere;line-height:1.45}"
          ".sessionlab-root .sessionlab-scroll td, .sessionlab-root .sessionlab-scroll th {overflow-wrap:normal}"
          ".sessionlab-root .sessionlab-scroll td.text {min-width:12em;overflow-wrap:anywhere}"
-         ".sessionlab-root .sessionlab-scroll th {hyphens:manual}</style>")
+         ".sessionlab-root .sessionlab-scroll th {hyphens:manual}"
+         ".sessionlab-root .sessionlab-invalid input {border-color:#b00020;outline:1px solid #b00020}"
+         # a figure in a narrow cell scrolls sideways rather than shrinking its text below ~9 px
+         ".sessionlab-compaction-lab .sessionlab-plot img {min-width:600px}"
+         # after a click in a SessionTree, until the kernel has the new context: never the old one
+         ".sessionlab-loading .sessionlab-summary > *, .sessionlab-loading .sessionlab-context,"
+         " .sessionlab-loading .sessionlab-branch {visibility:hidden}"
+         ".sessionlab-loading .sessionlab-summary::before {content:'Loading the context of the clicked entry…';"
+         "color:var(--jp-ui-font-color2,#555)}</style>")
 
 
 def style_widget() -> W.HTML:
@@ -48,6 +59,20 @@ def esc(value: Any) -> str:
     return html.escape(str(value), quote=True).replace("$", "&#36;")
 
 
+class Raw(str):
+    """A table cell that is already HTML (its session text escaped by whoever made it)."""
+
+
+def expandable(text: str, limit: int, *, most: int = 20_000) -> str:
+    """``text`` as a cell: whole when short, else its first ``limit`` characters that open to the
+    whole text (up to ``most`` characters) on a click (``<details>``, no script). Escaped."""
+    if len(text) <= limit:
+        return text
+    rest = f" … ({len(text) - most:,} more characters)" if len(text) > most else ""
+    return Raw(f'<details class="sessionlab-more"><summary style="cursor:pointer">{esc(text[: limit - 1])}…'
+               f'</summary><div style="white-space:pre-wrap">{esc(text[:most])}{esc(rest)}</div></details>')
+
+
 def is_cost(column: str) -> bool:
     """Whether a column holds US dollars (``cost_usd``, ``recorded_cost_usd``...)."""
     return column.endswith("_usd") or column == "cost"
@@ -56,6 +81,8 @@ def is_cost(column: str) -> bool:
 def fmt_cell(column: str, value: Any) -> tuple[str, bool]:
     """(escaped text, is a number) of a cell: dollars as ``$1,234.56`` (``<$0.01`` for a positive
     amount below a cent), integers with thousands separators, other floats with two decimals."""
+    if isinstance(value, Raw):
+        return str(value), False
     if isinstance(value, bool) or value is None:
         return esc(value), False
     if isinstance(value, (int, float)) and is_cost(column):
@@ -79,11 +106,13 @@ def header_text(column: str) -> str:
 
 
 def html_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, caption: str | None = None,
-               headers: Sequence[str] | None = None, max_height: str | None = TABLE_HEIGHT) -> str:
+               headers: Sequence[str] | None = None, max_height: str | None = TABLE_HEIGHT,
+               footer: Sequence[Any] | None = None) -> str:
     """An HTML table in a box that scrolls (both ways) past ``max_height`` and the widget's width.
 
     Every header and cell is escaped; numbers are right-aligned with thousands separators, and
     dollar columns (``*_usd``) read ``$1,234.56``. ``headers`` replaces the shown column names.
+    ``footer`` is one more row (a totals row) that stays at the bottom of the scrolling box.
     """
     shown = list(headers) if headers is not None else [header_text(c) for c in columns]
     body = []
@@ -102,17 +131,23 @@ def html_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, caption
            if caption else "")
     table = (f'<table class="sessionlab-table" style="border-collapse:collapse;font-size:13px">{cap}'
              f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+    foot = ""
+    if footer is not None:
+        cells = "".join(f'<td style="{_NUM if num else _TXT};{_TF}">{text}</td>'
+                        for text, num in (fmt_cell(c, v) for c, v in zip(columns, footer)))
+        foot = f'<tfoot><tr class="sessionlab-total">{cells}</tr></tfoot>'
+        table = table.replace("</tbody></table>", f"</tbody>{foot}</table>")
     limit = f"max-height:{max_height};" if max_height else ""
     return f'<div class="sessionlab-scroll" style="{limit}max-width:100%;overflow:auto">{table}</div>'
 
 
 def arrow_html(table: pa.Table, *, caption: str | None = None, headers: Sequence[str] | None = None,
-               max_height: str | None = TABLE_HEIGHT) -> str:
+               max_height: str | None = TABLE_HEIGHT, footer: Sequence[Any] | None = None) -> str:
     """:func:`html_table` of every row and column of an Arrow table."""
     cols = table.column_names
     data = table.to_pydict()
     return html_table(cols, zip(*(data[c] for c in cols)) if cols else [], caption=caption, headers=headers,
-                      max_height=max_height)
+                      max_height=max_height, footer=footer)
 
 
 def note(text: str, *, kind: str = "info") -> str:
@@ -156,6 +191,8 @@ def show_figure(out: W.Output, draw: Callable[[Any], Any], *, figsize: tuple[flo
 
 def _static(widget: Any) -> str:
     """Static HTML of a widget tree's current state: texts, control values, figures."""
+    if "sessionlab-live-only" in getattr(widget, "_dom_classes", ()):  # e.g. download links
+        return ""
     own = getattr(widget, "static_html", None)
     if callable(own):
         return own()

@@ -15,6 +15,7 @@ from ._common import (
     StaticFallback,
     as_table,
     esc,
+    expandable,
     first_session,
     html_table,
     note,
@@ -59,8 +60,29 @@ def _message_text(d: dict[str, Any]) -> str:
     return " ".join(" ".join(parts).split())
 
 
-def _truncate(text: str, n: int = TEXT_CHARS) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
+def _short(text: str, words: int = 8, chars: int = 60) -> str:
+    """The first words of a text, cut at ``chars`` (an ellipsis marks a cut)."""
+    head = " ".join(text.split()[:words])
+    if len(head) > chars:
+        head = head[: chars - 1]
+    return head + ("…" if head != text else "")
+
+
+def _when(ts: Any) -> str:
+    return ts.strftime("%Y-%m-%d %H:%M") if ts is not None else ""
+
+
+def entry_option(kind: str, eid: str, node: dict[str, Any], text: str, label: str | None, current: bool) -> str:
+    """A picker option: ``kind id · role · time · “first words”``, then ``[label]`` and ``(current)``.
+
+    Dropdown options are plain text in the browser (never HTML), so they are not escaped."""
+    what = node.get("role") or node.get("type") or ""
+    parts = [f"{kind} {eid}", what, _when(node.get("timestamp"))]
+    if text:
+        parts.append(f"“{_short(text)}”")
+    elif node.get("tool_name"):
+        parts.append(f"→ {node['tool_name']}")
+    return " · ".join(p for p in parts if p) + (f" [{label}]" if label else "") + (" (current)" if current else "")
 
 
 class BranchExplorer(StaticFallback, W.VBox):
@@ -70,14 +92,16 @@ class BranchExplorer(StaticFallback, W.VBox):
     Attributes (the controls and views, for tests and notebooks):
         session: Dropdown of sessions (name or first prompt · day · folder · id prefix), value the
             session id.
-        entry: Dropdown of the session's leaves, fork points and labelled entries (shown with their
-            labels), value the entry id; starts at pi's leaf.
+        entry: Dropdown of the session's leaves, fork points and labelled entries (each shown with
+            its role, time, first words and label), value the entry id; starts at pi's leaf. The
+            tree highlights the branch to the entry picked.
         header: HTML: session name, id, file, counts.
         tree: Output with :func:`sessionlab.plotting.plot_tree`.
         summary: HTML: the :func:`~sessionlab.contexts` row of the picked entry.
-        context: HTML table of the context's messages (role, estimated tokens, truncated text), in a
-            box that scrolls past 20 lines.
-        branch: HTML table of the branch root -> entry (id, type, role, label), scrolling the same way.
+        context: HTML table of the context's messages (role, estimated tokens, text; a long text
+            opens whole on a click), in a box that scrolls past 20 lines.
+        branch: HTML table of the branch root -> entry (id, type, role, estimated tokens, a call's
+            context tokens, label), scrolling the same way.
         session_tree: the :class:`~sessionlab.widgets.SessionTree` given, if any: it draws the
             session, and a click on one of its entries picks that entry here.
         context_row: the ``contexts`` row (a dict) shown; messages: the context's message dicts.
@@ -123,6 +147,8 @@ class BranchExplorer(StaticFallback, W.VBox):
         self.messages: list[dict[str, Any]] = []
         self.graph: nx.DiGraph | None = None
         self._rows: pa.Table | None = None
+        self._facts: dict[str, dict[str, Any]] = {}
+        self._drawn_at: str | None = None
         self.tabs.layout = W.Layout(width="auto", min_width="0")
         view = session_tree if session_tree is not None else self.tree
         kwargs.setdefault("layout", W.Layout(width="auto", max_width="100%", min_width="0"))
@@ -167,8 +193,16 @@ class BranchExplorer(StaticFallback, W.VBox):
         self._on_session()
 
     # -- session -----------------------------------------------------------------------------
+    @staticmethod
+    def _entry_facts(rows: pa.Table) -> dict[str, dict[str, Any]]:
+        """Per entry id (its last row): type, role, time, tool, and the tokens the table records."""
+        cols = ("entry_id", "type", "role", "timestamp", "tool_name", "est_tokens", "context_tokens")
+        data = rows.select([c for c in cols if c in rows.column_names]).to_pylist()
+        return {d["entry_id"]: d for d in data if d.get("entry_id")}
+
     def _on_session(self, change: Any = None) -> None:
         from .. import fork_points, leaves, session_tree
+        from ..tables.labels import entry_previews
 
         sid = self.session.value
         if sid is None:
@@ -183,19 +217,18 @@ class BranchExplorer(StaticFallback, W.VBox):
         lv, forks = leaves(g), fork_points(g)
         labels = {eid: self._label.get(eid) for eid in g.nodes}
         labelled = [eid for eid, label in labels.items() if label]
-        opts = []
-        for eid in dict.fromkeys([*lv, *forks, *labelled, *([current] if current in g else [])]):
-            kind = "leaf" if eid in lv else ("fork" if eid in forks else "entry")
-            label = labels[eid]
-            text = f"{kind} {eid}" + (f" [{label}]" if label else "") + (" (current)" if eid == current else "")
-            opts.append((text, eid))
+        picks = list(dict.fromkeys([*lv, *forks, *labelled, *([current] if current in g else [])]))
+        self._facts = self._entry_facts(rows)
+        texts = entry_previews(rows, picks)
+        opts = [(entry_option("leaf" if eid in lv else ("fork" if eid in forks else "entry"), eid,
+                              self._facts.get(eid, {}), texts.get(eid, ""), labels[eid], eid == current), eid)
+                for eid in picks]
         self.header.value = (
             f"<b>{esc(name) if name else '(unnamed session)'}</b> · <code>{esc(sid)}</code><br>"
             f"<small>{esc(path)}</small><br>{len(g):,} entries · {len(lv):,} leaves · {len(forks):,} fork points")
+        self._drawn_at = None  # the tree is drawn at the entry picked below (see _highlight)
         if self.session_tree is not None:
             self.session_tree.set_session(rows, sid)
-        else:
-            show_figure(self.tree, self._draw_tree, figsize=self._tree_size(rows))
         self.entry.unobserve(self._on_entry, names="value")
         try:  # new options, then pi's leaf: one refresh, not one per step
             self.entry.options = opts
@@ -218,19 +251,26 @@ class BranchExplorer(StaticFallback, W.VBox):
         from ..tables.labels import session_labels
 
         label = session_labels(self._rows).get(self.session.value)
-        plot_tree(self._rows, session_id=self.session.value, ax=ax,
+        plot_tree(self._rows, session_id=self.session.value, ax=ax, at=self.entry.value,
                   title=f"{label.title} · {label.day}" if label and label.day else None)
 
     def _on_tree_pick(self, change: Any) -> None:
         """A click in the SessionTree: show that entry's context (added to the picker if new)."""
         eid = change["new"]
         if not eid or self.graph is None or eid not in self.graph:
+            if eid and self.session_tree is not None:  # nothing to show for it: no "loading" left behind
+                self.session_tree.shown_id = eid
             return
         if eid not in [v for _, v in self.entry.options]:
-            node = self.graph.nodes[eid]
-            kind = ", ".join(str(v) for v in (node.get("type"), node.get("role")) if v)
-            text = f"entry {eid} ({kind})"
-            self.entry.options = [*self.entry.options, (text, eid)]
+            from ..tables.labels import entry_previews
+
+            text = entry_previews(self._rows, [eid]).get(eid, "") if self._rows is not None else ""
+            option = entry_option("entry", eid, self._facts.get(eid, {}), text, self._label.get(eid), False)
+            self.entry.unobserve(self._on_entry, names="value")
+            try:  # new options keep the old value: no context of the old entry in between
+                self.entry.options = [*self.entry.options, (option, eid)]
+            finally:
+                self.entry.observe(self._on_entry, names="value")
         self.entry.value = eid
 
     # -- entry -------------------------------------------------------------------------------
@@ -241,6 +281,8 @@ class BranchExplorer(StaticFallback, W.VBox):
         if eid is None or self._rows is None or self.graph is None:
             self.context_row, self.messages = None, []
             self.summary.value = self.context.value = self.branch.value = ""
+            if self._rows is not None and self.session_tree is None:  # no entry to pick: the tree as it is
+                show_figure(self.tree, self._draw_tree, figsize=self._tree_size(self._rows))
             return
         sid = self.session.value
         g = self.graph
@@ -260,11 +302,24 @@ class BranchExplorer(StaticFallback, W.VBox):
         else:
             self.context.value = html_table(
                 ["#", "role", "est_tokens", "text"],
-                ([i, d.get("role"), estimate_tokens(m), _truncate(_message_text(d))]
+                ([i, d.get("role"), estimate_tokens(m), expandable(_message_text(d), TEXT_CHARS)]
                  for i, (m, d) in enumerate(zip(msgs, self.messages))),
                 headers=["#", "role", "est. tokens", "text"])
         ids = current_branch(g, eid)
+        facts = self._facts
         self.branch.value = html_table(
-            ["#", "entry", "type", "role", "label"],
-            ([i, x, g.nodes[x].get("type"), g.nodes[x].get("role"), self._label.get(x)]
-             for i, x in enumerate(ids)))
+            ["#", "entry", "type", "role", "est_tokens", "context_tokens", "label"],
+            ([i, x, g.nodes[x].get("type"), g.nodes[x].get("role"), facts.get(x, {}).get("est_tokens"),
+              facts.get(x, {}).get("context_tokens"), self._label.get(x)] for i, x in enumerate(ids)),
+            headers=["#", "entry", "type", "role", "est. tokens", "context tokens (calls)", "label"])
+        self._highlight(eid)
+
+    def _highlight(self, eid: str) -> None:
+        """Move the tree's highlight to the branch of the picked entry."""
+        if self.session_tree is not None:
+            if self.session_tree.selected_id != eid:
+                self.session_tree.selected_id = eid
+            self.session_tree.shown_id = eid  # the browser drops its "loading" state
+        elif eid != self._drawn_at:
+            self._drawn_at = eid
+            show_figure(self.tree, self._draw_tree, figsize=self._tree_size(self._rows))

@@ -16,19 +16,20 @@ from ._common import (
     esc,
     first_session,
     note,
-    session_options,
     session_table,
     show_figure,
     style_widget,
 )
+from ._picker import SessionSearch, picker_options
 
 __all__ = ["CompactionLab"]
 
 SUMMARY_COLUMNS = ["policy", "compactions", "recorded_compactions", "peak_context_tokens", "prompt_tokens",
-                   "summarized_tokens", "overflow_calls", "cost_usd", "recorded_cost_usd"]
+                   "summarized_tokens", "overflow_calls", "cost_usd", "summary_calls_cost_usd", "recorded_cost_usd"]
 # soft hyphens (U+00AD) let long header words break cleanly when the notebook is narrow
 SUMMARY_HEADERS = ["policy", "compac\u00adtions", "recorded compac\u00adtions", "peak context (tokens)",
-                   "prompt tokens", "summa\u00adrized tokens", "overflow calls", "cost", "recorded cost"]
+                   "prompt tokens", "summa\u00adrized tokens", "overflow calls", "cost", "summary calls",
+                   "recorded cost"]
 # context windows of current models, the slider's stops (a custom window is added in order)
 WINDOWS = (8_000, 16_000, 32_000, 64_000, 100_000, 128_000, 160_000, 200_000, 256_000, 400_000, 1_000_000)
 
@@ -40,6 +41,30 @@ def _tokens(n: int) -> str:
 def _slider(cls: type, description: str, value: float, lo: float, hi: float, step: float, **kw: Any) -> Any:
     return cls(value=value, min=lo, max=hi, step=step, description=description, continuous_update=False,
                style={"description_width": "10em"}, layout=W.Layout(width="auto", min_width="0"), **kw)
+
+
+def _usd(x: float) -> str:
+    return f"&#36;{x:,.2f}" if x >= 0.005 or x == 0 else "&lt;&#36;0.01"
+
+
+def cost_note(rows: list[dict[str, Any]]) -> str:
+    """Why the simulated and recorded costs differ, from the first policy's row (never compact)."""
+    if not rows or not rows[0].get("calls"):
+        return ""
+    r = rows[0]
+    cost, rec, n_rec = r["cost_usd"], r["recorded_cost_usd"], r["recorded_compactions"]
+    text = (f"<b>cost</b> ({_usd(cost)} never compacting) is the replayed calls' tokens at per-model prices fitted "
+            f"to the recorded costs of every session (<code>fit_prices</code>); <b>recorded cost</b> "
+            f"({_usd(rec)}) is what the session's files say its calls cost. ")
+    if n_rec:
+        text += (f"The session compacted {n_rec:,} time{'s' if n_rec != 1 else ''} itself: its calls after a "
+                 "compaction sent a smaller context, and its own summary calls are in neither column; the "
+                 "policies' summary calls are in <b>summary calls</b>.")
+    else:
+        text += ("The session never compacted, so never compacting replays the same tokens: the difference is "
+                 "the prices alone (fitted vs recorded). A policy that compacts adds "
+                 "its summary calls in <b>summary calls</b>.")
+    return note(text)
 
 
 class CompactionLab(StaticFallback, W.VBox):
@@ -59,8 +84,14 @@ class CompactionLab(StaticFallback, W.VBox):
             maxima follow the window (a reserve or kept tail as large as the window is no policy),
             so a smaller window pulls them down, and ``notes`` says so.
         fraction: FloatSlider, the trigger fraction of the fraction policy.
-        plot: Output with the timeline; summary: HTML, one row per policy (right-aligned numbers,
-            dollars); notes: HTML, what was clamped or why nothing is shown.
+        search: a search box that narrows ``session`` (every typed word in the label or id);
+            sessions are listed newest first, a subagent session under its parent, marked
+            ``↳ subagent``.
+        plot: Output with the timeline (in a narrow cell it scrolls sideways instead of shrinking
+            its text); summary: HTML, one row per policy (right-aligned numbers, dollars: the calls'
+            cost at fitted prices, the simulated summary calls' cost, the recorded cost); costs:
+            HTML, what the difference between simulated and recorded cost is made of; notes: HTML,
+            what was clamped or why nothing is shown.
         policies: the policies of the last run; result: its :class:`~sessionlab.SimulationResult`.
 
     Example:
@@ -71,8 +102,10 @@ class CompactionLab(StaticFallback, W.VBox):
     def __init__(self, entries, *, session_id: SessionIds = None, context_window: int = 200_000,
                  **kwargs: Any) -> None:
         self.entries: pa.Table = as_table(entries)
-        options = session_options(self.entries, session_id)
+        options = picker_options(self.entries, session_id)
         self.session = W.Dropdown(options=options, description="Session", layout=W.Layout(width="auto"))
+        self.search = SessionSearch(self.session, options)
+        self.costs = W.HTML(layout=W.Layout(width="auto", min_width="0"))
         windows = sorted({*WINDOWS, int(context_window)})
         self.window = W.SelectionSlider(options=[(_tokens(w), w) for w in windows], value=int(context_window),
                                         description="context window", continuous_update=False,
@@ -82,7 +115,8 @@ class CompactionLab(StaticFallback, W.VBox):
         self.fraction = _slider(W.FloatSlider, "trigger fraction", 0.8, 0.3, 1.0, 0.05, readout_format=".0%")
         self.keep_recent = _slider(W.IntSlider, "keep recent tokens", 20_000, 0, 200_000, 1_000, readout_format=",d")
         self.summary_tokens = _slider(W.IntSlider, "summary tokens", 2_000, 0, 20_000, 250, readout_format=",d")
-        self.plot = W.Output(layout=W.Layout(width="auto", min_width="0", overflow="hidden"))
+        # a narrow cell scrolls the plot sideways rather than shrinking its text (see STYLE)
+        self.plot = W.Output(layout=W.Layout(width="auto", min_width="0", overflow="auto hidden"))
         self.summary = W.HTML(layout=W.Layout(width="auto", min_width="0"))
         self.notes = W.HTML(layout=W.Layout(width="auto", min_width="0"))
         self.policies: list[Any] = []
@@ -100,15 +134,16 @@ class CompactionLab(StaticFallback, W.VBox):
                          layout=W.Layout(grid_template_columns="repeat(auto-fit, minmax(380px, 1fr))",
                                          width="auto", min_width="0"))
         kwargs.setdefault("layout", W.Layout(width="auto", max_width="100%", min_width="0"))
-        super().__init__(children=[style_widget(), self.session, grid, self.notes, self.plot, self.summary], **kwargs)
+        super().__init__(children=[style_widget(), self.search, self.session, grid, self.notes, self.plot, self.summary,
+                                   self.costs], **kwargs)
         self.add_class("sessionlab-compaction-lab")
         self.add_class("sessionlab-root")
         for name in ("session", "window", "reserve", "fraction", "keep_recent", "summary_tokens", "plot", "summary",
-                     "notes"):
+                     "notes", "search", "costs"):
             getattr(self, name).add_class(f"sessionlab-{name.replace('_', '-')}")  # for styling and tests
         self.window.observe(self._on_window, names="value")
-        for w in (self.session, self.fraction):
-            w.observe(self._refresh, names="value")
+        self.session.observe(self._on_session, names="value")
+        self.fraction.observe(self._refresh, names="value")
         for w in (self.reserve, self.keep_recent, self.summary_tokens):
             w.observe(self._on_token_slider, names="value")
         self._refresh()
@@ -132,6 +167,10 @@ class CompactionLab(StaticFallback, W.VBox):
             slider.max = top
             if wanted > top:
                 self._clamped.append(f"{what} {wanted:,} → {top:,}")
+
+    def _on_session(self, change: Any) -> None:
+        if not self.search.busy:  # (the search box puts the picked session back: nothing changed)
+            self._refresh()
 
     def _on_token_slider(self, change: Any) -> None:
         name = next(n for n, *_ in self._CAPS if getattr(self, n) is change["owner"])
@@ -185,6 +224,7 @@ class CompactionLab(StaticFallback, W.VBox):
         self.summary.value = (f"<b>{esc(label)}</b> <small><code>{esc(sid)}</code></small>: {calls:,} "
                               f"{'call' if calls == 1 else 'calls'} on the current branch"
                               + arrow_html(shown, headers=SUMMARY_HEADERS))
+        self.costs.value = cost_note(res.sessions.to_pylist())
         show_figure(self.plot, self._draw, figsize=(9.2, 4))
 
     def _draw(self, ax: Any) -> str | None:

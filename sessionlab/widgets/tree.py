@@ -106,7 +106,8 @@ STATIC_MAX_NODES = 5_000  # larger trees get a sentence instead of a picture in 
 
 
 class SessionTree(anywidget.AnyWidget):
-    """A session's tree on a canvas: drag to pan, wheel to zoom, hover for an entry, click to select.
+    """A session's tree on a canvas: drag to pan, Ctrl+wheel (pinch, or wheel after a click) to zoom,
+    hover for an entry, click to select.
 
     Nodes are coloured by kind (role for messages, type for other entries, the colours of
     :func:`~sessionlab.plotting.plot_tree`); the current branch (root to pi's leaf) is drawn
@@ -123,6 +124,8 @@ class SessionTree(anywidget.AnyWidget):
 
     Attributes:
         selected_id: Entry id of the last clicked entry (``None`` before any click); settable.
+        shown_id: Entry id whose context the surrounding BranchExplorer shows; after a click the
+            explorer reads "loading" (never the previous entry's context) until the two agree.
         draw_ms: How long the browser's first full draw took (milliseconds), reported back.
         title: Text above the tree. height: Canvas height in CSS pixels.
         session_id: The session shown (or a list holding it; ``None`` when the table holds one).
@@ -141,6 +144,7 @@ class SessionTree(anywidget.AnyWidget):
     title = T.Unicode("").tag(sync=True)
     height = T.Int(420).tag(sync=True)
     selected_id = T.Unicode(None, allow_none=True).tag(sync=True)
+    shown_id = T.Unicode(None, allow_none=True).tag(sync=True)
     draw_ms = T.Float(-1.0).tag(sync=True)
     empty_message = T.Unicode("No entries to draw.").tag(sync=True)
     live = T.Bool(False).tag(sync=True)

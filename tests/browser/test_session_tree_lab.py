@@ -87,7 +87,9 @@ def test_draws_20000_entries_in_under_a_second(lab):
     canvas.scroll_into_view_if_needed()
     box = canvas.bounding_box()
     lab.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    lab.keyboard.down("Control")  # (a pinch on a touchpad is a Ctrl+wheel)
     lab.mouse.wheel(0, -600)  # zoom in
+    lab.keyboard.up("Control")
     lab.wait_for_timeout(200)
     zoomed = float(big.get_attribute("data-draw-ms"))
     assert zoomed < 250, f"a zoomed frame took {zoomed:.0f} ms"
@@ -144,3 +146,71 @@ def test_hostile_text_stays_text(lab, jupyterlab):
     assert f"label: label {XSS}" in tip.inner_text() and f"model: m {XSS}" in tip.inner_text()
     assert tip.locator("*").count() == 0  # text only, no elements
     assert lab.evaluate("() => window.__xss") is None
+
+
+# -- readable at scale: legend, node size, level of detail, the wheel, loading state ---------------
+
+def test_legend_lists_only_kinds_the_session_has(lab):
+    for i in range(3):
+        legend = trees(lab).nth(i).locator("span > span").all_inner_texts()
+        assert legend and not any(t.endswith("(0)") for t in legend), legend
+
+
+def test_nodes_have_a_minimum_size(lab):
+    tree = trees(lab).nth(0)  # 169 entries: nodes were ~3 px across
+    tree.locator(".sessionlab-tree-fit").click()
+    assert float(tree.get_attribute("data-radius")) >= 3
+
+
+def test_labels_at_fit_do_not_overlap_and_zoom_shows_more(lab):
+    big = trees(lab).nth(1)
+    big.locator(".sessionlab-tree-fit").click()
+    shown, hidden = int(big.get_attribute("data-texts-shown")), int(big.get_attribute("data-texts-hidden"))
+    assert shown > 0 and hidden > shown  # most of ~1,000 labels would overlap at fit: they wait for a zoom
+    canvas = big.locator("canvas")
+    canvas.scroll_into_view_if_needed()
+    box = canvas.bounding_box()
+    lab.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    lab.keyboard.down("Control")
+    lab.mouse.wheel(0, -1500)
+    lab.keyboard.up("Control")
+    lab.wait_for_timeout(300)
+    assert int(big.get_attribute("data-texts-hidden")) < hidden
+
+
+def test_wheel_scrolls_the_notebook_until_a_click(lab):
+    tree = trees(lab).nth(0)
+    eid = sl.session_tree(sl.entries_table(DATA), session_id=RUST_CLI).graph["leaf_id"]
+    tree.locator(".sessionlab-tree-fit").click()
+    before = node_xy(lab, tree, eid)
+    box = tree.locator("canvas").bounding_box()
+    lab.mouse.move(box["x"] + 20, box["y"] + 20)
+    lab.mouse.wheel(0, 120)
+    lab.wait_for_timeout(300)
+    assert tree.locator("canvas").bounding_box()["y"] < box["y"] - 50  # the notebook scrolled
+    after = node_xy(lab, tree, eid)  # (scrolls it back into view: same zoom, so same place in the canvas)
+    box2 = tree.locator("canvas").bounding_box()
+    assert round(after[0] - box2["x"]) == round(before[0] - box["x"])
+    assert round(after[1] - box2["y"]) == round(before[1] - box["y"])
+
+
+def test_a_click_shows_loading_never_the_previous_context(lab):
+    tree = trees(lab).nth(0)
+    ex = lab.locator(".sessionlab-branch-explorer")
+    g = sl.session_tree(sl.entries_table(DATA), session_id=RUST_CLI)
+    target = [n for n in g.nodes if g.nodes[n].get("role") == "assistant"][2]
+    x, y = node_xy(lab, tree, target)
+    ex.evaluate("""e => { window.__seen = []; const s = e.querySelector('.sessionlab-summary');
+      new MutationObserver(() => window.__seen.push([e.classList.contains('sessionlab-loading'), s.innerText]))
+        .observe(e, {attributes: true, subtree: true, childList: true, characterData: true}); }""")
+    lab.mouse.click(x, y)
+    summary = ex.locator(".sessionlab-summary")
+    lab.wait_for_function("([e, id]) => e.innerText.includes('Context at ' + id)", arg=[summary.element_handle(),
+                          target], timeout=30_000)
+    lab.wait_for_function("e => !e.classList.contains('sessionlab-loading')", arg=ex.element_handle(),
+                          timeout=30_000)
+    seen = lab.evaluate("() => window.__seen")
+    first = next(i for i, (loading, _) in enumerate(seen) if loading)  # (before it: hover redraws)
+    assert all(f"Context at {target}" not in text for _, text in seen[:first])
+    seen = seen[first:]
+    assert all(f"Context at {target}" in text for loading, text in seen if not loading)

@@ -47,7 +47,8 @@ function render({ model, el }) {
   reset.className = "sessionlab-tree-fit";
   const hint = document.createElement("span");
   hint.style.cssText = "color:var(--jp-ui-font-color2,#666)";
-  hint.textContent = "drag to pan · wheel to zoom · click an entry to select it";
+  hint.className = "sessionlab-tree-hint";
+  hint.textContent = "drag to pan · Ctrl+wheel or pinch to zoom (or click first) · click an entry to select it";
   // the live box: shown when the tree was drawn from a corpus it can follow (trait can_follow)
   const liveBox = document.createElement("label");
   liveBox.className = "sessionlab-tree-live";
@@ -89,6 +90,7 @@ function render({ model, el }) {
     }
     idx = buildIndex(d);
     d.kinds.forEach(([name, colour], k) => {
+      if (!d.kindCounts[k]) return;  // only kinds the session has
       const item = document.createElement("span");
       const dot = document.createElement("span");
       dot.style.cssText = `display:inline-block;width:9px;height:9px;border-radius:50%;margin-right:3px;background:${colour}`;
@@ -159,7 +161,7 @@ function render({ model, el }) {
       ctx.stroke();
     }
     // nodes: one fill per kind; radius grows with the zoom
-    const r = Math.max(1.5, Math.min(6, 0.35 * Math.min(sx, sy) * view.k));
+    const r = Math.max(3, Math.min(7, 0.35 * Math.min(sx, sy) * view.k));  // never below 6 px across
     for (let k = 0; k < d.kinds.length; k++) {
       ctx.fillStyle = d.kinds[k][1];
       ctx.beginPath();
@@ -172,8 +174,17 @@ function render({ model, el }) {
       }
       ctx.fill();
     }
-    // marks: compactions (red triangle), fork points (ring), labels (text, inert on a canvas)
+    // marks: compactions (red triangle), fork points (ring), labels (text, inert on a canvas); a
+    // text goes only where it overlaps no text drawn before (level of detail: zoom in for more)
     ctx.lineWidth = 1.5;
+    const placed = [];
+    let shownTexts = 0, hiddenTexts = 0;
+    const room = (x0, y0, x1, y1) => {
+      for (const [a, b, c, e] of placed) if (x0 < c && x1 > a && y0 < e && y1 > b) { hiddenTexts++; return false; }
+      placed.push([x0, y0, x1, y1]);
+      shownTexts++;
+      return true;
+    };
     for (let i = 0; i < n; i++) {
       const special = d.compaction[i] || idx.children[i] > 1 || idx.labels.has(i);
       if (!special) continue;
@@ -185,7 +196,8 @@ function render({ model, el }) {
         ctx.moveTo(px, py + 8); ctx.lineTo(px - 7, py - 5); ctx.lineTo(px + 7, py - 5); ctx.closePath();
         ctx.fill();
         ctx.font = "11px sans-serif";
-        ctx.fillText(`compaction ${fmtTokens(d.tokensBefore[i])} tokens before`, px + 10, py + 4);
+        const text = `compaction ${fmtTokens(d.tokensBefore[i])} tokens before`;
+        if (room(px + 10, py - 8, px + 12 + ctx.measureText(text).width, py + 7)) ctx.fillText(text, px + 10, py + 4);
       }
       if (idx.children[i] > 1) {
         ctx.strokeStyle = "#333";
@@ -195,6 +207,7 @@ function render({ model, el }) {
         const text = idx.labels.get(i);
         ctx.font = "11px sans-serif";
         const tw = ctx.measureText(text).width;
+        if (!room(px + 8, py - 8, px + 14 + tw, py + 7)) continue;
         ctx.fillStyle = "rgba(247,247,176,0.95)";
         ctx.fillRect(px + 8, py - 8, tw + 6, 15);
         ctx.fillStyle = "#333";
@@ -208,6 +221,9 @@ function render({ model, el }) {
       ctx.lineWidth = 2.5;
       ctx.beginPath(); ctx.arc(X(i), Y(i), r + 5, 0, 2 * Math.PI); ctx.stroke();
     }
+    root.dataset.textsShown = String(shownTexts);
+    root.dataset.textsHidden = String(hiddenTexts);
+    root.dataset.radius = String(r);
     const ms = performance.now() - t0;
     root.dataset.drawMs = String(ms);
     if (!root.dataset.firstDrawMs) {
@@ -262,6 +278,7 @@ function render({ model, el }) {
   }
 
   let drag = null;
+  let zoomArmed = false;
   canvas.addEventListener("mousedown", (e) => {
     drag = { x: e.offsetX, y: e.offsetY, tx: view.tx, ty: view.ty, moved: false };
     canvas.style.cursor = "grabbing";
@@ -273,7 +290,11 @@ function render({ model, el }) {
     canvas.style.cursor = "grab";
     if (wasClick && e.target === canvas) {
       const i = nearest(e.offsetX, e.offsetY);
+      zoomArmed = true;  // a click on the tree lets the wheel zoom until the pointer leaves
       if (i >= 0) {
+        // the explorer around the tree shows "loading" until the kernel reports this entry shown
+        const explorer = root.closest(".sessionlab-branch-explorer");
+        if (explorer && model.get("shown_id") !== d.ids[i]) explorer.classList.add("sessionlab-loading");
         model.set("selected_id", d.ids[i]);
         model.save_changes();
         draw();
@@ -294,8 +315,9 @@ function render({ model, el }) {
     if (i !== hover) { hover = i; requestAnimationFrame(draw); }
     showTip(i, e.offsetX, e.offsetY);
   });
-  canvas.addEventListener("mouseleave", () => { tip.style.display = "none"; hover = -1; draw(); });
+  canvas.addEventListener("mouseleave", () => { tip.style.display = "none"; hover = -1; zoomArmed = false; draw(); });
   canvas.addEventListener("wheel", (e) => {
+    if (!e.ctrlKey && !zoomArmed) return;  // the wheel scrolls the notebook; Ctrl (a pinch) or a click zooms
     e.preventDefault();
     const f = Math.exp(-e.deltaY * 0.0015);
     const k = Math.min(2000, Math.max(0.2, view.k * f));
@@ -316,6 +338,10 @@ function render({ model, el }) {
   model.on("change:tree", load);
   model.on("change:title", () => { title.textContent = model.get("title") || ""; });
   model.on("change:selected_id", draw);
+  model.on("change:shown_id", () => {
+    const explorer = root.closest(".sessionlab-branch-explorer");
+    if (explorer && model.get("shown_id") === model.get("selected_id")) explorer.classList.remove("sessionlab-loading");
+  });
   model.on("change:height", fit);
   model.on("change:live", syncLive);
   model.on("change:can_follow", syncLive);
