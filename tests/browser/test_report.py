@@ -65,14 +65,15 @@ def test_report_content(opened, report):
     n = len(list(DATA.rglob("*.jsonl"))) + 2
     rows = opened.locator("#sessions-table tbody tr")
     assert rows.count() == n
-    assert opened.locator("section.session").count() == n
+    shown = opened.eval_on_selector_all("#details-list section.session", "ss => ss.map(s => s.dataset.i)")
+    assert shown == rows.evaluate_all("rs => rs.map(r => r.dataset.i)")[:20]  # the first page, in table order
     names = rows.locator("td:first-child").all_inner_texts()
     assert "Release prep" in names and f"name {XSS}"[:47] + "…" in names  # long titles are cut
     assert f"first prompt {PAYLOADS[1]}"[:47] in "".join(names)
     assert opened.locator("#usage-chart svg rect").count() > 0  # drawn by the page's own (hashed) script
     legend = opened.locator("#usage-chart .legend").inner_text()
     assert f"model {XSS}" in legend
-    costs = [c for c in rows.locator("td:nth-child(7)").all_inner_texts()]
+    costs = [c for c in rows.locator("td:nth-child(8)").all_inner_texts()]
     assert all(re.fullmatch(r"\$[\d,]+\.\d\d|<\$0\.01", c) for c in costs), costs
     assert opened.locator("#issues tbody tr").count() >= 1
     assert "window.__xss=1" in opened.locator("#issues").inner_text()  # the bad line's excerpt, as text
@@ -82,8 +83,15 @@ def test_report_content(opened, report):
 def test_report_links_resolve_and_open_sections(opened):
     hrefs = opened.eval_on_selector_all("a[href]", "as => as.map(a => a.getAttribute('href'))")
     assert hrefs and all(h.startswith("#") for h in hrefs)  # nothing leaves the page
-    missing = [h for h in set(hrefs) if opened.locator(f"[id='{h[1:]}']").count() != 1]
+    n = opened.locator("#sessions-table tbody tr").count()
+    sessions = {h for h in hrefs if re.fullmatch(r"#(s|issues)-\d+", h)}  # sections are built when opened
+    assert sessions and all(int(h.rsplit("-", 1)[1]) < n for h in sessions)
+    missing = [h for h in set(hrefs) - sessions if opened.locator(f"[id='{h[1:]}']").count() != 1]
     assert missing == []
+    issue_link = opened.locator("#sessions-table a[href^='#issues-']").first
+    issue_link.click()
+    target = opened.evaluate("() => location.hash")
+    opened.locator(f"[id='{target[1:]}'] li").first.wait_for(timeout=5_000)
     link = opened.locator("#sessions-table a", has_text="Release prep")
     link.click()
     target = opened.evaluate("() => location.hash")
@@ -101,7 +109,7 @@ def test_report_sorts_sessions(opened):
     header.click()
     header.click()  # descending
     vals = [float(v) for v in opened.eval_on_selector_all(
-        "#sessions-table tbody td:nth-child(7)", "cs => cs.map(c => c.dataset.v)")]
+        "#sessions-table tbody td:nth-child(8)", "cs => cs.map(c => c.dataset.v)")]
     assert vals == sorted(vals, reverse=True)
 
 

@@ -330,7 +330,7 @@
   function resetDetails() {
     if (!list) return;
     list.replaceChildren();
-    order = rows.filter((r) => !r.hidden).map((r) => Number(r.dataset.i));
+    order = [...table.tBodies[0].rows].filter((r) => !r.hidden).map((r) => Number(r.dataset.i));
     done = 0;
     showMore();
   }
