@@ -76,7 +76,7 @@ def test_report_content(opened, report):
     costs = [c for c in rows.locator("td:nth-child(8)").all_inner_texts()]
     assert all(re.fullmatch(r"\$[\d,]+\.\d\d|<\$0\.01", c) for c in costs), costs
     assert opened.locator("#issues tbody tr").count() >= 1
-    assert "window.__xss=1" in opened.locator("#issues").inner_text()  # the bad line's excerpt, as text
+    assert "window.__xss=1" in opened.locator("#issues").text_content()  # the bad line's excerpt, as text
     doc_screenshot(opened.locator("#usage"), "report-usage")
 
 

@@ -6,6 +6,7 @@ and hostile session text stays text.
 Times are measured inside the page with ``performance.now()`` (the Python build and Playwright's
 round trips are not counted): the load from the navigation's start to the first frame painted after
 the page's script ran, the search from setting the box's value to the frame that shows the result.
+Each is the best of a few tries, so that a machine busy with other work does not fail them.
 """
 
 from __future__ import annotations
@@ -93,11 +94,15 @@ def test_search_finds_a_session_in_under_half_a_second(opened, big):
     target = 617
     sid, name, title, cwd = data["find"][target][:4]
     times = []
-    for q in (sid[:13], sid):  # an id's start, then the whole id
+    for q in (sid[:13], "", sid) * 2:  # an id's start, every session, then the whole id; the best of two
         times.append(opened.evaluate(SEARCH, q))
-        assert _visible_ids(opened) == [target]
-        assert _sections(opened) == [target]
-    assert min(times) < SEARCH_BUDGET_MS, times
+        if q:
+            assert _visible_ids(opened) == [target]
+            assert _sections(opened) == [target]
+        else:
+            assert len(_visible_ids(opened)) == N_ALL
+    assert min(times[0::3] + times[2::3]) < SEARCH_BUDGET_MS, times  # a session found
+    assert min(times[1::3]) < SEARCH_BUDGET_MS, times  # and all shown again
     assert opened.locator("#f-count").inner_text() == f"1 of {N_ALL:,} sessions"
     assert opened.locator("#details-list h3").inner_text() == (name or title)
     opened.fill("#f-search", "")  # typed, as a user does: every session again
@@ -125,6 +130,7 @@ def test_filters_by_project_agent_and_dates(opened, big):
     expect = [i for i in expect if "2026-02-01" <= data["find"][i][5] <= "2026-02-28"]
     assert expect and _visible_ids(opened) == expect
     assert _sections(opened) == expect[:20]
+    doc_screenshot(opened.locator("#sessions"), "report-sessions")
     opened.click("#f-clear")
     opened.select_option("#f-agent", "pi")
     assert len(_visible_ids(opened)) == sum(f[4] == "pi" for f in data["find"]) == N_ALL
@@ -216,4 +222,3 @@ def test_hostile_text_stays_text_at_scale(opened):
     assert opened.locator("[onerror], [onload]").count() == 0
     opened.select_option("#f-project", f"/home/{PAYLOADS[0]}")
     assert _visible_ids(opened) == rows
-    doc_screenshot(opened.locator("#sessions"), "report-sessions")
