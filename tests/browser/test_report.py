@@ -22,7 +22,9 @@ PAYLOADS = ['<img src=x onerror="window.__xss=1">', "</script><script>window.__x
 XSS = " ".join(PAYLOADS)
 
 
-def hostile_corpus(folder: Path) -> Path:
+def hostile_corpus(folder: Path, *, day: str = "2026-02-10") -> Path:
+    """Two sessions whose text is script payloads (and a bad line quoting them), on ``day`` (their
+    entries' times are moved there, so that the usage chart's days do not depend on today's date)."""
     repo = sl.JsonlSessionRepo(folder)
     s = repo.create(cwd=f"/home/{PAYLOADS[0]}")
     t = 1_767_225_600_000
@@ -39,6 +41,9 @@ def hostile_corpus(folder: Path) -> Path:
     unnamed.append_message(sl.UserMessage(content=f"first prompt {PAYLOADS[1]}", timestamp=t + 5000))
     s.append_session_info(f"name {XSS}")
     files = sorted(folder.rglob("*.jsonl"))
+    for f in files:
+        f.write_text(re.sub(r'"timestamp": ?"\d{4}-\d\d-\d\d', f'"timestamp":"{day}', f.read_text("utf-8")),
+                     encoding="utf-8")
     with open(files[0], "a", encoding="utf-8") as fh:  # a bad line quoting the payloads
         fh.write(json.dumps({"type": "message", "id": 5})[:-1] + f" {XSS}\n")
     return folder
@@ -77,6 +82,7 @@ def test_report_content(opened, report):
     assert all(re.fullmatch(r"\$[\d,]+\.\d\d|<\$0\.01", c) for c in costs), costs
     assert opened.locator("#issues tbody tr").count() >= 1
     assert "window.__xss=1" in opened.locator("#issues").text_content()  # the bad line's excerpt, as text
+    opened.set_viewport_size({"width": 1300, "height": 1100})  # the whole section below the page's header
     doc_screenshot(opened.locator("#usage"), "report-usage")
 
 

@@ -32,11 +32,11 @@ SEARCH_BUDGET_MS = 500
 @pytest.fixture(scope="module")
 def big(tmp_path_factory):
     """1,000 generated pi sessions (2026-01-05 on, seven projects), one on 2025-12-30 (then five days
-    without usage) and two hostile ones (written today)."""
+    without usage) and two hostile ones on 2026-03-15."""
     tmp = tmp_path_factory.mktemp("report-scale")
     sl.generate_corpus(tmp / "synth", n_sessions=N_SYNTH, target_bytes=20_000_000, seed=7)
     sl.generate_session(tmp / "early", seed=1, turns=4, cwd="/home/user/early", start=EARLY)
-    hostile_corpus(tmp / "hostile")
+    hostile_corpus(tmp / "hostile", day="2026-03-15")
     out = write_report([str(tmp / "synth"), str(tmp / "early"), str(tmp / "hostile")], tmp / "report.html")
     page = out.read_text(encoding="utf-8")
     data = json.loads(re.search(r'id="sessionlab-data">(.*?)</script>', page, re.S).group(1))
@@ -174,7 +174,7 @@ def test_usage_chart_has_a_day_axis_and_hover_values(opened, big):
     slot = xs["2026-01-06"] - xs["2026-01-05"]
     assert slot > 0 and xs["2026-01-05"] - xs["2025-12-30"] == pytest.approx(6 * slot)  # empty days kept
     ticks = opened.eval_on_selector_all("#usage-chart svg text.tick", "ts => ts.map(t => t.textContent)")
-    assert ticks[:3] == ["2025-12", "2026-01", "2026-02"] and ticks == sorted(ticks)
+    assert ticks[:3] == ["2026-01", "2026-02", "2026-03"] and ticks == sorted(ticks)  # no 2025-12 beside 2026-01
     box = svg.bounding_box()
     opened.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.4)
     tip = opened.locator("#tip")
@@ -190,6 +190,8 @@ def test_usage_chart_has_a_day_axis_and_hover_values(opened, big):
         assert cost == f"${rows[model]:,.2f}"
     legend = opened.locator("#usage-chart .legend").inner_text()
     assert "titles (gemini-2.5-pro)" in legend  # spend outside calls says what it paid for
+    opened.set_viewport_size({"width": 1300, "height": 1100})  # the whole section below the page's header
+    opened.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.4)
     doc_screenshot(opened.locator("#usage"), "report-usage-1000")
     opened.mouse.move(0, 0)
     assert not tip.is_visible()

@@ -62,7 +62,9 @@
       const step = Math.ceil(days.length / 15);
       return days.map((d, i) => [i, d.slice(5)]).filter((_, i) => i % step === 0);
     }
-    const starts = days.map((d, i) => [i, d]).filter(([i, d]) => i === 0 || d.endsWith("-01"));
+    // the first day's month is named only when its start is not crowded by the next month's
+    const crowded = days.findIndex((d) => d.endsWith("-01")) < days.length / 24;
+    const starts = days.map((d, i) => [i, d]).filter(([i, d]) => d.endsWith("-01") || (i === 0 && !crowded));
     const step = Math.ceil(starts.length / 18);
     return starts.filter((_, j) => j % step === 0).map(([i, d]) => [i, d.slice(0, 7)]);
   }
