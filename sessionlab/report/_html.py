@@ -4,7 +4,8 @@ The Content-Security-Policy allows only the page's own style and script (by SHA-
 ``data:`` images: no remote load of any kind, no inline event handler, no ``eval``. Session text
 enters the HTML only through :func:`esc`; the JSON block is escaped so that no ``</script>`` (or
 any ``<``) can end it early, and the script reads it with ``JSON.parse`` and shows text with
-``textContent`` only.
+``textContent`` only. The session sections travel in that block as *cards* (their strings, numbers
+formatted here) and are built by the script when wanted, so 1,000 sessions add no markup to parse.
 """
 
 from __future__ import annotations
@@ -222,8 +223,9 @@ place); hover a day for its costs. Spend outside calls (titles, summaries, usage
 <section id="sessions"><h2>Sessions</h2><p class="sub">Search and filter; click a column header to sort; a name
 opens the session.</p>{_filters(sessions)}
 <div class="scroll tall">{_sessions_table(sessions)}</div></section>
-<section id="details" data-page="{_DETAILS_PAGE}"><h2>Session details</h2><p class="sub">The sessions of the table, in its order and filter,
-{_DETAILS_PAGE} at a time (more as you scroll).</p><div id="details-list"></div>
+<section id="details" data-page="{_DETAILS_PAGE}"><h2>Session details</h2>
+<p class="sub">The sessions of the table, in its order and filter, {_DETAILS_PAGE} at a time (more as you scroll).</p>
+<div id="details-list"></div>
 <button type="button" id="details-more" hidden>show more</button></section>
 <section id="insights"><h2>Insights</h2>{insights_html(data.insights, {s.session_id: s.index for s in sessions})}
 </section>
