@@ -99,7 +99,7 @@ def bench_tree(browser, path: Path, repeat: int) -> list[tuple[str, str]]:
     import matplotlib.pyplot as plt
 
     t0 = time.perf_counter()
-    ax = plot_tree(t, None)
+    ax = plot_tree(t)  # options are keyword-only
     ax.figure.savefig(io.BytesIO(), format="png", dpi=100)
     mpl = time.perf_counter() - t0
     plt.close("all")

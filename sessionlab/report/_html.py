@@ -75,9 +75,7 @@ def _sessions_table(sessions: list[SessionInfo]) -> str:
             f"<td class='num' data-v='{s.compactions}'>{_num(s.compactions)}</td>"
             f"<td class='num' data-v='{s.issues}'>"
             + (f"<a href='#issues-{s.index}'>{_num(s.issues)}</a>" if s.issues else "0") + "</td></tr>")
-    cols = "".join(f"<col class='c-{c}'>" for c in ("session", "day", "project", "agent", "entries", "calls",
-                                                    "tokens", "cost", "leaves", "compactions", "issues"))
-    return (f"<table class='data sortable' id='sessions-table'><colgroup>{cols}</colgroup><thead>{head}</thead>"
+    return (f"<table class='data sortable' id='sessions-table'><thead>{head}</thead>"
             f"<tbody>{''.join(rows)}</tbody></table>")
 
 

@@ -72,13 +72,13 @@ def test_report_content(opened, report):
     assert rows.count() == n
     shown = opened.eval_on_selector_all("#details-list section.session", "ss => ss.map(s => s.dataset.i)")
     assert shown == rows.evaluate_all("rs => rs.map(r => r.dataset.i)")[:20]  # the first page, in table order
-    names = rows.locator("td:first-child").all_inner_texts()
+    names = rows.locator("td:first-child").all_text_contents()  # (rows out of view are not rendered)
     assert "Release prep" in names and f"name {XSS}"[:47] + "…" in names  # long titles are cut
     assert f"first prompt {PAYLOADS[1]}"[:47] in "".join(names)
     assert opened.locator("#usage-chart svg rect").count() > 0  # drawn by the page's own (hashed) script
     legend = opened.locator("#usage-chart .legend").inner_text()
     assert f"model {XSS}" in legend
-    costs = [c for c in rows.locator("td:nth-child(8)").all_inner_texts()]
+    costs = rows.locator("td:nth-child(8)").all_text_contents()
     assert all(re.fullmatch(r"\$[\d,]+\.\d\d|<\$0\.01", c) for c in costs), costs
     assert opened.locator("#issues tbody tr").count() >= 1
     assert "window.__xss=1" in opened.locator("#issues").text_content()  # the bad line's excerpt, as text

@@ -104,6 +104,7 @@ def test_search_finds_a_session_in_under_half_a_second(opened, big):
     assert min(times[0::3] + times[2::3]) < SEARCH_BUDGET_MS, times  # a session found
     assert min(times[1::3]) < SEARCH_BUDGET_MS, times  # and all shown again
     assert opened.locator("#f-count").inner_text() == f"1 of {N_ALL:,} sessions"
+    opened.locator(f"#s-{target}").scroll_into_view_if_needed()  # filled when it comes into view
     assert opened.locator("#details-list h3").inner_text() == (name or title)
     opened.fill("#f-search", "")  # typed, as a user does: every session again
     assert len(_visible_ids(opened)) == N_ALL
@@ -201,7 +202,7 @@ def test_session_chart_hover_gives_the_call_s_context(opened, big):
     _, data = big
     i = max(range(N_SYNTH), key=lambda k: len(data["sessions"][k]["calls"]))
     opened.evaluate(SEARCH, data["find"][i][0])
-    opened.locator(f"#s-{i} .timeline").scroll_into_view_if_needed()  # drawn when scrolled into view
+    opened.locator(f"#s-{i}").scroll_into_view_if_needed()  # drawn when scrolled into view
     chart = opened.locator(f"#s-{i} .timeline svg")
     chart.wait_for(timeout=5_000)
     box = chart.bounding_box()
@@ -224,3 +225,17 @@ def test_hostile_text_stays_text_at_scale(opened):
     assert opened.locator("[onerror], [onload]").count() == 0
     opened.select_option("#f-project", f"/home/{PAYLOADS[0]}")
     assert _visible_ids(opened) == rows
+
+
+def test_a_link_opens_its_session_again_after_a_filter_hid_it(opened):
+    link = opened.locator("#issues a[href^='#s-']").first  # the hostile file's bad line
+    href = link.get_attribute("href")
+    link.click()
+    assert opened.locator(f"[id='{href[1:]}']").count() == 1
+    opened.fill("#f-search", "no session is called this")
+    assert opened.locator("#details-list section").count() == 0
+    link.click()  # the same hash again: no hashchange, the click opens it (and clears the filters)
+    assert opened.evaluate("() => location.hash") == href
+    assert opened.locator(f"[id='{href[1:]}']").count() == 1
+    assert opened.locator("#f-search").input_value() == ""
+    assert len(_visible_ids(opened)) == N_ALL

@@ -217,10 +217,14 @@
     }
   }
 
+  // a section is an empty placeholder until it comes near the screen or is opened: then its card and charts
   function renderSession(section) {
     if (section.dataset.drawn) return;
     section.dataset.drawn = "1";
-    const d = data.sessions[Number(section.dataset.i)];
+    const i = Number(section.dataset.i);
+    fillSection(section, i);
+    section.classList.remove("pending");
+    const d = data.sessions[i];
     timeline(section.querySelector(".timeline"), d);
     tree(section.querySelector(".tree"), d);
   }
@@ -288,11 +292,8 @@
   }
   function link(parent, href, str) { const a = h("a", "", parent, str); a.setAttribute("href", href); return a; }
   // one session's section, built from its card (every string set as text)
-  function buildSection(i) {
+  function fillSection(s, i) {
     const c = data.cards[i];
-    const s = h("section", "session");
-    s.id = "s-" + i;
-    s.dataset.i = String(i);
     h("h3", "", s, c.h);
     if (c.prompt) h("div", "sub", s, "first prompt: " + c.prompt);
     facts(s, "facts", c.facts);
@@ -315,11 +316,11 @@
       h("div", cls, fig);
     }
     link(h("p", "", s), "#sessions", "back to the sessions");
-    return s;
   }
   function addSection(i) {
-    const section = buildSection(i);
-    list.appendChild(section);
+    const section = h("section", "session pending", list);
+    section.id = "s-" + i;
+    section.dataset.i = String(i);
     if (io) io.observe(section); else renderSession(section);
     return section;
   }
@@ -366,6 +367,12 @@
   for (const t of document.querySelectorAll("table.sortable")) sortable(t, t === table ? resetDetails : null);
   resetDetails();
   window.addEventListener("hashchange", showTarget);
+  // a click on a link to the hash already in the address bar fires no hashchange: open its section first
+  document.addEventListener("click", (ev) => {
+    const a = ev.target.closest && ev.target.closest("a[href]");
+    const m = a && /^#(s|issues)-(\d+)$/.exec(a.getAttribute("href"));
+    if (m) openSession(Number(m[2]));
+  });
   showTarget();
   document.body.dataset.readyMs = String(performance.now() - t0);
   // when the first frame with all of the above is painted (ms since the page was asked for)
