@@ -59,6 +59,10 @@ def opened(page, big):
     assert page.remote == []
 
 
+def _money(v: float) -> str:
+    return "<$0.01" if 0 < v < 0.005 else f"${v:,.2f}"
+
+
 def _visible_ids(pg) -> list[int]:
     return pg.eval_on_selector_all("#sessions-table tbody tr:not([hidden])", "rs => rs.map(r => Number(r.dataset.i))")
 
@@ -185,10 +189,11 @@ def test_usage_chart_has_a_day_axis_and_hover_values(opened, big):
     assert re.fullmatch(r"\d{4}-\d\d-\d\d", day) and re.search(r"\$\d", lines[0])
     rows = {r[1]: r[2] for r in data["usage"] if r[0] == day}
     total = sum(rows.values())
-    assert lines[0] == f"{day}: ${total:,.2f}" if rows else lines[1] == "no usage"
+    assert lines[0] == f"{day}: {_money(total)}" if rows else lines[1] == "no usage"
     for line in lines[1:]:
         model, cost = line.rsplit(": ", 1)
-        assert cost == f"${rows[model]:,.2f}"
+        assert cost == _money(rows[model])
+    assert sorted(lines[1:]) == sorted(f"{m}: {_money(c)}" for m, c in rows.items() if c)
     legend = opened.locator("#usage-chart .legend").inner_text()
     assert "titles (gemini-2.5-pro)" in legend  # spend outside calls says what it paid for
     opened.set_viewport_size({"width": 1300, "height": 1100})  # the whole section below the page's header

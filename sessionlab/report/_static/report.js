@@ -18,7 +18,9 @@
     return t;
   }
   const fmt = (v) => Number(v).toLocaleString("en-US");
-  const money = (v) => "$" + Number(v).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  // dollars as the page's tables write them (a cost under half a cent is "<$0.01", not "$0.00")
+  const money = (v) => (v > 0 && v < 0.005 ? "<$0.01"
+    : "$" + Number(v).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 }));
   function niceMax(v) {
     if (v <= 0) return 1;
     const p = Math.pow(10, Math.floor(Math.log10(v)));
@@ -109,21 +111,31 @@
       text(svg, x, H - B + 17, label, "middle").setAttribute("class", "tick");
     }
     el("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, stroke: "#888" }, svg);
-    const hover = el("rect", { x: L, y: T, width: W - L - R, height: H - T - B, fill: "none", class: "hover",
-      "pointer-events": "all" }, svg);
-    const mark = el("rect", { y: T, height: H - T - B, width: bw, fill: "#000", opacity: 0.06, visibility: "hidden",
-      "pointer-events": "none" }, svg);
-    hover.addEventListener("mousemove", (ev) => {
-      const i = Math.min(days.length - 1, Math.max(0, Math.floor((svgX(svg, ev, W) - L) / bw)));
-      const d = days[i], m = byDay.get(d);
-      mark.setAttribute("x", L + i * bw);
-      mark.setAttribute("visibility", "visible");
-      const lines = [`${d}: ${money(dayTotal(d))}`];
+    usageHover(svg, { W, H, L, B, T, R, bw }, days, (d) => {
+      const m = byDay.get(d), lines = [`${d}: ${money(dayTotal(d))}`];
       for (const k of models) if (m.get(k)) lines.push(`${k}: ${money(m.get(k))}`);
       if (lines.length === 1) lines.push("no usage");
-      showTip(lines, ev);
+      return lines;
+    });
+    box.appendChild(legendOf(models, colour, totals));
+  }
+
+  // hovering the plot marks the day under the pointer and shows its lines of values
+  function usageHover(svg, g, days, linesOf) {
+    const hover = el("rect", { x: g.L, y: g.T, width: g.W - g.L - g.R, height: g.H - g.T - g.B, fill: "none",
+      class: "hover", "pointer-events": "all" }, svg);
+    const mark = el("rect", { y: g.T, height: g.H - g.T - g.B, width: g.bw, fill: "#000", opacity: 0.06,
+      visibility: "hidden", "pointer-events": "none" }, svg);
+    hover.addEventListener("mousemove", (ev) => {
+      const i = Math.min(days.length - 1, Math.max(0, Math.floor((svgX(svg, ev, g.W) - g.L) / g.bw)));
+      mark.setAttribute("x", g.L + i * g.bw);
+      mark.setAttribute("visibility", "visible");
+      showTip(linesOf(days[i]), ev);
     });
     hover.addEventListener("mouseleave", () => { hideTip(); mark.setAttribute("visibility", "hidden"); });
+  }
+
+  function legendOf(models, colour, totals) {
     const legend = document.createElement("div");
     legend.className = "legend";
     for (const m of models) {
@@ -134,7 +146,7 @@
       item.append(sw, document.createTextNode(`${m} (${money(totals.get(m))})`));
       legend.appendChild(item);
     }
-    box.appendChild(legend);
+    return legend;
   }
 
   function timeline(box, d) {
