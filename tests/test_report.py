@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
 import os
 import re
 from pathlib import Path
 
+import pyarrow.compute as pc
 import pytest
 
 import sessionlab as sl
 from sessionlab.cli import main
 from sessionlab.report import build_report, write_report
+from sessionlab.report._data import spend_label
+from sessionlab.report._html import usage_series
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SCRIPT = "</script><script>window.__xss=1</script>"
@@ -40,21 +44,84 @@ def test_csp_allows_exactly_the_page_s_own_script_and_style(page):
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "") and "https://" not in page
 
 
+def _payload(page: str) -> dict:
+    return json.loads(re.search(r'<script type="application/json" id="sessionlab-data">(.*?)</script>', page,
+                                re.S).group(1))
+
+
 def test_numbers_are_the_tables(page):
     t = sl.entries_table(DATA)
     sessions = sl.sessions_table(DATA)
-    assert page.count("<section class='session'") == sessions.num_rows
+    data = _payload(page)
+    assert len(data["cards"]) == len(data["find"]) == page.count("<tr data-i=") == sessions.num_rows
     total = sum(sessions["cost_usd"].to_pylist())
     assert f"${total:,.2f}" in page
     calls = sum(sessions["call_count"].to_pylist())  # the facts module's calls, as usage_by counts them
     assert calls == sum(sl.usage_by(t, by="session")["calls"].to_pylist())
     assert f"{calls:,} calls" in page
-    data = json.loads(re.search(r'<script type="application/json" id="sessionlab-data">(.*?)</script>', page,
-                                re.S).group(1))
-    usage = sl.usage_by(t, by=["day", "model"])
+    usage = sl.usage_by(t, by=["day", "model", "usage_kind"])
     assert [round(r[2], 9) for r in data["usage"]] == [round(c, 9) for c in usage["cost_usd"].to_pylist()]
-    rust = [i for i, s in enumerate(sessions.to_pylist()) if s["name"] == "Release prep"]
-    assert rust
+    cards = [c for c in data["cards"] if c["h"] == "Release prep"]
+    release = sessions.filter(pc.equal(sessions["name"], "Release prep")).to_pylist()
+    assert len(cards) == len(release) == 1
+    assert cards[0]["facts"][4] == f"{release[0]['call_count']:,} calls"  # the sessions table's count
+    assert cards[0]["facts"][5] == f"${release[0]['cost_usd']:,.2f}"
+
+
+def test_cards_say_what_each_session_is(page):
+    sessions = sl.sessions_table(DATA).to_pylist()
+    data = _payload(page)
+    for i, (s, find) in enumerate(zip(sessions, data["find"])):  # the table's order, one owner of each number
+        assert find[0] == s["session_id"] and find[3] == (s["cwd"] or "") and find[4] == s["agent"]
+        card = data["cards"][i]
+        assert ["id ", s["session_id"]] in card["small"] and ["file ", s["file"]] in card["small"]
+        assert card["facts"][1] == ["project ", s["cwd"] or ""]
+        assert f"{s['entry_count']:,} entries" in card["facts"]
+    assert {f[4] for f in data["find"]} >= {"pi", "claude-code", "codex"}
+
+
+def test_spend_outside_calls_is_named_by_what_it_paid_for(tmp_path):
+    out = tmp_path / "c"
+    sl.generate_corpus(out, n_sessions=12, target_bytes=600_000, seed=3)
+    t = sl.entries_table(out)
+    usage = sl.usage_by(t, by=["day", "model", "usage_kind"]).to_pylist()
+    outside = [u for u in usage if u["calls"] == 0]
+    assert outside and {u["usage_kind"] for u in outside} <= {"title", "branch_summary", "compaction", "summary",
+                                                                 "usage"}
+    page = build_report(out)
+    body = re.search(r"id='usage-table'>.*?<tbody>(.*?)</tbody>", page, re.S).group(1)
+    rows = re.findall(r"<tr>(.*?)</tr>", body)
+    assert len(rows) == len(usage)
+    for u, row in zip(usage, rows):  # the table's rows are usage_by's, in its order
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+        if u["calls"]:
+            assert cells[2] == "calls" and cells[3] == f"{u['calls']:,}"
+        else:  # no '0 calls' and no bare '(none)' model: the row says what the spend was
+            assert cells[3] == "–" and "(outside calls)" in cells[2]
+            assert spend_label(u["usage_kind"]) in cells[2] and spend_label(u["usage_kind"]) != "calls"
+            assert cells[1] == (u["model"] or "(not recorded)")
+    series = {r[1] for r in _payload(page)["usage"]}
+    assert "titles (gemini-2.5-pro)" in series  # the chart's legend says it too
+    assert "(none)" not in series
+
+
+def test_spend_labels():
+    assert [spend_label(k) for k in ("message", None, "title", "branch_summary", "compaction", "usage", "odd")] == [
+        "calls", "calls", "titles", "branch summaries", "compaction summaries", "usage entries", "odd entries"]
+    assert usage_series("m", "message") == "m" and usage_series(None, "message") == "(none)"
+    assert usage_series("m", "title") == "titles (m)" and usage_series(None, "branch_summary") == "branch summaries"
+
+
+def test_filters_offer_each_project_and_agent_once(page):
+    sessions = sl.sessions_table(DATA).to_pylist()
+    projects = re.search(r"<select id='f-project'[^>]*>(.*?)</select>", page, re.S).group(1)
+    values = re.findall(r"<option value='([^']*)'", projects)
+    assert values[0] == "" and values[1:] == sorted({html.escape(s["cwd"], quote=True) for s in sessions if s["cwd"]})
+    agents = re.findall(r"<option value='([^']*)'", re.search(r"<select id='f-agent'[^>]*>(.*?)</select>",
+                                                               page, re.S).group(1))
+    assert agents[1:] == sorted({s["agent"] for s in sessions})
+    n_pi = sum(s["agent"] == "pi" for s in sessions)
+    assert f"<option value='pi'>pi ({n_pi:,})</option>" in page
 
 
 def test_session_text_is_escaped_and_the_json_cannot_close_its_block(tmp_path):
@@ -67,7 +134,9 @@ def test_session_text_is_escaped_and_the_json_cannot_close_its_block(tmp_path):
     assert SCRIPT not in page and "window.__xss" in page
     assert page.count("</script>") == 2  # the data block and the script
     block = re.search(r'id="sessionlab-data">(.*?)</script>', page, re.S).group(1)
-    assert "<" not in block and json.loads(block)["sessions"][0]["tree"]["labels"][0][1] == SCRIPT
+    data = json.loads(block)
+    assert "<" not in block and data["sessions"][0]["tree"]["labels"][0][1] == SCRIPT
+    assert data["cards"][0]["h"] == f"name {SCRIPT}" and data["find"][0][1] == f"name {SCRIPT}"
 
 
 def test_cli_writes_the_report(tmp_path, capsys):

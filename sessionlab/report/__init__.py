@@ -1,15 +1,18 @@
 """A shareable report: one self-contained, offline HTML file about a folder of sessions.
 
 :func:`write_report` (``sessionlab report SOURCE -o report.html`` on the command line) loads the
-sessions once and writes a single page: usage by day and model, the sessions list (names, days,
-costs, branches, compactions, issues; sortable), a section per session with its context per call
-on the current branch and its tree, and the data-quality issues, all linked to each other.
+sessions once and writes a single page: usage by day and model (spend outside calls named by its
+``usage_kind``), the sessions list (names, days, projects, agents, costs, branches, compactions,
+issues; sortable, searchable, filtered by project, agent and dates), a section per session with its
+context per call on the current branch and its tree, and the data-quality issues, all linked.
 
 The page needs nothing from the network: its style and script are inline and allowed by a
 Content-Security-Policy through their SHA-256 hashes, which also forbids remote loads, inline
 event handlers and ``eval``. Session text is escaped in the HTML and shown as text by the script.
-Per-session charts are drawn when their section scrolls into view, so a page of 1,000 sessions
-opens quickly (``benchmarks/bench_report.py``).
+Session sections are built by the script from the page's data block, in the table's order and
+filters, 20 at a time (or the one a link opens), and their charts are drawn when they scroll into
+view, so a page of 1,000 sessions opens in about a second (``benchmarks/bench_views.py``,
+``tests/browser/test_report_scale.py``).
 
 Example:
     >>> from sessionlab.report import write_report  # doctest: +SKIP

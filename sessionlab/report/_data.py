@@ -18,7 +18,21 @@ from ..plotting import NODE_KINDS, compute_layout, current_labels, node_kinds, t
 from ..tables import call_mask, load
 from ..tables.labels import session_labels
 
-__all__ = ["ReportData", "SessionInfo", "collect"]
+__all__ = ["ReportData", "SessionInfo", "collect", "spend_label"]
+
+# what a usage row paid for (its usage_kind), as the report names it; 'message' rows are the calls
+_SPEND = {"message": "calls", "title": "titles", "summary": "summaries", "compaction": "compaction summaries",
+          "branch_summary": "branch summaries", "usage": "usage entries", "import": "imports",
+          "session_total": "session totals", "turn": "turn totals"}
+
+
+def spend_label(kind: str | None) -> str:
+    """What a usage row's spend paid for: 'calls' for assistant calls; otherwise the spend outside calls
+    ('titles', 'branch summaries', 'usage entries'...; an unknown kind is named as recorded). Only calls
+    have no kind (agents that record nothing but calls), so ``None`` is 'calls'."""
+    if kind is None:
+        return "calls"
+    return _SPEND.get(kind, f"{kind} entries")
 
 
 @dataclass
@@ -33,6 +47,8 @@ class SessionInfo:
     prompt: str | None  # the first prompt, whole
     day: str | None
     folder: str | None
+    cwd: str | None  # the project: the working directory the session ran in
+    agent: str | None
     first: str | None  # ISO time of the first entry (UTC)
     last: str | None
     entries: int
@@ -51,7 +67,7 @@ class SessionInfo:
 class ReportData:
     source: str
     tz: str
-    usage: pa.Table  # usage_by(..., by=["day", "model"])
+    usage: pa.Table  # usage_by(..., by=["day", "model", "usage_kind"])
     sessions: list[SessionInfo]
     issues: list[dict[str, Any]]  # file, line, kind, message, excerpt, session index (or None)
     kinds: list[list[str]]  # [name, colour] of the tree's node kinds
@@ -124,7 +140,8 @@ def _session_info(index: int, row: dict[str, Any], t: pa.Table, label: Any) -> S
     return SessionInfo(
         index=index, session_id=row["session_id"], file=row["file"], title=label.title if label else "(no prompt)",
         name=row["name"], prompt=label.first_prompt if label else None, day=label.day if label else None,
-        folder=label.folder if label else None, first=_iso(row["first_timestamp"]), last=_iso(row["last_timestamp"]),
+        folder=label.folder if label else None, cwd=row["cwd"] or (label.cwd if label else None),
+        agent=row["agent"], first=_iso(row["first_timestamp"]), last=_iso(row["last_timestamp"]),
         entries=int(row["entry_count"] or 0), calls=int(row["call_count"] or 0), cost_usd=float(row["cost_usd"] or 0.0),
         tokens=tokens, leaves=int(row["leaf_count"] or 0), forks=int(row["fork_count"] or 0),
         compactions=int(row["compaction_count"] or 0), models=models, detail=detail)
@@ -137,7 +154,7 @@ def collect(source: Any, *, tz: str = "UTC") -> ReportData:
     table's; the usage table is :func:`~sessionlab.usage_by`'s."""
     corpus = load(source, on_bad_lines="skip", progress=False)
     entries = corpus.entries
-    usage = usage_by(entries, by=["day", "model"], tz=tz) if entries.num_rows else pa.table({})
+    usage = usage_by(entries, by=["day", "model", "usage_kind"], tz=tz) if entries.num_rows else pa.table({})
     per_file = _file_tables(entries)
     sessions: list[SessionInfo] = []
     index_of_file: dict[str, int] = {}

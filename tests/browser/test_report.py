@@ -22,7 +22,9 @@ PAYLOADS = ['<img src=x onerror="window.__xss=1">', "</script><script>window.__x
 XSS = " ".join(PAYLOADS)
 
 
-def hostile_corpus(folder: Path) -> Path:
+def hostile_corpus(folder: Path, *, day: str = "2026-02-10") -> Path:
+    """Two sessions whose text is script payloads (and a bad line quoting them), on ``day`` (their
+    entries' times are moved there, so that the usage chart's days do not depend on today's date)."""
     repo = sl.JsonlSessionRepo(folder)
     s = repo.create(cwd=f"/home/{PAYLOADS[0]}")
     t = 1_767_225_600_000
@@ -39,6 +41,9 @@ def hostile_corpus(folder: Path) -> Path:
     unnamed.append_message(sl.UserMessage(content=f"first prompt {PAYLOADS[1]}", timestamp=t + 5000))
     s.append_session_info(f"name {XSS}")
     files = sorted(folder.rglob("*.jsonl"))
+    for f in files:
+        f.write_text(re.sub(r'"timestamp": ?"\d{4}-\d\d-\d\d', f'"timestamp":"{day}', f.read_text("utf-8")),
+                     encoding="utf-8")
     with open(files[0], "a", encoding="utf-8") as fh:  # a bad line quoting the payloads
         fh.write(json.dumps({"type": "message", "id": 5})[:-1] + f" {XSS}\n")
     return folder
@@ -65,25 +70,34 @@ def test_report_content(opened, report):
     n = len(list(DATA.rglob("*.jsonl"))) + 2
     rows = opened.locator("#sessions-table tbody tr")
     assert rows.count() == n
-    assert opened.locator("section.session").count() == n
-    names = rows.locator("td:first-child").all_inner_texts()
+    shown = opened.eval_on_selector_all("#details-list section.session", "ss => ss.map(s => s.dataset.i)")
+    assert shown == rows.evaluate_all("rs => rs.map(r => r.dataset.i)")[:20]  # the first page, in table order
+    names = rows.locator("td:first-child").all_text_contents()  # (rows out of view are not rendered)
     assert "Release prep" in names and f"name {XSS}"[:47] + "…" in names  # long titles are cut
     assert f"first prompt {PAYLOADS[1]}"[:47] in "".join(names)
     assert opened.locator("#usage-chart svg rect").count() > 0  # drawn by the page's own (hashed) script
     legend = opened.locator("#usage-chart .legend").inner_text()
     assert f"model {XSS}" in legend
-    costs = [c for c in rows.locator("td:nth-child(7)").all_inner_texts()]
+    costs = rows.locator("td:nth-child(8)").all_text_contents()
     assert all(re.fullmatch(r"\$[\d,]+\.\d\d|<\$0\.01", c) for c in costs), costs
     assert opened.locator("#issues tbody tr").count() >= 1
-    assert "window.__xss=1" in opened.locator("#issues").inner_text()  # the bad line's excerpt, as text
+    assert "window.__xss=1" in opened.locator("#issues").text_content()  # the bad line's excerpt, as text
+    opened.set_viewport_size({"width": 1300, "height": 1100})  # the whole section below the page's header
     doc_screenshot(opened.locator("#usage"), "report-usage")
 
 
 def test_report_links_resolve_and_open_sections(opened):
     hrefs = opened.eval_on_selector_all("a[href]", "as => as.map(a => a.getAttribute('href'))")
     assert hrefs and all(h.startswith("#") for h in hrefs)  # nothing leaves the page
-    missing = [h for h in set(hrefs) if opened.locator(f"[id='{h[1:]}']").count() != 1]
+    n = opened.locator("#sessions-table tbody tr").count()
+    sessions = {h for h in hrefs if re.fullmatch(r"#(s|issues)-\d+", h)}  # sections are built when opened
+    assert sessions and all(int(h.rsplit("-", 1)[1]) < n for h in sessions)
+    missing = [h for h in set(hrefs) - sessions if opened.locator(f"[id='{h[1:]}']").count() != 1]
     assert missing == []
+    issue_link = opened.locator("#sessions-table a[href^='#issues-']").first
+    issue_link.click()
+    target = opened.evaluate("() => location.hash")
+    opened.locator(f"[id='{target[1:]}'] li").first.wait_for(timeout=5_000)
     link = opened.locator("#sessions-table a", has_text="Release prep")
     link.click()
     target = opened.evaluate("() => location.hash")
@@ -101,7 +115,7 @@ def test_report_sorts_sessions(opened):
     header.click()
     header.click()  # descending
     vals = [float(v) for v in opened.eval_on_selector_all(
-        "#sessions-table tbody td:nth-child(7)", "cs => cs.map(c => c.dataset.v)")]
+        "#sessions-table tbody td:nth-child(8)", "cs => cs.map(c => c.dataset.v)")]
     assert vals == sorted(vals, reverse=True)
 
 
