@@ -29,7 +29,7 @@ def plain(files: list[list[tuple]]) -> tuple[np.ndarray, np.ndarray]:
     return np.array([k for f in keep for k in f], bool), source
 
 
-@settings(max_examples=400, derandomize=True)
+@settings(max_examples=400, derandomize=True, deadline=None)
 @given(load, st.floats(0, 1))
 def test_arrays_equal_the_plain_rule(files, side_share):
     flat = [r for f in files for r in f]
