@@ -114,7 +114,7 @@ def materialize(results: list[FileResult]) -> None:
             else:
                 arrays.append(_concat([t if isinstance(t, pa.Array) else parse_timestamps(t) for t in ts]))
         else:
-            pieces = [r.pending[0].get(f.name) for r in pend]  # type: ignore[index]
+            pieces: list[Any] = [r.pending[0].get(f.name) for r in pend]  # type: ignore[index]
             pieces = [[None] * r.pending[1] if p is None else p for p, r in zip(pieces, pend)]  # type: ignore[index]
             if all(isinstance(p, list) for p in pieces):
                 arrays.append(pa.array(list(chain.from_iterable(pieces)), f.type))
