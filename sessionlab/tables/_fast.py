@@ -1,8 +1,8 @@
 """The fast path: one clean pi v3 file to table columns without building entry objects.
 
-The whole file is decoded in one call by msgspec into small typed structs that declare only the
-fields the tables need (everything else, images and tool details included, is skipped by the
-decoder in C). The path refuses a file, and the caller falls back to the tolerant object-model path
+The file is decoded by msgspec (a slice of lines per call, see below) into small typed structs
+that declare only the fields the tables need (everything else, images and tool details included,
+is skipped by the decoder in C). The path refuses a file, and the caller falls back to the tolerant object-model path
 (:mod:`._objects`), as soon as anything is unusual, so it never has to report issues itself:
 
 - a line that is not exactly one JSON object (bad JSON, glued objects, a BOM, invalid UTF-8, lone
