@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
-from sessionlab.tables import _load, blocks_table, entries_table, sessions_table
+from sessionlab.tables import _fast, _load, blocks_table, entries_table, sessions_table
 from sessionlab.tables._fast import _head_lines
 
 DATA = "tests/data"
@@ -54,3 +55,67 @@ def test_ipc_round_trip_keeps_missing_tables():
     assert out[1] is None
     assert [o.to_pydict() for o in out if o is not None] == [{"a": [1, 2]}, {"a": []}, {"a": [3]}]
     assert _load._from_ipc(*_load._to_ipc([None, None])) == [None, None]
+
+
+PI_FILES = sorted({*Path(DATA, "pi").rglob("*.jsonl"), *Path("data", "pi").rglob("*.jsonl"),
+                   *Path("data", "sessions").rglob("*.jsonl")})
+
+
+def _load_all(paths):
+    res = _load.load_files([str(p) for p in paths], want_blocks=True, on_bad_lines="skip", max_workers=1)
+    return [(r.path, r.loader, r.session, r.issues, r.entries, r.blocks) for r in res.files]
+
+
+def _assert_same(sliced, whole):
+    assert len(sliced) == len(whole)
+    for s, w in zip(sliced, whole):
+        assert s[:4] == w[:4]
+        for x, y in zip(s[4:], w[4:]):
+            assert (x is None) == (y is None), s[0]
+            assert x is None or (x.schema == y.schema and x.equals(y)), s[0]
+
+
+@pytest.mark.parametrize("slice_bytes", [1, 700, 20_000])
+def test_sliced_decode_equals_whole_file(monkeypatch, slice_bytes):
+    """The msgspec path decodes a file a slice of lines at a time: with slices of one line, a few
+    lines or more, every repo pi file (bad lines included) gives the tables of a one-slice load."""
+    monkeypatch.setenv("SESSIONLAB_NATIVE", "0")
+    whole = _load_all(PI_FILES)
+    assert sum(w[1] == "msgspec" for w in whole) >= 20  # (most files take the sliced path)
+    assert {w[1] for w in whole} >= {"msgspec", "objects"}  # and some are refused: bad lines, v4, seed
+    assert any(w[3] for w in whole)  # some files have line issues
+    monkeypatch.setattr(_fast, "SLICE_BYTES", slice_bytes)
+    _assert_same(_load_all(PI_FILES), whole)
+
+
+# a pi 1.6 session the msgspec path accepts (its pi 1.6 values need other lines of the file)
+CLEAN = next(Path(DATA, "pi", "generated-1.6").rglob("*.jsonl"))
+
+
+def _edited(tmp_path, name, edit):
+    path = tmp_path / name
+    path.write_bytes(edit(CLEAN.read_bytes().splitlines(keepends=True)))
+    return path
+
+
+def test_sliced_decode_keeps_whole_file_meaning(monkeypatch, tmp_path):
+    """Cross-line values across slices: a header after a blank line, CRLF and blank lines (line
+    numbers), a parent in an earlier slice, and a repeated id or a bad line in the last slice (the
+    file is refused, as a whole, to the tolerant path)."""
+    lines = CLEAN.read_bytes().splitlines(keepends=True)
+    files = [
+        _edited(tmp_path, "blank-first.jsonl", lambda ls: b"\n" + b"".join(ls)),
+        _edited(tmp_path, "crlf.jsonl", lambda ls: b"".join(ln.rstrip(b"\n") + b"\r\n" for ln in ls)),
+        _edited(tmp_path, "blanks.jsonl", lambda ls: b"".join(ln + b"\n" * (i % 3 == 0) for i, ln in enumerate(ls))),
+        _edited(tmp_path, "no-final-newline.jsonl", lambda ls: b"".join(ls).rstrip(b"\n")),
+        _edited(tmp_path, "dup-id-last.jsonl", lambda ls: b"".join(ls) + ls[-1]),
+        _edited(tmp_path, "bad-last.jsonl", lambda ls: b"".join(ls) + b"{oops\n"),
+    ]
+    assert len(lines) > 300
+    monkeypatch.setenv("SESSIONLAB_NATIVE", "0")
+    whole = _load_all(files)
+    assert [w[1] for w in whole] == ["msgspec"] * 4 + ["objects"] * 2
+    assert whole[2][4].column("line_no").to_pylist()[:4] == [3, 4, 5, 7]  # (numbers count the blank lines)
+    for n in (1, 3000):
+        monkeypatch.setattr(_fast, "SLICE_BYTES", n)
+        _assert_same(_load_all(files), whole)

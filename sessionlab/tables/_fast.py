@@ -1,8 +1,8 @@
 """The fast path: one clean pi v3 file to table columns without building entry objects.
 
-The whole file is decoded in one call by msgspec into small typed structs that declare only the
-fields the tables need (everything else, images and tool details included, is skipped by the
-decoder in C). The path refuses a file, and the caller falls back to the tolerant object-model path
+The file is decoded by msgspec (a slice of lines per call, see below) into small typed structs
+that declare only the fields the tables need (everything else, images and tool details included,
+is skipped by the decoder in C). The path refuses a file, and the caller falls back to the tolerant object-model path
 (:mod:`._objects`), as soon as anything is unusual, so it never has to report issues itself:
 
 - a line that is not exactly one JSON object (bad JSON, glued objects, a BOM, invalid UTF-8, lone
@@ -12,6 +12,13 @@ decoder in C). The path refuses a file, and the caller falls back to the toleran
 - an entry type outside pi's eleven (the nine of 0.58 and 1.6's ``usage`` and ``context_edit``),
   a missing or duplicate id, a parent not earlier in the file (which also rules out cycles and
   dangling parents).
+
+The file is decoded in slices of lines (:data:`SLICE_BYTES` at a time, cut at line ends): each
+slice's objects become Arrow column chunks and are dropped before the next slice is decoded, so a
+huge file's load holds its bytes, its table and one slice's objects, never all its objects at
+once. What needs the whole file (the header, the dialect from the head, line numbers, unique ids
+and parents earlier in the file) keeps its whole-file meaning: line numbers are offset by the
+lines before the slice and the id and parent columns are checked once, concatenated.
 
 The pi 1.6 values that need other lines of the file (``edit_action``, ``system_est_tokens``,
 ``system_json``, the ``est_tokens`` of ``context_edit`` entries and of system messages) are not
@@ -28,6 +35,7 @@ encoder (which escapes strings exactly as JavaScript does) checks that; argument
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 import msgspec
@@ -41,9 +49,12 @@ from ..pi.io.formats import HEAD_LINES, detect_dialect
 from ..pi.model.messages import context_token_count
 from ..pi.rules import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
 from ._arrays import parse_timestamps
-from ._schema import PI_TYPES
+from ._schema import ENTRY_SCHEMA, PI_TYPES
 
-__all__ = ["fast_columns", "PI_TYPES"]
+__all__ = ["fast_columns", "PI_TYPES", "SLICE_BYTES"]
+
+# bytes of lines decoded at a time: one slice's objects (a few times its size) are alive at once
+SLICE_BYTES = 32 * 2**20
 
 
 # pi's per-role rule (sessionlab.pi.rules.ROLE_CHARS) as this path applies it, read from the table: the
@@ -255,36 +266,62 @@ def _head_lines(data: bytes, k: int = HEAD_LINES) -> list[bytes]:
     return data[:end].split(b"\n")
 
 
-def _decode(data: bytes) -> tuple[list[_Entry], np.ndarray]:
-    """The file's objects (header first) and their line numbers; :class:`Refused` unless the file
-    is one pi v3 object per line."""
+def _check_file(data: bytes) -> None:
+    """The checks of the whole file that copy nothing: no BOM, no huge integer (Python's json cannot
+    read one: the tolerant path's to report) and pi's dialect, decided from the head lines."""
     if data.startswith(b"\xef\xbb\xbf"):
         raise Refused("BOM")
+    if _HUGE_DIGITS.search(data):
+        raise Refused("huge integer")
     try:
-        # msgspec skips the fields the structs leave out without checking their UTF-8, and Python's
-        # json cannot read huge integers: both are the tolerant path's to report
-        data.decode("utf-8")
-        if _HUGE_DIGITS.search(data):
-            raise Refused("huge integer")
-        objs = _DECODER.decode_lines(data)
         head_objs = [_ANY.decode(ln) for ln in _head_lines(data) if ln.strip()]
     except (msgspec.MsgspecError, UnicodeDecodeError, RecursionError) as exc:
         raise Refused(str(exc)) from None
-    # (numpy counts bytes faster than bytes.count)
-    n_lines = int(np.count_nonzero(np.frombuffer(data, np.uint8) == 10)) + (0 if data.endswith(b"\n") else 1)
-    if objs and len(objs) == n_lines and b"\r" not in data:
-        # one object on every line, no blank line: the lines are simply 1..n
-        lines = np.arange(1, n_lines + 1, dtype=np.int32)
-    else:
-        lines = _line_numbers(data)
-    if len(objs) != len(lines) or not objs:
-        raise Refused("glued objects")
-    header = objs[0]
-    if header.type != "session" or header.id is None or header.version != 3:
-        raise Refused("header")
+    if not all(o.__class__ is dict for o in head_objs):
+        raise Refused("a line is not one object")  # (which the slice's decode would find too)
     if detect_dialect(head_objs) != "pi":
         raise Refused("dialect")
+
+
+def _slices(data: bytes, size: int) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of consecutive pieces of ``data`` of about ``size`` bytes, each ending at a
+    line's end (or the file's)."""
+    start, n = 0, len(data)
+    while start < n:
+        nl = data.find(b"\n", start + max(size, 1) - 1)
+        end = n if nl < 0 else nl + 1
+        yield start, end
+        start = end
+
+
+def _decode(data: bytes, start: int, end: int, line0: int) -> tuple[list[_Entry], np.ndarray]:
+    """The objects of the lines in ``data[start:end]`` and their line numbers (``line0`` lines come
+    before the slice); :class:`Refused` unless every line is one object."""
+    piece = memoryview(data)[start:end]
+    try:
+        # msgspec skips the fields the structs leave out without checking their UTF-8: the
+        # tolerant path's to report (a slice's lines are checked, and dropped, one slice at a time)
+        str(piece, "utf-8")
+        objs = _DECODER.decode_lines(piece)
+    except (msgspec.MsgspecError, UnicodeDecodeError, RecursionError) as exc:
+        raise Refused(str(exc)) from None
+    n_lines = data.count(b"\n", start, end) + (0 if data[end - 1] == 10 else 1)
+    if objs and len(objs) == n_lines and data.find(b"\r", start, end) < 0:
+        # one object on every line, no blank line: the lines are simply 1..n
+        lines = np.arange(line0 + 1, line0 + n_lines + 1, dtype=np.int32)
+    else:
+        lines = _line_numbers(data[start:end]) + np.int32(line0)
+    if len(objs) != len(lines):
+        raise Refused("glued objects")
     return objs, lines
+
+
+def _header(header: _Entry) -> dict[str, Any]:
+    """The session's header fields; :class:`Refused` unless it is a pi v3 header."""
+    if header.type != "session" or header.id is None or header.version != 3:
+        raise Refused("header")
+    return {"session_id": header.id, "version": 3, "dialect": "pi", "cwd": header.cwd,
+            "parent_session": header.parentSession, "header_timestamp": header.timestamp}
 
 
 class _Rows:
@@ -317,12 +354,11 @@ class _Rows:
         return col
 
 
-def _links(rows: _Rows) -> dict[str, Any]:
-    """The id, parent and parent-index columns; :class:`Refused` for a missing or repeated id, a
-    dangling parent or one not earlier in the file (which also rules out cycles)."""
-    n = rows.n
-    id_arr = pa.array(rows.ids, pa.string())
-    par_arr = pa.array(rows.parents, pa.string())
+def _links(id_arr: pa.Array, par_arr: pa.Array) -> dict[str, Any]:
+    """The entry-index and parent-index columns of the whole file's ids and parents; :class:`Refused`
+    for a missing or repeated id, a dangling parent or one not earlier in the file (which also rules
+    out cycles)."""
+    n = len(id_arr)
     if n and (id_arr.null_count or pc.count_distinct(id_arr).as_py() != n):
         raise Refused("ids")
     pidx = pc.index_in(par_arr, value_set=id_arr).to_numpy(zero_copy_only=False)
@@ -330,8 +366,6 @@ def _links(rows: _Rows) -> dict[str, Any]:
     if int(has_parent.sum()) != n - par_arr.null_count or (pidx[has_parent] >= np.flatnonzero(has_parent)).any():
         raise Refused("parents")  # a dangling parent, or one not earlier in the file
     return {
-        "entry_id": id_arr,
-        "parent_id": par_arr,
         "entry_index": pa.array(np.arange(n, dtype=np.int32)),
         "parent_index": pa.array(np.where(has_parent, np.nan_to_num(pidx, nan=0), 0).astype(np.int32)
                                  if pidx.dtype.kind == "f" else pidx.astype(np.int32), mask=~has_parent),
@@ -389,10 +423,10 @@ def _message_chars(rows: _Rows, i: int, blocks: list | None, raws: list[tuple[in
     return chars
 
 
-def _estimates(rows: _Rows, want_blocks: bool) -> tuple[dict[str, list], list | None]:
-    """``est_tokens``, ``tool_call_count``, ``image_count`` and ``summary_chars``, and the block rows."""
+def _estimates(rows: _Rows, blocks: list | None) -> dict[str, list]:
+    """``est_tokens``, ``tool_call_count``, ``image_count`` and ``summary_chars``; the block rows are
+    appended to ``blocks`` (unless None)."""
     n = rows.n
-    blocks: list | None = [] if want_blocks else None
     est: list[int | None] = [None] * n
     rows.calls = [None] * n
     rows.images = [None] * n
@@ -415,7 +449,7 @@ def _estimates(rows: _Rows, want_blocks: bool) -> tuple[dict[str, list], list | 
             blocks[bi][6] += nc
     tokens = [None if c is None else -(-c // CHARS_PER_TOKEN) for c in est]  # ceil(chars / CHARS_PER_TOKEN)
     return {"est_tokens": tokens, "tool_call_count": rows.calls, "image_count": rows.images,
-            "summary_chars": summary_chars}, blocks
+            "summary_chars": summary_chars}
 
 
 def _ctx(u: _Usage | None) -> int | None:
@@ -486,26 +520,46 @@ def _field_columns(rows: _Rows) -> dict[str, list]:
     }
 
 
-def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
-    """Columns of a clean pi v3 file, or :class:`Refused`.
-
-    Returns ``{"header": {...}, "columns": {name: list or Arrow array}, "blocks": [tuples] or None,
-    }`` (the session's facts are the facts module's, from the rows).
-    """
-    objs, lines = _decode(data)
-    header = objs[0]
-    rows = _Rows(objs[1:])
-    links = _links(rows)
+def _slice_columns(objs: list[_Entry], lines: np.ndarray, blocks: list | None) -> dict[str, pa.Array]:
+    """The columns of one slice's entries, as Arrow arrays of the entries table's types (all but the
+    entry and parent indexes, which need the whole file's ids)."""
+    rows = _Rows(objs)
+    if None in rows.ids:
+        raise Refused("ids")
     # a missing or unreadable timestamp is a ``bad_timestamp`` issue, which only the tolerant path reports
     timestamps = parse_timestamps(pa.array([e.timestamp for e in rows.ents], pa.string()))
     if timestamps.null_count:
         raise Refused("timestamp")
-    estimates, blocks = _estimates(rows, want_blocks)
-    found = {"line_no": pa.array(lines[1:], pa.int32()), **links, "timestamps": timestamps, **estimates,
+    found = {"line_no": lines, "entry_id": rows.ids, "parent_id": rows.parents, **_estimates(rows, blocks),
              **_usage_columns(rows), **_field_columns(rows)}
+    return {"timestamps": timestamps, **{k: pa.array(v, _TYPES[k]) for k, v in found.items()}}
+
+
+def fast_columns(data: bytes, *, want_blocks: bool) -> dict[str, Any]:
+    """Columns of a clean pi v3 file, or :class:`Refused`.
+
+    Returns ``{"header": {...}, "columns": {name: Arrow array}, "blocks": [tuples] or None}`` (the
+    session's facts are the facts module's, from the rows).
+    """
+    _check_file(data)
+    head: dict[str, Any] | None = None
+    blocks: list | None = [] if want_blocks else None
+    parts: list[dict[str, pa.Array]] = []
+    line0 = 0
+    for start, end in _slices(data, SLICE_BYTES):
+        objs, lines = _decode(data, start, end, line0)
+        line0 += data.count(b"\n", start, end)
+        if head is None and objs:  # the first object is the header
+            head, objs, lines = _header(objs[0]), objs[1:], lines[1:]
+        parts.append(_slice_columns(objs, lines, blocks))
+        del objs  # (the slice's objects go before the next slice is decoded)
+    if head is None:
+        raise Refused("no object")
+    found: dict[str, Any] = {}
+    for name in list(parts[0]):  # a column at a time, its chunks dropped as it is built
+        found[name] = pa.concat_arrays([p.pop(name) for p in parts])
+    found.update(_links(found["entry_id"], found["parent_id"]))
     columns = {name: found[name] for name in _COLUMN_ORDER}
-    head = {"session_id": header.id, "version": 3, "dialect": "pi", "cwd": header.cwd,
-            "parent_session": header.parentSession, "header_timestamp": header.timestamp}
     return {"header": head, "columns": columns, "blocks": blocks}
 
 
@@ -519,3 +573,5 @@ _COLUMN_ORDER = (
     "retained_tail_context_tokens", "name", "response_model", "reasoning_tokens", "cache_write_1h_tokens",
     "usage_kind", "image_count", "edit_action", "system_est_tokens", "system_json",
 )
+
+_TYPES = {f.name: f.type for f in ENTRY_SCHEMA}

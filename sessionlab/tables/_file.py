@@ -114,13 +114,14 @@ def materialize(results: list[FileResult]) -> None:
             if all(isinstance(t, list) for t in ts):
                 arrays.append(parse_timestamps(list(chain.from_iterable(ts))))
             else:
-                arrays.append(pa.concat_arrays([t if isinstance(t, pa.Array) else parse_timestamps(t) for t in ts]))
+                arrays.append(_concat([t if isinstance(t, pa.Array) else parse_timestamps(t) for t in ts]))
         else:
-            pieces = [r.pending[0].get(f.name) or [None] * r.pending[1] for r in pend]  # type: ignore[index]
+            pieces: list[Any] = [r.pending[0].get(f.name) for r in pend]  # type: ignore[index]
+            pieces = [[None] * r.pending[1] if p is None else p for p, r in zip(pieces, pend)]  # type: ignore[index]
             if all(isinstance(p, list) for p in pieces):
                 arrays.append(pa.array(list(chain.from_iterable(pieces)), f.type))
             else:
-                arrays.append(pa.concat_arrays([
+                arrays.append(_concat([
                     p if isinstance(p, pa.Array) and p.type == f.type else pa.array(p, f.type) for p in pieces]))
     table = with_pi_defaults(pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA))
     table = resolve(table, [(n, r.data, (r.session or {}).get("dialect") or "pi") for r, n in zip(pend, counts)])
@@ -129,6 +130,11 @@ def materialize(results: list[FileResult]) -> None:
         r.entries = table.slice(start, n)
         r.pending = r.data = None
         start += n
+
+
+def _concat(arrays: list[pa.Array]) -> pa.Array:
+    """The arrays as one; a single array as it is (a huge file's columns are not copied again)."""
+    return arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays)
 
 
 def _blocks_table(rows: list[tuple], session_id: str | None) -> pa.Table:
@@ -206,7 +212,10 @@ def _read(res: FileResult, want_blocks: bool = False, into: ReadBuffer | None = 
             if agent == "pi" or pi_format(agent):
                 if into is not None:
                     return into.read(fh, head)
-                return head if len(head) < HEAD_BYTES else head + fh.read()
+                if len(head) < HEAD_BYTES:
+                    return head
+                fh.seek(0)  # (read whole again rather than joined to the head: one copy of a huge file)
+                return fh.read()
             fh.seek(0)
             from ._agents import load_agent_file  # Claude Code / Codex readers, on first use
             load_agent_file(res, agent, fh, want_blocks)
