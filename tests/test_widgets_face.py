@@ -185,7 +185,7 @@ def test_plot_tree_highlights_the_branch_to_the_picked_entry(data_table):
     g = sl.session_tree(data_table, session_id=RUST_CLI)
     other = [x for x in sl.leaves(g) if x != g.graph["leaf_id"]][0]
     assert branch_segments(plot_tree(data_table, session_id=RUST_CLI)) == len(sl.current_branch(g)) - 1
-    ax = plot_tree(data_table, session_id=RUST_CLI, at=other)
+    ax = plot_tree(data_table, session_id=RUST_CLI, leaf_id=other)
     assert branch_segments(ax) == len(sl.current_branch(g, other)) - 1
     assert any(t.get_text().startswith("branch to the picked entry") for t in ax.get_legend().get_texts())
 

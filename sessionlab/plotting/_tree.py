@@ -55,7 +55,7 @@ def current_labels(table: pa.Table) -> pd.DataFrame:
 
 
 def plot_tree(entries, *, session_id: SessionIds = None, ax=None, max_label: int = 24, title: str | None = None,
-              at: str | None = None):
+              leaf_id: str | None = None):
     """Draw a session's tree: parents above children, the current branch highlighted.
 
     Nodes are coloured by kind (user, assistant, toolResult, bashExecution, custom message,
@@ -73,7 +73,8 @@ def plot_tree(entries, *, session_id: SessionIds = None, ax=None, max_label: int
         ax: Axes to draw on; default a new figure sized to the tree.
         max_label: Longest label text shown (longer ones are cut with an ellipsis).
         title: Title text instead of ``Session <id prefix>`` (the counts are added; drawn literally).
-        at: An entry id: highlight the branch from the root to it instead of the current branch
+        leaf_id: An entry id: highlight the branch from the root to it instead of the current branch
+            (as ``branch_calls(leaf_id=...)`` takes it)
             (an id not in the tree highlights nothing).
 
     Returns:
@@ -87,15 +88,15 @@ def plot_tree(entries, *, session_id: SessionIds = None, ax=None, max_label: int
     lay = compute_layout(table)
     x, y, parent, on = lay.x, lay.y, lay.parent, lay.on_branch
     n = lay.nodes.num_rows
-    if at is not None:
-        on = _path_to(lay.nodes, parent, at)
+    if leaf_id is not None:
+        on = _path_to(lay.nodes, parent, leaf_id)
     width = (x.max() + 1) if n else 1
     depth = (y.max() + 1) if n else 1
     ax = new_axes(ax, (float(np.clip(4.5 + 0.6 * width, 6, 18)), float(np.clip(2.5 + 0.06 * depth, 4.5, 16))))
     # marker size from the room per node along the depth
     fig_h = ax.get_window_extent().height / ax.figure.dpi if ax.figure.dpi else 5
     base = float(np.clip((0.6 * fig_h * 72 / max(depth, 1)) ** 2, 5, 40))
-    _draw_edges(ax, x, y, parent, on, base, "current branch" if at is None else "branch to the picked entry")
+    _draw_edges(ax, x, y, parent, on, base, "current branch" if leaf_id is None else "branch to the picked entry")
     _draw_nodes(ax, lay.nodes, x, y, on, base)
     _draw_notes(ax, table, lay.nodes, x, y, max_label)
     if n:

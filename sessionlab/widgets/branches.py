@@ -251,7 +251,7 @@ class BranchExplorer(StaticFallback, W.VBox):
         from ..tables.labels import session_labels
 
         label = session_labels(self._rows).get(self.session.value)
-        plot_tree(self._rows, session_id=self.session.value, ax=ax, at=self.entry.value,
+        plot_tree(self._rows, session_id=self.session.value, ax=ax, leaf_id=self.entry.value,
                   title=f"{label.title} · {label.day}" if label and label.day else None)
 
     def _on_tree_pick(self, change: Any) -> None:
