@@ -146,7 +146,7 @@ def claude_dedupe(results: list) -> None:
     import pyarrow.compute as pc
 
     from .._arrow import arrow_indices, to_numpy, valid_mask
-    from ._spec import null_usage
+    from ._spec import USAGE_COLUMNS, usage_nulled
 
     owners, tables = [], []
     for r in results:
@@ -171,17 +171,26 @@ def claude_dedupe(results: list) -> None:
     keep, source = dedupe_arrays(codes(u["message_id"]), codes(u["request_id"]),
                                  to_numpy(u["is_sidechain"], False).astype(np.bool_), np.asarray(total, np.int64),
                                  file)
+    # every file's usage columns at once (a response's usage moves within its file), then each
+    # changed file takes its slice of them
+    moved = source != np.arange(len(rows))
+    if keep.all() and not moved.any():
+        return
+    n = int(sizes.sum())
+    drop = np.zeros(n, np.bool_)
+    drop[rows[~keep]] = True
+    src = None
+    if moved.any():
+        src = np.arange(n, dtype=np.int64)
+        src[rows[moved]] = rows[source[moved]]
+    full = pa.concat_tables([r.entries.select(list(USAGE_COLUMNS)) for r in owners])
+    new = usage_nulled(full, drop, src)
     offsets = np.r_[0, np.cumsum(sizes)]
-    for fi, r in enumerate(owners):
-        mine = np.flatnonzero(file == fi)
-        moved = source[mine] != mine
-        if keep[mine].all() and not moved.any():
-            continue
-        local = rows[mine] - offsets[fi]
-        drop = np.zeros(r.entries.num_rows, np.bool_)
-        drop[local[~keep[mine]]] = True
-        src = None
-        if moved.any():
-            src = np.arange(r.entries.num_rows)
-            src[local[moved]] = rows[source[mine][moved]] - offsets[fi]
-        r.entries = null_usage(r.entries, drop, src)
+    changed = np.unique(file[~keep | moved])
+    where = [(owners[0].entries.schema.get_field_index(c), new[c]) for c in USAGE_COLUMNS]
+    for fi in changed.tolist():
+        r, a, k = owners[fi], int(offsets[fi]), int(sizes[fi])
+        cols = r.entries.columns  # (every file's table has the entries schema)
+        for i, col in where:
+            cols[i] = col.slice(a, k)
+        r.entries = pa.Table.from_arrays(cols, schema=r.entries.schema)

@@ -161,6 +161,13 @@ def _resolve(ref: str) -> Callable:
 def null_usage(t: Any, drop: Any, source: Any = None) -> Any:
     """``t`` with the usage columns nulled on the rows of ``drop`` (a boolean mask), after each row
     took the usage of row ``source[row]`` (when given: an index array, ``arange`` for no move)."""
+    for c, col in usage_nulled(t, drop, source).items():
+        t = t.set_column(t.schema.get_field_index(c), c, col)
+    return t
+
+
+def usage_nulled(t: Any, drop: Any, source: Any = None) -> dict:
+    """The usage columns of table ``t`` as :func:`null_usage` leaves them, each one array."""
     import numpy as np
     import pyarrow.compute as pc
 
@@ -168,8 +175,9 @@ def null_usage(t: Any, drop: Any, source: Any = None) -> Any:
 
     mask = from_numpy(np.asarray(drop, np.bool_))
     take = None if source is None else arrow_indices(source)
+    out = {}
     for c in USAGE_COLUMNS:
-        i = t.schema.get_field_index(c)
-        col = t.column(i) if take is None else t.column(i).take(take)
-        t = t.set_column(i, c, pc.if_else(mask, scalar(None, col.type), col))
-    return t
+        col = t.column(c).combine_chunks()
+        col = col if take is None else col.take(take)
+        out[c] = pc.if_else(mask, scalar(None, col.type), col)
+    return out

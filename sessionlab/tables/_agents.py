@@ -159,23 +159,31 @@ def _price(res: Any) -> None:
 def _unknown_models(results: list) -> None:
     """One ``unknown_model`` issue per model without a price over the load, on its first counted call
     (in load order), with the count of its counted calls."""
-    first: dict[str, tuple[Any, int]] = {}
+    priced = registry.priced_agents()
+    owners = [r for r in results if r.entries is not None and r.entries.num_rows
+              and (r.session or {}).get("agent", "pi") in priced]
+    if not owners:
+        return
+    t = pa.concat_tables([r.entries.select(["input_tokens", "cost_source", "model"]) for r in owners])
+    unknown = pc.and_(pc.is_valid(t["input_tokens"]), pc.equal(t["cost_source"], scalar("unknown")))
+    rows = np.flatnonzero(to_numpy(unknown, False))
+    if not len(rows):
+        return
+    sizes = np.array([r.entries.num_rows for r in owners], np.int64)
+    offsets = np.r_[0, np.cumsum(sizes)]
+    first: dict[str, int] = {}
     counts: dict[str, int] = {}
-    for r in results:
-        t = r.entries
-        if t is None or not t.num_rows:
-            continue
-        unknown = pc.and_(pc.is_valid(t["input_tokens"]), pc.equal(t["cost_source"], scalar("unknown")))
-        rows = np.flatnonzero(to_numpy(unknown, False))
-        for row, model in zip(rows, t["model"].take(arrow_indices(rows)).to_pylist()):
-            model = model or "(none)"  # (a call that names no model)
-            first.setdefault(model, (r, int(row)))
-            counts[model] = counts.get(model, 0) + 1
-    for model, (r, row) in first.items():
-        t = r.entries
-        r.issues.append(LineIssue(r.path, int(t["line_no"][row].as_py() or 0), "unknown_model",
+    for row, model in zip(rows.tolist(), t["model"].take(arrow_indices(rows)).to_pylist()):  # unpriced calls only
+        model = model or "(none)"  # (a call that names no model)
+        first.setdefault(model, row)
+        counts[model] = counts.get(model, 0) + 1
+    for model, row in first.items():
+        fi = int(np.searchsorted(offsets, row, side="right")) - 1
+        r, local = owners[fi], row - int(offsets[fi])
+        e = r.entries
+        r.issues.append(LineIssue(r.path, int(e["line_no"][local].as_py() or 0), "unknown_model",
                                   f"no price for model {model!r} ({counts[model]} calls in this load): their "
-                                  "cost_usd is null", "", t["entry_id"][row].as_py()))
+                                  "cost_usd is null", "", e["entry_id"][local].as_py()))
         r.session["issue_count"] = r.session.get("issue_count", 0) + 1
 
 
