@@ -129,6 +129,22 @@ class Chain:
         self.n += 1
         return i
 
+    def records(self, data: bytes | str) -> Any:
+        """``(line number, object)`` for each line of ``data`` that is a JSON object; a line that is no
+        JSON becomes an ``invalid_json`` issue, blank lines and other values are passed over."""
+        import json
+
+        for line_no, raw in enumerate(data.splitlines(), 1):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw)
+            except ValueError as exc:
+                self.issue(line_no, "invalid_json", str(exc), raw)
+                continue
+            if isinstance(rec, dict):
+                yield line_no, rec
+
     def block(self, i: int, kind: str, nc: int, name: str | None = None, call_id: str | None = None) -> None:
         """A content block of row ``i`` with ``nc`` characters (counted when pi's rule counts it)."""
         role = self.cols["role"][i]

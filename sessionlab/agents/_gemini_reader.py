@@ -61,16 +61,7 @@ def _records(data: bytes, chain: Chain) -> tuple[dict, list[tuple[int, dict]]]:
     head: dict = {}
     order: list[str | int] = []
     found: dict[str | int, tuple[int, dict]] = {}
-    for line_no, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            rec = json.loads(raw)
-        except ValueError as exc:
-            chain.issue(line_no, "invalid_json", str(exc), raw)
-            continue
-        if not isinstance(rec, dict):
-            continue
+    for line_no, rec in chain.records(text):
         if "sessionId" in rec and "type" not in rec:
             head = {**rec, **head} if head else dict(rec)
         elif isinstance(rec.get("$set"), dict):

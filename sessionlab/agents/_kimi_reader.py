@@ -135,16 +135,7 @@ def read_kimi(path: str, fh: Any) -> Any:
     share = _share_dir(path)
     w = _Wire(path, configured_model(share))
     version = None
-    for line_no, raw in enumerate(fh.read().splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            d = json.loads(raw)
-        except ValueError as exc:
-            w.chain.issue(line_no, "invalid_json", str(exc), raw)
-            continue
-        if not isinstance(d, dict):
-            continue
+    for line_no, d in w.chain.records(fh.read()):
         if d.get("type") == "metadata":
             version = d.get("protocol_version") if isinstance(d.get("protocol_version"), str) else version
             continue

@@ -18,7 +18,6 @@ the copies are the parent's spend, not calls of their own.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
@@ -92,16 +91,7 @@ def read_qwen(path: str, fh: Any) -> Any:
     """Read one Qwen Code chat record file from a binary file object."""
     chain = Chain(path, "qwen")
     facts: dict[str, Any] = {}
-    for line_no, raw in enumerate(fh.read().splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            d = json.loads(raw)
-        except ValueError as exc:
-            chain.issue(line_no, "invalid_json", str(exc), raw)
-            continue
-        if not isinstance(d, dict):
-            continue
+    for line_no, d in chain.records(fh.read()):
         for key in ("sessionId", "cwd", "version"):
             if key not in facts and isinstance(d.get(key), str):
                 facts[key] = d[key]

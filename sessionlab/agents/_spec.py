@@ -11,7 +11,8 @@ from typing import IO, Any
 
 from ..errors import ArgumentValueError
 
-__all__ = ["AgentSpec", "home_path", "jsonl_below", "USAGE_COLUMNS", "null_usage", "member_path", "split_member"]
+__all__ = ["AgentSpec", "home_path", "jsonl_below", "USAGE_COLUMNS", "null_usage", "member_path", "split_member",
+           "one_member"]
 
 USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
                  "context_tokens", "cost_usd", "reasoning_tokens", "cache_write_1h_tokens", "usage_kind",
@@ -36,6 +37,16 @@ def split_member(path: str) -> tuple[str, str | None]:
         return path, None
     store, _, key = path.rpartition("#")
     return (store, key) if os.path.isfile(store) else (path, None)
+
+
+def one_member(path: str) -> tuple[str, str]:
+    """``(store, key)`` of a :func:`member_path`; a store given whole (it holds many sessions) is an
+    :class:`~sessionlab.errors.ArgumentValueError` naming the form to use."""
+    store, key = split_member(path)
+    if key is None:
+        raise ArgumentValueError("path", f"{path} holds many sessions: name one as {path}#<session id>, or load "
+                                 "the agent's default folders")
+    return store, key
 
 
 def jsonl_below(roots: Sequence[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:

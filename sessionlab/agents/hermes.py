@@ -21,7 +21,7 @@ from typing import IO, Any
 from ..pi.rules import CHARS_PER_TOKEN
 from ._chain import iso_ms, open_readonly
 from ._rows import agent_file, as_int, totals_row
-from ._spec import AgentSpec, home_path, member_path, split_member
+from ._spec import AgentSpec, home_path, member_path, one_member, split_member
 
 __all__ = ["SPEC", "roots", "files", "read"]
 
@@ -105,12 +105,7 @@ def _message_row(m: dict) -> dict:
 
 def read(path: str, fh: IO[bytes]):
     """A session of ``state.db`` (``<db>#<session id>``): its messages and one row of its totals."""
-    from ..errors import ArgumentValueError
-
-    db, sid = split_member(path)
-    if sid is None:
-        raise ArgumentValueError("path", f"{path} holds many sessions: name one as {path}#<session id>, or load "
-                                 "the agent's default folders")
+    db, sid = one_member(path)
     with open_readonly(db) as con:
         r = con.execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchone()
         s = dict(r) if r is not None else {}

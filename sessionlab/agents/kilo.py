@@ -20,7 +20,7 @@ from typing import IO
 from ..pi.rules import CHARS_PER_TOKEN
 from ._chain import as_dict, iso_ms, open_readonly
 from ._rows import agent_file, as_int, text
-from ._spec import AgentSpec, home_path, member_path, split_member
+from ._spec import AgentSpec, home_path, member_path, one_member, split_member
 
 __all__ = ["SPEC", "roots", "files", "read", "message_rows"]
 
@@ -124,12 +124,7 @@ def message_rows(msg_id: str, d: dict, parts: list[dict], prev: str | None) -> d
 
 def read_store_session(path: str, agent: str):
     """One session of an OpenCode-format store (``<db>#<session id>``) as an AgentFile of ``agent``."""
-    from ..errors import ArgumentValueError
-
-    db, sid = split_member(path)
-    if sid is None:
-        raise ArgumentValueError("path", f"{path} holds many sessions: name one as {path}#<session id>, or load "
-                                 "the agent's default folders")
+    db, sid = one_member(path)
     with open_readonly(db) as con:
         srow = con.execute("SELECT * FROM session WHERE id = ?", (sid,)).fetchone()
         s = dict(srow) if srow is not None else {}
