@@ -97,9 +97,8 @@ def test_grown_agent_files_reload_equal_to_fresh(agents_corpus, tmp_path):
     _grow(claude, [json.dumps(last).encode() + b"\n", b'{"type": "assist'])
     _grow(codex, [codex.read_bytes().splitlines()[-1] + b"\n"])
     res, e = assert_same(agents_corpus, cache)
-    # the Claude Code file's new lines are read alone (its reader goes on from the state it left);
-    # a Codex file is read whole (its reader keeps no such state)
-    assert res.changes.appended == [str(claude)] and res.changes.rewritten == [str(codex)]
+    # the new lines are read alone (each reader goes on from the state it left)
+    assert sorted(res.changes.appended) == sorted([str(claude), str(codex)]) and not res.changes.rewritten
     assert len(res.changes.unchanged) == len(res.files) - 2
     assert "11111111-2222-3333-4444-555555555555" in e["entry_id"].to_pylist()
     # and again: the grown files are cached as they are now
@@ -160,37 +159,47 @@ def _claude_lines(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_bytes().splitlines() if x.strip()]
 
 
-def test_claude_code_appends_are_read_alone_and_equal_a_fresh_load(tmp_path, monkeypatch):
-    """A transcript written in pieces, reloaded from the cache after each: only the new lines are
-    parsed (the reader is never handed the old ones), a torn last line is completed by the next
-    piece, and every reload equals a fresh load in every column, issue and session fact."""
-    from sessionlab.agents import _claude_reader
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_appends_are_read_alone_and_equal_a_fresh_load(agent, tmp_path, monkeypatch):
+    """A transcript or rollout written in pieces (cut anywhere: mid-turn, or in the middle of a
+    line), reloaded from the cache after each: a grown file whose reader left a state is extended
+    by its new lines alone (the whole-file reader is never called for it), one whose state cannot
+    go on (a Codex call still waiting for its usage) is read whole, and every reload equals a fresh
+    load in every column, issue and session fact."""
+    from sessionlab.agents import _claude_reader, _codex_reader
 
-    src = sorted((ROOT / "tests" / "data" / "claude" / "generated").rglob("*.jsonl"))
+    module, name = (_claude_reader, "read_claude") if agent == "claude" else (_codex_reader, "read_codex")
+    src = sorted((ROOT / "tests" / "data" / agent / "generated").rglob("*.jsonl"))
     whole = max(src, key=lambda p: p.stat().st_size).read_bytes()
     lines = whole.splitlines(keepends=True)
-    folder = tmp_path / "projects" / "p"
+    folder = tmp_path / ("projects/p" if agent == "claude" else "sessions/2026/01/01")
     folder.mkdir(parents=True)
     f = folder / "s.jsonl"
     cache = tmp_path / "cache"
-    cuts = [len(lines) // 5, len(lines) // 3, len(lines) // 2, len(lines) - 3, len(lines)]
+    n = len(lines)
+    cuts = sorted({n // 7, n // 5, n // 3, n // 2, 2 * n // 3, n - 3, n - 1, n})
     f.write_bytes(b"".join(lines[:cuts[0]]) + lines[cuts[0]][:25])  # a torn last line
-    assert_same(folder.parent, cache)
-    real = _claude_reader.read_claude
-
-    def whole(*a, **k):
-        raise AssertionError("a cached reload read the whole file")
-
+    assert_same(tmp_path / folder.relative_to(tmp_path).parts[0], cache)
+    root = tmp_path / folder.relative_to(tmp_path).parts[0]
+    real = getattr(module, name)
+    seen = {"appended": 0, "rewritten": 0}
+    whole_reads: list[int] = []
+    monkeypatch.setattr(module, name, lambda *a, **k: (whole_reads.append(1), real(*a, **k))[1])
     for b in cuts[1:]:
         f.write_bytes(b"".join(lines[:b]))  # (what the agent appends: the torn line's rest, then more)
-        monkeypatch.setattr(_claude_reader, "read_claude", whole)
-        res = load_files(folder.parent, on_bad_lines="skip", cache=cache)
-        assert res.changes.appended == [str(f)], res.changes
-        monkeypatch.setattr(_claude_reader, "read_claude", real)
-        cached_tables = tables(folder.parent, cache)[0]
-        fresh_tables = tables(folder.parent, False)[0]
+        whole_reads.clear()
+        monkeypatch.setattr(module, name, lambda *a, **k: (whole_reads.append(1), real(*a, **k))[1])
+        res = load_files(root, on_bad_lines="skip", cache=cache)
+        monkeypatch.setattr(module, name, real)
+        kind = "appended" if res.changes.appended == [str(f)] else "rewritten"
+        assert getattr(res.changes, kind) == [str(f)], res.changes
+        assert bool(whole_reads) == (kind == "rewritten")  # appended: the new lines alone
+        seen[kind] += 1
+        cached_tables = tables(root, cache)[0]
+        fresh_tables = tables(root, False)[0]
         assert cached_tables[0].equals(fresh_tables[0]) and cached_tables[1].equals(fresh_tables[1])
         assert cached_tables[2] == fresh_tables[2]
+    assert seen["appended"] >= 3, seen
 
 
 def assert_same_cached(src, cache):
@@ -227,3 +236,23 @@ def pa_equal(col, value):
     import pyarrow.compute as pc
 
     return pc.equal(col, value)
+
+
+def test_a_rollout_cut_before_a_calls_usage_is_read_whole_when_it_grows(tmp_path):
+    """Cut between an assistant item and the token count that gives it its usage, a rollout's last
+    row is still open: the reader leaves no state, and the grown file is read whole (and equals a
+    fresh load)."""
+    src = sorted((ROOT / "tests" / "data" / "codex" / "generated").rglob("*.jsonl"))
+    lines = max(src, key=lambda p: p.stat().st_size).read_bytes().splitlines(keepends=True)
+    objs = [json.loads(x) for x in lines]
+    cut = next(i + 1 for i, o in enumerate(objs) if o.get("type") == "response_item"
+               and (o.get("payload") or {}).get("role") == "assistant" and i > 5)
+    root = tmp_path / "sessions"
+    (root / "2026").mkdir(parents=True)
+    f = root / "2026" / "s.jsonl"
+    f.write_bytes(b"".join(lines[:cut]))
+    cache = tmp_path / "cache"
+    assert_same(root, cache)
+    f.write_bytes(b"".join(lines))
+    res, _ = assert_same_cached(root, cache)
+    assert res.changes.rewritten == [str(f)]

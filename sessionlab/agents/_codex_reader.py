@@ -38,7 +38,7 @@ from ..pi.io.reader import LineIssue
 from ..pi.rules import CHARS_PER_TOKEN, ROLE_CHARS
 from ._spec import null_usage
 
-__all__ = ["finish", "read_codex", "replayed_rows", "FALLBACK_MODEL"]
+__all__ = ["resume_codex", "finish", "read_codex", "replayed_rows", "FALLBACK_MODEL"]
 
 
 class _TU(msgspec.Struct):
@@ -161,18 +161,60 @@ def _parent_thread(source: Any) -> str | None:
     return None
 
 
+class _NeedsOldLines(Exception):
+    """A new line of a grown rollout names a tool call of the old lines that its saved state lost."""
+
+
+class _ToolNames(dict):
+    """Tool call id -> name, noting the ids outputs asked for (the rest: what a resumed reader keeps)."""
+
+    def __init__(self, pending: dict[str, str] | None = None, *, resumed: bool = False) -> None:
+        super().__init__(pending or {})
+        self.asked: set[str] = set()
+        self.resumed = resumed
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.asked.add(key)
+        if key in self:
+            return self[key]
+        if self.resumed:
+            raise _NeedsOldLines(key)
+        return default
+
+
+_STATE = ("model", "prev_total", "last_prompt", "sid", "version", "cwd", "parent", "spawned", "last_id")
+
+
 class _Reader:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, state: dict | None = None) -> None:
         self.out = AgentFile(path=path, agent="codex", extra=[])
         self.cols: dict[str, list] = {c: [] for c in _COLS}
         self.n = 0
+        self.base = 0  # the rows an earlier reader read (a resumed reader's rows come after them)
         self.model: str | None = None
         self.open_call: int | None = None  # the assistant entry awaiting its usage
         self.prev_total: tuple | None = None
         self.last_prompt: int | None = None
-        self.tool_names: dict[str, str] = {}
+        self.tool_names = _ToolNames((state or {}).get("pending"), resumed=state is not None)
         self.nblocks: dict[int, int] = {}
         self.items: dict[int, list] | None = None  # row -> its payloads, when asked (agent_messages)
+        self.sid = self.version = self.cwd = self.parent = self.spawned = self.last_id = None
+        self.pretty = False
+        if state is not None:
+            for k in _STATE:
+                setattr(self, k, state[k])
+            self.prev_total = tuple(state["prev_total"]) if state["prev_total"] is not None else None
+            self.base = state["rows"]
+
+    def state(self) -> dict | None:
+        """What a reader of the file's later lines needs; None when they would change rows read
+        already (an assistant entry still waiting for its usage) or the file is pretty-printed."""
+        if self.open_call is not None or self.pretty:
+            return None
+        names = self.tool_names
+        return {**{k: getattr(self, k) for k in _STATE}, "rows": self.base + self.n,
+                "last_id": self.cols["entry_id"][-1] if self.n else self.last_id,
+                "pending": {k: v for k, v in names.items() if k not in names.asked}}
 
     def keep(self, i: int, p: Any) -> None:
         if self.items is not None:
@@ -181,7 +223,7 @@ class _Reader:
     def add(self, line_no: int, ts: str | None, **values: Any) -> int:
         i = self.n
         values.update(line_no=line_no, entry_id=f"L{line_no}", timestamps=ts,
-                      parent_id=self.cols["entry_id"][i - 1] if i else None)
+                      parent_id=self.cols["entry_id"][i - 1] if i else self.last_id)
         values.setdefault("side_node", False)
         for c, col in self.cols.items():
             col.append(values.get(c))
@@ -249,7 +291,7 @@ class _Reader:
         if c["model"][i] is None:  # an old rollout that never names its model
             c["model"][i], c["provider"][i], c["cost_source"][i] = FALLBACK_MODEL, "openai", "fallback"
         self.last_prompt = last.input_tokens
-        self.out.extra.append((i, key))
+        self.out.extra.append((self.base + i, key))
         self.open_call = None
 
 
@@ -292,7 +334,7 @@ class _Reader:
                 self.cols["est_tokens"][i] = est[i]
 
 
-def _objects(fh: Any, max_line: int) -> Iterator[tuple[int, bytes | None, bytes]]:
+def _objects(fh: Any, max_line: int, reader: Any = None) -> Iterator[tuple[int, bytes | None, bytes]]:
     """``iter_lines`` of a rollout, or, for a pretty-printed one (its first line is ``{``), one
     ``(line the object starts on, the object's bytes, b"")`` per object."""
     lines = iter_lines(fh, max_line=max_line)
@@ -304,6 +346,8 @@ def _objects(fh: Any, max_line: int) -> Iterator[tuple[int, bytes | None, bytes]
             yield from lines
             return
         buf, first = [raw], line_no
+        if reader is not None:
+            reader.pretty = True  # (its objects span lines: a later reader could not start mid-object)
         for line_no, raw, start in lines:
             if raw is None:  # a line past the limit: the object holding it is too long
                 yield first, None, start
@@ -324,12 +368,25 @@ def _objects(fh: Any, max_line: int) -> Iterator[tuple[int, bytes | None, bytes]
 def read_codex(path: str, fh: Any, *, max_line: int | None = None, items: dict | None = None) -> AgentFile:
     """Read one Codex rollout from a binary file object ``fh`` (``items``, when given, receives
     each row's payloads: what :mod:`sessionlab.agents._messages` turns into messages)."""
-    max_line = formats.MAX_LINE if max_line is None else max_line
     r = _Reader(path)
     r.items = items
-    out = r.out
-    sid = version = cwd = parent = spawned = None
-    for line_no, raw, start in _objects(fh, max_line):
+    return _read(r, fh, 0, formats.MAX_LINE if max_line is None else max_line)
+
+
+def resume_codex(path: str, fh: Any, state: dict, lines_before: int) -> AgentFile | None:
+    """The lines of a rollout after its first ``lines_before``, read alone from ``fh`` with the
+    ``state`` a reader of those lines left (:attr:`AgentFile.state`); None when a new line needs an
+    old one the state does not hold (an output of a call whose name it dropped)."""
+    try:
+        return _read(_Reader(path, state), fh, lines_before, formats.MAX_LINE)
+    except _NeedsOldLines:
+        return None
+
+
+def _read(r: _Reader, fh: Any, lines_before: int, max_line: int) -> AgentFile:
+    path, out = r.out.path, r.out
+    for line_no, raw, start in _objects(fh, max_line, r):
+        line_no += lines_before
         if raw is None:
             out.issues.append(LineIssue(path, line_no, "line_too_long", f"line longer than {max_line} bytes skipped",
                                         start[:80].decode("utf-8", "replace")))
@@ -349,10 +406,10 @@ def read_codex(path: str, fh: Any, *, max_line: int | None = None, items: dict |
             continue
         pt = p.type
         if typ == "session_meta":
-            if sid is None:  # (a fork may repeat its parent's meta line: the first one is this thread)
-                sid, version, cwd = p.id, p.cli_version, p.cwd
-                spawned = _parent_thread(p.source)
-                parent = p.forked_from_id or spawned
+            if r.sid is None:  # (a fork may repeat its parent's meta line: the first one is this thread)
+                r.sid, r.version, r.cwd = p.id, p.cli_version, p.cwd
+                r.spawned = _parent_thread(p.source)
+                r.parent = p.forked_from_id or r.spawned
         elif typ == "turn_context":
             r.model = p.model or r.model
             r.add(line_no, ts, type="turn_context", model=p.model, side_node=True)
@@ -368,8 +425,9 @@ def read_codex(path: str, fh: Any, *, max_line: int | None = None, items: dict |
                                         raw[:80].decode("utf-8", "replace")))
     r.characters_to_tokens()
     out.columns, out.n = r.cols, r.n
-    out.session = {"session_id": sid, "agent": "codex", "agent_version": version, "cwd": cwd, "name": None,
-                   "parent_session_id": parent, "root_session_id": _parent_thread_of(parent, spawned) or sid}
+    out.session = {"session_id": r.sid, "agent": "codex", "agent_version": r.version, "cwd": r.cwd, "name": None,
+                   "parent_session_id": r.parent, "root_session_id": _parent_thread_of(r.parent, r.spawned) or r.sid}
+    out.state = r.state()
     return out
 
 

@@ -64,6 +64,7 @@ def _together(path: str, head: bytes) -> tuple[tuple[str, str] | None, tuple[str
 SPEC = AgentSpec(
     name="codex", title="Codex", recognise=_recognise, recognise_start=_recognise_start, roots=roots,
     env=("CODEX_HOME",), files=files, reader="sessionlab.agents._codex_reader:read_codex",
+    resume="sessionlab.agents._codex_reader:resume_codex",
     finish="sessionlab.agents._codex_reader:finish", calls_need_usage=True, priced=True,
     side_kinds=("turn_context",),
     folder_doc="`sessions/` and `archived_sessions/` of `$CODEX_HOME`, else of `~/.codex` "

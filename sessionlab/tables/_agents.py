@@ -98,14 +98,18 @@ def _fill(res: Any, agent: str, af: AgentFile, want_blocks: bool) -> Any:
 
 
 def extend_agent_file(res: Any, agent: str, fh: Any, state: Any, lines_before: int, kept: pa.Table,
-                      kept_issues: list) -> Any | None:
+                      kept_issues: list, kept_extra: Any = None) -> Any | None:
     """``res`` filled with a grown file's rows: ``kept`` (its first ``lines_before`` lines, as
     loaded before) and its new lines, read alone from ``fh`` by the agent's reader with the
-    ``state`` it left (:meth:`AgentSpec.resume_read`); None when they cannot be read alone."""
+    ``state`` it left (:meth:`AgentSpec.resume_read`); None when they cannot be read alone.
+    A reader's ``extra`` that is a list (per-row facts, as Codex's token totals) goes on after the
+    old lines' (``kept_extra``); any other is the whole file's already."""
     af = registry.spec(agent).resume_read(res.path, fh, state, lines_before)
     if af is None:
         return None
     _fill(res, agent, af, False)
+    if isinstance(res.agent_extra, list):
+        res.agent_extra = list(kept_extra or []) + res.agent_extra
     new = res.entries
     ids = kept["entry_id"].to_pylist() + new["entry_id"].to_pylist()
     parents = kept["parent_id"].to_pylist() + new["parent_id"].to_pylist()

@@ -121,7 +121,7 @@ def extend_agent(path: str, meta: dict, old: FileResult, now: dict | None) -> tu
     res = FileResult(path=path, nbytes=tail.complete + len(tail.data))
     try:
         got = extend_agent_file(res, agent, io.BytesIO(tail.data), meta["resume"], tail.lines, tail.kept(old),
-                                [i for i in old.issues if i.line <= tail.lines])
+                                [i for i in old.issues if i.line <= tail.lines], old.agent_extra)
     except Exception:  # (a state this version's reader does not take: read the file whole)
         return None
     key = None if got is None else tail.key(path, meta, now)
