@@ -145,6 +145,11 @@ def test_copilot_exporter_path_variable(tmp_path, monkeypatch):
     assert agents.opener(f"{dst}#{_C['c']}") == "copilot" and agents.opener(str(dst)) is None
     corpus = sl.load(agents=["copilot"], cache=False, progress=False)
     assert corpus.entries["input_tokens"].to_pylist() == [12040, 15880 - 11776]
+    assert agents.detect(dst.read_bytes()[:65536], str(dst)) == "copilot"  # a whole export: name a session
+    whole = sl.load(str(dst), cache=False, progress=False, on_bad_lines="skip")
+    assert whole.issues["kind"].to_pylist() == ["read_error"] and "holds many sessions" in whole.issues[
+        "message"][0].as_py()
+    assert agents.detect(b'{"type":"session","version":3,"id":"s"}\n', str(dst)) == "pi"
 
 
 # -- Goose ------------------------------------------------------------------------------------------

@@ -76,7 +76,8 @@ def _copilot_first() -> list[dict]:
     u3 = _usage(31020, 655, 29100)
     return [
         {"type": "metric", "name": "gen_ai.client.token.usage", "resource": _RES},
-        _span(t1, "a1000001", "root0001", f"chat {sonnet}", _hr(s + 2), _hr(s + 6, 410), _chat(C1, sonnet, "msg_01A", u1)),
+        _span(t1, "a1000001", "root0001", f"chat {sonnet}", _hr(s + 2), _hr(s + 6, 410),
+              _chat(C1, sonnet, "msg_01A", u1)),
         _log(t1, "a1000001", _hr(s + 6, 412), {"event.name": "gen_ai.client.inference.operation.details",
                                               "gen_ai.response.model": sonnet, "gen_ai.response.id": "msg_01A",
                                               "gen_ai.conversation.id": C1, **u1}, "GenAI inference: " + sonnet),
@@ -137,7 +138,7 @@ def copilot() -> None:
 
 GOOSE_SCHEMA = """
 CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP);
-INSERT INTO schema_version (version) VALUES (15);
+INSERT INTO schema_version (version, applied_at) VALUES (15, '2026-04-20 10:00:00');
 CREATE TABLE sessions (id TEXT PRIMARY KEY, name TEXT NOT NULL DEFAULT '', description TEXT NOT NULL DEFAULT '',
   user_set_name BOOLEAN DEFAULT FALSE, session_type TEXT NOT NULL DEFAULT 'user', working_dir TEXT NOT NULL,
   created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,

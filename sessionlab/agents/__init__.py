@@ -23,8 +23,23 @@ from pathlib import Path
 
 from ..errors import ArgumentTypeError, ArgumentValueError, check_option
 from ..pi.io.formats import AgentFile
-from . import (amp, claude_code, codex, copilot, droid, gemini, goose, grok, hermes, kilo, kimi, openclaw, opencode, pi,
-               qwen)
+from . import (
+    amp,
+    claude_code,
+    codex,
+    copilot,
+    droid,
+    gemini,
+    goose,
+    grok,
+    hermes,
+    kilo,
+    kimi,
+    openclaw,
+    opencode,
+    pi,
+    qwen,
+)
 from ._spec import USAGE_COLUMNS, AgentSpec, home_path, jsonl_below, member_path, null_usage, split_member
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",

@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
-from ._chain import iso_ms
+from ._chain import as_dict, iso_ms
 from ._rows import agent_file
 from ._spec import AgentSpec, home_path, jsonl_below, member_path, one_member, split_member
 
@@ -80,6 +80,20 @@ def _opens(path: str) -> bool:
     return key is not None and store.endswith(".jsonl") and _is_export(store)
 
 
+def _recognise_file(path: str, head: bytes) -> bool:
+    """A whole export (its first line an OpenTelemetry span, log or metric record): the reader then
+    says to name one session of it."""
+    store = split_member(path)[0]
+    if not store.endswith(".jsonl"):
+        return False
+    try:
+        first = json.loads(head.split(b"\n", 1)[0])
+    except ValueError:
+        return False
+    return isinstance(first, dict) and first.get("type") in ("span", "log", "metric") and any(
+        k in first for k in ("traceId", "spanContext", "hrTime", "resource"))
+
+
 def _text(v: Any) -> str | None:
     return v.strip() or None if isinstance(v, str) else None
 
@@ -110,12 +124,12 @@ def _session_attr(a: dict) -> tuple[str, int] | None:
 
 
 def _trace(r: dict) -> str | None:
-    ctx = r.get("spanContext") if isinstance(r.get("spanContext"), dict) else {}
+    ctx = as_dict(r.get("spanContext"))
     return _text(r.get("traceId")) or _text(ctx.get("traceId"))
 
 
 def _span_id(r: dict) -> str | None:
-    ctx = r.get("spanContext") if isinstance(r.get("spanContext"), dict) else {}
+    ctx = as_dict(r.get("spanContext"))
     return _text(r.get("spanId")) or _text(ctx.get("spanId"))
 
 
@@ -233,8 +247,7 @@ def _candidate(i: int, r: dict, ctx: dict, fallback_ms: int) -> dict | None:
     return {"kind": None if usage is None else kind, "trace": trace, "resp": _text(a.get("gen_ai.response.id")),
             "session": session, "model": model, "ms": ms, "key": key, "usage": usage, "tool": tool,
             "error": error, "call_id": _text(a.get("gen_ai.tool.call.id")),
-            "version": _text((r.get("resource") or {}).get("service.version"))
-            if isinstance(r.get("resource"), dict) else None}
+            "version": _text(as_dict(r.get("resource")).get("service.version"))}
 
 
 def _row(c: dict) -> dict:
@@ -259,8 +272,8 @@ def read(path: str, fh: IO[bytes] | None):
 
 
 SPEC = AgentSpec(
-    name="copilot", title="Copilot CLI", recognise=lambda obj: False, opens=_opens, roots=roots, env=(ENV,),
-    files=files, reader="sessionlab.agents.copilot:read", calls_need_usage=True, priced=True,
+    name="copilot", title="Copilot CLI", recognise=lambda obj: False, recognise_file=_recognise_file, opens=_opens,
+    roots=roots, env=(ENV,), files=files, reader="sessionlab.agents.copilot:read", calls_need_usage=True, priced=True,
     folder_doc="`~/.copilot/otel/*.jsonl` and the file `$COPILOT_OTEL_FILE_EXPORTER_PATH` names: Copilot CLI's "
                "OpenTelemetry export, written when enabled; each session is `<file>#<session id>`",
 )
