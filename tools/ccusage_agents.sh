@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ccusage's reports on the fixtures of the agents read through the agent seam beyond pi, Claude
-# Code and Codex, for the tests (tests/test_agents_more_agents-a.py, tests/test_agents_more_agents-b.py).
+# Code and Codex, for the tests (tests/test_agents_more_agents-a.py, tests/test_agents_more_agents-b.py,
+# tests/test_agents_more_agents-c.py).
 #
 # Each agent's fixture is a home folder, tests/data/agents/<agent>/home/, laid out as the agent lays
 # out its files; ccusage runs with HOME set to it (and nothing else of the environment) and writes
@@ -19,7 +20,7 @@ if [ -z "${CCUSAGE:-}" ]; then
   CCUSAGE="$WORK/node_modules/.bin/ccusage"
 fi
 AGENTS=("$@")
-[ ${#AGENTS[@]} -gt 0 ] || AGENTS=(opencode gemini qwen kimi amp droid kilo hermes openclaw grok)
+[ ${#AGENTS[@]} -gt 0 ] || AGENTS=(opencode gemini qwen kimi amp droid kilo hermes openclaw grok copilot goose)
 for agent in "${AGENTS[@]}"; do
   dir="$ROOT/tests/data/agents/$agent"
   [ -d "$dir/home" ] || { echo "no fixture: $dir/home" >&2; exit 1; }

@@ -23,7 +23,23 @@ from pathlib import Path
 
 from ..errors import ArgumentTypeError, ArgumentValueError, check_option
 from ..pi.io.formats import AgentFile
-from . import amp, claude_code, codex, droid, gemini, grok, hermes, kilo, kimi, openclaw, opencode, pi, qwen
+from . import (
+    amp,
+    claude_code,
+    codex,
+    copilot,
+    droid,
+    gemini,
+    goose,
+    grok,
+    hermes,
+    kilo,
+    kimi,
+    openclaw,
+    opencode,
+    pi,
+    qwen,
+)
 from ._spec import USAGE_COLUMNS, AgentSpec, home_path, jsonl_below, member_path, null_usage, split_member
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
@@ -51,7 +67,8 @@ def unregister(name: str) -> None:
 
 # agents whose files a looser rule of an earlier agent would also take come first (a Gemini CLI
 # recording and a Qwen Code file start with a `"type": "user"` message, as Claude Code lines do)
-for _module in (pi, codex, gemini, qwen, claude_code, opencode, kimi, amp, droid, kilo, hermes, openclaw, grok):
+for _module in (pi, codex, gemini, qwen, claude_code, opencode, kimi, amp, droid, kilo, hermes, openclaw, grok, copilot,
+                goose):
     register(_module.SPEC)
 
 

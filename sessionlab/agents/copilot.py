@@ -1,0 +1,279 @@
+"""Copilot CLI usage (GitHub Copilot CLI's OpenTelemetry file export: ``~/.copilot/otel/*.jsonl``).
+
+Copilot CLI writes no token counts to its session folders; asked to (``COPILOT_OTEL_ENABLED=true``,
+``COPILOT_OTEL_EXPORTER_TYPE=file``) it exports OpenTelemetry records as JSON lines to
+``$COPILOT_OTEL_FILE_EXPORTER_PATH``, conventionally under ``~/.copilot/otel/``. A file holds
+spans (``"type": "span"``: ``traceId``, ``spanId``, ``name``, ``startTime``/``endTime`` as
+``[seconds, nanoseconds]``, ``attributes``) and log records (``hrTime``, ``spanContext``, ``body``,
+``attributes``) of any number of sessions. Usage is in the GenAI attributes:
+``gen_ai.usage.input_tokens`` (the whole prompt, cache reads included),
+``gen_ai.usage.output_tokens`` (reasoning included), ``gen_ai.usage.cache_read.input_tokens``,
+``gen_ai.usage.cache_creation.input_tokens`` (or ``cache_write``),
+``gen_ai.usage.reasoning.output_tokens``, ``gen_ai.usage.total_tokens``; the model in
+``gen_ai.response.model`` or ``gen_ai.request.model``, the session in ``gen_ai.conversation.id``.
+
+One request appears several times: as a ``chat <model>`` span, as an inference-details log record
+(``event.name`` ``gen_ai.client.inference.operation.details``), and within the ``invoke_agent``
+span's totals. A call is a chat span; an inference log counts only when no chat span shares its
+trace or response id, an agent-turn log only when neither does, an agent span only when none of
+the three does (ccusage's rule). A record without a model takes its trace's first; without a
+session id, its trace's (else its response id, else its trace id). Each session of a file is one
+member path, ``<file>#<session id>``; ``execute_tool`` spans are its tool rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import IO, Any
+
+from ._chain import as_dict, iso_ms
+from ._rows import agent_file
+from ._spec import AgentSpec, home_path, jsonl_below, member_path, one_member, split_member
+
+__all__ = ["SPEC", "roots", "files", "read", "records"]
+
+ENV = "COPILOT_OTEL_FILE_EXPORTER_PATH"
+_MODEL = ("gen_ai.response.model", "gen_ai.request.model")
+_SESSION = (("gen_ai.conversation.id", 3), ("copilot_chat.session_id", 3), ("copilot_chat.chat_session_id", 3),
+            ("session.id", 3), ("github.copilot.interaction_id", 2), ("gen_ai.response.id", 1))
+_CHAT, _LOG, _TURN, _AGENT = 0, 1, 2, 3
+
+
+def roots() -> list[Path]:
+    """``~/.copilot/otel`` and the file ``$COPILOT_OTEL_FILE_EXPORTER_PATH`` names."""
+    out = [Path.home() / ".copilot" / "otel"]
+    env = (os.environ.get(ENV) or "").strip()
+    return out + [home_path(env)] if env else out
+
+
+def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
+    """Each session of every ``*.jsonl`` export below the folders (and of an export named itself)."""
+    found = jsonl_below([f for f in folders if Path(f).is_dir()], errors)
+    found += [str(f) for f in folders if Path(f).is_file()]
+    out: list[str] = []
+    for f in sorted(dict.fromkeys(found)):
+        try:
+            sessions = dict.fromkeys(r["session"] for r in records(f))
+        except OSError as exc:
+            if errors is not None:
+                errors.append((f, f"{type(exc).__name__}: {exc.strerror or exc}"))
+            continue
+        out += [member_path(f, s) for s in sessions]
+    return out
+
+
+def _is_export(store: str) -> bool:
+    try:
+        with open(store, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return b'"attributes"' in head and (b'"traceId"' in head or b'"spanContext"' in head or b'"hrTime"' in head)
+
+
+def _opens(path: str) -> bool:
+    """A session of a Copilot CLI export (``<file>.jsonl#<session id>``): the reader reads the file."""
+    store, key = split_member(path)
+    return key is not None and store.endswith(".jsonl") and _is_export(store)
+
+
+def _recognise_file(path: str, head: bytes) -> bool:
+    """A whole export (its first line an OpenTelemetry span, log or metric record): the reader then
+    says to name one session of it."""
+    store = split_member(path)[0]
+    if not store.endswith(".jsonl"):
+        return False
+    try:
+        first = json.loads(head.split(b"\n", 1)[0])
+    except ValueError:
+        return False
+    return isinstance(first, dict) and first.get("type") in ("span", "log", "metric") and any(
+        k in first for k in ("traceId", "spanContext", "hrTime", "resource"))
+
+
+def _text(v: Any) -> str | None:
+    return v.strip() or None if isinstance(v, str) else None
+
+
+def _num(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v if v >= 0 else None
+    if isinstance(v, float):
+        return int(v) if v >= 0 and v.is_integer() else None
+    if isinstance(v, str):
+        return int(v.strip()) if v.strip().isdigit() else None
+    return None
+
+
+def _first_count(a: dict, *keys: str) -> int:
+    return next((n for n in (_num(a.get(k)) or 0 for k in keys) if n > 0), 0)
+
+
+def _session_attr(a: dict) -> tuple[str, int] | None:
+    best = None
+    for k, p in _SESSION:
+        v = _text(a.get(k))
+        if v is not None and (best is None or p > best[1]):
+            best = (v, p)
+    return best
+
+
+def _trace(r: dict) -> str | None:
+    ctx = as_dict(r.get("spanContext"))
+    return _text(r.get("traceId")) or _text(ctx.get("traceId"))
+
+
+def _span_id(r: dict) -> str | None:
+    ctx = as_dict(r.get("spanContext"))
+    return _text(r.get("spanId")) or _text(ctx.get("spanId"))
+
+
+def _is_span(r: dict) -> bool:
+    if isinstance(r.get("type"), str):
+        return r["type"] == "span"
+    return _text(r.get("name")) is not None and (
+        _text(r.get("spanId")) is not None or _text(r.get("traceId")) is not None
+        or any(k in r for k in ("startTime", "endTime", "duration", "kind")))
+
+
+def _kind(r: dict, a: dict) -> int | None:
+    op, name = _text(a.get("gen_ai.operation.name")), _text(r.get("name")) or ""
+    body = _text(r.get("body")) or _text(r.get("_body")) or ""
+    event = _text(a.get("event.name"))
+    if _is_span(r):
+        if op == "chat" or name.startswith("chat "):
+            return _CHAT
+        return _AGENT if op == "invoke_agent" or name.startswith("invoke_agent ") else None
+    if event == "gen_ai.client.inference.operation.details" or body.startswith("GenAI inference:"):
+        return _LOG
+    if event == "copilot_chat.agent.turn" or body.startswith("copilot_chat.agent.turn"):
+        return _TURN
+    return None
+
+
+def _time_ms(r: dict) -> int | None:
+    for k in ("endTime", "startTime", "hrTime", "_hrTime", "time"):
+        v = r.get(k)
+        if isinstance(v, list) and len(v) >= 2 and _num(v[0]) is not None and _num(v[1]) is not None:
+            return _num(v[0]) * 1000 + _num(v[1]) // 1_000_000  # type: ignore[operator]
+    for k in ("timestamp", "observedTimestamp"):
+        n = _num(r.get(k))
+        if n is not None:
+            return n // 1_000_000 if n >= 10**17 else n // 1000 if n >= 10**14 else n if n >= 10**11 else n * 1000
+    n = _num(r.get("timeUnixNano"))
+    return n // 1_000_000 if n else None
+
+
+def _usage(a: dict) -> tuple[int, int, int, int, int] | None:
+    """(input without cache reads, output, cache read, cache write, reasoning); None without usage."""
+    inp, out = _num(a.get("gen_ai.usage.input_tokens")) or 0, _num(a.get("gen_ai.usage.output_tokens")) or 0
+    cr = _num(a.get("gen_ai.usage.cache_read.input_tokens")) or 0
+    cw = _first_count(a, "gen_ai.usage.cache_write.input_tokens", "gen_ai.usage.cache_creation.input_tokens")
+    reason = _first_count(a, "gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens")
+    total = _first_count(a, "gen_ai.usage.total_tokens", "gen_ai.usage.total.token_count")
+    inp = inp - min(inp, cr)
+    missing = total - (inp + out + cr + cw)
+    if missing > 0 and out == 0:  # only a total: output
+        out = missing
+    return (inp, out, cr, cw, reason) if inp + out + cr + cw > 0 else None
+
+
+def _lines(path: str) -> list[dict]:
+    out = []
+    with open(path, "rb") as fh:
+        for raw in fh:
+            if b'"attributes"' not in raw:
+                continue
+            try:
+                r = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(r, dict) and isinstance(r.get("attributes"), dict):
+                out.append(r)
+    return out
+
+
+def records(path: str) -> list[dict]:
+    """The calls of an export, deduplicated, in file order: dicts with ``session``, ``model``,
+    ``ms``, ``key``, ``usage`` (or ``tool``: an ``execute_tool`` span; ``error``: a chat span
+    without usage that failed)."""
+    st = os.stat(path)
+    return _records(path, st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=4)
+def _records(path: str, mtime_ns: int, size: int) -> list[dict]:
+    recs = _lines(path)
+    ctx: dict[str, dict] = {}
+    for r in recs:
+        t = _trace(r)
+        if t is None:
+            continue
+        c = ctx.setdefault(t, {"model": None, "session": None, "p": 0})
+        c["model"] = c["model"] or next((m for m in (_text(r["attributes"].get(k)) for k in _MODEL) if m), None)
+        s = _session_attr(r["attributes"])
+        if s is not None and s[1] > c["p"]:
+            c["session"], c["p"] = s
+    found = [c for c in (_candidate(i, r, ctx, mtime_ns // 1_000_000) for i, r in enumerate(recs)) if c is not None]
+    traces = {k: {c["trace"] for c in found if c["kind"] == k and c["trace"]} for k in (_CHAT, _LOG, _TURN)}
+    resps = {k: {c["resp"] for c in found if c["kind"] == k and c["resp"]} for k in (_CHAT, _LOG, _TURN)}
+    return [c for c in found if c["kind"] is None or not any(
+        c["trace"] in traces[k] or c["resp"] in resps[k] for k in range(min(c["kind"], 3)))]
+
+
+def _candidate(i: int, r: dict, ctx: dict, fallback_ms: int) -> dict | None:
+    a = r["attributes"]
+    kind, usage = _kind(r, a), _usage(a)
+    tool = _text(a.get("gen_ai.tool.name")) if _is_span(r) and _text(a.get("gen_ai.operation.name")) == \
+        "execute_tool" else None
+    error = _text(a.get("error.type")) if kind == _CHAT and usage is None else None
+    if (kind is None or usage is None) and tool is None and error is None:
+        return None
+    trace = _trace(r)
+    c = ctx.get(trace, {}) if trace else {}
+    s = _session_attr(a)
+    session = s[0] if s is not None else c.get("session") or trace or "unknown-session"
+    ms = _time_ms(r)
+    ms = fallback_ms if ms is None else ms
+    span = _span_id(r)
+    prefix = {_LOG: "log:", _TURN: "agent-turn:"}.get(kind, "")  # type: ignore[arg-type]
+    key = f"{prefix}{trace}:{span}" if trace and span else f"{prefix or 'span:'}{session}:{ms}:{i}"
+    model = next((m for m in (_text(a.get(k)) for k in _MODEL) if m), None) or c.get("model") or "unknown"
+    return {"kind": None if usage is None else kind, "trace": trace, "resp": _text(a.get("gen_ai.response.id")),
+            "session": session, "model": model, "ms": ms, "key": key, "usage": usage, "tool": tool,
+            "error": error, "call_id": _text(a.get("gen_ai.tool.call.id")),
+            "version": _text(as_dict(r.get("resource")).get("service.version"))}
+
+
+def _row(c: dict) -> dict:
+    row = {"entry_id": c["key"], "message_id": c["resp"], "timestamps": iso_ms(c["ms"])}
+    if c["tool"] is not None:
+        return {**row, "role": "toolResult", "tool_name": c["tool"], "est_tokens": 0}
+    row.update(role="assistant", model=c["model"], is_error=c["error"] is not None, error_message=c["error"],
+               est_tokens=0)
+    if c["usage"] is not None:
+        inp, out, cr, cw, reason = c["usage"]
+        row.update(input_tokens=inp, output_tokens=out, cache_read_tokens=cr, cache_write_tokens=cw,
+                   reasoning_tokens=reason)
+    return row
+
+
+def read(path: str, fh: IO[bytes] | None):
+    """One session of a Copilot CLI export (``<file>#<session id>``): its calls and tool spans, a chain."""
+    store, sid = one_member(path)
+    mine = sorted((c for c in records(store) if c["session"] == sid), key=lambda c: c["ms"])
+    version = next((c["version"] for c in mine if c["version"]), None)
+    return agent_file(path, "copilot", [_row(c) for c in mine], {"session_id": sid, "agent_version": version})
+
+
+SPEC = AgentSpec(
+    name="copilot", title="Copilot CLI", recognise=lambda obj: False, recognise_file=_recognise_file, opens=_opens,
+    roots=roots, env=(ENV,), files=files, reader="sessionlab.agents.copilot:read", calls_need_usage=True, priced=True,
+    folder_doc="`~/.copilot/otel/*.jsonl` and the file `$COPILOT_OTEL_FILE_EXPORTER_PATH` names: Copilot CLI's "
+               "OpenTelemetry export, written when enabled; each session is `<file>#<session id>`",
+)

@@ -1,0 +1,199 @@
+"""Goose sessions (``sessions.db``, SQLite, under ``$GOOSE_PATH_ROOT/data/sessions`` or
+``~/.local/share/goose/sessions``).
+
+Goose keeps every session in one store: table ``sessions`` (``id``, ``name``, ``session_type``:
+``user``, ``sub_agent``..., ``working_dir``, ``created_at``, ``provider_name``,
+``model_config_json``: ``{"model_name": ...}``, ``parent_session_id``, the last request's
+``input_tokens``, ``output_tokens``, ``total_tokens`` and the session's running totals
+``accumulated_input_tokens``, ``accumulated_output_tokens``, ``accumulated_total_tokens``, with
+``accumulated_cache_*_tokens`` and ``accumulated_cost`` in newer schemas), table ``messages``
+(``role``, ``content_json``: typed parts, ``text``, ``thinking``, ``toolRequest``,
+``toolResponse``; ``created_timestamp`` in seconds) and, in newer schemas, ``usage_ledger`` (one row
+per request). The messages are a chain; the usage read is ccusage's: the running totals as one
+usage row at ``created_at`` (``usage_kind = 'session_total'``), each count falling back to the last
+request's when the running one is missing; tokens of the total beyond input and output are
+reasoning, priced as output; the cache columns are not read (the input counts the cached prompt,
+priced as input). A session without a model has no usage. Each session is one member path,
+``sessions.db#<session id>``; the store is opened read-only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import IO, Any
+
+from ..pi.rules import CHARS_PER_TOKEN
+from ._chain import iso_ms, open_readonly
+from ._rows import agent_file, totals_row
+from ._spec import AgentSpec, home_path, member_path, one_member, split_member
+
+__all__ = ["SPEC", "roots", "files", "read", "session_time"]
+
+DB_NAME = "sessions.db"
+_SQLITE = b"SQLite format 3\x00"
+
+
+def roots() -> list[Path]:
+    """``$GOOSE_PATH_ROOT/data/sessions``, else Goose's data folders (XDG, macOS, the Block one)."""
+    env = (os.environ.get("GOOSE_PATH_ROOT") or "").strip()
+    if env:
+        return [home_path(env) / "data" / "sessions"]
+    home = Path.home()
+    return [home / ".local" / "share" / "goose" / "sessions", home / "Library" / "Application Support" / "goose" /
+            "sessions", home / ".local" / "share" / "Block" / "goose" / "sessions"]
+
+
+def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
+    """Every session of ``sessions.db`` in each folder, by creation time (a store found twice: once)."""
+    import sqlite3
+
+    out: list[str] = []
+    seen: set[str] = set()
+    for folder in folders:
+        db = Path(folder) / DB_NAME
+        if not db.is_file() or os.path.realpath(db) in seen:
+            continue
+        seen.add(os.path.realpath(db))
+        try:
+            with open_readonly(str(db)) as con:
+                out += [member_path(db, r[0]) for r in con.execute("SELECT id FROM sessions ORDER BY created_at, id")]
+        except sqlite3.Error as exc:
+            if errors is not None:
+                errors.append((str(db), f"{type(exc).__name__}: {exc}"))
+    return out
+
+
+def _has_goose_tables(db: str) -> bool:
+    import sqlite3
+
+    try:
+        with open_readonly(db) as con:
+            cols = {r[1] for r in con.execute("PRAGMA table_info(sessions)")}
+    except sqlite3.Error:
+        return False
+    return {"id", "working_dir", "model_config_json"} <= cols
+
+
+def _opens(path: str) -> bool:
+    """A session of a Goose ``sessions.db`` (``<db>#<session id>``): the reader opens the database."""
+    store, key = split_member(path)
+    return key is not None and os.path.basename(store) == DB_NAME and _has_goose_tables(store)
+
+
+def _recognise_file(path: str, head: bytes) -> bool:
+    store = split_member(path)[0]
+    return os.path.basename(store) == DB_NAME and head.startswith(_SQLITE) and _has_goose_tables(store)
+
+
+def session_time(v: Any) -> str | None:
+    """``created_at`` as ISO text: seconds or milliseconds, RFC 3339, ``YYYY-MM-DD HH:MM:SS`` (UTC), a date."""
+    from datetime import UTC, datetime
+
+    s = str(v).strip() if v is not None else ""
+    if s.lstrip("-").isdigit():
+        n = int(s)
+        return iso_ms(n if n > 1_000_000_000_000 else n * 1000) if n > 0 else None
+    if len(s) == 10:
+        s += "T00:00:00"
+    try:
+        t = datetime.fromisoformat(s.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    t = t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+    return iso_ms(t.timestamp() * 1000)
+
+
+def _count(s: dict, *cols: str) -> int | None:
+    """The first of the columns above zero."""
+    for c in cols:
+        v = s.get(c)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v
+    return None
+
+
+def _model(raw: Any) -> str | None:
+    try:
+        d = json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        return None
+    m = d.get("model_name") if isinstance(d, dict) else None
+    return m.strip() or None if isinstance(m, str) else None
+
+
+def _totals(s: dict, sid: str, ts: str | None) -> dict | None:
+    model = _model(s.get("model_config_json"))
+    if model is None or ts is None:
+        return None
+    inp = _count(s, "accumulated_input_tokens", "input_tokens") or 0
+    out = _count(s, "accumulated_output_tokens", "output_tokens") or 0
+    total = _count(s, "accumulated_total_tokens", "total_tokens") or inp + out
+    if inp == 0 and out == 0 and total == 0:
+        return None
+    reason = max(total - inp - out, 0)
+    provider = (s.get("provider_name") or "").strip() or None
+    row = totals_row(f"goose:{sid}", ts, model, provider, inp, out + reason, 0, 0, reason, None)
+    row["parent_id"] = None
+    return row
+
+
+def _message_row(m: dict, tools: dict[str, str]) -> dict:
+    try:
+        parts = json.loads(m.get("content_json") or "[]")
+    except ValueError:
+        parts = []
+    parts = [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+    chars = sum(len(p.get("text") or "") + len(p.get("thinking") or "") for p in parts)
+    calls = [p for p in parts if p.get("type") in ("toolRequest", "frontendToolRequest")]
+    names = [((p.get("toolCall") or {}).get("value") or {}).get("name") for p in calls]
+    for p, n in zip(calls, names, strict=True):
+        if isinstance(p.get("id"), str) and isinstance(n, str):
+            tools[p["id"]] = n
+    results = [p for p in parts if p.get("type") == "toolResponse"]
+    role = "toolResult" if results and len(results) == len(parts) else m.get("role")
+    failed = [p for p in results if (p.get("toolResult") or {}).get("status") == "error"]
+    name = names[0] if names else tools.get(results[0].get("id")) if results else None
+    return {"entry_id": m.get("message_id") or f"m{m['id']}", "message_id": m.get("message_id"),
+            "role": role if role in ("user", "assistant", "toolResult") else None,
+            "timestamps": session_time(m.get("created_timestamp")), "tool_call_count": len(calls),
+            "tool_name": name if isinstance(name, str) else None, "is_error": bool(failed),
+            "error_message": (failed[0].get("toolResult") or {}).get("error") if failed else None,
+            "est_tokens": -(-chars // CHARS_PER_TOKEN)}
+
+
+def read(path: str, fh: IO[bytes] | None):
+    """A session of ``sessions.db`` (``<db>#<session id>``): its messages and one row of its totals."""
+    db, sid = one_member(path)
+    with open_readonly(db) as con:
+        r = con.execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchone()
+        s = dict(r) if r is not None else {}
+        msgs = [dict(m) for m in con.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY "
+                                             "created_timestamp, id", (sid,))]
+        parent = s.get("parent_session_id") or None
+        root, seen = parent, {sid}
+        while root is not None and root not in seen:
+            seen.add(root)
+            up = con.execute("SELECT parent_session_id FROM sessions WHERE id = ?", (root,)).fetchone()
+            if up is None or not up[0]:
+                break
+            root = up[0]
+    tools: dict[str, str] = {}
+    rows = [_message_row(m, tools) for m in msgs]
+    total = _totals(s, sid, session_time(s.get("created_at")))
+    if total is not None:
+        rows.insert(0, total)
+    return agent_file(path, "goose", rows, {"session_id": sid, "name": s.get("name") or None,
+                                            "cwd": s.get("working_dir") or None, "parent_session_id": parent,
+                                            "root_session_id": root})
+
+
+SPEC = AgentSpec(
+    name="goose", title="Goose", recognise=lambda obj: False, recognise_file=_recognise_file, opens=_opens,
+    roots=roots, env=("GOOSE_PATH_ROOT",), files=files, reader="sessionlab.agents.goose:read",
+    calls_need_usage=True, priced=True,
+    folder_doc="`sessions.db` (SQLite, opened read-only) in `$GOOSE_PATH_ROOT/data/sessions`, else in "
+               "`~/.local/share/goose/sessions` (and the macOS and `Block/goose` folders); each session is "
+               "`sessions.db#<session id>` (a session's running totals, no calls)",
+)

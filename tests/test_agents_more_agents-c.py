@@ -1,0 +1,218 @@
+"""Copilot CLI and Goose through the agent seam: each fixture home is read as the agent lays its files
+out, and ``sessionlab usage daily|monthly|session --agent X --json`` with that HOME equals ccusage's
+reports on it (``tools/ccusage_agents.sh``, committed beside each fixture): tokens equal, costs
+within 1%, and every difference stated exactly (docs/ccusage-differences.md).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import sessionlab as sl
+from sessionlab import agents
+from sessionlab.agents import copilot, goose
+from sessionlab.cli import main
+
+DATA = Path(__file__).parent / "data" / "agents"
+_ROWS = {"daily": ("daily", "date"), "monthly": ("monthly", "month"), "session": ("sessions", "sessionId")}
+_TOKENS = ("inputTokens", "cacheCreationTokens", "cacheReadTokens", "totalTokens")
+_C = {k: f"4f2a9c1e-7b3d-4e8a-9f10-2c6d8e0a1b0{i}" for i, k in enumerate("abc", 1)}
+_G = {k: f"20260514_{i}" for i, k in enumerate("abcdef", 1)}
+
+
+@pytest.fixture
+def home(monkeypatch):
+    def at(agent: str) -> Path:
+        h = DATA / agent / "home"
+        monkeypatch.setenv("HOME", str(h))
+        for var in ("COPILOT_OTEL_FILE_EXPORTER_PATH", "GOOSE_PATH_ROOT"):
+            monkeypatch.delenv(var, raising=False)
+        return h
+    return at
+
+
+def _ours(agent: str, report: str, capsys) -> dict:
+    assert main(["usage", report, "--agent", agent, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _theirs(agent: str, report: str) -> dict:
+    return json.loads((DATA / agent / f"ccusage-{report}.json").read_text())
+
+
+def _folded(rows: list[dict], key: str, fold: dict[str, str]) -> dict[str, dict]:
+    """ccusage's rows with each child session's added into its root's."""
+    out: dict[str, dict] = {}
+    for r in rows:
+        k = fold.get(r[key], r[key])
+        if k not in out:
+            out[k] = {**r, key: k, "modelBreakdowns": [dict(m) for m in r["modelBreakdowns"]]}
+            continue
+        o = out[k]
+        for f in (*_TOKENS, "outputTokens", "totalCost"):
+            o[f] += r[f]
+        for m in r["modelBreakdowns"]:
+            same = [x for x in o["modelBreakdowns"] if x["modelName"] == m["modelName"]]
+            if same:
+                for f in ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens", "cost"):
+                    same[0][f] += m[f]
+            else:
+                o["modelBreakdowns"].append(dict(m))
+    return out
+
+
+def _compare(agent: str, report: str, capsys, *, output_extra=lambda r: 0, cost_of=None,
+             fold: dict[str, str] | None = None) -> tuple[dict, dict]:
+    rows, key = _ROWS[report]
+    ours = {r[key]: r for r in _ours(agent, report, capsys)[rows]}
+    theirs = _folded(_theirs(agent, report)[rows], key, fold or {})
+    assert sorted(ours) == sorted(theirs)
+    for k, t in theirs.items():
+        o = ours[k]
+        for f in _TOKENS:
+            assert o[f] == t[f], (report, k, f)
+        assert o["outputTokens"] - output_extra(o) == t["outputTokens"], (report, k)
+        mo = {m["modelName"]: m for m in o["modelBreakdowns"]}
+        assert sorted(mo) == sorted(m["modelName"] for m in t["modelBreakdowns"]), (report, k)
+        for m in t["modelBreakdowns"]:
+            want = cost_of(k, m) if cost_of is not None else None
+            got = mo[m["modelName"]]["totalCost"]
+            if want is None:
+                assert abs(got - m["cost"]) <= 0.01 * max(abs(m["cost"]), 1e-9), (report, k, m["modelName"])
+            else:
+                assert got == pytest.approx(want, rel=1e-9), (report, k, m["modelName"])
+    return ours, theirs
+
+
+# -- Copilot CLI ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("report", ["daily", "monthly", "session"])
+def test_copilot_reports_equal_ccusage(home, capsys, report):
+    """Equal tokens and costs: reasoning tokens are within the output count (not added to it)."""
+    home("copilot")
+    ours, theirs = _compare("copilot", report, capsys)
+    assert sum(r["totalTokens"] for r in ours.values()) == 139327
+    for k, t in theirs.items():
+        assert ours[k]["totalCost"] == pytest.approx(t["totalCost"], rel=1e-9)
+
+
+def test_copilot_calls_deduplicated_by_trace_and_response(home):
+    h = home("copilot")
+    corpus = sl.load(agents=["copilot"], cache=False, progress=False)
+    assert corpus.issues.num_rows == 0
+    s = {r["session_id"]: r for r in corpus.sessions.to_pylist()}
+    assert sorted(s) == sorted(_C.values()) and s[_C["a"]]["agent_version"] == "0.0.354"
+    e = corpus.entries.to_pylist()
+    calls = [r for r in e if r["input_tokens"] is not None]
+    by = {}
+    for r in calls:
+        by.setdefault(r["session_id"], []).append(r)
+    # C1: three chat spans; its inference log and its agent span's totals repeat them
+    assert [r["entry_id"] for r in by[_C["a"]]] == [f"{'8c1d' * 8}:a100000{i}" for i in (1, 3, 4)]
+    first = by[_C["a"]][0]
+    assert (first["input_tokens"], first["cache_read_tokens"], first["cache_write_tokens"], first["output_tokens"],
+            first["model"], first["cost_source"]) == (24610 - 20480, 20480, 3890, 412, "claude-sonnet-4", "priced")
+    assert str(first["timestamp"])[:23] == "2026-05-12 09:15:06.410"  # the span's end
+    # C2: inference logs (no chat span in their trace), one without a model: its trace's
+    assert [r["entry_id"].split(":")[0] for r in by[_C["b"]]] == ["log", "log", "8c3f" * 8]
+    assert {r["model"] for r in by[_C["b"]]} == {"gpt-4.1"}
+    assert by[_C["b"]][2]["output_tokens"] == 640  # a total alone: output
+    # C3: reasoning counted within output
+    assert [(r["output_tokens"], r["reasoning_tokens"]) for r in by[_C["c"]]] == [(2210, 1536), (940, 384)]
+    tools = [r for r in e if r["role"] == "toolResult"]
+    assert [(t["session_id"], t["tool_name"]) for t in tools] == [(_C["a"], "view")]
+    err = [r for r in e if r["is_error"]]
+    assert [(r["session_id"], r["error_message"], r["input_tokens"]) for r in err] == [(_C["b"], "rate_limited", None)]
+    assert copilot.files([h / ".copilot" / "otel"]) == [
+        f"{h}/.copilot/otel/copilot-otel-20260512-091500.jsonl#{_C['a']}",
+        f"{h}/.copilot/otel/copilot-otel-20260512-091500.jsonl#{_C['b']}",
+        f"{h}/.copilot/otel/copilot-otel-20260602-235900.jsonl#{_C['c']}"]
+
+
+def test_copilot_exporter_path_variable(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    src = DATA / "copilot" / "home" / ".copilot" / "otel" / "copilot-otel-20260602-235900.jsonl"
+    dst = tmp_path / "elsewhere" / "export.jsonl"
+    dst.parent.mkdir()
+    shutil.copy(src, dst)
+    monkeypatch.setenv("COPILOT_OTEL_FILE_EXPORTER_PATH", f" {dst} ")
+    assert copilot.roots() == [tmp_path / ".copilot" / "otel", dst]
+    assert agents.default_files(["copilot"]) == [f"{dst}#{_C['c']}"]
+    assert agents.opener(f"{dst}#{_C['c']}") == "copilot" and agents.opener(str(dst)) is None
+    corpus = sl.load(agents=["copilot"], cache=False, progress=False)
+    assert corpus.entries["input_tokens"].to_pylist() == [12040, 15880 - 11776]
+    assert agents.detect(dst.read_bytes()[:65536], str(dst)) == "copilot"  # a whole export: name a session
+    whole = sl.load(str(dst), cache=False, progress=False, on_bad_lines="skip")
+    assert whole.issues["kind"].to_pylist() == ["read_error"] and "holds many sessions" in whole.issues[
+        "message"][0].as_py()
+    assert agents.detect(b'{"type":"session","version":3,"id":"s"}\n', str(dst)) == "pi"
+
+
+# -- Goose ------------------------------------------------------------------------------------------
+
+def _goose_cost(key, m):
+    """ccusage prices o4-mini at half its list price ($0.55/M input, $2.20/M output); sessionlab at
+    the list price ($1.10, $4.40): 22,150 input and 5,230 output tokens (1,830 + 3,400 reasoning)."""
+    if m["modelName"] != "o4-mini":
+        return None
+    assert m["cost"] == pytest.approx((22150 * 0.55 + 5230 * 2.2) / 1e6, rel=1e-9)
+    return (22150 * 1.1 + 5230 * 4.4) / 1e6
+
+
+@pytest.mark.parametrize("report", ["daily", "monthly", "session"])
+def test_goose_reports_equal_ccusage(home, capsys, report):
+    home("goose")
+    ours, theirs = _compare("goose", report, capsys, output_extra=lambda r: r["reasoningOutputTokens"],
+                            cost_of=_goose_cost, fold={_G["b"]: _G["a"]})
+    if report == "session":  # the subagent's session counts in the session that started it
+        assert sorted(ours) == [_G["a"], _G["c"], _G["d"], _G["f"]]
+    assert sum(r["totalTokens"] for r in ours.values()) == 198500
+
+
+def test_goose_sessions_messages_and_totals(home):
+    h = home("goose")
+    db = h / ".local" / "share" / "goose" / "sessions" / "sessions.db"
+    before = db.read_bytes()
+    corpus = sl.load(agents=["goose"], cache=False, progress=False)
+    assert db.read_bytes() == before and not (db.parent / "sessions.db-wal").exists()
+    assert corpus.issues.num_rows == 0
+    s = {r["session_id"]: r for r in corpus.sessions.to_pylist()}
+    assert sorted(s) == sorted(_G.values())
+    assert (s[_G["a"]]["name"], s[_G["a"]]["cwd"], s[_G["b"]]["parent_session_id"]) == (
+        "Fix the flaky date test", "/home/dev/cal", _G["a"])
+    e = corpus.entries.to_pylist()
+    totals = {r["session_id"]: r for r in e if r["usage_kind"] == "session_total"}
+    assert sorted(totals) == sorted(_G[k] for k in "abcdf")  # no model: no totals
+    a = totals[_G["a"]]
+    assert (a["input_tokens"], a["output_tokens"], a["cache_read_tokens"], a["cache_write_tokens"], a["provider"],
+            a["model"], a["cost_source"]) == (96310, 3120, 0, 0, "anthropic", "claude-sonnet-4-20250514", "priced")
+    assert str(a["timestamp"])[:19] == "2026-05-14 08:02:11" and totals[_G["b"]]["root_session_id"] == _G["a"]
+    c, d = totals[_G["c"]], totals[_G["d"]]
+    assert (c["output_tokens"], c["reasoning_tokens"], str(c["timestamp"])[:19]) == (5230, 3400, "2026-05-14 21:40:05")
+    assert (d["input_tokens"], d["output_tokens"]) == (8400, 1200)  # the last request's counts, no running totals
+    msgs = [r for r in e if r["session_id"] == _G["a"] and r["type"] == "message"]
+    assert [m["role"] for m in msgs] == ["user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]
+    assert [m["tool_name"] for m in msgs] == [None, "developer__shell", "developer__shell",
+                                             "dynamic_task__create_task", "dynamic_task__create_task", None]
+    assert [(m["is_error"], m["error_message"]) for m in msgs][4] == (True, "Subagent timed out")
+    assert msgs[0]["parent_id"] == f"goose:{_G['a']}" and msgs[1]["parent_id"] == "msg_a1"
+    assert set(corpus.sessions["call_count"].to_pylist()) == {0}
+
+
+def test_goose_path_root_and_times(tmp_path, monkeypatch):
+    monkeypatch.setenv("GOOSE_PATH_ROOT", f"{tmp_path} ")
+    assert goose.roots() == [tmp_path / "data" / "sessions"]
+    (tmp_path / "data" / "sessions").mkdir(parents=True)
+    src = DATA / "goose" / "home" / ".local" / "share" / "goose" / "sessions" / "sessions.db"
+    shutil.copy(src, tmp_path / "data" / "sessions" / "sessions.db")
+    got = agents.default_files(["goose"])
+    assert len(got) == 6 and got[0].endswith(f"sessions.db#{_G['a']}")
+    assert agents.opener(got[0]) == "goose" and agents.detect(src.read_bytes()[:64], str(src)) == "goose"
+    assert [goose.session_time(v) for v in (1778745731, "1778745731000", "2026-05-14 08:02:11", "2026-05-14",
+                                           "2026-05-14T10:02:11+02:00", "", "soon")] == [
+        "2026-05-14T08:02:11.000Z", "2026-05-14T08:02:11.000Z", "2026-05-14T08:02:11.000Z",
+        "2026-05-14T00:00:00.000Z", "2026-05-14T08:02:11.000Z", None, None]
