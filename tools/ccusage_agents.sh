@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ccusage's reports on the fixtures of the agents read through the agent seam beyond pi, Claude
-# Code and Codex, for the tests (tests/test_agents_more_agents-a.py, tests/test_agents_more_agents-b.py,
-# tests/test_agents_more_agents-c.py).
+# Code and Codex, for the tests (tests/test_agents_opencode_gemini_qwen_kimi_amp.py, tests/test_agents_droid_kilo_hermes_openclaw_grok.py,
+# tests/test_agents_copilot_goose.py).
 #
 # Each agent's fixture is a home folder, tests/data/agents/<agent>/home/, laid out as the agent lays
 # out its files; ccusage runs with HOME set to it (and nothing else of the environment) and writes
