@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import agents as registry
-from .._arrow import arrow_indices, const_strings, from_numpy, scalar, strings, to_numpy, utf8
+from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
 from ..pi.io.formats import AgentFile
 from ..pi.io.issues import LineIssue
 from ..pricing import price_calls
@@ -36,44 +36,76 @@ def _parent_index(ids: list, parents: list) -> np.ndarray:
     return np.fromiter((-1 if p is None else last.get(p, -1) for p in parents), np.int32, len(parents))
 
 
-def _table(af: AgentFile, session: dict[str, Any]) -> pa.Table:
-    """The file's entries table."""
-    cols = af.columns
-    n = af.n
-    every = np.ones(n, np.bool_)
-    same = {"session_id": session["session_id"], "file": af.path, "agent": af.agent,
-            "root_session_id": session.get("root_session_id")}
+def _table(files: list[tuple[AgentFile, dict[str, Any]]]) -> pa.Table:
+    """One entries table for a batch of read files (their rows one after the other): one Arrow
+    array per column for the batch, as the pi loader's :func:`._file.materialize` builds them."""
+    counts = np.array([af.n for af, _ in files], np.int64)
+    n = int(counts.sum())
+    owner = np.repeat(np.arange(len(files)), counts)
+
+    def per_file(values: list) -> pa.Array:  # (a value per file, repeated over its rows)
+        return pc.take(pa.array(values, pa.string()), from_numpy(owner)) if n else pa.nulls(0, pa.string())
+
+    def joined(name: str) -> list:
+        out: list = []
+        for af, _ in files:
+            c = af.columns.get(name)
+            out.extend(c if c is not None else [None] * af.n)
+        return out
+
+    present = set().union(*(af.columns for af, _ in files))
     arrays = []
     for f in ENTRY_SCHEMA:
         name = f.name
-        if name in same:
-            v = same[name]
-            arrays.append(const_strings(utf8(v), every) if v is not None else pa.nulls(n, f.type))
+        if name in ("session_id", "root_session_id"):
+            arrays.append(per_file([s.get(name) for _, s in files]))
+        elif name == "file":
+            arrays.append(per_file([af.path for af, _ in files]))
+        elif name == "agent":
+            arrays.append(per_file([af.agent for af, _ in files]))
         elif name == "timestamp":
-            arrays.append(parse_timestamps(pa.array(cols["timestamps"], pa.string())))
+            arrays.append(parse_timestamps(pa.array(joined("timestamps"), pa.string())))
         elif name == "entry_index":
-            arrays.append(from_numpy(np.arange(n, dtype=np.int32)))
+            arrays.append(from_numpy(np.concatenate([np.arange(k, dtype=np.int32) for k in counts])
+                                     if n else np.zeros(0, np.int32)))
         elif name == "parent_index":
-            idx = _parent_index(cols["entry_id"], cols["parent_id"])
+            idx = np.concatenate([_parent_index(af.columns["entry_id"], af.columns["parent_id"]) for af, _ in files]) \
+                if n else np.zeros(0, np.int32)
             arrays.append(from_numpy(idx, mask=idx < 0, type=pa.int32()))
-        elif name in cols:  # (pa.array: C, where the buffer helpers of .._arrow are a loop per value)
-            arrays.append(pa.array(cols[name], f.type))
+        elif name in present:  # (pa.array: C, where a loop per value would not be)
+            arrays.append(pa.array(joined(name), f.type))
         else:
             arrays.append(pa.nulls(n, f.type))
     return pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA)
 
 
-def load_agent_file(res: Any, agent: str, fh: Any, want_blocks: bool) -> Any:
+def load_agent_file(res: Any, agent: str, fh: Any, want_blocks: bool, *, defer: bool = False) -> Any:
     """Fill ``res`` (a :class:`._file.FileResult`) from an open binary file of an agent's session,
-    read by the agent's own reader (:mod:`sessionlab.agents`)."""
+    read by the agent's own reader (:mod:`sessionlab.agents`). With ``defer`` its entries table is
+    left for :func:`materialize_agents` to build with the rest of its batch."""
     af = registry.spec(agent).read(res.path, fh)
     # the bytes read (the cache keeps a file only if it is still this size; a source the reader
     # opens itself, such as a session in a database, has none and is not cached)
     res.nbytes = fh.tell() if fh is not None else 0
-    return _fill(res, agent, af, want_blocks)
+    return _fill(res, agent, af, want_blocks, defer=defer)
 
 
-def _fill(res: Any, agent: str, af: AgentFile, want_blocks: bool) -> Any:
+def materialize_agents(results: list) -> None:
+    """Build the entries tables of a batch's agent files at once (one array per column, priced
+    once), sliced back per file (zero-copy)."""
+    pend = [r for r in results if r.agent_pending is not None]
+    if not pend:
+        return
+    files = [r.agent_pending for r in pend]
+    t = _priced(_table(files), np.repeat([registry.spec(af.agent).priced for af, _ in files],
+                                         [af.n for af, _ in files]))
+    start = 0
+    for r, (af, _) in zip(pend, files):
+        r.entries, r.agent_pending = t.slice(start, af.n), None
+        start += af.n
+
+
+def _fill(res: Any, agent: str, af: AgentFile, want_blocks: bool, *, defer: bool = False) -> Any:
     s = dict(af.session)
     res.session = {"session_id": s["session_id"], "file": res.path, "version": None, "dialect": None,
                    "cwd": s.get("cwd"), "parent_session": None, "header_timestamp": None, "name": s.get("name"),
@@ -82,7 +114,10 @@ def _fill(res: Any, agent: str, af: AgentFile, want_blocks: bool) -> Any:
                    "parent_session_id": s.get("parent_session_id"), "parent_tool_call_id": None,
                    "loader": "agent"}
     res.loader = "agent"
-    res.entries = _table(af, s)
+    if defer:
+        res.agent_pending = (af, s)
+    else:
+        res.entries = _priced(_table([(af, s)]), np.full(af.n, registry.spec(agent).priced))
     if want_blocks:
         rows = af.blocks
         cols = list(zip(*rows)) if rows else [()] * (len(BLOCK_SCHEMA) - 1)
@@ -92,8 +127,6 @@ def _fill(res: Any, agent: str, af: AgentFile, want_blocks: bool) -> Any:
     res.issues = af.issues
     res.agent_extra = af.extra  # (for the agent's own pass over the load: AgentSpec.finish)
     res.agent_state = af.state  # (what the reader needs to read the file's new lines alone)
-    if registry.spec(agent).priced:
-        _price(res)
     return res
 
 
@@ -130,17 +163,24 @@ def load_agent_bytes(res: Any, agent: str, data: bytes, want_blocks: bool) -> An
 
 
 def _price(res: Any) -> None:
-    """Price a file's calls that carry usage but no recorded cost, from the price table
-    (``cost_source`` "priced", or "unknown" when the model has none; a fallback model stays
-    flagged). Done as the file is read, so the cache keeps the prices: a row whose usage another row
-    repeats is nulled later with its cost (:func:`finish_agents`)."""
-    t = res.entries
+    """Price a file's calls (see :func:`_priced`)."""
+    res.entries = _priced(res.entries, np.ones(res.entries.num_rows, np.bool_))
+
+
+def _priced(t: pa.Table, priced: np.ndarray) -> pa.Table:
+    """``t`` with its calls that carry usage but no recorded cost priced, where ``priced`` (rows of
+    agents whose calls are priced), from the price table (``cost_source`` "priced", or "unknown"
+    when the model has none; a fallback model stays flagged). Done as files are read, so the cache
+    keeps the prices: a row whose usage another row repeats is nulled later with its cost
+    (:func:`finish_agents`)."""
+    if not t.num_rows:
+        return t
     need = pc.and_(pc.is_valid(t["input_tokens"]), pc.is_null(t["cost_usd"]))
     # (a call already found to have no price keeps its "unknown")
     need = pc.and_(need, pc.fill_null(pc.not_equal(t["cost_source"], scalar("unknown")), scalar(True)))
-    rows = np.flatnonzero(to_numpy(need, False))
+    rows = np.flatnonzero(to_numpy(need, False) & np.asarray(priced, np.bool_))
     if not len(rows):
-        return
+        return t
     take = arrow_indices(rows)
 
     def col(name: str) -> list:
@@ -157,7 +197,7 @@ def _price(res: Any) -> None:
     i = t.schema.get_field_index("cost_usd")
     t = t.set_column(i, "cost_usd", from_numpy(np.nan_to_num(cost), mask=np.isnan(cost), type=pa.float64()))
     i = t.schema.get_field_index("cost_source")
-    res.entries = t.set_column(i, "cost_source", strings(src))
+    return t.set_column(i, "cost_source", strings(src))
 
 
 def _unknown_models(results: list) -> None:

@@ -76,6 +76,8 @@ class FileResult:
     agent_extra: Any = field(default=None, repr=False)
     # what the agent's reader needs to read the file's new lines alone when it grows (the cache keeps it)
     agent_state: Any = field(default=None, repr=False)
+    # an agent file's rows until :func:`._agents.materialize_agents` builds its batch's table
+    agent_pending: Any = field(default=None, repr=False)
 
     @property
     def fast(self) -> bool:
@@ -204,7 +206,7 @@ def _read(res: FileResult, want_blocks: bool = False, into: ReadBuffer | None = 
         agent = opener(res.path)
         if agent is not None:  # a source the agent's reader opens itself (a session in a database)
             from ._agents import load_agent_file
-            load_agent_file(res, agent, None, want_blocks)
+            load_agent_file(res, agent, None, want_blocks, defer=True)
             return None
         with _open_regular(res.path) as fh:
             head = fh.read(HEAD_BYTES)
@@ -218,7 +220,7 @@ def _read(res: FileResult, want_blocks: bool = False, into: ReadBuffer | None = 
                 return fh.read()
             fh.seek(0)
             from ._agents import load_agent_file  # Claude Code / Codex readers, on first use
-            load_agent_file(res, agent, fh, want_blocks)
+            load_agent_file(res, agent, fh, want_blocks, defer=True)
             return None
     except Exception as exc:  # a file that fails must not stop the others: it becomes an issue
         _failed(res, exc)
@@ -259,6 +261,10 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
     else:
         results = _native_chunk(paths, want_blocks)
     materialize(results)
+    if any(r.agent_pending is not None for r in results):
+        from ._agents import materialize_agents
+
+        materialize_agents(results)
     check_values_all(results)
     return results
 
