@@ -18,7 +18,7 @@ from typing import Any
 
 from .errors import ArgumentTypeError, ArgumentValueError
 
-__all__ = ["js_stringify", "js_len", "js_number", "js_parse"]
+__all__ = ["js_stringify", "js_len", "js_number", "js_parse", "js_to_string"]
 
 _dumps_str = json.encoder.encode_basestring  # type: ignore[attr-defined]  # ensure_ascii=False variant
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -41,6 +41,25 @@ def js_len(s: str | None) -> int:
     if s.isascii():
         return len(s)
     return len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def js_to_string(v: Any) -> str:
+    """A JSON value as JavaScript's ``String(v)`` and ``Array.prototype.join`` write it: a string
+    as it is, a number as :func:`js_number` (but ``Infinity``), ``true``/``false``, ``null`` as
+    ``""`` (join's rule), an array's items joined by ``,``, an object as ``[object Object]``."""
+    if isinstance(v, str):
+        return v
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        s = js_number(v)
+        return s if s != "null" else ("NaN" if isinstance(v, float) and v != v else
+                                      "Infinity" if v > 0 else "-Infinity")
+    if isinstance(v, list):
+        return ",".join(js_to_string(x) for x in v)
+    return "[object Object]"
 
 
 def js_number(x: float | int) -> str:

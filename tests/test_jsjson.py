@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessionlab._jsjson import js_len, js_number, js_parse, js_stringify, raw_decode
+from sessionlab._jsjson import js_len, js_number, js_parse, js_stringify, js_to_string, raw_decode
 
 # (Python value, what JavaScript prints)
 NUMBERS = [
@@ -224,3 +224,14 @@ def test_js_stringify_equals_compact_json_dumps_without_floats(value):
 def test_js_len_is_utf16_length(text):
     assert js_len(text) == len(text.encode("utf-16-le", "surrogatepass")) // 2
     assert js_len(text) == len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("text", "text"), (None, ""), (True, "true"), (False, "false"), (12, "12"), (1.5, "1.5"),
+    (9007199254740993, "9007199254740992"), (10**400, "Infinity"), ([1, "a", None, [2, 3]], "1,a,,2,3"),
+    ({"a": 1}, "[object Object]"),
+])
+def test_js_to_string_is_javascripts_string_conversion(value, expected):
+    # String(v) as JavaScript writes it (Array.prototype.join's rule for null), e.g. for a text
+    # part of a damaged file that holds a number
+    assert js_to_string(value) == expected

@@ -185,3 +185,23 @@ def test_a_repo_session_with_an_undecodable_cwd_is_summarized(tmp_path, capsys):
     assert main(["summary", str(tmp_path / "r"), "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)["sessions"]
     assert [r["cwd"] for r in rows] == ["/home/\ufffd"]
+
+
+def test_a_system_message_whose_text_is_a_number_loads(tmp_path):
+    """A damaged pi 1.6 file whose system message holds a number where its text goes (found by the
+    scanner's fuzz run): every loader path loads it, and the system prompt is the number as
+    JavaScript writes it (pi joins the text parts with String())."""
+    from sessionlab.pi.model import messages as M
+    from sessionlab.pi.model.content import TextContent
+    from sessionlab.pi.tokens import current_system_message
+
+    f = tmp_path / "s.jsonl"
+    f.write_text('{"type":"session_start","id":"9b2e4c1a-0d3f-4a57-8e61-1f2a3b4c5d02","title":"t"}\n'
+                 '{"type":"message","id":"m1","message":{"role":"system","content":[{"type":"text",'
+                 '"text":9007199254740993}]}}\n'
+                 '{"type":"message","id":"m2","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}\n')
+    t = entries_table(f, cache=False, on_bad_lines="skip")
+    assert t.num_rows == 3
+    system = M.SystemMessage(content=[TextContent(text=9007199254740993)], timestamp=1)  # type: ignore[arg-type]
+    merged = current_system_message([system])
+    assert merged is not None and merged.content == "9007199254740992"

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .._jsjson import js_len, js_stringify
+from .._jsjson import js_len, js_stringify, js_to_string
 from .model import messages as M
 from .model.content import ImageContent, TextContent, ThinkingContent, ToolCall
 from .rules import CHARS_PER_TOKEN, DEFAULT_RULES, IMAGE_CHARS, ROLE_CHARS, Rules, pi_rules
@@ -209,7 +209,8 @@ def estimate_projected_context_tokens(messages: Sequence[M.Message], usage_is_cu
 def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
-    return "\n".join(b.text for b in content or () if isinstance(b, TextContent))
+    # (JavaScript's join writes a text that is no string, as a damaged file may hold, as String() does)
+    return "\n".join(js_to_string(b.text) for b in content or () if isinstance(b, TextContent))
 
 
 def current_system_message(messages: Sequence[M.Message]) -> M.SystemMessage | None:
