@@ -49,3 +49,34 @@ def test_mostly_pi_files_keep_threads(tmp_path):
     agents = [_load._agent_of(p) for p in paths]
     assert agents.count("pi") * 2 > len(agents) and "claude-code" in agents
     assert not _load._mostly_agents(paths)
+
+
+def test_a_value_no_column_takes_fails_its_file_alone(tmp_path):
+    """A Claude Code line whose token count is too large for any column (a damaged file, found by the
+    fuzz run) fails that file with a read_error issue; the batch's other files load as before."""
+    src = tmp_path / "projects" / "p"
+    src.mkdir(parents=True)
+    files = sorted((ROOT / "tests" / "data" / "claude" / "generated").rglob("*.jsonl"))[:3]
+    for i, f in enumerate(files):
+        shutil.copy(f, src / f"s{i}.jsonl")
+    good = sl.load(tmp_path / "projects", cache=False, on_bad_lines="skip")
+    lines = (src / "s1.jsonl").read_bytes().splitlines(keepends=True)
+    bad = next(i for i, x in enumerate(lines) if b'"output_tokens":' in x)
+    lines[bad] = lines[bad].replace(b'"output_tokens":', b'"output_tokens":1' + b"0" * 30 + b',"x":', 1)
+    (src / "s1.jsonl").write_bytes(b"".join(lines))
+    got = sl.load(tmp_path / "projects", cache=False, on_bad_lines="skip")
+    issues = got.issues.to_pylist()
+    assert [i["kind"] for i in issues if i["file"].endswith("s1.jsonl")] == ["read_error"]
+    others = [str(src / "s0.jsonl"), str(src / "s2.jsonl")]
+    cols = ["entry_id", "parent_id", "type", "role"]  # (usage counted once across
+    # files may move with the failed file's rows gone; the rows themselves do not)
+    assert got.entries.filter(pa_isin(got.entries["file"], others)).select(cols).equals(
+        good.entries.filter(pa_isin(good.entries["file"], others)).select(cols))
+    assert got.entries.filter(pa_isin(got.entries["file"], others)).num_rows > 0
+
+
+def pa_isin(col, values):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pc.is_in(col, value_set=pa.array(values))

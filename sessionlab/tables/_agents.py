@@ -97,8 +97,19 @@ def materialize_agents(results: list) -> None:
     if not pend:
         return
     files = [r.agent_pending for r in pend]
-    t = _priced(_table(files), np.repeat([registry.spec(af.agent).priced for af, _ in files],
-                                         [af.n for af, _ in files]))
+    try:
+        t = _priced(_table(files), np.repeat([registry.spec(af.agent).priced for af, _ in files],
+                                             [af.n for af, _ in files]))
+    except Exception:  # a value no column takes (a damaged file): each file alone, the bad one fails
+        from ._file import _failed
+
+        for r, item in zip(pend, files):
+            r.agent_pending = None
+            try:
+                r.entries = _priced(_table([item]), np.full(item[0].n, registry.spec(item[0].agent).priced))
+            except Exception as exc:  # (as a read that fails: a read_error issue, the others load)
+                _failed(r, exc)
+        return
     start = 0
     for r, (af, _) in zip(pend, files):
         r.entries, r.agent_pending = t.slice(start, af.n), None
