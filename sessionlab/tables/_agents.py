@@ -90,30 +90,31 @@ def load_agent_file(res: Any, agent: str, fh: Any, want_blocks: bool, *, defer: 
     return _fill(res, agent, af, want_blocks, defer=defer)
 
 
-def materialize_agents(results: list) -> None:
+def materialize_agents(results: list) -> list[tuple[Any, Exception]]:
     """Build the entries tables of a batch's agent files at once (one array per column, priced
-    once), sliced back per file (zero-copy)."""
+    once), sliced back per file (zero-copy). Returns the files whose table could not be built (a
+    value no column takes: a damaged file), each with its error; the batch's others are built."""
     pend = [r for r in results if r.agent_pending is not None]
     if not pend:
-        return
+        return []
     files = [r.agent_pending for r in pend]
     try:
         t = _priced(_table(files), np.repeat([registry.spec(af.agent).priced for af, _ in files],
                                              [af.n for af, _ in files]))
-    except Exception:  # a value no column takes (a damaged file): each file alone, the bad one fails
-        from ._file import _failed
-
+    except Exception:  # each file alone: only the bad one fails
+        failed = []
         for r, item in zip(pend, files):
             r.agent_pending = None
             try:
                 r.entries = _priced(_table([item]), np.full(item[0].n, registry.spec(item[0].agent).priced))
-            except Exception as exc:  # (as a read that fails: a read_error issue, the others load)
-                _failed(r, exc)
-        return
+            except Exception as exc:
+                failed.append((r, exc))
+        return failed
     start = 0
     for r, (af, _) in zip(pend, files):
         r.entries, r.agent_pending = t.slice(start, af.n), None
         start += af.n
+    return []
 
 
 def _fill(res: Any, agent: str, af: AgentFile, want_blocks: bool, *, defer: bool = False) -> Any:

@@ -264,7 +264,8 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
     if any(r.agent_pending is not None for r in results):
         from ._agents import materialize_agents
 
-        materialize_agents(results)
+        for res, exc in materialize_agents(results):  # (as a read that fails: a read_error issue)
+            _failed(res, exc)
     check_values_all(results)
     return results
 
