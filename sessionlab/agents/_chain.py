@@ -82,6 +82,31 @@ def open_readonly(path: str) -> Any:
     return con
 
 
+def database_members(folders: Sequence[Path], name: str, sql: str,
+                     errors: list[tuple[str, str]] | None = None) -> list[str]:
+    """The sessions of the SQLite store ``name`` in each folder as member paths
+    (``<db>#<session id>``, ids from ``sql``, in its order); a store found twice is read once, one
+    that cannot be read goes to ``errors``."""
+    import sqlite3
+
+    from ._spec import member_path
+
+    out: list[str] = []
+    seen: set[str] = set()
+    for folder in folders:
+        db = Path(folder) / name
+        if not db.is_file() or os.path.realpath(db) in seen:
+            continue
+        seen.add(os.path.realpath(db))
+        try:
+            with open_readonly(str(db)) as con:
+                out += [member_path(db, r[0]) for r in con.execute(sql)]
+        except sqlite3.Error as exc:
+            if errors is not None:
+                errors.append((str(db), f"{type(exc).__name__}: {exc}"))
+    return out
+
+
 def as_list(value: Any) -> list:
     """``value`` when it is a JSON array, else an empty one."""
     return value if isinstance(value, list) else []

@@ -33,6 +33,7 @@ from ..pi.io.formats import AgentFile, iter_lines
 from ..pi.io.reader import LineIssue
 from ..pi.rules import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
 from ._claude_dedupe import claude_dedupe
+from ._spec import NeedsOldLines, ToolNames
 
 _SPAWN_TOOLS = frozenset({"Task", "Agent"})  # the tools that run a subagent
 
@@ -279,28 +280,6 @@ def _assistant_values(ln: _Line, m: _Message) -> dict[str, Any]:
     return vals
 
 
-class _NeedsOldLines(Exception):
-    """A new line of a grown file refers to an old line the reader's saved state does not hold."""
-
-
-class _ToolNames(dict):
-    """Tool call id -> tool name, noting which ids a result asked for: the calls still waiting for
-    their result are what a reader resumed on the file's later lines needs (its ``state``)."""
-
-    def __init__(self, pending: dict[str, str] | None = None, *, resumed: bool = False) -> None:
-        super().__init__(pending or {})
-        self.asked: set[str] = set()
-        self.resumed = resumed
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        self.asked.add(key)
-        if key in self:
-            return self[key]
-        if self.resumed:  # a call of the old lines that was answered already: only they know its name
-            raise _NeedsOldLines(key)
-        return default
-
-
 _STATE_FIELDS = ("session_id", "agent_id", "version", "cwd", "name", "custom_title", "spawn", "spawned",
                  "task_types")
 
@@ -313,7 +292,7 @@ class _Reader:
         self.out = AgentFile(path=path, agent="claude-code")
         self.rows = _Rows()
         self.blocks: list[tuple] = []
-        self.tool_names = _ToolNames((state or {}).get("pending"), resumed=state is not None)
+        self.tool_names = ToolNames((state or {}).get("pending"), resumed=state is not None)
         self.session_id: str | None = None
         self.agent_id: str | None = None
         self.version: str | None = None
@@ -417,7 +396,7 @@ class _Reader:
         out.extra = (self.agent_id if is_sub else None, self.spawned, self.task_types)
         names = self.tool_names
         out.state = {**{k: getattr(self, k) for k in _STATE_FIELDS},
-                     "pending": {k: v for k, v in names.items() if k not in names.asked}}
+                     "pending": names.pending()}
         return out
 
 
@@ -438,7 +417,7 @@ def resume_claude(path: str, fh: Any, state: dict, lines_before: int) -> AgentFi
     whose name the state does not hold (the file is then read whole)."""
     try:
         return _read(_Reader(path, state), fh, lines_before, formats.MAX_LINE)
-    except _NeedsOldLines:
+    except NeedsOldLines:
         return None
 
 

@@ -36,7 +36,7 @@ from ..pi.io import formats
 from ..pi.io.formats import AgentFile, iter_lines
 from ..pi.io.reader import LineIssue
 from ..pi.rules import CHARS_PER_TOKEN, ROLE_CHARS
-from ._spec import null_usage
+from ._spec import NeedsOldLines, ToolNames, null_usage
 
 __all__ = ["resume_codex", "finish", "read_codex", "replayed_rows", "FALLBACK_MODEL"]
 
@@ -161,27 +161,6 @@ def _parent_thread(source: Any) -> str | None:
     return None
 
 
-class _NeedsOldLines(Exception):
-    """A new line of a grown rollout names a tool call of the old lines that its saved state lost."""
-
-
-class _ToolNames(dict):
-    """Tool call id -> name, noting the ids outputs asked for (the rest: what a resumed reader keeps)."""
-
-    def __init__(self, pending: dict[str, str] | None = None, *, resumed: bool = False) -> None:
-        super().__init__(pending or {})
-        self.asked: set[str] = set()
-        self.resumed = resumed
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        self.asked.add(key)
-        if key in self:
-            return self[key]
-        if self.resumed:
-            raise _NeedsOldLines(key)
-        return default
-
-
 _STATE = ("model", "prev_total", "last_prompt", "sid", "version", "cwd", "parent", "spawned", "last_id")
 
 
@@ -195,7 +174,7 @@ class _Reader:
         self.open_call: int | None = None  # the assistant entry awaiting its usage
         self.prev_total: tuple | None = None
         self.last_prompt: int | None = None
-        self.tool_names = _ToolNames((state or {}).get("pending"), resumed=state is not None)
+        self.tool_names = ToolNames((state or {}).get("pending"), resumed=state is not None)
         self.nblocks: dict[int, int] = {}
         self.items: dict[int, list] | None = None  # row -> its payloads, when asked (agent_messages)
         self.sid = self.version = self.cwd = self.parent = self.spawned = self.last_id = None
@@ -214,7 +193,7 @@ class _Reader:
         names = self.tool_names
         return {**{k: getattr(self, k) for k in _STATE}, "rows": self.base + self.n,
                 "last_id": self.cols["entry_id"][-1] if self.n else self.last_id,
-                "pending": {k: v for k, v in names.items() if k not in names.asked}}
+                "pending": names.pending()}
 
     def keep(self, i: int, p: Any) -> None:
         if self.items is not None:
@@ -379,7 +358,7 @@ def resume_codex(path: str, fh: Any, state: dict, lines_before: int) -> AgentFil
     old one the state does not hold (an output of a call whose name it dropped)."""
     try:
         return _read(_Reader(path, state), fh, lines_before, formats.MAX_LINE)
-    except _NeedsOldLines:
+    except NeedsOldLines:
         return None
 
 

@@ -12,7 +12,7 @@ from typing import IO, Any
 from ..errors import ArgumentValueError
 
 __all__ = ["AgentSpec", "home_path", "jsonl_below", "USAGE_COLUMNS", "null_usage", "member_path", "split_member",
-           "one_member"]
+           "one_member", "ToolNames", "NeedsOldLines"]
 
 USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
                  "context_tokens", "cost_usd", "reasoning_tokens", "cache_write_1h_tokens", "usage_kind",
@@ -37,6 +37,34 @@ def split_member(path: str) -> tuple[str, str | None]:
         return path, None
     store, _, key = path.rpartition("#")
     return (store, key) if os.path.isfile(store) else (path, None)
+
+
+class NeedsOldLines(Exception):
+    """A new line of a grown file refers to an old line that its reader's saved state does not hold
+    (the file is then read whole; see :attr:`AgentSpec.resume`)."""
+
+
+class ToolNames(dict):
+    """Tool call id -> tool name, noting which ids a result asked for: the calls still waiting for
+    their result (:meth:`pending`) are what a reader resumed on the file's later lines needs. A
+    resumed reader's miss is :class:`NeedsOldLines` (only the old lines know that call's name)."""
+
+    def __init__(self, pending: dict[str, str] | None = None, *, resumed: bool = False) -> None:
+        super().__init__(pending or {})
+        self.asked: set[str] = set()
+        self.resumed = resumed
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.asked.add(key)
+        if key in self:
+            return self[key]
+        if self.resumed:
+            raise NeedsOldLines(key)
+        return default
+
+    def pending(self) -> dict[str, str]:
+        """The calls no result has asked for yet."""
+        return {k: v for k, v in self.items() if k not in self.asked}
 
 
 def one_member(path: str) -> tuple[str, str]:

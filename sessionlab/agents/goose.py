@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import iso_ms, open_readonly
+from ._chain import database_members, iso_ms, open_readonly
 from ._rows import agent_file, totals_row
-from ._spec import AgentSpec, home_path, member_path, one_member, split_member
+from ._spec import AgentSpec, home_path, one_member, split_member
 
 __all__ = ["SPEC", "roots", "files", "read", "session_time"]
 
@@ -47,22 +47,7 @@ def roots() -> list[Path]:
 
 def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
     """Every session of ``sessions.db`` in each folder, by creation time (a store found twice: once)."""
-    import sqlite3
-
-    out: list[str] = []
-    seen: set[str] = set()
-    for folder in folders:
-        db = Path(folder) / DB_NAME
-        if not db.is_file() or os.path.realpath(db) in seen:
-            continue
-        seen.add(os.path.realpath(db))
-        try:
-            with open_readonly(str(db)) as con:
-                out += [member_path(db, r[0]) for r in con.execute("SELECT id FROM sessions ORDER BY created_at, id")]
-        except sqlite3.Error as exc:
-            if errors is not None:
-                errors.append((str(db), f"{type(exc).__name__}: {exc}"))
-    return out
+    return database_members(folders, DB_NAME, "SELECT id FROM sessions ORDER BY created_at, id", errors)
 
 
 def _has_goose_tables(db: str) -> bool:

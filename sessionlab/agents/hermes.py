@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import iso_ms, open_readonly
+from ._chain import database_members, iso_ms, open_readonly
 from ._rows import agent_file, as_int, totals_row
-from ._spec import AgentSpec, home_path, member_path, one_member, split_member
+from ._spec import AgentSpec, home_path, one_member, split_member
 
 __all__ = ["SPEC", "roots", "files", "read"]
 
@@ -40,20 +40,7 @@ def roots() -> list[Path]:
 
 def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
     """Every session of ``state.db`` in each folder, by start time (a folder named twice: once)."""
-    import sqlite3
-
-    out: list[str] = []
-    for folder in dict.fromkeys(folders):
-        db = Path(folder) / DB_NAME
-        if not db.is_file():
-            continue
-        try:
-            with open_readonly(str(db)) as con:
-                out += [member_path(db, r[0]) for r in con.execute("SELECT id FROM sessions ORDER BY started_at, id")]
-        except sqlite3.Error as exc:
-            if errors is not None:
-                errors.append((str(db), f"{type(exc).__name__}: {exc}"))
-    return out
+    return database_members(folders, DB_NAME, "SELECT id FROM sessions ORDER BY started_at, id", errors)
 
 
 def _opens(path: str) -> bool:
