@@ -6,86 +6,22 @@ within 1%, and every difference stated exactly (docs/ccusage-differences.md).
 
 from __future__ import annotations
 
-import json
 import shutil
-from pathlib import Path
 
 import pytest
 
 import sessionlab as sl
 from sessionlab import agents
 from sessionlab.agents import copilot, goose
-from sessionlab.cli import main
+from tests._agent_fixtures import DATA, compare, use_home
 
-DATA = Path(__file__).parent / "data" / "agents"
-_ROWS = {"daily": ("daily", "date"), "monthly": ("monthly", "month"), "session": ("sessions", "sessionId")}
-_TOKENS = ("inputTokens", "cacheCreationTokens", "cacheReadTokens", "totalTokens")
 _C = {k: f"4f2a9c1e-7b3d-4e8a-9f10-2c6d8e0a1b0{i}" for i, k in enumerate("abc", 1)}
 _G = {k: f"20260514_{i}" for i, k in enumerate("abcdef", 1)}
 
 
 @pytest.fixture
 def home(monkeypatch):
-    def at(agent: str) -> Path:
-        h = DATA / agent / "home"
-        monkeypatch.setenv("HOME", str(h))
-        for var in ("COPILOT_OTEL_FILE_EXPORTER_PATH", "GOOSE_PATH_ROOT"):
-            monkeypatch.delenv(var, raising=False)
-        return h
-    return at
-
-
-def _ours(agent: str, report: str, capsys) -> dict:
-    assert main(["usage", report, "--agent", agent, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
-def _theirs(agent: str, report: str) -> dict:
-    return json.loads((DATA / agent / f"ccusage-{report}.json").read_text())
-
-
-def _folded(rows: list[dict], key: str, fold: dict[str, str]) -> dict[str, dict]:
-    """ccusage's rows with each child session's added into its root's."""
-    out: dict[str, dict] = {}
-    for r in rows:
-        k = fold.get(r[key], r[key])
-        if k not in out:
-            out[k] = {**r, key: k, "modelBreakdowns": [dict(m) for m in r["modelBreakdowns"]]}
-            continue
-        o = out[k]
-        for f in (*_TOKENS, "outputTokens", "totalCost"):
-            o[f] += r[f]
-        for m in r["modelBreakdowns"]:
-            same = [x for x in o["modelBreakdowns"] if x["modelName"] == m["modelName"]]
-            if same:
-                for f in ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens", "cost"):
-                    same[0][f] += m[f]
-            else:
-                o["modelBreakdowns"].append(dict(m))
-    return out
-
-
-def _compare(agent: str, report: str, capsys, *, output_extra=lambda r: 0, cost_of=None,
-             fold: dict[str, str] | None = None) -> tuple[dict, dict]:
-    rows, key = _ROWS[report]
-    ours = {r[key]: r for r in _ours(agent, report, capsys)[rows]}
-    theirs = _folded(_theirs(agent, report)[rows], key, fold or {})
-    assert sorted(ours) == sorted(theirs)
-    for k, t in theirs.items():
-        o = ours[k]
-        for f in _TOKENS:
-            assert o[f] == t[f], (report, k, f)
-        assert o["outputTokens"] - output_extra(o) == t["outputTokens"], (report, k)
-        mo = {m["modelName"]: m for m in o["modelBreakdowns"]}
-        assert sorted(mo) == sorted(m["modelName"] for m in t["modelBreakdowns"]), (report, k)
-        for m in t["modelBreakdowns"]:
-            want = cost_of(k, m) if cost_of is not None else None
-            got = mo[m["modelName"]]["totalCost"]
-            if want is None:
-                assert abs(got - m["cost"]) <= 0.01 * max(abs(m["cost"]), 1e-9), (report, k, m["modelName"])
-            else:
-                assert got == pytest.approx(want, rel=1e-9), (report, k, m["modelName"])
-    return ours, theirs
+    return lambda agent: use_home(monkeypatch, agent)
 
 
 # -- Copilot CLI ------------------------------------------------------------------------------------
@@ -94,7 +30,7 @@ def _compare(agent: str, report: str, capsys, *, output_extra=lambda r: 0, cost_
 def test_copilot_reports_equal_ccusage(home, capsys, report):
     """Equal tokens and costs: reasoning tokens are within the output count (not added to it)."""
     home("copilot")
-    ours, theirs = _compare("copilot", report, capsys)
+    ours, theirs = compare("copilot", report, capsys)
     assert sum(r["totalTokens"] for r in ours.values()) == 139327
     for k, t in theirs.items():
         assert ours[k]["totalCost"] == pytest.approx(t["totalCost"], rel=1e-9)
@@ -166,7 +102,7 @@ def _goose_cost(key, m):
 @pytest.mark.parametrize("report", ["daily", "monthly", "session"])
 def test_goose_reports_equal_ccusage(home, capsys, report):
     home("goose")
-    ours, theirs = _compare("goose", report, capsys, output_extra=lambda r: r["reasoningOutputTokens"],
+    ours, theirs = compare("goose", report, capsys, output_extra=lambda r: r["reasoningOutputTokens"],
                             cost_of=_goose_cost, fold={_G["b"]: _G["a"]})
     if report == "session":  # the subagent's session counts in the session that started it
         assert sorted(ours) == [_G["a"], _G["c"], _G["d"], _G["f"]]

@@ -6,92 +6,21 @@ tokens equal, costs within 1%, and every difference stated exactly (docs/ccusage
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 import sessionlab as sl
 from sessionlab import agents
-from sessionlab.cli import main
 from sessionlab.pricing import model_rates
 from sessionlab.tables import find_files
-
-DATA = Path(__file__).parent / "data" / "agents"
-_ROWS = {"daily": ("daily", "date"), "monthly": ("monthly", "month"), "session": ("sessions", "sessionId")}
-_TOKENS = ("inputTokens", "cacheCreationTokens", "cacheReadTokens", "totalTokens")
-
-
-def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= 0.01 * max(abs(b), 1e-9)
+from tests._agent_fixtures import compare, use_home
+from tests._agent_fixtures import theirs as ccusage_report  # (the tests name their results `theirs`)
 
 
 @pytest.fixture
 def home(monkeypatch):
-    def at(agent: str) -> Path:
-        h = DATA / agent / "home"
-        monkeypatch.setenv("HOME", str(h))
-        for var in ("DROID_SESSIONS_DIR", "KILO_DATA_DIR", "HERMES_HOME", "OPENCLAW_DIR"):
-            monkeypatch.delenv(var, raising=False)
-        return h
-    return at
-
-
-def _ours(agent: str, report: str, capsys) -> dict:
-    assert main(["usage", report, "--agent", agent, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
-def _theirs(agent: str, report: str) -> dict:
-    return json.loads((DATA / agent / f"ccusage-{report}.json").read_text())
-
-
-def _folded(rows: list[dict], key: str, fold: dict[str, str]) -> dict[str, dict]:
-    """ccusage's session rows with each child session's added into its root's (sessionlab counts a
-    subagent's calls in the session that spawned it)."""
-    out: dict[str, dict] = {}
-    for r in rows:
-        k = fold.get(r[key], r[key])
-        if k not in out:
-            out[k] = {**r, key: k, "modelBreakdowns": [dict(m) for m in r["modelBreakdowns"]]}
-            continue
-        o = out[k]
-        for f in (*_TOKENS, "outputTokens", "totalCost"):
-            o[f] += r[f]
-        for m in r["modelBreakdowns"]:
-            same = [x for x in o["modelBreakdowns"] if x["modelName"] == m["modelName"]]
-            if same:
-                for f in ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens", "cost"):
-                    same[0][f] += m[f]
-            else:
-                o["modelBreakdowns"].append(dict(m))
-    return out
-
-
-def _compare(agent: str, report: str, capsys, *, output_extra=lambda r: 0, cost_of=None,
-             fold: dict[str, str] | None = None, model=lambda name: name) -> tuple[dict, dict]:
-    """Rows keyed alike, tokens equal (our outputTokens less ``output_extra(row)``), costs within 1%
-    unless ``cost_of(key, model)`` gives the exact expected cost of a model's breakdown; ``fold``:
-    child session -> root session; ``model``: ccusage's model name -> sessionlab's."""
-    rows, key = _ROWS[report]
-    ours = {r[key]: r for r in _ours(agent, report, capsys)[rows]}
-    theirs = _folded(_theirs(agent, report)[rows], key, fold or {})
-    assert sorted(ours) == sorted(theirs)
-    for k, t in theirs.items():
-        o = ours[k]
-        for f in _TOKENS:
-            assert o[f] == t[f], (report, k, f)
-        assert o["outputTokens"] - output_extra(o) == t["outputTokens"], (report, k)
-        mo = {m["modelName"]: m for m in o["modelBreakdowns"]}
-        assert sorted(mo) == sorted(model(m["modelName"]) for m in t["modelBreakdowns"]), (report, k)
-        for m in t["modelBreakdowns"]:
-            want = cost_of(k, m) if cost_of is not None else None
-            got = mo[model(m["modelName"])]["totalCost"]
-            if want is None:
-                assert _close(got, m["cost"]), (report, k, m["modelName"])
-            else:
-                assert got == pytest.approx(want, rel=1e-9), (report, k, m["modelName"])
-    return ours, theirs
+    return lambda agent: use_home(monkeypatch, agent)
 
 
 # -- Droid ------------------------------------------------------------------------------------------
@@ -108,7 +37,7 @@ def _droid_cost(key, m):
 @pytest.mark.parametrize("report", ["daily", "monthly", "session"])
 def test_droid_reports_equal_ccusage(home, capsys, report):
     home("droid")
-    ours, theirs = _compare("droid", report, capsys, output_extra=lambda r: r["reasoningOutputTokens"],
+    ours, theirs = compare("droid", report, capsys, output_extra=lambda r: r["reasoningOutputTokens"],
                             cost_of=_droid_cost)
     if report == "daily":  # the one difference is that of the long-context rule, on 2026-05-01
         # (its cache reads above 200k at twice the rate: the only field of the session above 200k)
@@ -169,12 +98,12 @@ _KILO = {k: f"ses_5a1f0c2e9ffeK1lo0{k}" for k in "abc"}
 @pytest.mark.parametrize("report", ["daily", "monthly", "session"])
 def test_kilo_reports_equal_ccusage(home, capsys, report):
     home("kilo")
-    ours, theirs = _compare("kilo", report, capsys, output_extra=lambda r: r["reasoningOutputTokens"],
+    ours, theirs = compare("kilo", report, capsys, output_extra=lambda r: r["reasoningOutputTokens"],
                             fold={_KILO["b"]: _KILO["a"]})
     # recorded costs (Kilo's own, the gateway's, Copilot's zero) and one priced call: equal
     assert sum(r["totalCost"] for r in ours.values()) == pytest.approx(0.126319, abs=1e-9)
     if report == "session":  # ccusage lists the subagent's session apart; sessionlab in its parent's
-        assert sorted(r["sessionId"] for r in _theirs("kilo", "session")["sessions"]) == sorted(_KILO.values())
+        assert sorted(r["sessionId"] for r in ccusage_report("kilo", "session")["sessions"]) == sorted(_KILO.values())
         assert sorted(ours) == [_KILO["a"], _KILO["c"]]
 
 
@@ -238,7 +167,7 @@ def _hermes_cost(key, m):
 @pytest.mark.parametrize("report", ["daily", "monthly", "session"])
 def test_hermes_reports_equal_ccusage(home, capsys, report):
     home("hermes")
-    ours, theirs = _compare("hermes", report, capsys, output_extra=lambda r: r["reasoningOutputTokens"],
+    ours, theirs = compare("hermes", report, capsys, output_extra=lambda r: r["reasoningOutputTokens"],
                             cost_of=_hermes_cost, fold={_H["b"]: _H["a"]})
     if report == "session":  # the continuation after compression counts in the session it continues
         assert sorted(ours) == [_H["a"], _H["c"], _H["d"]]
@@ -280,7 +209,7 @@ _OC = {"a": "6f1c2a40-8d7e-4b1a-9c3d-0e5f7a9b1c01", "b": "6f1c2a40-8d7e-4b1a-9c3
 def test_openclaw_reports_equal_ccusage(home, capsys, report):
     """Equal tokens and costs; ccusage names each model ``[openclaw] <model>``."""
     home("openclaw")
-    ours, _ = _compare("openclaw", report, capsys, model=lambda name: name.removeprefix("[openclaw] "))
+    ours, _ = compare("openclaw", report, capsys, model=lambda name: name.removeprefix("[openclaw] "))
     assert sum(r["totalCost"] for r in ours.values()) == pytest.approx(0.1111815, abs=1e-9)
 
 
@@ -324,7 +253,7 @@ def _grok_cost(key, m):
 @pytest.mark.parametrize("report", ["daily", "monthly", "session"])
 def test_grok_reports_equal_ccusage(home, capsys, report):
     home("grok")
-    ours, _ = _compare("grok", report, capsys, cost_of=_grok_cost)
+    ours, _ = compare("grok", report, capsys, cost_of=_grok_cost)
     assert sum(r["totalTokens"] for r in ours.values()) == 105500
 
 

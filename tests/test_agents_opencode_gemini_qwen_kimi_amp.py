@@ -32,34 +32,11 @@ from pathlib import Path
 import pytest
 
 import sessionlab as sl
-from sessionlab.cli import main
+from tests._agent_fixtures import DATA, close, ours, theirs, use_home
 
-DATA = Path(__file__).parent / "data" / "agents"
 _TOKENS = ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens", "totalTokens")
 _KEY = {"daily": "date", "monthly": "month", "session": "sessionId"}
 _LIST = {"daily": "daily", "monthly": "monthly", "session": "sessions"}
-
-
-def _home(monkeypatch, agent: str) -> Path:
-    home = DATA / agent / "home"
-    for var in ("GEMINI_DATA_DIR", "OPENCODE_DATA_DIR", "QWEN_DATA_DIR", "KIMI_SHARE_DIR", "COPILOT_HOME",
-                "AMP_DATA_DIR", "GOOSE_PATH_ROOT", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(home))
-    return home
-
-
-def _report(capsys, agent: str, report: str) -> dict:
-    assert main(["usage", report, "--agent", agent, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
-def _expected(agent: str, report: str) -> dict:
-    return json.loads((DATA / agent / f"ccusage-{report}.json").read_text())
-
-
-def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= 0.01 * max(abs(b), 1e-9)
 
 
 def _without_unnamed(row: dict) -> dict:
@@ -145,9 +122,9 @@ def _merge_children(agent: str, rows: list[dict]) -> list[dict]:
 @pytest.mark.parametrize("report", ["daily", "monthly", "session"])
 @pytest.mark.parametrize("agent", sorted(_ADJUST))
 def test_usage_reports_equal_ccusage(monkeypatch, capsys, agent, report):
-    _home(monkeypatch, agent)
-    got = _report(capsys, agent, report)
-    exp = _expected(agent, report)
+    use_home(monkeypatch, agent)
+    got = ours(capsys, agent, report)
+    exp = theirs(agent, report)
     key = _KEY[report]
     rows = {r[key]: _ADJUST[agent](r) for r in got[_LIST[report]]}
     want_rows = _merge_children(agent, exp[_LIST[report]]) if report == "session" else exp[_LIST[report]]
@@ -159,13 +136,13 @@ def test_usage_reports_equal_ccusage(monkeypatch, capsys, agent, report):
         if agent in _UNPRICED:  # no price: the cost is left out (null per call), never a silent guess
             assert g["totalCost"] == 0 and got["unpricedModels"] == _UNPRICED[agent]
         else:
-            assert _close(g["totalCost"], w["totalCost"]), (k, g["totalCost"], w["totalCost"])
+            assert close(g["totalCost"], w["totalCost"]), (k, g["totalCost"], w["totalCost"])
         named = {m["modelName"] for m in got[_LIST[report]][0]["modelBreakdowns"]} - {None}
         assert named <= {m["modelName"] for r in exp[_LIST[report]] for m in r["modelBreakdowns"]}
 
 
 def _load(monkeypatch, agent: str):
-    _home(monkeypatch, agent)
+    use_home(monkeypatch, agent)
     return sl.load(agents=[agent], cache=False, progress=False, on_bad_lines="skip")
 
 
@@ -204,7 +181,7 @@ def test_gemini_sessions_calls_and_messages(monkeypatch):
 def test_gemini_logs_and_other_files_are_not_sessions(monkeypatch):
     from sessionlab import agents
 
-    home = _home(monkeypatch, "gemini")
+    home = use_home(monkeypatch, "gemini")
     found = agents.default_files(["gemini"])
     assert [Path(f).name for f in found] == ["session-2026-05-17T11-07-3f2a1b4c.json",
                                              "session-2026-05-18T23-59-b8c9d0e1.jsonl"]
@@ -255,7 +232,7 @@ def test_opencode_calls_tokens_and_costs(monkeypatch):
 
 
 def test_opencode_database_is_opened_read_only_and_sessions_load_by_name(monkeypatch, tmp_path):
-    home = _home(monkeypatch, "opencode")
+    home = use_home(monkeypatch, "opencode")
     db = home / ".local" / "share" / "opencode" / "opencode.db"
     before = (db.read_bytes(), db.stat().st_mtime_ns)
     one = sl.load(f"{db}#{_OC['C']}", cache=False, progress=False)
@@ -270,7 +247,7 @@ def test_opencode_sessions_in_the_dask_path(monkeypatch):
     pytest.importorskip("dask")
     from sessionlab.dask import load_dask
 
-    store = _home(monkeypatch, "opencode") / ".local" / "share" / "opencode"
+    store = use_home(monkeypatch, "opencode") / ".local" / "share" / "opencode"
     df = load_dask([f"{store / 'opencode.db'}#{_OC['A']}", str(store / "storage" / "message" / _OC["L"])]).compute()
     assert (len(df), df["session_id"].nunique(), int(df["input_tokens"].sum())) == (13, 2, 5427)
 
