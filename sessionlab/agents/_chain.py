@@ -82,6 +82,34 @@ def open_readonly(path: str) -> Any:
     return con
 
 
+SQLITE_HEAD = b"SQLite format 3\x00"
+
+
+class SqliteStore:
+    """A SQLite store of many sessions, known by its file name (and, where the name is common, a check
+    of its schema): a member path ``<db>#<session id>`` is a source the agent's reader opens
+    (``AgentSpec.opens``), and the store given whole is recognised as the agent's (its reader then
+    says to name one session)."""
+
+    def __init__(self, name: str, schema: Any = None) -> None:
+        self.name = name
+        self.schema = schema  # ``schema(db) -> bool``, or None: the name is enough
+
+    def _is(self, store: str) -> bool:
+        return os.path.basename(store) == self.name and (self.schema is None or self.schema(store))
+
+    def opens(self, path: str) -> bool:
+        from ._spec import split_member
+
+        store, key = split_member(path)
+        return key is not None and self._is(store)
+
+    def recognise_file(self, path: str, head: bytes) -> bool:
+        from ._spec import split_member
+
+        return head.startswith(SQLITE_HEAD) and self._is(split_member(path)[0])
+
+
 def database_members(folders: Sequence[Path], name: str, sql: str,
                      errors: list[tuple[str, str]] | None = None) -> list[str]:
     """The sessions of the SQLite store ``name`` in each folder as member paths

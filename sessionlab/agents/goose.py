@@ -25,14 +25,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import database_members, iso_ms, open_readonly
+from ._chain import SqliteStore, database_members, iso_ms, open_readonly
 from ._rows import agent_file, totals_row
-from ._spec import AgentSpec, home_path, one_member, split_member
+from ._spec import AgentSpec, home_path, one_member
 
 __all__ = ["SPEC", "roots", "files", "read", "session_time"]
 
 DB_NAME = "sessions.db"
-_SQLITE = b"SQLite format 3\x00"
 
 
 def roots() -> list[Path]:
@@ -61,15 +60,6 @@ def _has_goose_tables(db: str) -> bool:
     return {"id", "working_dir", "model_config_json"} <= cols
 
 
-def _opens(path: str) -> bool:
-    """A session of a Goose ``sessions.db`` (``<db>#<session id>``): the reader opens the database."""
-    store, key = split_member(path)
-    return key is not None and os.path.basename(store) == DB_NAME and _has_goose_tables(store)
-
-
-def _recognise_file(path: str, head: bytes) -> bool:
-    store = split_member(path)[0]
-    return os.path.basename(store) == DB_NAME and head.startswith(_SQLITE) and _has_goose_tables(store)
 
 
 def session_time(v: Any) -> str | None:
@@ -174,8 +164,12 @@ def read(path: str, fh: IO[bytes] | None):
                                             "root_session_id": root})
 
 
+_STORE = SqliteStore(DB_NAME, _has_goose_tables)
+
+
 SPEC = AgentSpec(
-    name="goose", title="Goose", recognise=lambda obj: False, recognise_file=_recognise_file, opens=_opens,
+    name="goose", title="Goose", recognise=lambda obj: False, recognise_file=_STORE.recognise_file,
+    opens=_STORE.opens,
     roots=roots, env=("GOOSE_PATH_ROOT",), files=files, reader="sessionlab.agents.goose:read",
     calls_need_usage=True, priced=True,
     folder_doc="`sessions.db` (SQLite, opened read-only) in `$GOOSE_PATH_ROOT/data/sessions`, else in "

@@ -19,14 +19,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import database_members, iso_ms, open_readonly
+from ._chain import SqliteStore, database_members, iso_ms, open_readonly
 from ._rows import agent_file, as_int, totals_row
-from ._spec import AgentSpec, home_path, one_member, split_member
+from ._spec import AgentSpec, home_path, one_member
 
 __all__ = ["SPEC", "roots", "files", "read"]
 
 DB_NAME = "state.db"
-_SQLITE = b"SQLite format 3\x00"
 _ROLES = {"user": "user", "assistant": "assistant", "tool": "toolResult", "system": "system"}
 
 
@@ -43,15 +42,6 @@ def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> l
     return database_members(folders, DB_NAME, "SELECT id FROM sessions ORDER BY started_at, id", errors)
 
 
-def _opens(path: str) -> bool:
-    """A session of a Hermes ``state.db`` (``<db>#<session id>``): the reader opens the database."""
-    store, key = split_member(path)
-    return key is not None and os.path.basename(store) == DB_NAME and _has_hermes_tables(store)
-
-
-def _recognise_file(path: str, head: bytes) -> bool:
-    store = split_member(path)[0]
-    return os.path.basename(store) == DB_NAME and head.startswith(_SQLITE) and _has_hermes_tables(store)
 
 
 def _has_hermes_tables(db: str) -> bool:
@@ -123,8 +113,12 @@ def read(path: str, fh: IO[bytes]):
                                              "parent_session_id": parent, "root_session_id": root})
 
 
+_STORE = SqliteStore(DB_NAME, _has_hermes_tables)
+
+
 SPEC = AgentSpec(
-    name="hermes", title="Hermes", recognise=lambda obj: False, recognise_file=_recognise_file, opens=_opens,
+    name="hermes", title="Hermes", recognise=lambda obj: False, recognise_file=_STORE.recognise_file,
+    opens=_STORE.opens,
     roots=roots,
     env=("HERMES_HOME",), files=files, reader="sessionlab.agents.hermes:read", calls_need_usage=True, priced=True,
     folder_doc="`state.db` (SQLite, opened read-only) in `$HERMES_HOME` (comma-separated), else in `~/.hermes`; "

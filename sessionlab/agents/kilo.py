@@ -18,14 +18,13 @@ from pathlib import Path
 from typing import IO
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import as_dict, iso_ms, open_readonly
+from ._chain import SqliteStore, as_dict, iso_ms, open_readonly
 from ._rows import agent_file, as_int, text
-from ._spec import AgentSpec, home_path, member_path, one_member, split_member
+from ._spec import AgentSpec, home_path, member_path, one_member
 
 __all__ = ["SPEC", "roots", "files", "read", "message_rows"]
 
 DB_NAME = "kilo.db"
-_SQLITE = b"SQLite format 3\x00"
 
 
 def roots() -> list[Path]:
@@ -60,14 +59,6 @@ def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> l
     return out
 
 
-def _opens(path: str) -> bool:
-    """A session of a ``kilo.db`` (``<db>#<session id>``): the reader opens the database itself."""
-    store, key = split_member(path)
-    return key is not None and os.path.basename(store) == DB_NAME
-
-
-def _recognise_file(path: str, head: bytes) -> bool:
-    return os.path.basename(split_member(path)[0]) == DB_NAME and head.startswith(_SQLITE)
 
 
 def _time_ms(v: object) -> float | None:
@@ -164,8 +155,12 @@ def read(path: str, fh: IO[bytes]):
     return read_store_session(path, "kilo")
 
 
+_STORE = SqliteStore(DB_NAME)
+
+
 SPEC = AgentSpec(
-    name="kilo", title="Kilo", recognise=lambda obj: False, recognise_file=_recognise_file, opens=_opens, roots=roots,
+    name="kilo", title="Kilo", recognise=lambda obj: False, recognise_file=_STORE.recognise_file,
+    opens=_STORE.opens, roots=roots,
     env=("KILO_DATA_DIR",), files=files, reader="sessionlab.agents.kilo:read", calls_need_usage=True, priced=True,
     folder_doc="`kilo.db` (SQLite, opened read-only) in `$KILO_DATA_DIR` (comma-separated), else in "
                "`~/.local/share/kilo`; each session is `kilo.db#<session id>`",
