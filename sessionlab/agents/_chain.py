@@ -85,6 +85,18 @@ def open_readonly(path: str) -> Any:
 SQLITE_HEAD = b"SQLite format 3\x00"
 
 
+def sqlite_names(db: str, sql: str, column: int = 0) -> set[str]:
+    """One column of a query's rows in a SQLite database opened read-only (the names of its tables
+    or of a table's columns, to recognise whose store it is); empty when it cannot be read."""
+    import sqlite3
+
+    try:
+        with open_readonly(db) as con:
+            return {r[column] for r in con.execute(sql)}
+    except sqlite3.Error:
+        return set()
+
+
 class SqliteStore:
     """A SQLite store of many sessions, known by its file name (and, where the name is common, a check
     of its schema): a member path ``<db>#<session id>`` is a source the agent's reader opens

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import SqliteStore, database_members, iso_ms, open_readonly
+from ._chain import SqliteStore, database_members, iso_ms, open_readonly, sqlite_names
 from ._rows import agent_file, totals_row
 from ._spec import AgentSpec, home_path, one_member
 
@@ -50,16 +50,7 @@ def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> l
 
 
 def _has_goose_tables(db: str) -> bool:
-    import sqlite3
-
-    try:
-        with open_readonly(db) as con:
-            cols = {r[1] for r in con.execute("PRAGMA table_info(sessions)")}
-    except sqlite3.Error:
-        return False
-    return {"id", "working_dir", "model_config_json"} <= cols
-
-
+    return {"id", "working_dir", "model_config_json"} <= sqlite_names(db, "PRAGMA table_info(sessions)", 1)
 
 
 def session_time(v: Any) -> str | None:

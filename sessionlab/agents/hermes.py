@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import SqliteStore, database_members, iso_ms, open_readonly
+from ._chain import SqliteStore, database_members, iso_ms, open_readonly, sqlite_names
 from ._rows import agent_file, as_int, totals_row
 from ._spec import AgentSpec, home_path, one_member
 
@@ -42,17 +42,8 @@ def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> l
     return database_members(folders, DB_NAME, "SELECT id FROM sessions ORDER BY started_at, id", errors)
 
 
-
-
 def _has_hermes_tables(db: str) -> bool:
-    import sqlite3
-
-    try:
-        with open_readonly(db) as con:
-            names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    except sqlite3.Error:
-        return False
-    return {"sessions", "messages"} <= names
+    return {"sessions", "messages"} <= sqlite_names(db, "SELECT name FROM sqlite_master WHERE type = 'table'")
 
 
 def _seconds_iso(v: Any) -> str | None:
