@@ -85,13 +85,16 @@ def scale(src: Path, dst: Path, mb: int) -> Path:
              or ".jsonl." in p.name]
     dirs = sorted({p.parent for p in plain if p.name in FIXED_NAMES})
     singles = [p for p in plain if p.name not in FIXED_NAMES]
+    fixed = _data_bytes(dst) - sum(p.stat().st_size for p in dbs)  # (counted once: rglob per round is quadratic)
+    per_round = sum(_data_bytes(d) for d in dirs) + sum(p.stat().st_size for p in singles)
     k = 0
-    while _data_bytes(dst) < mb << 20:
+    while fixed + sum(p.stat().st_size for p in dbs) < mb << 20:
         k += 1
         for d in dirs:
             shutil.copytree(d, d.with_name(f"{d.name}-{k}"))
         for p in singles:
             shutil.copyfile(p, _copy_name(p, k))
+        fixed += per_round
         for db in dbs:
             _scale_sqlite(db, k)
         if not (dirs or singles or dbs):

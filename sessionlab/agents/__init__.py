@@ -40,12 +40,13 @@ from . import (
     pi,
     qwen,
 )
+from ._chain import sharing_stores
 from ._spec import USAGE_COLUMNS, AgentSpec, home_path, jsonl_below, member_path, null_usage, split_member
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
            "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below",
            "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages", "opener", "member_path", "split_member",
-           "pi_format", "label_pi_format"]
+           "pi_format", "label_pi_format", "sharing_stores"]
 
 _REGISTRY: dict[str, AgentSpec] = {}
 
@@ -193,7 +194,7 @@ def detect(head: bytes, path: str | None = None) -> str:
                 return a.name
     for ln in _complete_lines(head, 20):
         s = ln.strip()
-        if not s:
+        if s[:1] != b"{" or s[-1:] != b"}":  # (no object: a pretty document's lines need no parse)
             continue
         try:
             obj = json.loads(s)

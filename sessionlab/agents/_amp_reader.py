@@ -96,11 +96,11 @@ def _from_ledger(chain: Chain, events: list, messages: list, rows: dict[Any, int
         if not (inp or out or write or read):
             continue
         i = rows.get(to)
-        if i is None or chain.cols["input_tokens"][i] is not None:  # spend of no message (or a second event)
+        if i is None or chain.rows[i].get("input_tokens") is not None:  # spend of no message (or a second event)
             i = chain.add(0, f"ledger/{e.get('id', n)}", e.get("timestamp"), role="assistant", tool_call_count=0)
         chain.usage(i, model=e.get("model") or None, provider=None, inp=inp, out=out, cache_read=read,
                     cache_write=write)
-        chain.cols["timestamps"][i] = e.get("timestamp") or chain.cols["timestamps"][i]
+        chain.rows[i]["timestamps"] = e.get("timestamp") or chain.rows[i]["timestamps"]
 
 
 def read_amp(path: str, fh: Any) -> Any:

@@ -7,9 +7,11 @@ previous one), its content blocks, and turns the characters it counted into ``es
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,26 +31,42 @@ def files_below(roots: Sequence[Path], patterns: Sequence[str], errors: list[tup
                 ) -> list[str]:
     """The regular files below ``roots`` whose path relative to their root matches one of
     ``patterns`` (``fnmatch``, ``*`` crossing folders), sorted per root; a folder that cannot be
-    listed goes to ``errors``."""
+    listed goes to ``errors``. Symbolic links to folders are not followed (as ``os.walk``)."""
+    import re
+
+    match = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)).match
     out: list[str] = []
     for root in roots:
         root = Path(root)
         if not root.is_dir():
             continue
-
-        def unreadable(exc: OSError, root: Path = root) -> None:
-            if errors is not None:
-                errors.append((exc.filename or str(root), f"{type(exc).__name__}: {exc.strerror or exc}"))
-
-        found = []
-        for folder, _dirs, names in os.walk(str(root), onerror=unreadable):
-            for n in names:
-                f = os.path.join(folder, n)
-                rel = os.path.relpath(f, root).replace(os.sep, "/")
-                if any(fnmatch.fnmatchcase(rel, p) for p in patterns) and os.path.isfile(f):
-                    found.append(f)
+        found: list[str] = []
+        _walk(str(root), "", match, found, errors)
         out += sorted(found)
     return out
+
+
+def _walk(folder: str, rel: str, match: Any, found: list[str], errors: list[tuple[str, str]] | None) -> None:
+    """One folder's matching files into ``found``, then its subfolders' (``DirEntry`` knows each
+    entry's kind without a ``stat`` of its own: thousands of small session files list fast)."""
+    try:
+        with os.scandir(folder) as it:
+            entries = list(it)
+    except OSError as exc:
+        if errors is not None:
+            errors.append((exc.filename or folder, f"{type(exc).__name__}: {exc.strerror or exc}"))
+        return
+    subfolders = []
+    for e in entries:
+        try:
+            if e.is_dir(follow_symlinks=False):
+                subfolders.append(e)
+            elif match(rel + e.name) and e.is_file():
+                found.append(e.path)
+        except OSError:
+            continue
+    for e in subfolders:
+        _walk(e.path, f"{rel}{e.name}/", match, found, errors)
 
 
 def as_dict(value: Any) -> dict:
@@ -84,6 +102,54 @@ def open_readonly(path: str) -> Any:
 
 SQLITE_HEAD = b"SQLite format 3\x00"
 
+_SHARED = threading.local()  # (``stores``: path -> connection, ``memo``, while a loader shares them)
+
+
+@contextlib.contextmanager
+def sharing_stores() -> Iterator[None]:
+    """While a batch of sessions is read: one read-only connection per SQLite store (and one answer
+    per :func:`store_memo` question) for all of them, closed at the end. A store holds thousands of
+    sessions; opening it, checking its schema and listing its sessions' parents once per session
+    cost more than reading the session."""
+    if getattr(_SHARED, "stores", None) is not None:  # (already sharing: the outer one closes)
+        yield
+        return
+    _SHARED.stores, _SHARED.memo = {}, {}
+    try:
+        yield
+    finally:
+        stores, _SHARED.stores, _SHARED.memo = _SHARED.stores, None, None
+        for con in stores.values():
+            con.close()
+
+
+@contextlib.contextmanager
+def store_connection(db: str) -> Iterator[Any]:
+    """A read-only connection to the store ``db``: the batch's shared one (:func:`sharing_stores`),
+    else one of its own, closed after."""
+    stores = getattr(_SHARED, "stores", None)
+    if stores is not None:
+        con = stores.get(db)
+        if con is None:
+            con = stores[db] = open_readonly(db)
+        yield con
+        return
+    con = open_readonly(db)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def store_memo(key: Any, compute: Any) -> Any:
+    """``compute()``, asked once per batch for ``key`` while stores are shared, else every time."""
+    memo = getattr(_SHARED, "memo", None)
+    if memo is None:
+        return compute()
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
+
 
 def sqlite_names(db: str, sql: str, column: int = 0) -> set[str]:
     """One column of a query's rows in a SQLite database opened read-only (the names of its tables
@@ -108,7 +174,8 @@ class SqliteStore:
         self.schema = schema  # ``schema(db) -> bool``, or None: the name is enough
 
     def _is(self, store: str) -> bool:
-        return os.path.basename(store) == self.name and (self.schema is None or self.schema(store))
+        return os.path.basename(store) == self.name and (
+            self.schema is None or store_memo(("schema", self.name, store), lambda: self.schema(store)))
 
     def opens(self, path: str) -> bool:
         from ._spec import split_member
@@ -173,26 +240,28 @@ def json_chars(value: Any) -> int:
 
 
 class Chain:
-    """One file's rows, each the child of the previous one, in the common columns."""
+    """One file's rows, each the child of the previous one, in the common columns (a dict per row,
+    ``rows``, turned into columns once by :meth:`done`)."""
 
     def __init__(self, path: str, agent: str) -> None:
         self.out = AgentFile(path=path, agent=agent)
-        self.cols: dict[str, list] = {c: [] for c in _COLS}
-        self.n = 0
+        self.rows: list[dict[str, Any]] = []
         self.nblocks: dict[int, int] = {}
+
+    @property
+    def n(self) -> int:
+        return len(self.rows)
 
     def add(self, line_no: int, entry_id: str, ts: Any, **values: Any) -> int:
         """A row (``type`` defaults to ``"message"``); returns its index."""
-        i = self.n
+        rows = self.rows
         values.update(line_no=line_no, entry_id=entry_id, timestamps=ts,
-                      parent_id=self.cols["entry_id"][i - 1] if i else None)
-        values.setdefault("type", "message")
+                      parent_id=rows[-1]["entry_id"] if rows else None)
+        if values.setdefault("type", "message") == "message":
+            values.setdefault("est_tokens", 0)
         values.setdefault("side_node", False)
-        values.setdefault("est_tokens", 0 if values["type"] == "message" else None)
-        for c, col in self.cols.items():
-            col.append(values.get(c))
-        self.n += 1
-        return i
+        rows.append(values)
+        return len(rows) - 1
 
     def records(self, data: bytes | str) -> Any:
         """``(line number, object)`` for each line of ``data`` that is a JSON object; a line that is no
@@ -212,31 +281,28 @@ class Chain:
 
     def block(self, i: int, kind: str, nc: int, name: str | None = None, call_id: str | None = None) -> None:
         """A content block of row ``i`` with ``nc`` characters (counted when pi's rule counts it)."""
-        role = self.cols["role"][i]
+        row = self.rows[i]
+        role = row.get("role")
         part = {"toolResult": "content", "text": "text" if role == "assistant" else "content"}.get(kind, kind)
         nc = nc if part in ROLE_CHARS.get(role, ()) else 0
         k = self.nblocks.get(i, 0)
         self.nblocks[i] = k + 1
-        self.out.blocks.append((self.cols["entry_id"][i], role, k, kind, name, call_id, nc))
-        if self.cols["est_tokens"][i] is not None:
-            self.cols["est_tokens"][i] += nc
+        self.out.blocks.append((row["entry_id"], role, k, kind, name, call_id, nc))
+        if row.get("est_tokens") is not None:
+            row["est_tokens"] += nc
         if kind == "toolCall":
-            self.cols["tool_call_count"][i] = (self.cols["tool_call_count"][i] or 0) + 1
+            row["tool_call_count"] = (row.get("tool_call_count") or 0) + 1
 
     def usage(self, i: int, *, model: str | None, provider: str | None, inp: int, out: int, cache_read: int = 0,
               cache_write: int = 0, reasoning: int | None = None, total: int | None = None,
               cost: float | None = None) -> None:
         """Row ``i`` is a call with this usage (``cost``: the one the agent recorded, else priced later)."""
-        c = self.cols
-        c["model"][i], c["provider"][i] = model, provider
-        c["input_tokens"][i], c["output_tokens"][i] = inp, out
-        c["cache_read_tokens"][i], c["cache_write_tokens"][i] = cache_read, cache_write
-        c["reasoning_tokens"][i] = reasoning
-        c["total_tokens"][i] = total if total is not None else inp + out + cache_read + cache_write
-        c["context_tokens"][i] = inp + cache_read + cache_write + out
-        c["usage_kind"][i] = "message"
+        self.rows[i].update(model=model, provider=provider, input_tokens=inp, output_tokens=out,
+                            cache_read_tokens=cache_read, cache_write_tokens=cache_write, reasoning_tokens=reasoning,
+                            total_tokens=total if total is not None else inp + out + cache_read + cache_write,
+                            context_tokens=inp + cache_read + cache_write + out, usage_kind="message")
         if cost is not None:
-            c["cost_usd"][i], c["cost_source"][i] = cost, "recorded"
+            self.rows[i].update(cost_usd=cost, cost_source="recorded")
 
     def issue(self, line_no: int, kind: str, message: str, raw: bytes | str = b"") -> None:
         from ..pi.io.reader import LineIssue  # (with a reader only: the loader's first table needs none)
@@ -246,8 +312,10 @@ class Chain:
 
     def done(self, session: dict[str, Any]) -> AgentFile:
         """The file read: ``est_tokens`` from characters, the columns and the session's facts."""
-        self.cols["est_tokens"] = [None if v is None else -(-v // CHARS_PER_TOKEN) for v in self.cols["est_tokens"]]
-        self.out.columns, self.out.n = self.cols, self.n
+        rows = self.rows
+        cols = {c: [r.get(c) for r in rows] for c in _COLS}  # (a comprehension per column: C-speed loops)
+        cols["est_tokens"] = [None if v is None else -(-v // CHARS_PER_TOKEN) for v in cols["est_tokens"]]
+        self.out.columns, self.out.n = cols, len(rows)
         self.out.session = {"agent": self.out.agent, "name": None, "parent_session_id": None, **session}
         self.out.session.setdefault("root_session_id", session.get("session_id"))
         return self.out

@@ -123,7 +123,7 @@ class _Wire:
         if not (inp or out or read or write):
             return
         i = self.assistant(line_no, ts)
-        if self.chain.cols["input_tokens"][i] is not None:  # a second update in one step: a call of its own
+        if self.chain.rows[i].get("input_tokens") is not None:  # a second update in one step: a call of its own
             self.step = None
             i = self.assistant(line_no, ts)
         self.chain.usage(i, model=self.model, provider="moonshot", inp=inp, out=out, cache_read=read,

@@ -23,10 +23,9 @@ import glob
 import json
 import os
 import sqlite3
-from contextlib import closing
 from typing import Any
 
-from ._chain import Chain, as_dict, count_of, iso_ms, json_chars, open_readonly, text_chars
+from ._chain import Chain, as_dict, count_of, iso_ms, json_chars, store_connection, store_memo, text_chars
 
 __all__ = ["read_opencode", "database_sessions"]
 
@@ -34,7 +33,7 @@ __all__ = ["read_opencode", "database_sessions"]
 
 def database_sessions(db: str) -> list[str]:
     """The ids of the database's sessions that have messages."""
-    with closing(open_readonly(db)) as con:
+    with store_connection(db) as con:
         return [r[0] for r in con.execute("SELECT DISTINCT session_id FROM message")]
 
 
@@ -48,11 +47,12 @@ def _rows(con: sqlite3.Connection, sql: str, args: tuple) -> list[sqlite3.Row]:
 
 def _from_database(db: str, sid: str) -> tuple[dict, list[tuple[dict, list[dict]]], dict[str, str | None]]:
     """The session's fields, its messages with their parts, and the sessions' parents (for the root)."""
-    with closing(open_readonly(db)) as con:
+    with store_connection(db) as con:
         con.row_factory = sqlite3.Row
         found = _rows(con, "SELECT * FROM session WHERE id = ?", (sid,))
         session = dict(found[0]) if found else {"id": sid}
-        parents = {r["id"]: r["parent_id"] for r in _rows(con, "SELECT id, parent_id FROM session", ())}
+        parents = store_memo(("opencode parents", db), lambda: {  # (every session's: once per batch)
+            r["id"]: r["parent_id"] for r in _rows(con, "SELECT id, parent_id FROM session", ())})
         parts: dict[str, list[dict]] = {}
         for r in _rows(con, "SELECT message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id", (sid,)):
             parts.setdefault(r["message_id"], []).append(_json(r["data"]))

@@ -84,7 +84,7 @@ def _record(chain: Chain, line_no: int, d: dict, facts: dict) -> None:
             facts["name"] = title if isinstance(title, str) else facts.get("name")
         chain.add(line_no, eid, ts, type=typ if isinstance(typ, str) else "unknown", side_node=True,
                   custom_type=d.get("subtype"))
-    chain.cols["parent_id"][-1] = d.get("parentUuid") if isinstance(d.get("parentUuid"), str) else None
+    chain.rows[-1]["parent_id"] = d.get("parentUuid") if isinstance(d.get("parentUuid"), str) else None
 
 
 def read_qwen(path: str, fh: Any) -> Any:

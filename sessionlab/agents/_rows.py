@@ -27,7 +27,7 @@ _PARTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tok
 def agent_file(path: str, agent: str, rows: list[dict], session: dict[str, Any]) -> AgentFile:
     """The rows as an AgentFile of ``agent`` with the session facts ``session`` (``session_id``...)."""
     af = AgentFile(path=path, agent=agent, session=dict(session))
-    cols: dict[str, list] = {k: [] for k in COLUMNS}
+    full = []
     prev = None
     for i, r in enumerate(rows):
         r = dict(r)
@@ -43,10 +43,10 @@ def agent_file(path: str, agent: str, rows: list[dict], session: dict[str, Any])
             if r.get("cost_usd") is not None:
                 r.setdefault("cost_source", "recorded")
         r.setdefault("side_node", False)
-        for k in COLUMNS:
-            cols[k].append(r.get(k))
+        full.append(r)
         prev = r.get("entry_id")
-    af.columns, af.n = cols, len(rows)
+    af.columns = {k: [r.get(k) for r in full] for k in COLUMNS}  # (a comprehension per column: C-speed loops)
+    af.n = len(rows)
     return af
 
 

@@ -41,7 +41,7 @@ def roots() -> list[Path]:
 def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
     """``T-*.json`` in each folder."""
     return [f for folder in folders for f in files_below([folder], ("T-*.json",), errors)
-            if len(Path(f).relative_to(folder).parts) == 1]
+            if os.path.dirname(f) == str(folder)]  # (the folder itself, not below)
 
 
 SPEC = AgentSpec(

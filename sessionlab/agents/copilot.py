@@ -56,7 +56,7 @@ def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> l
     out: list[str] = []
     for f in sorted(dict.fromkeys(found)):
         try:
-            sessions = dict.fromkeys(r["session"] for r in records(f))
+            sessions = _sessions(f)
         except OSError as exc:
             if errors is not None:
                 errors.append((f, f"{type(exc).__name__}: {exc.strerror or exc}"))
@@ -196,6 +196,18 @@ def _lines(path: str) -> list[dict]:
             if isinstance(r, dict) and isinstance(r.get("attributes"), dict):
                 out.append(r)
     return out
+
+
+def _sessions(path: str) -> list[str]:
+    """The sessions of an export, in the order of their first calls (kept per file version: a
+    listing does not parse an export its load parses again)."""
+    st = os.stat(path)
+    return _session_list(path, st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=65536)
+def _session_list(path: str, mtime_ns: int, size: int) -> list[str]:
+    return list(dict.fromkeys(r["session"] for r in _records(path, mtime_ns, size)))
 
 
 def records(path: str) -> list[dict]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import SqliteStore, database_members, iso_ms, open_readonly, sqlite_names
+from ._chain import SqliteStore, database_members, iso_ms, sqlite_names, store_connection
 from ._rows import agent_file, totals_row
 from ._spec import AgentSpec, home_path, one_member
 
@@ -132,7 +132,7 @@ def _message_row(m: dict, tools: dict[str, str]) -> dict:
 def read(path: str, fh: IO[bytes] | None):
     """A session of ``sessions.db`` (``<db>#<session id>``): its messages and one row of its totals."""
     db, sid = one_member(path)
-    with open_readonly(db) as con:
+    with store_connection(db) as con:
         r = con.execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchone()
         s = dict(r) if r is not None else {}
         msgs = [dict(m) for m in con.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY "

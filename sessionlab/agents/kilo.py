@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import SqliteStore, as_dict, iso_ms, open_readonly
+from ._chain import SqliteStore, as_dict, iso_ms, store_connection
 from ._rows import agent_file, as_int, text
 from ._spec import AgentSpec, home_path, member_path, one_member
 
@@ -40,7 +40,7 @@ def store_sessions(db: str, errors: list[tuple[str, str]] | None = None) -> list
     import sqlite3
 
     try:
-        with open_readonly(db) as con:
+        with store_connection(db) as con:
             ids = [r[0] for r in con.execute("SELECT id FROM session ORDER BY time_created, id")]
     except sqlite3.Error as exc:
         if errors is not None:
@@ -116,7 +116,7 @@ def message_rows(msg_id: str, d: dict, parts: list[dict], prev: str | None) -> d
 def read_store_session(path: str, agent: str):
     """One session of an OpenCode-format store (``<db>#<session id>``) as an AgentFile of ``agent``."""
     db, sid = one_member(path)
-    with open_readonly(db) as con:
+    with store_connection(db) as con:
         srow = con.execute("SELECT * FROM session WHERE id = ?", (sid,)).fetchone()
         s = dict(srow) if srow is not None else {}
         rows, prev = [], None

@@ -38,7 +38,7 @@ def roots() -> list[Path]:
 def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
     """``<work dir>/<session>/wire.jsonl`` below each folder (a deeper ``wire.jsonl`` is not a session's)."""
     return [f for folder in folders for f in files_below([folder], ("*/*/wire.jsonl",), errors)
-            if len(Path(f).relative_to(folder).parts) == 3]
+            if os.path.relpath(f, folder).count(os.sep) == 2]
 
 
 SPEC = AgentSpec(

@@ -43,16 +43,26 @@ _AGGREGATES = [
 ]
 
 
+_MOST_CHUNKS = 256
+
+
+def _joined(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
+    """``tables`` one after the other; many small ones (thousands of short sessions) copied into one
+    chunk per column, which every later pass over a column would otherwise join again."""
+    if not tables:
+        return schema.empty_table()
+    t = pa.concat_tables(tables)
+    return t.combine_chunks() if len(tables) > _MOST_CHUNKS else t
+
+
 def entries_of(files: list[FileResult]) -> pa.Table:
     """The entries tables of the files, one after the other."""
-    tables = [r.entries for r in files if r.entries is not None]
-    return pa.concat_tables(tables) if tables else ENTRY_SCHEMA.empty_table()
+    return _joined([r.entries for r in files if r.entries is not None], ENTRY_SCHEMA)
 
 
 def blocks_of(files: list[FileResult]) -> pa.Table:
     """The blocks tables of the files (loaded with blocks), one after the other."""
-    tables = [r.blocks for r in files if r.blocks is not None]
-    return pa.concat_tables(tables) if tables else BLOCK_SCHEMA.empty_table()
+    return _joined([r.blocks for r in files if r.blocks is not None], BLOCK_SCHEMA)
 
 
 def issues_of(files: list[FileResult]) -> pa.Table:

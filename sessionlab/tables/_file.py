@@ -6,9 +6,12 @@ be read becomes a ``read_error`` issue) so one bad file cannot stop the others.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import stat
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, Literal
@@ -19,7 +22,7 @@ import pyarrow as pa
 from .._arrow import compute as pc
 from .._arrow import strings
 from ..agents import detect as detect_agent
-from ..agents import opener, pi_format
+from ..agents import opener, pi_format, sharing_stores
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue
 from ._arrays import parse_timestamps, with_pi_defaults
@@ -248,6 +251,28 @@ def _failed(res: FileResult, exc: Exception) -> FileResult:
     return res
 
 
+@contextlib.contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """The cyclic garbage collector paused: it would walk every object a reader made so far, again and
+    again, for none of them is part of a cycle (reference counting frees them)."""
+    with _PAUSE_LOCK:  # (the collector is the process's: the first to pause it, the last to resume)
+        if _PAUSED[0] == 0:
+            _PAUSED[1] = gc.isenabled()
+            gc.disable()
+        _PAUSED[0] += 1
+    try:
+        yield
+    finally:
+        with _PAUSE_LOCK:
+            _PAUSED[0] -= 1
+            if _PAUSED[0] == 0 and _PAUSED[1]:
+                gc.enable()
+
+
+_PAUSE_LOCK = threading.Lock()
+_PAUSED: list = [0, False]  # (loaders in the collector's pause, whether it ran before the first)
+
+
 def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
     """Load several files, their tables built once for the batch; never raises.
 
@@ -256,10 +281,11 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
     scanner that raises (rather than refusing) has a bug: the files concerned take the other paths
     and carry ``native_error``, which :func:`~._load.load_files` turns into one warning.
     """
-    if not native_available():
-        results = [load_file(p, want_blocks) for p in paths]
-    else:
-        results = _native_chunk(paths, want_blocks)
+    with _no_cycle_collection(), sharing_stores():  # (readers make millions of short-lived dicts, none cyclic)
+        if not native_available():
+            results = [load_file(p, want_blocks) for p in paths]
+        else:
+            results = _native_chunk(paths, want_blocks)
     materialize(results)
     if any(r.agent_pending is not None for r in results):
         from ._agents import materialize_agents

@@ -31,7 +31,7 @@ from typing import Any, Union
 
 import pyarrow as pa
 
-from ..agents import jsonl_below, label_pi_format
+from ..agents import jsonl_below, label_pi_format, split_member
 from ..errors import NativeLoaderWarning, SourceNotFoundError
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
@@ -178,16 +178,19 @@ def _to_ipc(tables: list[pa.Table | None]) -> tuple[bytes, list[int]]:
     present = [t for t in tables if t is not None]
     sink = pa.BufferOutputStream()
     if present:
-        with pa.ipc.new_stream(sink, present[0].schema) as writer:
-            for t in present:
-                writer.write_table(t)
+        # one batch for the chunk: a batch per file costs a message of ~56 columns' metadata each,
+        # more than many small files' rows
+        whole = pa.concat_tables(present).combine_chunks()
+        with pa.ipc.new_stream(sink, whole.schema) as writer:
+            writer.write_table(whole)
     return sink.getvalue().to_pybytes(), [-1 if t is None else t.num_rows for t in tables]
 
 
 def _from_ipc(data: bytes, counts: list[int]) -> list[pa.Table | None]:
     if not data:
         return [None] * len(counts)
-    table = pa.ipc.open_stream(data).read_all()
+    # one chunk: slicing a table of a batch per file looks each slice's chunk up, quadratic in files
+    table = pa.ipc.open_stream(data).read_all().combine_chunks()
     out: list[pa.Table | None] = []
     start = 0
     for n in counts:  # one slice per file (zero-copy)
@@ -235,6 +238,23 @@ def _size(p: str) -> int:
         return 0
 
 
+def _sizes(paths: list[str]) -> list[int]:
+    """Each path's bytes; a session in a store (``<db>#<id>``) its share of the store's, so that a
+    store of many sessions is loaded in parallel chunks too."""
+    sizes = [_size(p) for p in paths]
+    stores: dict[str, list[int]] = {}
+    for i, (p, n) in enumerate(zip(paths, sizes)):
+        if n == 0 and "#" in p:
+            store, key = split_member(p)
+            if key is not None:
+                stores.setdefault(store, []).append(i)
+    for store, members in stores.items():
+        share = _size(store) // len(members)
+        for i in members:
+            sizes[i] = share
+    return sizes
+
+
 def _context() -> Any:
     # fork starts workers in milliseconds (the loader's modules are already imported); elsewhere
     # the platform default
@@ -279,7 +299,7 @@ class LoadResult:
 
 def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None) -> Iterator[list[FileResult]]:
     workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
-    sizes = [_size(p) for p in paths]
+    sizes = _sizes(paths)
     total = sum(sizes)
     low, high = _CHUNK_BYTES
     chunks = _chunks(paths, sizes, min(high, max(low, total // (2 * max(workers, 1)))))
