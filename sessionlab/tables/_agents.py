@@ -24,6 +24,7 @@ from ..pi.io.formats import AgentFile
 from ..pi.io.issues import LineIssue
 from ..pricing import price_calls
 from ._arrays import parse_timestamps
+from ._rowsof import RowsOf, joined_tables, row_count
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
 __all__ = ["load_agent_file", "finish_agents"]
@@ -112,7 +113,7 @@ def materialize_agents(results: list) -> list[tuple[Any, Exception]]:
         return failed
     start = 0
     for r, (af, _) in zip(pend, files):
-        r.entries, r.agent_pending = t.slice(start, af.n), None
+        r.entries, r.agent_pending = RowsOf(t, start, af.n), None
         start += af.n
     return []
 
@@ -216,16 +217,17 @@ def _unknown_models(results: list) -> None:
     """One ``unknown_model`` issue per model without a price over the load, on its first counted call
     (in load order), with the count of its counted calls."""
     priced = registry.priced_agents()
-    owners = [r for r in results if r.entries is not None and r.entries.num_rows
+    owners = [r for r in results if row_count(r.raw_table("entries"))
               and (r.session or {}).get("agent", "pi") in priced]
     if not owners:
         return
-    t = pa.concat_tables([r.entries.select(["input_tokens", "cost_source", "model"]) for r in owners])
+    t = pa.concat_tables([x.select(["input_tokens", "cost_source", "model"])
+                          for x in joined_tables([r.raw_table("entries") for r in owners])])
     unknown = pc.and_(pc.is_valid(t["input_tokens"]), pc.equal(t["cost_source"], scalar("unknown")))
     rows = np.flatnonzero(to_numpy(unknown, False))
     if not len(rows):
         return
-    sizes = np.array([r.entries.num_rows for r in owners], np.int64)
+    sizes = np.array([row_count(r.raw_table("entries")) for r in owners], np.int64)
     offsets = np.r_[0, np.cumsum(sizes)]
     first: dict[str, int] = {}
     counts: dict[str, int] = {}
@@ -252,6 +254,6 @@ def finish_agents(results: list) -> None:
             spec.finish_load(results)
     priced = registry.priced_agents()
     for r in results:  # files pi's loader read for another agent (OpenClaw's pi files) are priced here
-        if r.entries is not None and r.loader != "agent" and (r.session or {}).get("agent", "pi") in priced:
+        if r.loader != "agent" and r.entries is not None and (r.session or {}).get("agent", "pi") in priced:
             _price(r)
     _unknown_models(results)

@@ -14,6 +14,7 @@ from .._arrow import arrow_indices, from_numpy, from_pylist, scalar, shown, stri
 from .._arrow import compute as pc
 from ._arrays import parse_timestamps
 from ._file import FileResult
+from ._rowsof import joined_tables
 from ._schema import (
     BLOCK_SCHEMA,
     ENTRY_SCHEMA,
@@ -46,9 +47,11 @@ _AGGREGATES = [
 _MOST_CHUNKS = 256
 
 
-def _joined(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
-    """``tables`` one after the other; many small ones (thousands of short sessions) copied into one
-    chunk per column, which every later pass over a column would otherwise join again."""
+def _joined(files: list[FileResult], name: str, schema: pa.Schema) -> pa.Table:
+    """The files' tables ``name`` one after the other (a batch's consecutive files as one slice);
+    many small tables left (thousands of short sessions) copied into one chunk per column, which
+    every later pass over a column would otherwise join again."""
+    tables = joined_tables([r.raw_table(name) for r in files])
     if not tables:
         return schema.empty_table()
     t = pa.concat_tables(tables)
@@ -57,12 +60,12 @@ def _joined(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
 
 def entries_of(files: list[FileResult]) -> pa.Table:
     """The entries tables of the files, one after the other."""
-    return _joined([r.entries for r in files if r.entries is not None], ENTRY_SCHEMA)
+    return _joined(files, "entries", ENTRY_SCHEMA)
 
 
 def blocks_of(files: list[FileResult]) -> pa.Table:
     """The blocks tables of the files (loaded with blocks), one after the other."""
-    return _joined([r.blocks for r in files if r.blocks is not None], BLOCK_SCHEMA)
+    return _joined(files, "blocks", BLOCK_SCHEMA)
 
 
 def issues_of(files: list[FileResult]) -> pa.Table:

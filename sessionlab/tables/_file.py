@@ -28,6 +28,7 @@ from ..pi.io.issues import LineIssue
 from ._arrays import parse_timestamps, with_pi_defaults
 from ._native import NativeBatch, native_available
 from ._pi16 import resolve
+from ._rowsof import Table
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 from ._values import check_values_all, raw_issue
 
@@ -61,8 +62,8 @@ class FileResult:
     """What one file gives: its entries (and blocks) tables, its session row and its issues."""
 
     path: str
-    entries: pa.Table | None = None
-    blocks: pa.Table | None = None
+    entries: pa.Table | None = Table()  # (a pa.Table, or a RowsOf set by a batch: see raw_table)
+    blocks: pa.Table | None = Table()
     session: dict[str, Any] | None = None
     issues: list[LineIssue] = field(default_factory=list)
     # which path loaded the file: the C scanner, the msgspec path or the object model (None: unread)
@@ -81,6 +82,10 @@ class FileResult:
     agent_state: Any = field(default=None, repr=False)
     # an agent file's rows until :func:`._agents.materialize_agents` builds its batch's table
     agent_pending: Any = field(default=None, repr=False)
+
+    def raw_table(self, name: str) -> Any:
+        """``entries`` or ``blocks`` as held: a table, a :class:`RowsOf` or None."""
+        return self.__dict__.get("_" + name)
 
     @property
     def fast(self) -> bool:

@@ -38,6 +38,7 @@ from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_iss
 from . import _cache
 from ._file import FileResult, keep_read_buffer, load_chunk
 from ._native import native_available
+from ._rowsof import RowsOf
 
 __all__ = ["Source", "OnBadLines", "default_sessions_dir", "default_roots", "find_files", "load_files", "refresh",
            "LoadResult"]
@@ -186,15 +187,14 @@ def _to_ipc(tables: list[pa.Table | None]) -> tuple[bytes, list[int]]:
     return sink.getvalue().to_pybytes(), [-1 if t is None else t.num_rows for t in tables]
 
 
-def _from_ipc(data: bytes, counts: list[int]) -> list[pa.Table | None]:
+def _from_ipc(data: bytes, counts: list[int]) -> list[RowsOf | None]:
     if not data:
         return [None] * len(counts)
-    # one chunk: slicing a table of a batch per file looks each slice's chunk up, quadratic in files
     table = pa.ipc.open_stream(data).read_all().combine_chunks()
-    out: list[pa.Table | None] = []
+    out: list[RowsOf | None] = []
     start = 0
-    for n in counts:  # one slice per file (zero-copy)
-        out.append(None if n < 0 else table.slice(start, n))
+    for n in counts:  # each file's rows of the one table (sliced when asked for)
+        out.append(None if n < 0 else RowsOf(table, start, n))
         start += max(n, 0)
     return out
 

@@ -1,0 +1,73 @@
+"""A file's table that is, until asked for, some rows of its batch's table (:class:`RowsOf`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+__all__ = ["RowsOf", "Table", "joined_tables", "row_count"]
+
+
+class RowsOf:
+    """Rows ``start`` to ``start + n`` of a batch's table: what a file's table is until it is asked
+    for. Thousands of small files' tables sliced one by one (and joined again) cost more than
+    reading them; :func:`._build.entries_of` joins a batch's consecutive files as one slice."""
+
+    __slots__ = ("table", "start", "n")
+
+    def __init__(self, table: pa.Table, start: int, n: int) -> None:
+        self.table, self.start, self.n = table, start, n
+
+    def __reduce__(self) -> tuple:  # (pickled as the file's own rows, never the batch's)
+        return _identity, (self.table.slice(self.start, self.n),)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+class Table:
+    """A table attribute of :class:`FileResult` that may hold a :class:`RowsOf` (sliced when read)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.key = "_" + name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return None  # (the dataclass field's default)
+        v = obj.__dict__.get(self.key)
+        if type(v) is RowsOf:
+            v = obj.__dict__[self.key] = v.table.slice(v.start, v.n)
+        return v
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.key] = value
+
+
+def row_count(held: Any) -> int:
+    """The rows of a table as held (a table, a :class:`RowsOf` or None: 0), without slicing it."""
+    if held is None:
+        return 0
+    return held.n if type(held) is RowsOf else held.num_rows
+
+
+def joined_tables(helds: list[Any]) -> list[pa.Table]:
+    """Tables as held (tables, :class:`RowsOf`, None), with consecutive rows of one batch's table
+    as one slice: what joined one after the other is the same table as all of them."""
+    tables: list[pa.Table] = []
+    run: RowsOf | None = None  # (the batch rows joined so far)
+    for held in helds:
+        if type(held) is RowsOf and run is not None and held.table is run.table and held.start == run.start + run.n:
+            run = RowsOf(run.table, run.start, run.n + held.n)
+            continue
+        if run is not None:
+            tables.append(run.table.slice(run.start, run.n))
+            run = None
+        if type(held) is RowsOf:
+            run = RowsOf(held.table, held.start, held.n)
+        elif held is not None:
+            tables.append(held)
+    if run is not None:
+        tables.append(run.table.slice(run.start, run.n))
+    return tables
