@@ -84,7 +84,7 @@ def scale(src: Path, dst: Path, mb: int) -> Path:
     plain = [p for p in files if p.suffix != ".db" and not p.name.startswith(".") and p.suffix in (".json", ".jsonl")
              or ".jsonl." in p.name]
     dirs = sorted({p.parent for p in plain if p.name in FIXED_NAMES})
-    singles = [p for p in plain if p.name not in FIXED_NAMES]
+    singles = [p for p in plain if p.name not in FIXED_NAMES and p.parent not in dirs]  # (a folder's files go with it)
     fixed = _data_bytes(dst) - sum(p.stat().st_size for p in dbs)  # (counted once: rglob per round is quadratic)
     per_round = sum(_data_bytes(d) for d in dirs) + sum(p.stat().st_size for p in singles)
     k = 0

@@ -106,21 +106,64 @@ _SHARED = threading.local()  # (``stores``: path -> connection, ``memo``, while 
 
 
 @contextlib.contextmanager
-def sharing_stores() -> Iterator[None]:
-    """While a batch of sessions is read: one read-only connection per SQLite store (and one answer
-    per :func:`store_memo` question) for all of them, closed at the end. A store holds thousands of
-    sessions; opening it, checking its schema and listing its sessions' parents once per session
-    cost more than reading the session."""
+def sharing_stores(paths: Sequence[str] = ()) -> Iterator[None]:
+    """While a batch of sessions (``paths``) is read: one read-only connection per SQLite store, one
+    answer per :func:`store_memo` question, and one query per :func:`session_rows` question for the
+    batch's sessions of a store, closed and dropped at the end. A store holds thousands of sessions;
+    opening it, checking its schema and querying it once per session cost more than reading them."""
     if getattr(_SHARED, "stores", None) is not None:  # (already sharing: the outer one closes)
         yield
         return
-    _SHARED.stores, _SHARED.memo = {}, {}
+    members: dict[str, dict[str, None]] = {}
+    for p in paths:
+        if "#" in p:  # (a store's session: ``<db>#<id>``; a file that only has a ``#`` asks nothing)
+            store, _, key = p.rpartition("#")
+            members.setdefault(store, {})[key] = None
+    _SHARED.stores, _SHARED.memo, _SHARED.members = {}, {}, members
     try:
         yield
     finally:
-        stores, _SHARED.stores, _SHARED.memo = _SHARED.stores, None, None
+        stores, _SHARED.stores, _SHARED.memo, _SHARED.members = _SHARED.stores, None, None, None
         for con in stores.values():
             con.close()
+
+
+def parent_lookup(con: Any, db: str, table: str, id_col: str = "id", parent_col: str = "parent_id") -> Any:
+    """``id -> parent id`` of the sessions of a store's ``table`` (None for an id it does not hold):
+    while stores are shared, one query of the whole table for the batch; else a query per id."""
+    every = f'SELECT "{id_col}", "{parent_col}" FROM "{table}"'
+    if getattr(_SHARED, "memo", None) is None:
+        one = f'SELECT "{parent_col}" FROM "{table}" WHERE "{id_col}" = ?'
+
+        def ask(i: str) -> Any:
+            r = con.execute(one, (i,)).fetchone()
+            return None if r is None else r[0]
+        return ask
+    return store_memo(("parents", db, every), lambda: {r[0]: r[1] for r in con.execute(every)}).get
+
+
+_IDS_PER_QUERY = 500  # (well under SQLite's least limit on a statement's parameters)
+
+
+def session_rows(con: Any, db: str, sid: str, sql: str, by: str = "session_id") -> list:
+    """The rows of ``sql`` for the session ``sid`` of the store ``db``, in the query's order.
+    ``sql`` has ``{ids}`` where a list of session ids goes (``... WHERE session_id IN ({ids})``) and
+    returns the column ``by`` (the session id of a row). While stores are shared it runs once for the
+    batch's sessions of ``db`` (grouped by ``by``); else for ``sid`` alone."""
+    members = getattr(_SHARED, "members", None)
+    if members is None or sid not in members.get(db, ()):
+        return con.execute(sql.format(ids="?"), (sid,)).fetchall()
+
+    def fetch() -> dict[Any, list]:
+        ids = list(members[db])
+        grouped: dict[Any, list] = {}
+        for k in range(0, len(ids), _IDS_PER_QUERY):
+            part = ids[k:k + _IDS_PER_QUERY]
+            for r in con.execute(sql.format(ids=",".join("?" * len(part))), part):
+                grouped.setdefault(r[by], []).append(r)
+        return grouped
+
+    return store_memo(("rows", db, sql, by), fetch).get(sid, [])
 
 
 @contextlib.contextmanager

@@ -25,7 +25,7 @@ import os
 import sqlite3
 from typing import Any
 
-from ._chain import Chain, as_dict, count_of, iso_ms, json_chars, store_connection, store_memo, text_chars
+from ._chain import Chain, as_dict, count_of, iso_ms, json_chars, session_rows, store_connection, store_memo, text_chars
 
 __all__ = ["read_opencode", "database_sessions"]
 
@@ -38,27 +38,34 @@ def database_sessions(db: str) -> list[str]:
 
 
 
-def _rows(con: sqlite3.Connection, sql: str, args: tuple) -> list[sqlite3.Row]:
+def _rows(con: sqlite3.Connection, db: str, sid: str, sql: str, by: str = "session_id") -> list[sqlite3.Row]:
     try:
-        return con.execute(sql, args).fetchall()
+        return session_rows(con, db, sid, sql, by)
     except sqlite3.OperationalError:  # (a table or column this release does not have)
+        return []
+
+
+def _all_rows(con: sqlite3.Connection, sql: str) -> list[sqlite3.Row]:
+    try:
+        return con.execute(sql).fetchall()
+    except sqlite3.OperationalError:
         return []
 
 
 def _from_database(db: str, sid: str) -> tuple[dict, list[tuple[dict, list[dict]]], dict[str, str | None]]:
     """The session's fields, its messages with their parts, and the sessions' parents (for the root)."""
     with store_connection(db) as con:
-        con.row_factory = sqlite3.Row
-        found = _rows(con, "SELECT * FROM session WHERE id = ?", (sid,))
+        found = _rows(con, db, sid, "SELECT * FROM session WHERE id IN ({ids})", by="id")
         session = dict(found[0]) if found else {"id": sid}
         parents = store_memo(("opencode parents", db), lambda: {  # (every session's: once per batch)
-            r["id"]: r["parent_id"] for r in _rows(con, "SELECT id, parent_id FROM session", ())})
+            r["id"]: r["parent_id"] for r in _all_rows(con, "SELECT id, parent_id FROM session")})
         parts: dict[str, list[dict]] = {}
-        for r in _rows(con, "SELECT message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id", (sid,)):
+        for r in _rows(con, db, sid, "SELECT message_id, data, session_id FROM part WHERE session_id IN ({ids}) "
+                                     "ORDER BY message_id, id"):
             parts.setdefault(r["message_id"], []).append(_json(r["data"]))
         messages = []
-        for r in _rows(con, "SELECT id, time_created, data FROM message WHERE session_id = ? "
-                            "ORDER BY time_created, id", (sid,)):
+        for r in _rows(con, db, sid, "SELECT id, time_created, data, session_id FROM message "
+                                     "WHERE session_id IN ({ids}) ORDER BY time_created, id"):
             m = _json(r["data"])
             m.setdefault("id", r["id"])
             if not isinstance(m.get("time"), dict):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import SqliteStore, database_members, iso_ms, sqlite_names, store_connection
+from ._chain import SqliteStore, database_members, iso_ms, parent_lookup, session_rows, sqlite_names, store_connection
 from ._rows import agent_file, as_int, totals_row
 from ._spec import AgentSpec, home_path, one_member
 
@@ -75,19 +75,20 @@ def read(path: str, fh: IO[bytes]):
     """A session of ``state.db`` (``<db>#<session id>``): its messages and one row of its totals."""
     db, sid = one_member(path)
     with store_connection(db) as con:
-        r = con.execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchone()
-        s = dict(r) if r is not None else {}
-        msgs = [dict(m) for m in con.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY timestamp, id",
-                                             (sid,))]
+        found = session_rows(con, db, sid, "SELECT * FROM sessions WHERE id IN ({ids})", by="id")
+        s = dict(found[0]) if found else {}
+        msgs = [dict(m) for m in session_rows(con, db, sid, "SELECT * FROM messages WHERE session_id IN ({ids}) "
+                                                           "ORDER BY timestamp, id")]
         parent = s.get("parent_session_id") or None
+        parent_of = parent_lookup(con, db, "sessions", parent_col="parent_session_id")
         root = parent
         seen = {sid}
         while root is not None and root not in seen:
             seen.add(root)
-            up = con.execute("SELECT parent_session_id FROM sessions WHERE id = ?", (root,)).fetchone()
-            if up is None or not up[0]:
+            up = parent_of(root)
+            if not up:
                 break
-            root = up[0]
+            root = up
     rows = [_message_row(m) for m in msgs]
     model = (s.get("model") or "").strip()
     inp, out, cr, cw, reason = (as_int(s.get(k)) for k in ("input_tokens", "output_tokens", "cache_read_tokens",

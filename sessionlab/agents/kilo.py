@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import SqliteStore, as_dict, iso_ms, store_connection
+from ._chain import SqliteStore, as_dict, iso_ms, parent_lookup, session_rows, store_connection
 from ._rows import agent_file, as_int, text
 from ._spec import AgentSpec, home_path, member_path, one_member
 
@@ -67,15 +67,18 @@ def _time_ms(v: object) -> float | None:
     return v * 1000 if v < 1_000_000_000_000 else v  # (seconds in some rows)
 
 
-def _parts(con, msg_id: str) -> list[dict]:
-    out = []
-    for (data,) in con.execute("SELECT data FROM part WHERE message_id = ? ORDER BY time_created, id", (msg_id,)):
+def _parts(con, db: str, sid: str) -> dict[str, list[dict]]:
+    """The parts of the session's messages (in each message's order), by message id."""
+    out: dict[str, list[dict]] = {}
+    for r in session_rows(con, db, sid, "SELECT p.message_id, p.data, m.session_id FROM part p JOIN message m "
+                                        "ON p.message_id = m.id WHERE m.session_id IN ({ids}) "
+                                        "ORDER BY p.time_created, p.id"):
         try:
-            d = json.loads(data)
+            d = json.loads(r["data"])
         except (TypeError, ValueError):
             continue
         if isinstance(d, dict):
-            out.append(d)
+            out.setdefault(r["message_id"], []).append(d)
     return out
 
 
@@ -117,36 +120,38 @@ def read_store_session(path: str, agent: str):
     """One session of an OpenCode-format store (``<db>#<session id>``) as an AgentFile of ``agent``."""
     db, sid = one_member(path)
     with store_connection(db) as con:
-        srow = con.execute("SELECT * FROM session WHERE id = ?", (sid,)).fetchone()
-        s = dict(srow) if srow is not None else {}
+        found = session_rows(con, db, sid, "SELECT * FROM session WHERE id IN ({ids})", by="id")
+        s = dict(found[0]) if found else {}
+        parts = _parts(con, db, sid)
         rows, prev = [], None
-        for mid, data in con.execute("SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id",
-                                     (sid,)):
+        for r in session_rows(con, db, sid, "SELECT id, data, session_id FROM message WHERE session_id IN ({ids}) "
+                                            "ORDER BY time_created, id"):
+            mid = r["id"]
             try:
-                d = json.loads(data)
+                d = json.loads(r["data"])
             except (TypeError, ValueError):
                 continue
             if isinstance(d, dict):
-                rows.append(message_rows(mid, d, _parts(con, mid), prev))
+                rows.append(message_rows(mid, d, parts.get(mid, []), prev))
                 prev = mid
         cwd = s.get("directory") or None
         if cwd is None and s.get("project_id"):
             p = con.execute("SELECT worktree FROM project WHERE id = ?", (s["project_id"],)).fetchone()
             cwd = p[0] if p is not None and p[0] not in (None, "", "/") else None
         parent = s.get("parent_id") or None
-        root = _root(con, parent) if parent else None
+        root = _root(parent_lookup(con, db, "session"), parent) if parent else None
     return agent_file(path, agent, rows, {"session_id": sid, "cwd": cwd, "name": s.get("title") or None,
                                           "agent_version": s.get("version") or None,
                                           "parent_session_id": parent, "root_session_id": root})
 
 
-def _root(con, sid: str) -> str:
+def _root(parent_of, sid: str) -> str:
     seen = {sid}
     while True:
-        r = con.execute("SELECT parent_id FROM session WHERE id = ?", (sid,)).fetchone()
-        if r is None or not r[0] or r[0] in seen:
+        up = parent_of(sid)
+        if not up or up in seen:
             return sid
-        sid = r[0]
+        sid = up
         seen.add(sid)
 
 

@@ -286,7 +286,7 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
     scanner that raises (rather than refusing) has a bug: the files concerned take the other paths
     and carry ``native_error``, which :func:`~._load.load_files` turns into one warning.
     """
-    with _no_cycle_collection(), sharing_stores():  # (readers make millions of short-lived dicts, none cyclic)
+    with _no_cycle_collection(), sharing_stores(paths):  # (readers make millions of short-lived dicts, none cyclic)
         if not native_available():
             results = [load_file(p, want_blocks) for p in paths]
         else:

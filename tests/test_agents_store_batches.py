@@ -1,0 +1,82 @@
+"""A store's sessions read as a batch (one connection, one query per question for the batch's
+sessions: what the loader does) give what each session read alone gives, for every agent whose
+sessions live in a SQLite store or a shared export."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+
+import pytest
+
+from sessionlab import agents
+from sessionlab.agents import sharing_stores, split_member
+from sessionlab.tables._build import entries_of
+from sessionlab.tables._file import load_chunk
+
+from ._agent_fixtures import use_home
+
+STORES = ["goose", "hermes", "kilo", "opencode", "copilot"]
+
+
+def _members(agent: str) -> list[str]:
+    spec = agents.spec(agent)
+    return [p for p in spec.files(spec.roots(), []) if split_member(p)[1] is not None]
+
+
+def _read_all(agent: str, paths: list[str]) -> list[tuple]:
+    out = []
+    for p in paths:
+        af = agents.spec(agent).read(p, None)
+        out.append((af.n, af.columns, af.session, af.blocks, [(i.line_no, i.kind) for i in af.issues]))
+    return out
+
+
+@pytest.mark.parametrize("agent", STORES)
+def test_a_batch_reads_what_each_session_alone_reads(agent, monkeypatch):
+    use_home(monkeypatch, agent)
+    paths = _members(agent)
+    assert len(paths) >= 2  # (the fixture has several sessions in one store)
+    alone = _read_all(agent, paths)
+    with sharing_stores(paths):
+        together = _read_all(agent, paths)
+    assert together == alone
+    backwards = list(reversed(paths))  # (the batch's order is not the store's)
+    with sharing_stores(backwards):
+        assert _read_all(agent, backwards) == list(reversed(alone))
+
+
+@pytest.mark.parametrize("agent", STORES)
+def test_the_loader_s_batches_give_each_session_s_own_table(agent, monkeypatch):
+    use_home(monkeypatch, agent)
+    paths = _members(agent)
+    whole = entries_of(load_chunk(paths))
+    one_by_one = entries_of([r for p in paths for r in load_chunk([p])])
+    assert whole.num_rows > 0
+    assert whole.equals(one_by_one)
+
+
+def test_a_batch_of_a_store_with_more_sessions_than_one_query_takes(tmp_path, monkeypatch):
+    """Goose's store grown past the ids one batched query asks for: every session still read."""
+    home = use_home(monkeypatch, "goose")
+    copy = tmp_path / "home"
+    shutil.copytree(home, copy)
+    monkeypatch.setenv("HOME", str(copy))
+    (db,) = {split_member(p)[0] for p in _members("goose")}
+    con = sqlite3.connect(db)
+    cols = [r[1] for r in con.execute('PRAGMA table_info("sessions")')]
+    mcols = [r[1] for r in con.execute('PRAGMA table_info("messages")') if r[1] != "id"]
+    for k in range(600):  # (each session copied under a new id, with its messages)
+        con.execute(f'INSERT INTO sessions ({",".join(cols)}) SELECT '
+                    + ",".join(f"id || '-{k}'" if c == "id" else c for c in cols) + " FROM sessions WHERE id NOT LIKE '%-%'")
+        con.execute(f'INSERT INTO messages ({",".join(mcols)}) SELECT '
+                    + ",".join(f"session_id || '-{k}'" if c == "session_id" else c for c in mcols)
+                    + " FROM messages WHERE session_id NOT LIKE '%-%'")
+    con.commit()
+    con.close()
+    paths = _members("goose")
+    assert len(paths) > 1000
+    alone = _read_all("goose", paths)
+    with sharing_stores(paths):
+        assert _read_all("goose", paths) == alone
+    assert sum(n for n, *_ in alone) > 1000
