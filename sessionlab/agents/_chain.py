@@ -356,8 +356,12 @@ class Chain:
     def done(self, session: dict[str, Any]) -> AgentFile:
         """The file read: ``est_tokens`` from characters, the columns and the session's facts."""
         rows = self.rows
-        cols = {c: [r.get(c) for r in rows] for c in _COLS}  # (a comprehension per column: C-speed loops)
-        cols["est_tokens"] = [None if v is None else -(-v // CHARS_PER_TOKEN) for v in cols["est_tokens"]]
+        keys = set().union(*rows)  # (a column no row has is null: the table builds it so)
+        cols = {c: [r.get(c) for r in rows] for c in _COLS if c in keys}  # (a comprehension per column)
+        if "est_tokens" in cols:
+            cols["est_tokens"] = [None if v is None else -(-v // CHARS_PER_TOKEN) for v in cols["est_tokens"]]
+        for c in ("entry_id", "parent_id"):
+            cols.setdefault(c, [])
         self.out.columns, self.out.n = cols, len(rows)
         self.out.session = {"agent": self.out.agent, "name": None, "parent_session_id": None, **session}
         self.out.session.setdefault("root_session_id", session.get("session_id"))

@@ -22,6 +22,7 @@ import pyarrow as pa
 from .._arrow import compute as pc
 from .._arrow import from_numpy, to_numpy
 from ..pi.io.issues import LineIssue
+from ._rowsof import joined_tables, row_count
 
 __all__ = ["TOKEN_COLUMNS", "MAX_TOKENS", "MAX_COST_USD", "check_values", "check_values_all", "raw_issue"]
 
@@ -47,13 +48,14 @@ def check_values_all(results: list) -> None:
     """:func:`check_values` for a batch of loaded files: every column screened once over the whole
     batch (a file's own pass runs only where a bad number is), so a clean load pays a few array
     passes, not a few per file."""
-    loaded = [r for r in results if r.entries is not None and r.entries.num_rows]
+    loaded = [r for r in results if row_count(r.raw_table("entries"))]
     if not loaded:
         return
-    ends = np.cumsum([r.entries.num_rows for r in loaded])
+    ends = np.cumsum([row_count(r.raw_table("entries")) for r in loaded])
     flagged = np.zeros(len(loaded), bool)
     names = [*TOKEN_COLUMNS, "cost_usd"]
-    together = pa.concat_tables([r.entries.select(names) for r in loaded])  # (no copy: the files' chunks)
+    # (no copy: the files' chunks, a batch's consecutive files as one slice)
+    together = pa.concat_tables([t.select(names) for t in joined_tables([r.raw_table("entries") for r in loaded])])
     for c in names:
         col = together.column(c)
         if col.null_count == len(col):
