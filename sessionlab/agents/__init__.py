@@ -20,6 +20,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..errors import ArgumentTypeError, ArgumentValueError, check_option
 from ..pi.io.formats import AgentFile
@@ -79,23 +80,20 @@ def pi_format(name: str) -> bool:
     return a is not None and a.reader is None and name != "pi"
 
 
-def label_pi_format(results: list) -> None:
+def label_pi_format(results: list) -> list[tuple[Any, str]]:
     """A load's files that pi's loader read for an agent whose sessions are pi session files
-    (OpenClaw's), labelled with that agent (its ``recognise_file`` claims them by path)."""
+    (OpenClaw's): their sessions labelled with that agent (its ``recognise_file`` claims them by
+    path). Returns each such file with its agent, for the loader to label its entries too."""
     claim = [a for a in _REGISTRY.values() if pi_format(a.name) and a.recognise_file is not None]
-    if not claim:
-        return
-    import pyarrow as pa
-
-    for r in results:
+    out: list[tuple[Any, str]] = []
+    for r in results if claim else ():
         if r.session is None or r.session.get("agent", "pi") != "pi":
             continue
         a = next((a for a in claim if a.recognise_file(r.path, b"")), None)  # type: ignore[misc]
         if a is not None:
             r.session["agent"] = a.name
-            if r.entries is not None:
-                i = r.entries.schema.get_field_index("agent")
-                r.entries = r.entries.set_column(i, "agent", pa.array([a.name] * r.entries.num_rows, pa.string()))
+            out.append((r, a.name))
+    return out
 
 
 def specs() -> tuple[AgentSpec, ...]:

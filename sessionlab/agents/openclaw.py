@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import lru_cache
 from pathlib import Path
 
 from ._spec import AgentSpec, home_path
@@ -50,21 +51,28 @@ def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> l
                 folder = agent / "sessions"
                 if agent.is_symlink() or not folder.is_dir() or folder.is_symlink():
                     continue
-                out += sorted(str(f) for f in folder.iterdir()
-                              if _NAME.search(f.name) and f.is_file() and not f.is_symlink())
+                with os.scandir(folder) as it:  # (an entry knows its kind: no stat per file)
+                    out += sorted(e.path for e in it
+                                  if _NAME.search(e.name) and e.is_file(follow_symlinks=False))
         except OSError as exc:
             if errors is not None:
                 errors.append((exc.filename or str(agents), f"{type(exc).__name__}: {exc.strerror or exc}"))
     return out
 
 
+@lru_cache(maxsize=8)
+def _root_prefixes(env: str | None, home: str, cwd: str) -> tuple[str, ...]:
+    """Each root as an absolute path ending in the separator (kept per environment, home and working
+    folder: a load asks for every file it read)."""
+    return tuple(os.path.join(os.path.abspath(r), "") for r in roots())
+
+
 def _recognise_file(path: str, head: bytes) -> bool:
     if f"{os.sep}sessions{os.sep}" not in path or f"{os.sep}agents{os.sep}" not in path:
         return False  # (most files: no path arithmetic, no environment)
     p = os.path.abspath(path)
-    for root in roots():
-        r = os.path.abspath(root)
-        if p.startswith(r + os.sep) and _session_file(tuple(Path(os.path.relpath(p, r)).parts)):
+    for r in _root_prefixes(os.environ.get("OPENCLAW_DIR"), os.environ.get("HOME", ""), os.getcwd()):
+        if p.startswith(r) and _session_file(tuple(p[len(r):].split(os.sep))):
             return True
     return False
 

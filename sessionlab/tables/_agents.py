@@ -24,7 +24,7 @@ from ..pi.io.formats import AgentFile
 from ..pi.io.issues import LineIssue
 from ..pricing import price_calls
 from ._arrays import parse_timestamps
-from ._rowsof import RowsOf, joined_tables, row_count
+from ._rowsof import RowsOf, joined_tables, rebatched, row_count
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
 __all__ = ["load_agent_file", "finish_agents"]
@@ -175,11 +175,6 @@ def load_agent_bytes(res: Any, agent: str, data: bytes, want_blocks: bool) -> An
     return load_agent_file(res, agent, io.BytesIO(data), want_blocks)
 
 
-def _price(res: Any) -> None:
-    """Price a file's calls (see :func:`_priced`)."""
-    res.entries = _priced(res.entries, np.ones(res.entries.num_rows, np.bool_))
-
-
 def _priced(t: pa.Table, priced: np.ndarray) -> pa.Table:
     """``t`` with its calls that carry usage but no recorded cost priced, where ``priced`` (rows of
     agents whose calls are priced), from the price table (``cost_source`` "priced", or "unknown"
@@ -253,7 +248,7 @@ def finish_agents(results: list) -> None:
         if spec.name in present:
             spec.finish_load(results)
     priced = registry.priced_agents()
-    for r in results:  # files pi's loader read for another agent (OpenClaw's pi files) are priced here
-        if r.loader != "agent" and r.entries is not None and (r.session or {}).get("agent", "pi") in priced:
-            _price(r)
+    # files pi's loader read for another agent (OpenClaw's pi files) are priced here, all at once
+    rebatched([r for r in results if r.loader != "agent" and (r.session or {}).get("agent", "pi") in priced],
+              lambda t, _counts: _priced(t, np.ones(t.num_rows, np.bool_)))
     _unknown_models(results)

@@ -28,7 +28,7 @@ from ..pi.io.issues import LineIssue
 from ._arrays import parse_timestamps, with_pi_defaults
 from ._native import NativeBatch, native_available
 from ._pi16 import resolve
-from ._rowsof import Table
+from ._rowsof import RowsOf, Table
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 from ._values import check_values_all, raw_issue
 
@@ -137,7 +137,7 @@ def materialize(results: list[FileResult]) -> None:
     table = resolve(table, [(n, r.data, (r.session or {}).get("dialect") or "pi") for r, n in zip(pend, counts)])
     start = 0
     for r, n in zip(pend, counts):
-        r.entries = table.slice(start, n)
+        r.entries = RowsOf(table, start, n)
         r.pending = r.data = None
         start += n
 

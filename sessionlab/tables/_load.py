@@ -29,6 +29,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, Union
 
+import numpy as np
 import pyarrow as pa
 
 from ..agents import jsonl_below, label_pi_format, split_member
@@ -38,7 +39,7 @@ from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_iss
 from . import _cache
 from ._file import FileResult, keep_read_buffer, load_chunk
 from ._native import native_available
-from ._rowsof import RowsOf
+from ._rowsof import RowsOf, rebatched
 
 __all__ = ["Source", "OnBadLines", "default_sessions_dir", "default_roots", "find_files", "load_files", "refresh",
            "LoadResult"]
@@ -358,7 +359,7 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
     results += [FileResult(path=p, issues=[LineIssue(p, 0, "read_error", f"cannot list the folder: {msg}")])
                 for p, msg in unlisted]
     _warn_native_errors(results)
-    label_pi_format(results)  # (pi session files of another agent, e.g. OpenClaw's)
+    _label_entries(label_pi_format(results))  # (pi session files of another agent, e.g. OpenClaw's)
     if any((r.session or {}).get("agent", "pi") != "pi" for r in results):  # Claude Code / Codex files
         from ._agents import finish_agents
         finish_agents(results)
@@ -367,6 +368,19 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
                "agents": agents}
     keys = store.keys if store is not None else {p: _cache.probe(p, hashes=False) or {} for p in paths}
     return LoadResult(results, source, options, keys, store.changes if store is not None else None)
+
+
+def _label_entries(claimed: list[tuple[FileResult, str]]) -> None:
+    """The ``agent`` column of the files pi's loader read for another agent, set at once."""
+    if not claimed:
+        return
+    names = [a for _, a in claimed]
+
+    def label(t: pa.Table, counts: list[int]) -> pa.Table:
+        agent = pa.array(names, pa.string()).take(pa.array(np.repeat(np.arange(len(names)), counts)))
+        return t.set_column(t.schema.get_field_index("agent"), "agent", agent)
+
+    rebatched([r for r, _ in claimed], label)
 
 
 def _cached(store: _cache.Store, paths: list[str], load_whole: Any) -> list[FileResult]:

@@ -30,6 +30,7 @@ from ..pi.io.formats import HEAD_LINES
 from ..pi.rules import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
 from ._arrays import with_pi_defaults
 from ._pi16 import resolve
+from ._rowsof import RowsOf
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA, PI_TYPES
 
 try:
@@ -193,10 +194,10 @@ class NativeBatch:
         blocks = self._blocks(out, files, block_chars) if self._want_blocks else None
         start = bstart = 0
         for res, k, kb, _, _ in files:
-            res.entries = table.slice(start, k)
+            res.entries = RowsOf(table, start, k)
             start += k
             if blocks is not None:
-                res.blocks = blocks.slice(bstart, kb)
+                res.blocks = RowsOf(blocks, bstart, kb)
                 bstart += kb
 
     def _chars(self, out: dict, specs: dict) -> tuple[np.ndarray, np.ndarray | None]:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["RowsOf", "Table", "joined_tables", "row_count"]
+__all__ = ["RowsOf", "Table", "joined_tables", "row_count", "rebatched"]
 
 
 class RowsOf:
@@ -71,3 +71,21 @@ def joined_tables(helds: list[Any]) -> list[pa.Table]:
     if run is not None:
         tables.append(run.table.slice(run.start, run.n))
     return tables
+
+
+def rebatched(results: list[Any], change: Any, name: str = "entries") -> None:
+    """The tables ``name`` of ``results`` (files with one) changed at once: joined into one table,
+    ``change(table, counts)`` (the same rows, in order; ``counts``: each file's rows) and each
+    file given its rows of the result. A change per file costs thousands of small files more than
+    the change itself."""
+    todo = [r for r in results if r.raw_table(name) is not None]
+    if not todo:
+        return
+    counts = [row_count(r.raw_table(name)) for r in todo]
+    tables = joined_tables([r.raw_table(name) for r in todo])
+    whole = tables[0] if len(tables) == 1 else pa.concat_tables(tables).combine_chunks()
+    changed = change(whole, counts)
+    start = 0
+    for r, n in zip(todo, counts):
+        setattr(r, name, RowsOf(changed, start, n))
+        start += n
