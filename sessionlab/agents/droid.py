@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import IO
 
-from ._chain import as_dict, iso_ms
+from ._chain import as_dict, files_below, iso_ms
 from ._rows import agent_file, as_int, text, totals_row
 from ._spec import AgentSpec, home_path, null_usage
 
@@ -40,20 +40,7 @@ def roots() -> list[Path]:
 
 def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
     """Every ``*.settings.json`` below the folders, sorted per folder."""
-    out: list[str] = []
-    errs = errors if errors is not None else []
-
-    def unreadable(e: OSError) -> None:
-        errs.append((e.filename or "", f"{type(e).__name__}: {e.strerror or e}"))
-
-    for root in folders:
-        if not Path(root).is_dir():
-            continue
-        found = []
-        for folder, _, names in os.walk(str(root), onerror=unreadable):
-            found += [os.path.join(folder, n) for n in names if n.endswith(_SUFFIX)]
-        out += sorted(f for f in found if os.path.isfile(f))
-    return out
+    return files_below(folders, ("*" + _SUFFIX,), errors)
 
 
 def _recognise_file(path: str, head: bytes) -> bool:
