@@ -3,7 +3,7 @@ private modules or names, no import circles, and a small package root.
 
 The layers, bottom to top (``docs/architecture.md``):
 
-    base      errors, _arrow, _jsjson, _time, pricing, the C scanner
+    base      errors, _arrow, _rowsof, _jsjson, _time, pricing, the C scanner
     pi        sessionlab.pi: the seed's session system (model, io, context, tokens, storage...)
     agents    sessionlab.agents: one module per agent, the registry
     tables    sessionlab.tables: loading, the cache, the facts, the forest
@@ -26,7 +26,7 @@ LAYERS = {
 }
 _TOP = {  # the first name below sessionlab -> its layer
     "errors": "base", "_arrow": "base", "_jsjson": "base", "_time": "base", "pricing": "base", "_scan": "base",
-    "_scan_source": "base",
+    "_scan_source": "base", "_rowsof": "base",
     "pi": "pi", "agents": "agents", "tables": "tables",
     "analysis": "analysis", "compaction": "analysis", "tree": "analysis", "redaction": "analysis",
     "plotting": "face", "widgets": "face", "report": "face", "cli": "face", "dask": "face", "synth": "face",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import operator
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -25,6 +26,9 @@ _COLS = ("line_no", "entry_id", "parent_id", "type", "timestamps", "role", "prov
          "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
          "context_tokens", "est_tokens", "tool_name", "tool_call_count", "summary_chars", "reasoning_tokens",
          "usage_kind", "side_node", "cost_usd", "cost_source", "custom_type", "tokens_before")
+
+_EMPTY_ROW: dict[str, Any] = {**dict.fromkeys(_COLS), "type": "message", "side_node": False}
+_ROW_VALUES = operator.itemgetter(*_COLS)
 
 
 def files_below(roots: Sequence[Path], patterns: Sequence[str], errors: list[tuple[str, str]] | None = None,
@@ -298,12 +302,11 @@ class Chain:
     def add(self, line_no: int, entry_id: str, ts: Any, **values: Any) -> int:
         """A row (``type`` defaults to ``"message"``); returns its index."""
         rows = self.rows
-        values.update(line_no=line_no, entry_id=entry_id, timestamps=ts,
-                      parent_id=rows[-1]["entry_id"] if rows else None)
-        if values.setdefault("type", "message") == "message":
-            values.setdefault("est_tokens", 0)
-        values.setdefault("side_node", False)
-        rows.append(values)
+        row = {**_EMPTY_ROW, **values, "line_no": line_no, "entry_id": entry_id, "timestamps": ts,
+               "parent_id": rows[-1]["entry_id"] if rows else None}
+        if row["type"] == "message" and "est_tokens" not in values:
+            row["est_tokens"] = 0
+        rows.append(row)
         return len(rows) - 1
 
     def records(self, data: bytes | str) -> Any:
@@ -356,12 +359,9 @@ class Chain:
     def done(self, session: dict[str, Any]) -> AgentFile:
         """The file read: ``est_tokens`` from characters, the columns and the session's facts."""
         rows = self.rows
-        keys = set().union(*rows)  # (a column no row has is null: the table builds it so)
-        cols = {c: [r.get(c) for r in rows] for c in _COLS if c in keys}  # (a comprehension per column)
-        if "est_tokens" in cols:
-            cols["est_tokens"] = [None if v is None else -(-v // CHARS_PER_TOKEN) for v in cols["est_tokens"]]
-        for c in ("entry_id", "parent_id"):
-            cols.setdefault(c, [])
+        # every row has every column (_EMPTY_ROW): one C call per row, the transposition in C
+        cols = dict(zip(_COLS, map(list, zip(*map(_ROW_VALUES, rows))))) if rows else {c: [] for c in _COLS}
+        cols["est_tokens"] = [None if v is None else -(-v // CHARS_PER_TOKEN) for v in cols["est_tokens"]]
         self.out.columns, self.out.n = cols, len(rows)
         self.out.session = {"agent": self.out.agent, "name": None, "parent_session_id": None, **session}
         self.out.session.setdefault("root_session_id", session.get("session_id"))

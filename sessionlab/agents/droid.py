@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 from typing import IO
 
+from .._rowsof import joined_tables, rebatched, row_count
 from ._chain import as_dict, files_below, iso_ms
 from ._rows import agent_file, as_int, text, totals_row
 from ._spec import AgentSpec, home_path, null_usage
@@ -113,20 +114,26 @@ def read(path: str, fh: IO[bytes]):
 
 
 def finish(results: list) -> None:
-    """A session in several settings files counts once: the copy with the latest timestamp."""
+    """A session in several settings files counts once: the copy with the latest timestamp (the
+    files' first timestamps read, and the others' usage nulled, over all of them at once)."""
+    import numpy as np
+    import pyarrow as pa
+
+    mine = [r for r in results if (r.session or {}).get("agent") == "droid" and row_count(r.raw_table("entries"))]
+    if not mine:
+        return
+    counts = np.array([row_count(r.raw_table("entries")) for r in mine], np.int64)
+    stamps = pa.chunked_array([t["timestamp"] for t in joined_tables([r.raw_table("entries") for r in mine])])
+    firsts = stamps.take(pa.array(np.r_[0, np.cumsum(counts)[:-1]])).to_pylist()
     best: dict[str, tuple] = {}
-    for k, r in enumerate(results):
-        if (r.session or {}).get("agent") != "droid" or r.entries is None or r.entries.num_rows == 0:
-            continue
-        ts = r.entries["timestamp"][0].as_py()
+    for k, (r, ts) in enumerate(zip(mine, firsts)):
         sid = r.session["session_id"]
         if sid not in best or (ts is not None and (best[sid][0] is None or ts >= best[sid][0])):
             best[sid] = (ts, k)
-    keep = {k for _, k in best.values()}
-    for k, r in enumerate(results):
-        if k not in keep and (r.session or {}).get("agent") == "droid" and r.entries is not None \
-                and r.entries.num_rows:
-            r.entries = null_usage(r.entries, [True] * r.entries.num_rows)
+    drop = np.ones(len(mine), np.bool_)
+    drop[[k for _, k in best.values()]] = False
+    if drop.any():
+        rebatched(mine, lambda t, _counts: null_usage(t, np.repeat(drop, counts)))
 
 
 SPEC = AgentSpec(

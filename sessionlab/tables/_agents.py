@@ -20,11 +20,11 @@ import pyarrow.compute as pc
 
 from .. import agents as registry
 from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
+from .._rowsof import RowsOf, joined_tables, rebatched, row_count
 from ..pi.io.formats import AgentFile
 from ..pi.io.issues import LineIssue
 from ..pricing import price_calls
 from ._arrays import parse_timestamps
-from ._rowsof import RowsOf, joined_tables, rebatched, row_count
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
 __all__ = ["load_agent_file", "finish_agents"]

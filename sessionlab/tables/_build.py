@@ -12,9 +12,9 @@ import pyarrow as pa
 
 from .._arrow import arrow_indices, from_numpy, from_pylist, scalar, shown, strings, to_numpy
 from .._arrow import compute as pc
+from .._rowsof import joined_tables
 from ._arrays import parse_timestamps
 from ._file import FileResult
-from ._rowsof import joined_tables
 from ._schema import (
     BLOCK_SCHEMA,
     ENTRY_SCHEMA,

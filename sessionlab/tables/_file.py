@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from .._arrow import compute as pc
 from .._arrow import strings
+from .._rowsof import RowsOf, Table
 from ..agents import detect as detect_agent
 from ..agents import opener, pi_format, sharing_stores
 from ..pi.io.formats import HEAD_BYTES
@@ -28,7 +29,6 @@ from ..pi.io.issues import LineIssue
 from ._arrays import parse_timestamps, with_pi_defaults
 from ._native import NativeBatch, native_available
 from ._pi16 import resolve
-from ._rowsof import RowsOf, Table
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 from ._values import check_values_all, raw_issue
 
@@ -257,7 +257,7 @@ def _failed(res: FileResult, exc: Exception) -> FileResult:
 
 
 @contextlib.contextmanager
-def _no_cycle_collection() -> Iterator[None]:
+def paused_collector() -> Iterator[None]:
     """The cyclic garbage collector paused: it would walk every object a reader made so far, again and
     again, for none of them is part of a cycle (reference counting frees them)."""
     with _PAUSE_LOCK:  # (the collector is the process's: the first to pause it, the last to resume)
@@ -286,7 +286,7 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
     scanner that raises (rather than refusing) has a bug: the files concerned take the other paths
     and carry ``native_error``, which :func:`~._load.load_files` turns into one warning.
     """
-    with _no_cycle_collection(), sharing_stores(paths):  # (readers make millions of short-lived dicts, none cyclic)
+    with paused_collector(), sharing_stores(paths):  # (readers make millions of short-lived dicts, none cyclic)
         if not native_available():
             results = [load_file(p, want_blocks) for p in paths]
         else:

@@ -32,14 +32,14 @@ from typing import Any, Union
 import numpy as np
 import pyarrow as pa
 
+from .._rowsof import RowsOf, rebatched
 from ..agents import jsonl_below, label_pi_format, split_member
 from ..errors import NativeLoaderWarning, SourceNotFoundError
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
 from . import _cache
-from ._file import FileResult, keep_read_buffer, load_chunk
+from ._file import FileResult, keep_read_buffer, load_chunk, paused_collector
 from ._native import native_available
-from ._rowsof import RowsOf, rebatched
 
 __all__ = ["Source", "OnBadLines", "default_sessions_dir", "default_roots", "find_files", "load_files", "refresh",
            "LoadResult"]
@@ -339,6 +339,12 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
     ``agents``: keep only those agents' files (see :func:`find_files`).
     """
     check_on_bad_lines(on_bad_lines)
+    with paused_collector():  # (a load makes objects by the million, none in a cycle)
+        return _load_files(source, want_blocks, on_bad_lines, progress, max_workers, cache, agents)
+
+
+def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, progress: bool | None,
+                max_workers: int | None, cache: Any, agents: Sequence[str] | None) -> LoadResult:
     store = None if want_blocks else _cache.Store.for_source(cache, source)
     paths, unlisted = _find(source, agents)
     bar = _progress_bar(progress, len(paths))

@@ -24,13 +24,13 @@ import numpy as np
 import pyarrow as pa
 
 from .._arrow import from_numpy, utf8, validity
+from .._rowsof import RowsOf
 from .._scan_source import DEFERRED_PARTS, shipped_hash
 from ..errors import NativeLoaderWarning, NativeUnavailableError
 from ..pi.io.formats import HEAD_LINES
 from ..pi.rules import CHARS_PER_TOKEN, IMAGE_CHARS, ROLE_CHARS
 from ._arrays import with_pi_defaults
 from ._pi16 import resolve
-from ._rowsof import RowsOf
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA, PI_TYPES
 
 try:

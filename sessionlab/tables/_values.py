@@ -21,8 +21,8 @@ import pyarrow as pa
 
 from .._arrow import compute as pc
 from .._arrow import from_numpy, to_numpy
+from .._rowsof import joined_tables, row_count
 from ..pi.io.issues import LineIssue
-from ._rowsof import joined_tables, row_count
 
 __all__ = ["TOKEN_COLUMNS", "MAX_TOKENS", "MAX_COST_USD", "check_values", "check_values_all", "raw_issue"]
 
