@@ -15,11 +15,10 @@ counts taken from that message's ``usage``. Amp records credits, not dollars: ca
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
-from ._chain import Chain, as_dict, as_list, count_of, iso_ms, json_chars, text_chars
+from ._chain import Chain, as_dict, as_list, count_of, iso_ms, json_chars, loads, text_chars
 
 __all__ = ["read_amp"]
 
@@ -107,7 +106,7 @@ def read_amp(path: str, fh: Any) -> Any:
     """Read one Amp thread from a binary file object."""
     chain = Chain(path, "amp")
     try:
-        doc = json.loads(fh.read())
+        doc = loads(fh.read())
     except ValueError as exc:
         chain.issue(1, "invalid_json", str(exc))
         doc = {}

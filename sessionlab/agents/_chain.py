@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import json
 import operator
 import os
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from .._jsjson import js_len
 from ..pi.io.formats import AgentFile
@@ -27,6 +30,7 @@ _COLS = ("line_no", "entry_id", "parent_id", "type", "timestamps", "role", "prov
          "context_tokens", "est_tokens", "tool_name", "tool_call_count", "summary_chars", "reasoning_tokens",
          "usage_kind", "side_node", "cost_usd", "cost_source", "custom_type", "tokens_before")
 
+_DECODE = msgspec.json.Decoder().decode
 _EMPTY_ROW: dict[str, Any] = {**dict.fromkeys(_COLS), "type": "message", "side_node": False}
 _ROW_VALUES = operator.itemgetter(*_COLS)
 
@@ -71,6 +75,16 @@ def _walk(folder: str, rel: str, match: Any, found: list[str], errors: list[tupl
             continue
     for e in subfolders:
         _walk(e.path, f"{rel}{e.name}/", match, found, errors)
+
+
+def loads(raw: bytes | str) -> Any:
+    """``json.loads(raw)``, by msgspec's faster decoder wherever it takes the text: what it refuses
+    (``NaN``, a number past a double, another encoding than UTF-8, broken JSON) goes to ``json``,
+    whose answer (or error) it is."""
+    try:
+        return _DECODE(raw)
+    except msgspec.MsgspecError:
+        return json.loads(raw)
 
 
 def as_dict(value: Any) -> dict:
@@ -312,13 +326,11 @@ class Chain:
     def records(self, data: bytes | str) -> Any:
         """``(line number, object)`` for each line of ``data`` that is a JSON object; a line that is no
         JSON becomes an ``invalid_json`` issue, blank lines and other values are passed over."""
-        import json
-
         for line_no, raw in enumerate(data.splitlines(), 1):
             if not raw.strip():
                 continue
             try:
-                rec = json.loads(raw)
+                rec = loads(raw)
             except ValueError as exc:
                 self.issue(line_no, "invalid_json", str(exc), raw)
                 continue

@@ -19,10 +19,9 @@ A call's ``input_tokens`` is ``input - cached + tool``, ``cache_read_tokens`` ``
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from ._chain import Chain, json_chars, text_chars
+from ._chain import Chain, json_chars, loads, text_chars
 
 __all__ = ["read_gemini", "call_usage"]
 
@@ -53,7 +52,7 @@ def _records(data: bytes, chain: Chain) -> tuple[dict, list[tuple[int, dict]]]:
     """The session's fields and its messages (line number, record), from either generation."""
     text = data.decode("utf-8", "replace")
     try:
-        doc = json.loads(text)
+        doc = loads(text)
     except ValueError:
         doc = None
     if isinstance(doc, dict) and isinstance(doc.get("messages"), list):

@@ -20,12 +20,22 @@ or a subscription such as GitHub Copilot's) is priced, as ccusage does.
 from __future__ import annotations
 
 import glob
-import json
 import os
 import sqlite3
 from typing import Any
 
-from ._chain import Chain, as_dict, count_of, iso_ms, json_chars, session_rows, store_connection, store_memo, text_chars
+from ._chain import (
+    Chain,
+    as_dict,
+    count_of,
+    iso_ms,
+    json_chars,
+    loads,
+    session_rows,
+    store_connection,
+    store_memo,
+    text_chars,
+)
 
 __all__ = ["read_opencode", "database_sessions"]
 
@@ -77,7 +87,7 @@ def _from_database(db: str, sid: str) -> tuple[dict, list[tuple[dict, list[dict]
 
 def _json(text: Any) -> dict:
     try:
-        d = json.loads(text)
+        d = loads(text)
     except (TypeError, ValueError):
         return {}
     return d if isinstance(d, dict) else {}

@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
-from ._chain import as_dict, iso_ms
+from ._chain import as_dict, iso_ms, loads
 from ._rows import agent_file
 from ._spec import AgentSpec, home_path, jsonl_below, member_path, one_member, split_member
 
@@ -190,7 +190,7 @@ def _lines(path: str) -> list[dict]:
             if b'"attributes"' not in raw:
                 continue
             try:
-                r = json.loads(raw)
+                r = loads(raw)
             except ValueError:
                 continue
             if isinstance(r, dict) and isinstance(r.get("attributes"), dict):

@@ -15,14 +15,13 @@ older copy in another folder) counts once: the copy with the latest timestamp.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 from typing import IO
 
 from .._rowsof import joined_tables, rebatched, row_count
-from ._chain import as_dict, files_below, iso_ms
+from ._chain import as_dict, files_below, iso_ms, loads
 from ._rows import agent_file, as_int, text, totals_row
 from ._spec import AgentSpec, home_path, null_usage
 
@@ -91,7 +90,7 @@ def _sidecar_model(path: str) -> str | None:
 
 def read(path: str, fh: IO[bytes]):
     """A settings file as one session with one usage row (its totals), or none without usage."""
-    d = json.loads(fh.read())
+    d = loads(fh.read())
     sid = os.path.basename(path)[:-len(_SUFFIX)]
     d = as_dict(d)
     u = as_dict(d.get("tokenUsage"))

@@ -19,13 +19,21 @@ priced as input). A session without a model has no usage. Each session is one me
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import SqliteStore, database_members, iso_ms, parent_lookup, session_rows, sqlite_names, store_connection
+from ._chain import (
+    SqliteStore,
+    database_members,
+    iso_ms,
+    loads,
+    parent_lookup,
+    session_rows,
+    sqlite_names,
+    store_connection,
+)
 from ._rows import agent_file, totals_row
 from ._spec import AgentSpec, home_path, one_member
 
@@ -82,7 +90,7 @@ def _count(s: dict, *cols: str) -> int | None:
 
 def _model(raw: Any) -> str | None:
     try:
-        d = json.loads(raw) if isinstance(raw, str) else None
+        d = loads(raw) if isinstance(raw, str) else None
     except ValueError:
         return None
     m = d.get("model_name") if isinstance(d, dict) else None
@@ -107,7 +115,7 @@ def _totals(s: dict, sid: str, ts: str | None) -> dict | None:
 
 def _message_row(m: dict, tools: dict[str, str]) -> dict:
     try:
-        parts = json.loads(m.get("content_json") or "[]")
+        parts = loads(m.get("content_json") or "[]")
     except ValueError:
         parts = []
     parts = [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []

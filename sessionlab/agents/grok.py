@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
-from ._chain import as_dict, iso_ms
+from ._chain import as_dict, iso_ms, loads
 from ._rows import agent_file, as_int
 from ._spec import AgentSpec, home_path
 
@@ -88,7 +88,7 @@ def read(path: str, fh: IO[bytes]):
     rows: dict[tuple, dict] = {}
     for n, raw in enumerate(fh, 1):
         try:
-            d: Any = json.loads(raw)
+            d: Any = loads(raw)
         except ValueError:
             continue
         upd = (d.get("params") or {}).get("update") if isinstance(d, dict) else None

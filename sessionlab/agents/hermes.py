@@ -13,13 +13,21 @@ path, ``state.db#<session id>``; the store is opened read-only.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import SqliteStore, database_members, iso_ms, parent_lookup, session_rows, sqlite_names, store_connection
+from ._chain import (
+    SqliteStore,
+    database_members,
+    iso_ms,
+    loads,
+    parent_lookup,
+    session_rows,
+    sqlite_names,
+    store_connection,
+)
 from ._rows import agent_file, as_int, totals_row
 from ._spec import AgentSpec, home_path, one_member
 
@@ -54,7 +62,7 @@ def _seconds_iso(v: Any) -> str | None:
 
 def _tool_calls(raw: Any) -> list[dict]:
     try:
-        calls = json.loads(raw) if isinstance(raw, str) and raw.strip() else []
+        calls = loads(raw) if isinstance(raw, str) and raw.strip() else []
     except ValueError:
         return []
     return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []

@@ -12,13 +12,12 @@ session (a subagent's) names its parent. The store is opened read-only.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import IO
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import SqliteStore, as_dict, iso_ms, parent_lookup, session_rows, store_connection
+from ._chain import SqliteStore, as_dict, iso_ms, loads, parent_lookup, session_rows, store_connection
 from ._rows import agent_file, as_int, text
 from ._spec import AgentSpec, home_path, member_path, one_member
 
@@ -74,7 +73,7 @@ def _parts(con, db: str, sid: str) -> dict[str, list[dict]]:
                                         "ON p.message_id = m.id WHERE m.session_id IN ({ids}) "
                                         "ORDER BY p.time_created, p.id"):
         try:
-            d = json.loads(r["data"])
+            d = loads(r["data"])
         except (TypeError, ValueError):
             continue
         if isinstance(d, dict):
@@ -128,7 +127,7 @@ def read_store_session(path: str, agent: str):
                                             "ORDER BY time_created, id"):
             mid = r["id"]
             try:
-                d = json.loads(r["data"])
+                d = loads(r["data"])
             except (TypeError, ValueError):
                 continue
             if isinstance(d, dict):
