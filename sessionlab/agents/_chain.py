@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
 import json
 import operator
 import os
@@ -16,8 +17,6 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
-
-import msgspec
 
 from .._jsjson import js_len
 from ..pi.io.formats import AgentFile
@@ -30,7 +29,6 @@ _COLS = ("line_no", "entry_id", "parent_id", "type", "timestamps", "role", "prov
          "context_tokens", "est_tokens", "tool_name", "tool_call_count", "summary_chars", "reasoning_tokens",
          "usage_kind", "side_node", "cost_usd", "cost_source", "custom_type", "tokens_before")
 
-_DECODE = msgspec.json.Decoder().decode
 _EMPTY_ROW: dict[str, Any] = {**dict.fromkeys(_COLS), "type": "message", "side_node": False}
 _ROW_VALUES = operator.itemgetter(*_COLS)
 
@@ -81,10 +79,18 @@ def loads(raw: bytes | str) -> Any:
     """``json.loads(raw)``, by msgspec's faster decoder wherever it takes the text: what it refuses
     (``NaN``, a number past a double, another encoding than UTF-8, broken JSON) goes to ``json``,
     whose answer (or error) it is."""
+    decode, refused = _decoder()
     try:
-        return _DECODE(raw)
-    except msgspec.MsgspecError:
+        return decode(raw)
+    except refused:
         return json.loads(raw)
+
+
+@functools.cache
+def _decoder() -> tuple[Any, type[Exception]]:
+    import msgspec  # (on a reader's first use: a load of pi files alone never needs it)
+
+    return msgspec.json.Decoder().decode, msgspec.MsgspecError
 
 
 def as_dict(value: Any) -> dict:
