@@ -334,9 +334,17 @@ def _native_chunk(paths: list[str], want_blocks: bool) -> list[FileResult]:
             results[i].native_error = error
     # a timestamp string the scanner took that is not a date: a bad_timestamp issue, which the slower
     # paths report (rare: the file is read again)
-    results = [load_file(r.path, want_blocks) if r.fast and r.entries is not None
-               and r.entries.column("timestamp").null_count else r for r in results]
+    results = [load_file(r.path, want_blocks) if r.fast and _null_timestamps(r.raw_table("entries")) else r
+               for r in results]
     return results
+
+
+def _null_timestamps(held: Any) -> int:
+    """The null timestamps of a file's entries as held (its batch's rows stay unsliced in the file)."""
+    if held is None:
+        return 0
+    col = held.table.column("timestamp").slice(held.start, held.n) if type(held) is RowsOf else held.column("timestamp")
+    return col.null_count
 
 
 def load_data(path: str, data: bytes, want_blocks: bool = False) -> FileResult:
