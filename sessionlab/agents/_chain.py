@@ -166,6 +166,26 @@ def parent_lookup(con: Any, db: str, table: str, id_col: str = "id", parent_col:
     return store_memo(("parents", db, every), lambda: {r[0]: r[1] for r in con.execute(every)}).get
 
 
+def session_with_messages(db: str, sid: str, order: str) -> tuple[dict, list[dict], str | None, str | None]:
+    """A session of a store with ``sessions`` and ``messages`` tables (Goose's, Hermes'): its row, its
+    messages (in ``order``), its parent (``parent_session_id``) and the top of its parents' chain."""
+    with store_connection(db) as con:
+        found = session_rows(con, db, sid, "SELECT * FROM sessions WHERE id IN ({ids})", by="id")
+        s = dict(found[0]) if found else {}
+        msgs = [dict(m) for m in session_rows(con, db, sid, "SELECT * FROM messages WHERE session_id IN ({ids}) "
+                                                           f"ORDER BY {order}")]
+        parent = s.get("parent_session_id") or None
+        parent_of = parent_lookup(con, db, "sessions", parent_col="parent_session_id")
+        root, seen = parent, {sid}
+        while root is not None and root not in seen:
+            seen.add(root)
+            up = parent_of(root)
+            if not up:
+                break
+            root = up
+    return s, msgs, parent, root
+
+
 _IDS_PER_QUERY = 500  # (well under SQLite's least limit on a statement's parameters)
 
 

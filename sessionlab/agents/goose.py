@@ -24,16 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import (
-    SqliteStore,
-    database_members,
-    iso_ms,
-    loads,
-    parent_lookup,
-    session_rows,
-    sqlite_names,
-    store_connection,
-)
+from ._chain import SqliteStore, database_members, iso_ms, loads, session_with_messages, sqlite_names
 from ._rows import agent_file, totals_row
 from ._spec import AgentSpec, home_path, one_member
 
@@ -140,20 +131,7 @@ def _message_row(m: dict, tools: dict[str, str]) -> dict:
 def read(path: str, fh: IO[bytes] | None):
     """A session of ``sessions.db`` (``<db>#<session id>``): its messages and one row of its totals."""
     db, sid = one_member(path)
-    with store_connection(db) as con:
-        found = session_rows(con, db, sid, "SELECT * FROM sessions WHERE id IN ({ids})", by="id")
-        s = dict(found[0]) if found else {}
-        msgs = [dict(m) for m in session_rows(con, db, sid, "SELECT * FROM messages WHERE session_id IN ({ids}) "
-                                                           "ORDER BY created_timestamp, id")]
-        parent = s.get("parent_session_id") or None
-        parent_of = parent_lookup(con, db, "sessions", parent_col="parent_session_id")
-        root, seen = parent, {sid}
-        while root is not None and root not in seen:
-            seen.add(root)
-            up = parent_of(root)
-            if not up:
-                break
-            root = up
+    s, msgs, parent, root = session_with_messages(db, sid, "created_timestamp, id")
     tools: dict[str, str] = {}
     rows = [_message_row(m, tools) for m in msgs]
     total = _totals(s, sid, session_time(s.get("created_at")))

@@ -18,16 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import (
-    SqliteStore,
-    database_members,
-    iso_ms,
-    loads,
-    parent_lookup,
-    session_rows,
-    sqlite_names,
-    store_connection,
-)
+from ._chain import SqliteStore, database_members, iso_ms, loads, session_with_messages, sqlite_names
 from ._rows import agent_file, as_int, totals_row
 from ._spec import AgentSpec, home_path, one_member
 
@@ -82,21 +73,7 @@ def _message_row(m: dict) -> dict:
 def read(path: str, fh: IO[bytes]):
     """A session of ``state.db`` (``<db>#<session id>``): its messages and one row of its totals."""
     db, sid = one_member(path)
-    with store_connection(db) as con:
-        found = session_rows(con, db, sid, "SELECT * FROM sessions WHERE id IN ({ids})", by="id")
-        s = dict(found[0]) if found else {}
-        msgs = [dict(m) for m in session_rows(con, db, sid, "SELECT * FROM messages WHERE session_id IN ({ids}) "
-                                                           "ORDER BY timestamp, id")]
-        parent = s.get("parent_session_id") or None
-        parent_of = parent_lookup(con, db, "sessions", parent_col="parent_session_id")
-        root = parent
-        seen = {sid}
-        while root is not None and root not in seen:
-            seen.add(root)
-            up = parent_of(root)
-            if not up:
-                break
-            root = up
+    s, msgs, parent, root = session_with_messages(db, sid, "timestamp, id")
     rows = [_message_row(m) for m in msgs]
     model = (s.get("model") or "").strip()
     inp, out, cr, cw, reason = (as_int(s.get(k)) for k in ("input_tokens", "output_tokens", "cache_read_tokens",
