@@ -45,6 +45,7 @@ _AGGREGATES = [
 
 
 _MOST_CHUNKS = 256
+_SMALL_CHUNK = 64  # (rows: below this on average, the chunks cost more than one copy of the table)
 
 
 def _joined(files: list[FileResult], name: str, schema: pa.Schema) -> pa.Table:
@@ -55,7 +56,8 @@ def _joined(files: list[FileResult], name: str, schema: pa.Schema) -> pa.Table:
     if not tables:
         return schema.empty_table()
     t = pa.concat_tables(tables)
-    return t.combine_chunks() if len(tables) > _MOST_CHUNKS else t
+    many_small = len(tables) > _MOST_CHUNKS and t.num_rows < _SMALL_CHUNK * len(tables)
+    return t.combine_chunks() if many_small else t
 
 
 def entries_of(files: list[FileResult]) -> pa.Table:
