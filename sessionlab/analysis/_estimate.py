@@ -235,6 +235,7 @@ def _context_kinds(prep, base: np.ndarray, kinds: np.ndarray, r: dict) -> np.nda
     out[:, KINDS.index("summary")] += np.where(w.has_c, prep.est[cc], 0)
     out[:, si] += np.where(w.comp_sys, prep.sys_est[cc], 0)
     _edited(prep, base, kinds, r, out)
+    _edited_compaction(prep, base, w.c, r, out)
     out[~w.ok] = 0.0
     # what the split leaves over (a retained tail, rounding) is text: the kinds add up to the estimate
     rest = r["estimate_only"] - out.sum(axis=1)
@@ -256,6 +257,21 @@ def _edited(prep, base: np.ndarray, kinds: np.ndarray, r: dict, out: np.ndarray)
                                          KINDS.index("text"))))
     np.subtract.at(out, k[removed], kinds[x[removed]])
     np.add.at(out, (k[~removed], primary[~removed]), delta[~removed])
+
+
+def _edited_compaction(prep, base: np.ndarray, comp: np.ndarray, r: dict, out: np.ndarray) -> None:
+    """pi 1.6's edit of a context's own compaction (which :func:`_edited` leaves to the walk that
+    corrects the context's total): removed, its summary leaves the context (a replacement leaves
+    the summary as it was: pi's projection keeps a compaction's summary)."""
+    from ._edits import edit_pairs
+
+    if "edited" not in r or not r["edited"].any():
+        return
+    idx = np.nonzero(r["edited"] & (comp >= 0))[0]
+    k, e, x = edit_pairs(prep, base[idx], r["start_depth"][idx])
+    own = (x >= 0) & (x == comp[idx][k])
+    removed = own & (prep.edit_action[e] == "remove")
+    np.subtract.at(out, (idx[k[removed]], KINDS.index("summary")), prep.est[x[removed]])
 
 
 def _split(calls: _Calls, holdout: float) -> tuple[np.ndarray, str]:

@@ -207,12 +207,14 @@ def test_subagent_roll_up_equals_a_loop_over_rows(seed, turns):
         assert abs(s["subagent_cost_usd"] - sum(w["cost_usd"] for w in mine)) < 1e-9
 
 
-# found by a random run of the test above: a context edit that removes the content of an entry
-# before a compaction, then calls; estimate_accuracy counts a summary part the plain loop does not.
-# Kept as a known failure until fixed (the property test above runs a fixed sequence of examples).
-KNOWN_SUMMARY_MISCOUNT = [('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('compaction', 'prev', '', 0, 0, 0), ('edit', 'prev', '', 0, 51, 0), ('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('assistant', 'prev', '', 1, 0, 0)]
+# found by a random run of the test above: a context edit that removes the content of the
+# compaction in effect, then calls; estimate_accuracy counted its summary, which pi's context drops.
+SUMMARY_REMOVED_BY_AN_EDIT = [('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('compaction', 'prev', '', 0, 0, 0), ('edit', 'prev', '', 0, 51, 0), ('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('user', 'prev', '', 0, 0, 0), ('assistant', 'prev', '', 1, 0, 0)]
+# the same compaction's content replaced instead: pi's context keeps the summary
+SUMMARY_REPLACED_BY_AN_EDIT = [*SUMMARY_REMOVED_BY_AN_EDIT[:4], ('edit', 'prev', 'new summary text', 0, 7, 0),
+                               *SUMMARY_REMOVED_BY_AN_EDIT[5:]]
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: estimate_accuracy's part counts after an edit before a compaction")
-def test_known_summary_miscount_after_an_edit():
-    test_insight_tables_equal_python_loops.hypothesis.inner_test(KNOWN_SUMMARY_MISCOUNT)
+@pytest.mark.parametrize("specs", [SUMMARY_REMOVED_BY_AN_EDIT, SUMMARY_REPLACED_BY_AN_EDIT], ids=["removed", "replaced"])
+def test_an_edit_of_the_compaction_in_effect_changes_its_summary_part(specs):
+    test_insight_tables_equal_python_loops.hypothesis.inner_test(specs)
