@@ -258,8 +258,9 @@ def _failed(res: FileResult, exc: Exception) -> FileResult:
 
 @contextlib.contextmanager
 def paused_collector() -> Iterator[None]:
-    """The cyclic garbage collector paused: it would walk every object a reader made so far, again and
-    again, for none of them is part of a cycle (reference counting frees them)."""
+    """The cyclic garbage collector paused: it would walk every object a load made so far, again and
+    again, to find next to none (reference counting frees what a reader drops; what little is
+    cyclic waits for the collector to resume)."""
     with _PAUSE_LOCK:  # (the collector is the process's: the first to pause it, the last to resume)
         if _PAUSED[0] == 0:
             _PAUSED[1] = gc.isenabled()
