@@ -50,6 +50,7 @@ from typing import Any, Union
 import pyarrow as pa
 
 from .._arrow import shown
+from .._rowsof import RowsOf, joined_tables, row_count
 from ..errors import ArgumentTypeError, CacheError, CacheWarning
 from ..pi.io.issues import LineIssue
 from . import _cache_files as files
@@ -65,7 +66,7 @@ __all__ = ["CacheOption", "Changes", "default_cache_dir", "resolve_cache", "clea
 CacheOption = Union[bool, str, os.PathLike, None]
 
 _FORMAT = 5
-_BATCH_BYTES = 16_000_000  # Arrow bytes of files per record batch of a segment
+_BATCH_BYTES = 16_000_000  # file bytes per record batch of a segment (about as many Arrow bytes)
 _MAX_SEGMENTS = 8  # past this many segments for one source, a write packs everything into one
 
 
@@ -277,7 +278,8 @@ class Store:
                     results[r.path] = r
         self.changes.removed = [p for p in entries if p not in now_keys]
         out = [results[p] for p in paths]
-        self.keys = {p: (None if p in whole else fresh_meta.get(p) or entries.get(p)) or _key_only(now_keys[p])
+        read_whole = set(whole)
+        self.keys = {p: (None if p in read_whole else fresh_meta.get(p) or entries.get(p)) or _key_only(now_keys[p])
                      or {} for p in paths}
         if self.damage:
             warnings.warn(f"sessionlab cache {self.dir} was damaged ({self.damage[0]}"
@@ -286,7 +288,7 @@ class Store:
                           stacklevel=4)
         if self.changes.changed or old is None or touched or self.damage:
             try:
-                written = self._write(out, entries, now_keys, fresh_meta, set(whole), touched)
+                written = self._write(out, entries, now_keys, fresh_meta, read_whole, touched)
                 self.keys.update({p: m for p, m in written.items() if p in self.keys})
             except OSError:
                 pass  # a read-only or full disk only costs the next load its speed
@@ -327,7 +329,7 @@ class Store:
         rewrite_all = len(kept) + 1 > _MAX_SEGMENTS or bool(self.damage)
         name = f"{self.key}-{os.urandom(6).hex()}.arrow"
         batches: list[pa.RecordBatch] = []
-        group: list[pa.Table] = []
+        group: list[Any] = []  # (tables or RowsOf)
         rows = size = 0
         out = []
         for r, meta, write in metas:
@@ -336,13 +338,14 @@ class Store:
                 # a file's rows are a slice of one record batch of many files: one batch to decode
                 # per ~16 MB on reading instead of one per file
                 meta.update(segment=name, batch=len(batches), offset=rows)
-                group.append(r.entries)
-                rows += r.entries.num_rows
-                size += r.entries.nbytes
+                held = r.raw_table("entries")
+                group.append(held)
+                rows += row_count(held)
+                size += r.nbytes  # (the file's bytes: about its rows' Arrow bytes, and free to know)
                 if size >= _BATCH_BYTES:
                     batches.append(_one_batch(group))
                     group, rows, size = [], 0, 0
-            meta.update(path=r.path, rows=r.entries.num_rows, nbytes=r.nbytes,  # type: ignore[union-attr]
+            meta.update(path=r.path, rows=row_count(r.raw_table("entries")), nbytes=r.nbytes,
                         session=r.session, loader=r.loader, issues=[_issue_row(i) for i in r.issues])
             if r.agent_extra is not None:  # what the agent's pass over a load needs of the file (JSON)
                 meta["extra"] = r.agent_extra
@@ -370,14 +373,16 @@ class Store:
         return {m["path"]: m for m in out}
 
 
-def _one_batch(tables: list[pa.Table]) -> pa.RecordBatch:
-    if not any(t.num_rows for t in tables):
+def _one_batch(helds: list[Any]) -> pa.RecordBatch:
+    """Files' tables as held (tables or :class:`RowsOf`), one after the other as one batch."""
+    tables = [t for t in joined_tables(helds) if t.num_rows]
+    if not tables:
         return pa.RecordBatch.from_pylist([], schema=ENTRY_SCHEMA)
     return pa.concat_tables(tables).combine_chunks().to_batches()[0]
 
 
 def _cached(path: str, e: dict, segments: dict[str, list[pa.Table]]) -> FileResult:
-    entries = segments[e["segment"]][e["batch"]].slice(e["offset"], e["rows"])
+    entries = RowsOf(segments[e["segment"]][e["batch"]], e["offset"], e["rows"])  # (sliced when asked for)
     return FileResult(path=path, nbytes=e["nbytes"], entries=entries, session=e["session"],
                       issues=[_issue(path, row) for row in e["issues"]], loader=e.get("loader"),
                       agent_extra=e.get("extra"), agent_state=e.get("resume"))
