@@ -183,10 +183,7 @@ def _priced(t: pa.Table, priced: np.ndarray) -> pa.Table:
     (:func:`finish_agents`)."""
     if not t.num_rows:
         return t
-    need = pc.and_(pc.is_valid(t["input_tokens"]), pc.is_null(t["cost_usd"]))
-    # (a call already found to have no price keeps its "unknown")
-    need = pc.and_(need, pc.fill_null(pc.not_equal(t["cost_source"], scalar("unknown")), scalar(True)))
-    rows = np.flatnonzero(to_numpy(need, False) & np.asarray(priced, np.bool_))
+    rows = np.flatnonzero(_unpriced(t) & np.asarray(priced, np.bool_))
     if not len(rows):
         return t
     take = arrow_indices(rows)
@@ -206,6 +203,14 @@ def _priced(t: pa.Table, priced: np.ndarray) -> pa.Table:
     t = t.set_column(i, "cost_usd", from_numpy(np.nan_to_num(cost), mask=np.isnan(cost), type=pa.float64()))
     i = t.schema.get_field_index("cost_source")
     return t.set_column(i, "cost_source", strings(src))
+
+
+def _unpriced(t: pa.Table) -> np.ndarray:
+    """Which rows of ``t`` are calls with usage and no cost, not yet found to have no price."""
+    need = pc.and_(pc.is_valid(t["input_tokens"]), pc.is_null(t["cost_usd"]))
+    # (a call already found to have no price keeps its "unknown")
+    need = pc.and_(need, pc.fill_null(pc.not_equal(t["cost_source"], scalar("unknown")), scalar(True)))
+    return to_numpy(need, False).astype(np.bool_)
 
 
 def _unknown_models(results: list) -> None:
@@ -247,8 +252,14 @@ def finish_agents(results: list) -> None:
     for spec in registry.specs():
         if spec.name in present:
             spec.finish_load(results)
-    priced = registry.priced_agents()
-    # files pi's loader read for another agent (OpenClaw's pi files) are priced here, all at once
-    rebatched([r for r in results if r.loader != "agent" and (r.session or {}).get("agent", "pi") in priced],
-              lambda t, _counts: _priced(t, np.ones(t.num_rows, np.bool_)))
+    price_pi_format(results)  # (those a worker priced have nothing left to price)
     _unknown_models(results)
+
+
+def price_pi_format(results: list) -> None:
+    """The calls of the files pi's loader read for another agent (OpenClaw's pi files) priced, all
+    at once (their workers do it as they read; the load once more, for what the cache grew)."""
+    priced = registry.priced_agents()
+    todo = [r for r in results if r.loader != "agent" and (r.session or {}).get("agent", "pi") in priced]
+    if todo and any(_unpriced(t).any() for t in joined_tables([r.raw_table("entries") for r in todo])):
+        rebatched(todo, lambda t, _counts: _priced(t, np.ones(t.num_rows, np.bool_)))

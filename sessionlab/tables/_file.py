@@ -21,9 +21,9 @@ import pyarrow as pa
 
 from .._arrow import compute as pc
 from .._arrow import strings
-from .._rowsof import RowsOf, Table
+from .._rowsof import RowsOf, Table, rebatched
 from ..agents import detect as detect_agent
-from ..agents import opener, pi_format, sharing_stores
+from ..agents import label_pi_format, opener, pi_format, sharing_stores
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue
 from ._arrays import parse_timestamps, with_pi_defaults
@@ -163,7 +163,7 @@ def _session_row(head: dict[str, Any], declared: dict[str, Any], path: str, n_is
 def load_file(path: str, want_blocks: bool = False) -> FileResult:
     """Load one file; never raises."""
     res = FileResult(path=path)
-    data = _read(res, want_blocks)
+    data, _ = _read(res, want_blocks)
     return res if data is None else load_data(path, data, want_blocks)
 
 
@@ -206,33 +206,35 @@ def keep_read_buffer() -> None:
     _THREAD.buffer = ReadBuffer()
 
 
-def _read(res: FileResult, want_blocks: bool = False, into: ReadBuffer | None = None) -> bytes | memoryview | None:
-    """A pi file's bytes (a view of ``into`` when given); ``None`` when the file was another
-    agent's (then read into ``res`` as it streams) or failed (a ``read_error`` issue in ``res``).
+def _read(res: FileResult, want_blocks: bool = False,
+          into: ReadBuffer | None = None) -> tuple[bytes | memoryview | None, str]:
+    """A pi session file's bytes (a view of ``into`` when given) and its agent (pi, or one whose
+    sessions are pi session files); no bytes when the file was another agent's (then read into
+    ``res`` as it streams) or failed (a ``read_error`` issue in ``res``).
     The agent is decided from the first 64 KB, so a Claude Code file is never read whole."""
     try:
         agent = opener(res.path)
         if agent is not None:  # a source the agent's reader opens itself (a session in a database)
             from ._agents import load_agent_file
             load_agent_file(res, agent, None, want_blocks, defer=True)
-            return None
+            return None, agent
         with _open_regular(res.path) as fh:
             head = fh.read(HEAD_BYTES)
             agent = detect_agent(head, res.path)
             if agent == "pi" or pi_format(agent):
                 if into is not None:
-                    return into.read(fh, head)
+                    return into.read(fh, head), agent
                 if len(head) < HEAD_BYTES:
-                    return head
+                    return head, agent
                 fh.seek(0)  # (read whole again rather than joined to the head: one copy of a huge file)
-                return fh.read()
+                return fh.read(), agent
             fh.seek(0)
             from ._agents import load_agent_file  # Claude Code / Codex readers, on first use
             load_agent_file(res, agent, fh, want_blocks, defer=True)
-            return None
+            return None, agent
     except Exception as exc:  # a file that fails must not stop the others: it becomes an issue
         _failed(res, exc)
-        return None
+        return None, "pi"
 
 
 def _open_regular(path: str) -> Any:
@@ -293,6 +295,11 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
         else:
             results = _native_chunk(paths, want_blocks)
     materialize(results)
+    label_other_agents(results)
+    if any(r.loader != "agent" and (r.session or {}).get("agent", "pi") != "pi" for r in results):
+        from ._agents import price_pi_format  # (OpenClaw's pi files: priced where they are read)
+
+        price_pi_format(results)
     if any(r.agent_pending is not None for r in results):
         from ._agents import materialize_agents
 
@@ -302,6 +309,21 @@ def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
     return results
 
 
+def label_other_agents(results: list[FileResult]) -> None:
+    """The files pi's loader read for another agent whose sessions are pi session files (OpenClaw's)
+    labelled with it, their session and the ``agent`` column of their entries (all at once)."""
+    claimed = label_pi_format(results)
+    if not claimed:
+        return
+    names = [a for _, a in claimed]
+
+    def label(t: pa.Table, counts: list[int]) -> pa.Table:
+        agent = pa.array(names, pa.string()).take(pa.array(np.repeat(np.arange(len(names)), counts)))
+        return t.set_column(t.schema.get_field_index("agent"), "agent", agent)
+
+    rebatched([r for r, _ in claimed], label)
+
+
 def _native_chunk(paths: list[str], want_blocks: bool) -> list[FileResult]:
     """The files of a chunk through one :class:`NativeBatch` (those it refuses through :func:`load_data`)."""
     batch = NativeBatch(want_blocks)
@@ -309,14 +331,14 @@ def _native_chunk(paths: list[str], want_blocks: bool) -> list[FileResult]:
     results = []
     for path in paths:
         res = FileResult(path=path)
-        data = _read(res, want_blocks, buffer)
+        data, agent = _read(res, want_blocks, buffer)
         if data is None:
             results.append(res)
             continue
         res.nbytes = len(data)
         error: str | None = None
         try:
-            accepted = batch.add(res, data)
+            accepted = batch.add(res, data, agent)
         except Exception as exc:  # a scanner bug (or out of memory): the slower paths load the file
             accepted, error = False, f"{type(exc).__name__}: {exc}"
         if not accepted:

@@ -29,16 +29,15 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, Union
 
-import numpy as np
 import pyarrow as pa
 
-from .._rowsof import RowsOf, rebatched
-from ..agents import jsonl_below, label_pi_format, split_member
+from .._rowsof import RowsOf, joined_tables, row_count
+from ..agents import jsonl_below, split_member
 from ..errors import NativeLoaderWarning, SourceNotFoundError
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
 from . import _cache
-from ._file import FileResult, keep_read_buffer, load_chunk, paused_collector
+from ._file import FileResult, keep_read_buffer, label_other_agents, load_chunk, paused_collector
 from ._native import native_available
 
 __all__ = ["Source", "OnBadLines", "default_sessions_dir", "default_roots", "find_files", "load_files", "refresh",
@@ -50,6 +49,9 @@ _SERIAL_BYTES = 4_000_000  # below this, loading in-process beats starting worke
 # files per task: about 1/(2 x workers) of the load (two tasks per worker balance the pool; every
 # task builds its own tables, so fewer, larger ones cost less), within these bounds
 _CHUNK_BYTES = (4_000_000, 32_000_000)
+# what a file costs beyond its bytes (opened, its agent told, its session and slices made), counted
+# as bytes when the load is cut into tasks: thousands of small files weigh as much as a few big ones
+_FILE_BYTES = 12_000
 
 
 def default_sessions_dir() -> Path:
@@ -175,17 +177,18 @@ def _load_chunk(paths: list[str], want_blocks: bool) -> tuple:
     return _pack(load_chunk(paths, want_blocks))
 
 
-def _to_ipc(tables: list[pa.Table | None]) -> tuple[bytes, list[int]]:
-    """The tables of a chunk as one Arrow IPC stream, and each one's row count (-1 for None)."""
-    present = [t for t in tables if t is not None]
+def _to_ipc(helds: list[Any]) -> tuple[bytes, list[int]]:
+    """The tables of a chunk as held (tables, :class:`RowsOf`, None) as one Arrow IPC stream, and
+    each one's row count (-1 for None)."""
+    present = joined_tables(helds)  # (a batch's consecutive files as one slice, never one per file)
     sink = pa.BufferOutputStream()
     if present:
         # one batch for the chunk: a batch per file costs a message of ~56 columns' metadata each,
         # more than many small files' rows
-        whole = pa.concat_tables(present).combine_chunks()
+        whole = present[0] if len(present) == 1 else pa.concat_tables(present).combine_chunks()
         with pa.ipc.new_stream(sink, whole.schema) as writer:
             writer.write_table(whole)
-    return sink.getvalue().to_pybytes(), [-1 if t is None else t.num_rows for t in tables]
+    return sink.getvalue().to_pybytes(), [-1 if t is None else row_count(t) for t in helds]
 
 
 def _from_ipc(data: bytes, counts: list[int]) -> list[RowsOf | None]:
@@ -203,8 +206,8 @@ def _from_ipc(data: bytes, counts: list[int]) -> list[RowsOf | None]:
 def _pack(results: list[FileResult]) -> tuple:
     """Chunk results without their tables, plus the tables as IPC streams: pickling ~30 small
     Arrow arrays per file cost the pool more than the loading itself."""
-    entries = _to_ipc([r.entries for r in results])
-    blocks = _to_ipc([r.blocks for r in results])
+    entries = _to_ipc([r.raw_table("entries") for r in results])
+    blocks = _to_ipc([r.raw_table("blocks") for r in results])
     for r in results:
         r.entries = r.blocks = None
     return results, entries, blocks
@@ -300,7 +303,7 @@ class LoadResult:
 
 def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None) -> Iterator[list[FileResult]]:
     workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
-    sizes = _sizes(paths)
+    sizes = [n + _FILE_BYTES for n in _sizes(paths)]
     total = sum(sizes)
     low, high = _CHUNK_BYTES
     chunks = _chunks(paths, sizes, min(high, max(low, total // (2 * max(workers, 1)))))
@@ -365,7 +368,7 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
     results += [FileResult(path=p, issues=[LineIssue(p, 0, "read_error", f"cannot list the folder: {msg}")])
                 for p, msg in unlisted]
     _warn_native_errors(results)
-    _label_entries(label_pi_format(results))  # (pi session files of another agent, e.g. OpenClaw's)
+    label_other_agents(results)  # (files a worker did not label: those the cache grew)
     if any((r.session or {}).get("agent", "pi") != "pi" for r in results):  # Claude Code / Codex files
         from ._agents import finish_agents
         finish_agents(results)
@@ -374,19 +377,6 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
                "agents": agents}
     keys = store.keys if store is not None else {p: _cache.probe(p, hashes=False) or {} for p in paths}
     return LoadResult(results, source, options, keys, store.changes if store is not None else None)
-
-
-def _label_entries(claimed: list[tuple[FileResult, str]]) -> None:
-    """The ``agent`` column of the files pi's loader read for another agent, set at once."""
-    if not claimed:
-        return
-    names = [a for _, a in claimed]
-
-    def label(t: pa.Table, counts: list[int]) -> pa.Table:
-        agent = pa.array(names, pa.string()).take(pa.array(np.repeat(np.arange(len(names)), counts)))
-        return t.set_column(t.schema.get_field_index("agent"), "agent", agent)
-
-    rebatched([r for r, _ in claimed], label)
 
 
 def _cached(store: _cache.Store, paths: list[str], load_whole: Any) -> list[FileResult]:

@@ -158,13 +158,14 @@ class NativeBatch:
             raise NativeUnavailableError("sessionlab._scan is not built, or was refused as stale")
         self._scanner = _scan.Scanner(want_blocks)
         self._want_blocks = want_blocks
-        # (FileResult, rows, block rows, session id, bytes): the bytes of a file with rows that need
-        # other lines (else None), until they are resolved (:mod:`._pi16`)
+        # (FileResult, rows, block rows, session id, bytes, agent): the bytes of a file with rows that
+        # need other lines (else None), until they are resolved (:mod:`._pi16`)
         self._files: list[tuple[Any, int, int, str, Any]] = []
         self.kept_last = False
 
-    def add(self, res: Any, data: bytes | bytearray | memoryview) -> bool:
-        """Scan one file for ``res`` (a :class:`._file.FileResult`); ``False`` when refused. The
+    def add(self, res: Any, data: bytes | bytearray | memoryview, agent: str = "pi") -> bool:
+        """Scan one file for ``res`` (a :class:`._file.FileResult`) of ``agent`` (pi, or an agent whose
+        sessions are pi session files: its session and rows are labelled so); ``False`` when refused. The
         batch keeps ``data`` until :meth:`finish` when the file has rows that need other lines
         (:mod:`._pi16`): ``kept_last`` then says so, and a caller that reuses its buffer must take
         a new one."""
@@ -175,10 +176,10 @@ class NativeBatch:
         n, nb, sid, cwd, parent_session, header_ts, cross_rows = info  # (facts: the facts module's)
         res.session = {"session_id": sid, "version": 3, "dialect": "pi", "cwd": cwd,
                        "parent_session": parent_session, "header_timestamp": header_ts, "file": res.path,
-                       "issue_count": 0, "loader": "native", "agent": "pi"}
+                       "issue_count": 0, "loader": "native", "agent": agent}
         res.loader = "native"
         self.kept_last = cross_rows > 0
-        self._files.append((res, n, nb, sid, data if self.kept_last else None))
+        self._files.append((res, n, nb, sid, data if self.kept_last else None, agent))
         return True
 
     def finish(self) -> None:
@@ -193,7 +194,7 @@ class NativeBatch:
         table = self._entries(out, specs, files, est_chars)
         blocks = self._blocks(out, files, block_chars) if self._want_blocks else None
         start = bstart = 0
-        for res, k, kb, _, _ in files:
+        for res, k, kb, *_ in files:
             res.entries = RowsOf(table, start, k)
             start += k
             if blocks is not None:
@@ -239,6 +240,9 @@ class NativeBatch:
             else:  # the seed's retained tail (a native file never has one); pi 1.6's columns ._pi16 fills
                 arrays.append(pa.nulls(n, f.type))
         table = with_pi_defaults(pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA))
+        if any(x[5] != "pi" for x in files):  # (another agent's pi session files: OpenClaw's)
+            table = table.set_column(table.schema.get_field_index("agent"), "agent",
+                                     _owner(counts, [x[5] for x in files]))
         return resolve(table, [(f[1], f[4], "pi") for f in files], np.frombuffer(out["line_starts"], np.int64))
 
     @staticmethod
