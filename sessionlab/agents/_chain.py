@@ -265,15 +265,19 @@ class SqliteStore:
             self.schema is None or store_memo(("schema", self.name, store), lambda: self.schema(store)))
 
     def opens(self, path: str) -> bool:
+        if "#" not in path:
+            return False  # (most paths: a file of its own)
         from ._spec import split_member
 
         store, key = split_member(path)
         return key is not None and self._is(store)
 
     def recognise_file(self, path: str, head: bytes) -> bool:
+        if not head.startswith(SQLITE_HEAD):
+            return False
         from ._spec import split_member
 
-        return head.startswith(SQLITE_HEAD) and self._is(split_member(path)[0])
+        return self._is(split_member(path)[0])
 
 
 def database_members(folders: Sequence[Path], name: str, sql: str,

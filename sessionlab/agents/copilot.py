@@ -76,6 +76,8 @@ def _is_export(store: str) -> bool:
 
 def _opens(path: str) -> bool:
     """A session of a Copilot CLI export (``<file>.jsonl#<session id>``): the reader reads the file."""
+    if "#" not in path:
+        return False  # (most paths: a file of its own)
     store, key = split_member(path)
     return key is not None and store.endswith(".jsonl") and _is_export(store)
 
@@ -86,8 +88,11 @@ def _recognise_file(path: str, head: bytes) -> bool:
     store = split_member(path)[0]
     if not store.endswith(".jsonl"):
         return False
+    line = head.split(b"\n", 1)[0]
+    if not any(k in line for k in (b'"traceId"', b'"spanContext"', b'"hrTime"', b'"resource"')):
+        return False  # (another agent's JSONL file: no parse)
     try:
-        first = json.loads(head.split(b"\n", 1)[0])
+        first = json.loads(line)
     except ValueError:
         return False
     return isinstance(first, dict) and first.get("type") in ("span", "log", "metric") and any(

@@ -54,13 +54,15 @@ def split_source(path: str) -> tuple[str, str] | None:
 
 
 def _is_storage_session(path: str) -> bool:
+    if f"{os.sep}message{os.sep}" not in path:
+        return False  # (most paths: no path arithmetic)
     parent = os.path.dirname(path.rstrip("/" + os.sep))
     return (os.path.basename(parent) == "message" and os.path.basename(os.path.dirname(parent)) == "storage"
             and os.path.isdir(path))
 
 
 def _opens(path: str) -> bool:
-    return split_source(path) is not None or _is_storage_session(path)
+    return ("#" in path and split_source(path) is not None) or _is_storage_session(path)
 
 
 def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
