@@ -241,6 +241,27 @@ def test_new_and_removed_files_and_refresh(corpus, tmp_path, session_lines):
     assert refresh(a).changes.appended == [grown]
 
 
+def test_a_file_changed_while_it_is_read_is_a_change_to_the_next_refresh(corpus, monkeypatch):
+    """Without a cache a file's key is its stat as listed, before its read: a line written while the
+    load reads it is not taken as read already."""
+    from sessionlab.tables import _load
+
+    grown = load_files(corpus, on_bad_lines="skip", cache=False).files[-1].path
+    real = _load.load_chunk
+
+    def load_then_append(paths, want_blocks=False):
+        out = real(paths, want_blocks)
+        if grown in paths:
+            with open(grown, "ab") as fh:  # (after its read, within the load)
+                fh.write(b"\n")
+        return out
+
+    monkeypatch.setattr(_load, "load_chunk", load_then_append)
+    first = load_files(corpus, on_bad_lines="skip", cache=False, max_workers=1)
+    monkeypatch.setattr(_load, "load_chunk", real)
+    assert refresh(first).changes.appended == [grown]
+
+
 def test_killed_mid_write_leaves_a_usable_cache(corpus, tmp_path):
     cache = tmp_path / "cache"
     assert_same(corpus, cache)

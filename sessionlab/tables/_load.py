@@ -37,6 +37,7 @@ from ..errors import NativeLoaderWarning, SourceNotFoundError
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
 from . import _cache
+from ._cache_keys import stat_key
 from ._file import FileResult, keep_read_buffer, label_other_agents, load_chunk, paused_collector
 from ._native import native_available
 
@@ -140,9 +141,11 @@ def find_files(source: Source = None, *, agents: Sequence[str] | None = None) ->
     return _find(source, agents)[0]
 
 
-def _find(source: Source, agents: Sequence[str] | None) -> tuple[list[str], list[tuple[str, str]]]:
+def _find(source: Source, agents: Sequence[str] | None,
+          stats: dict[str, os.stat_result] | None = None) -> tuple[list[str], list[tuple[str, str]]]:
     """:func:`find_files`, and the folders that could not be listed (path, error). A file reached
-    twice (a symlink or hard link beside it, a folder named twice) is kept once, where first found."""
+    twice (a symlink or hard link beside it, a folder named twice) is kept once, where first found.
+    ``stats`` (when given) gets each file's stat as listed, for the load to size and key it."""
     from .. import agents as registry
 
     chosen = registry.check_agents(agents)
@@ -161,10 +164,12 @@ def _find(source: Source, agents: Sequence[str] | None) -> tuple[list[str], list
             st = os.stat(f)
             ident = (st.st_dev, st.st_ino)
         except OSError:
-            ident = None  # (gone since it was listed: its read reports it)
+            st = ident = None  # (gone since it was listed: its read reports it)
         if f in seen or ident in inodes:
             continue
         seen[f] = None
+        if stats is not None and st is not None:
+            stats[f] = st
         if ident is not None:
             inodes.add(ident)
     if source is None or agents is None:
@@ -242,10 +247,11 @@ def _size(p: str) -> int:
         return 0
 
 
-def _sizes(paths: list[str]) -> list[int]:
-    """Each path's bytes; a session in a store (``<db>#<id>``) its share of the store's, so that a
-    store of many sessions is loaded in parallel chunks too."""
-    sizes = [_size(p) for p in paths]
+def _sizes(paths: list[str], stats: dict[str, os.stat_result] | None = None) -> list[int]:
+    """Each path's bytes (from ``stats`` where it has the path); a session in a store (``<db>#<id>``)
+    its share of the store's, so that a store of many sessions is loaded in parallel chunks too."""
+    known = stats or {}
+    sizes = [st.st_size if (st := known.get(p)) is not None else _size(p) for p in paths]
     stores: dict[str, list[int]] = {}
     for i, (p, n) in enumerate(zip(paths, sizes)):
         if n == 0 and "#" in p:
@@ -301,9 +307,10 @@ class LoadResult:
         return [i for r in self.files for i in r.issues]
 
 
-def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None) -> Iterator[list[FileResult]]:
+def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
+                  stats: dict[str, os.stat_result] | None = None) -> Iterator[list[FileResult]]:
     workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
-    sizes = [n + _FILE_BYTES for n in _sizes(paths)]
+    sizes = [n + _FILE_BYTES for n in _sizes(paths, stats)]
     total = sum(sizes)
     low, high = _CHUNK_BYTES
     chunks = _chunks(paths, sizes, min(high, max(low, total // (2 * max(workers, 1)))))
@@ -349,12 +356,13 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
 def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, progress: bool | None,
                 max_workers: int | None, cache: Any, agents: Sequence[str] | None) -> LoadResult:
     store = None if want_blocks else _cache.Store.for_source(cache, source)
-    paths, unlisted = _find(source, agents)
+    stats: dict[str, os.stat_result] = {}  # (each file's stat as listed: its size and key)
+    paths, unlisted = _find(source, agents, stats)
     bar = _progress_bar(progress, len(paths))
     results: list[FileResult] = []
 
     def load_whole(ps: list[str]) -> Iterator[list[FileResult]]:
-        for chunk in _iter_results(ps, want_blocks, max_workers):
+        for chunk in _iter_results(ps, want_blocks, max_workers, stats):
             yield chunk
             if bar is not None:
                 bar.update(len(chunk))  # type: ignore[attr-defined]
@@ -375,7 +383,10 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
     _report(results, on_bad_lines)
     options = {"want_blocks": want_blocks, "on_bad_lines": on_bad_lines, "max_workers": max_workers, "cache": cache,
                "agents": agents}
-    keys = store.keys if store is not None else {p: _cache.probe(p, hashes=False) or {} for p in paths}
+    # (without the cache, a file's key is its stat as listed, before it was read: a change while
+    # it was read shows as a change to the next refresh)
+    keys = store.keys if store is not None else {p: stat_key(st) if (st := stats.get(p)) is not None else {}
+                                                 for p in paths}
     return LoadResult(results, source, options, keys, store.changes if store is not None else None)
 
 
