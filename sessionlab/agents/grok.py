@@ -41,10 +41,29 @@ def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> l
     for root in folders:
         if Path(root).is_dir():
             try:
-                out += sorted(str(f) for f in Path(root).glob("*/*/updates.jsonl") if f.is_file())
+                out += sorted(_updates(str(root)))
             except OSError as exc:
                 if errors is not None:
                     errors.append((str(root), f"{type(exc).__name__}: {exc}"))
+    return out
+
+
+def _updates(root: str) -> list[str]:
+    """``<cwd>/<session>/updates.jsonl`` files of ``root`` (a folder listed once each, its entries
+    knowing their kind: tens of thousands of sessions list fast); a folder below it that cannot be
+    listed is passed over."""
+    out: list[str] = []
+    with os.scandir(root) as cwds:
+        for c in cwds:
+            if not c.is_dir():
+                continue
+            try:
+                with os.scandir(c.path) as sessions:
+                    for s in sessions:
+                        if s.is_dir() and os.path.isfile(f := os.path.join(s.path, "updates.jsonl")):
+                            out.append(f)
+            except OSError:
+                continue
     return out
 
 
