@@ -45,7 +45,9 @@ def agent_file(path: str, agent: str, rows: list[dict], session: dict[str, Any])
         r.setdefault("side_node", False)
         full.append(r)
         prev = r.get("entry_id")
-    af.columns = {k: [r.get(k) for r in full] for k in COLUMNS}  # (a comprehension per column: C-speed loops)
+    # (a column no row has is left out: the batch's table makes it null at once; the ids never are)
+    held = set().union(*full, ("entry_id", "parent_id"))
+    af.columns = {k: [r.get(k) for r in full] for k in COLUMNS if k in held}  # (a comprehension per column)
     af.n = len(rows)
     return af
 
