@@ -19,9 +19,10 @@ A call's ``input_tokens`` is ``input - cached + tool``, ``cache_read_tokens`` ``
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from ._chain import Chain, json_chars, loads, text_chars
+from ._chain import Chain, json_chars, loads, store_memo, text_chars
 
 __all__ = ["read_gemini", "call_usage"]
 
@@ -112,18 +113,16 @@ def read_gemini(path: str, fh: Any) -> Any:
         _message(chain, line_no, m)
     sid = head.get("sessionId")
     if not isinstance(sid, str):
-        import os
-
         sid = os.path.splitext(os.path.basename(path))[0]
-    return chain.done({"session_id": sid, "cwd": _project_root(path)})
+    folder = os.path.dirname(os.path.dirname(path))  # (the project's: read once a batch, for all its sessions)
+    cwd = store_memo(("gemini-root", folder), lambda: _project_root(folder))
+    return chain.done({"session_id": sid, "cwd": cwd})
 
 
-def _project_root(path: str) -> str | None:
-    """The project's folder, from the ``.project_root`` file beside ``chats/`` (newer releases)."""
-    import os
-
+def _project_root(folder: str) -> str | None:
+    """The project's folder, from the ``.project_root`` file of its ``folder`` (beside ``chats/``, newer releases)."""
     try:
-        with open(os.path.join(os.path.dirname(os.path.dirname(path)), ".project_root"), encoding="utf-8") as fh:
+        with open(os.path.join(folder, ".project_root"), encoding="utf-8") as fh:
             return fh.read().strip() or None
     except (OSError, UnicodeDecodeError):
         return None

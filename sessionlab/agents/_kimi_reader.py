@@ -19,7 +19,7 @@ import json
 import os
 from typing import Any
 
-from ._chain import Chain, as_dict, count_of, iso_ms, json_chars, text_chars
+from ._chain import Chain, as_dict, count_of, iso_ms, json_chars, store_memo, text_chars
 
 __all__ = ["read_kimi", "configured_model", "work_dirs"]
 
@@ -133,7 +133,8 @@ class _Wire:
 def read_kimi(path: str, fh: Any) -> Any:
     """Read one Kimi CLI ``wire.jsonl`` from a binary file object."""
     share = _share_dir(path)
-    w = _Wire(path, configured_model(share))
+    # (the share folder's configuration and work folders: read once per batch of sessions)
+    w = _Wire(path, store_memo(("kimi-model", share), lambda: configured_model(share)))
     version = None
     for line_no, d in w.chain.records(fh.read()):
         if d.get("type") == "metadata":
@@ -144,5 +145,6 @@ def read_kimi(path: str, fh: Any) -> Any:
         w.message(line_no, _iso(d.get("timestamp")), m.get("type"), p)
     folder = os.path.dirname(path)
     return w.chain.done({"session_id": os.path.basename(folder),
-                         "cwd": work_dirs(share).get(os.path.basename(os.path.dirname(folder))),
+                         "cwd": store_memo(("kimi-work-dirs", share), lambda: work_dirs(share)).get(
+                             os.path.basename(os.path.dirname(folder))),
                          "agent_version": f"wire {version}" if version else None})
