@@ -13,7 +13,6 @@ import functools
 import json
 import operator
 import os
-import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 from .._jsjson import js_len
 from ..pi.io.formats import AgentFile
 from ..pi.rules import CHARS_PER_TOKEN, ROLE_CHARS
+from ._spec import BATCH
 
 __all__ = ["Chain", "files_below", "text_chars", "json_chars", "as_dict", "as_list"]
 
@@ -31,6 +31,7 @@ _COLS = ("line_no", "entry_id", "parent_id", "type", "timestamps", "role", "prov
 
 _EMPTY_ROW: dict[str, Any] = {**dict.fromkeys(_COLS), "type": "message", "side_node": False}
 _ROW_VALUES = operator.itemgetter(*_COLS)
+_IDS = frozenset(("entry_id", "parent_id"))
 
 
 def files_below(roots: Sequence[Path], patterns: Sequence[str], errors: list[tuple[str, str]] | None = None,
@@ -126,7 +127,6 @@ def open_readonly(path: str) -> Any:
 
 SQLITE_HEAD = b"SQLite format 3\x00"
 
-_SHARED = threading.local()  # (``stores``: path -> connection, ``memo``, while a loader shares them)
 
 
 @contextlib.contextmanager
@@ -135,7 +135,7 @@ def sharing_stores(paths: Sequence[str] = ()) -> Iterator[None]:
     answer per :func:`store_memo` question, and one query per :func:`session_rows` question for the
     batch's sessions of a store, closed and dropped at the end. A store holds thousands of sessions;
     opening it, checking its schema and querying it once per session cost more than reading them."""
-    if getattr(_SHARED, "stores", None) is not None:  # (already sharing: the outer one closes)
+    if getattr(BATCH, "stores", None) is not None:  # (already sharing: the outer one closes)
         yield
         return
     members: dict[str, dict[str, None]] = {}
@@ -143,11 +143,11 @@ def sharing_stores(paths: Sequence[str] = ()) -> Iterator[None]:
         if "#" in p:  # (a store's session: ``<db>#<id>``; a file that only has a ``#`` asks nothing)
             store, _, key = p.rpartition("#")
             members.setdefault(store, {})[key] = None
-    _SHARED.stores, _SHARED.memo, _SHARED.members = {}, {}, members
+    BATCH.stores, BATCH.memo, BATCH.members = {}, {}, members
     try:
         yield
     finally:
-        stores, _SHARED.stores, _SHARED.memo, _SHARED.members = _SHARED.stores, None, None, None
+        stores, BATCH.stores, BATCH.memo, BATCH.members = BATCH.stores, None, None, None
         for con in stores.values():
             con.close()
 
@@ -156,7 +156,7 @@ def parent_lookup(con: Any, db: str, table: str, id_col: str = "id", parent_col:
     """``id -> parent id`` of the sessions of a store's ``table`` (None for an id it does not hold):
     while stores are shared, one query of the whole table for the batch; else a query per id."""
     every = f'SELECT "{id_col}", "{parent_col}" FROM "{table}"'
-    if getattr(_SHARED, "memo", None) is None:
+    if getattr(BATCH, "memo", None) is None:
         one = f'SELECT "{parent_col}" FROM "{table}" WHERE "{id_col}" = ?'
 
         def ask(i: str) -> Any:
@@ -194,7 +194,7 @@ def session_rows(con: Any, db: str, sid: str, sql: str, by: str = "session_id") 
     ``sql`` has ``{ids}`` where a list of session ids goes (``... WHERE session_id IN ({ids})``) and
     returns the column ``by`` (the session id of a row). While stores are shared it runs once for the
     batch's sessions of ``db`` (grouped by ``by``); else for ``sid`` alone."""
-    members = getattr(_SHARED, "members", None)
+    members = getattr(BATCH, "members", None)
     if members is None or sid not in members.get(db, ()):
         return con.execute(sql.format(ids="?"), (sid,)).fetchall()
 
@@ -214,7 +214,7 @@ def session_rows(con: Any, db: str, sid: str, sql: str, by: str = "session_id") 
 def store_connection(db: str) -> Iterator[Any]:
     """A read-only connection to the store ``db``: the batch's shared one (:func:`sharing_stores`),
     else one of its own, closed after."""
-    stores = getattr(_SHARED, "stores", None)
+    stores = getattr(BATCH, "stores", None)
     if stores is not None:
         con = stores.get(db)
         if con is None:
@@ -230,7 +230,7 @@ def store_connection(db: str) -> Iterator[Any]:
 
 def store_memo(key: Any, compute: Any) -> Any:
     """``compute()``, asked once per batch for ``key`` while stores are shared, else every time."""
-    memo = getattr(_SHARED, "memo", None)
+    memo = getattr(BATCH, "memo", None)
     if memo is None:
         return compute()
     if key not in memo:
@@ -404,7 +404,9 @@ class Chain:
         # every row has every column (_EMPTY_ROW): one C call per row, the transposition in C
         cols = dict(zip(_COLS, map(list, zip(*map(_ROW_VALUES, rows))))) if rows else {c: [] for c in _COLS}
         cols["est_tokens"] = [None if v is None else -(-v // CHARS_PER_TOKEN) for v in cols["est_tokens"]]
-        self.out.columns, self.out.n = cols, len(rows)
+        n = len(rows)  # (a column of nulls alone is left out: the batch's table makes it null at once)
+        self.out.columns = {k: v for k, v in cols.items() if k in _IDS or v.count(None) != n}
+        self.out.n = n
         self.out.session = {"agent": self.out.agent, "name": None, "parent_session_id": None, **session}
         self.out.session.setdefault("root_session_id", session.get("session_id"))
         return self.out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,9 +32,27 @@ def member_path(store: str | os.PathLike, key: str) -> str:
     return f"{os.fspath(store)}#{key}"
 
 
+# what a batch of sessions being read shares (:func:`._chain.sharing_stores`): ``stores`` (path ->
+# connection), ``memo`` (question -> answer), ``members`` (store -> its sessions in the batch)
+BATCH = threading.local()
+
+
 def split_member(path: str) -> tuple[str, str | None]:
-    """``(store, key)`` of a :func:`member_path`; ``(path, None)`` for a path that is a file itself."""
-    if "#" not in path or os.path.exists(path):
+    """``(store, key)`` of a :func:`member_path`; ``(path, None)`` for a path that is a file itself
+    (asked several times per session: answered once per batch while one is read)."""
+    if "#" not in path:
+        return path, None
+    memo = getattr(BATCH, "memo", None)
+    if memo is None:
+        return _split_member(path)
+    got = memo.get(("member", path))
+    if got is None:
+        got = memo[("member", path)] = _split_member(path)
+    return got
+
+
+def _split_member(path: str) -> tuple[str, str | None]:
+    if os.path.exists(path):
         return path, None
     store, _, key = path.rpartition("#")
     return (store, key) if os.path.isfile(store) else (path, None)
