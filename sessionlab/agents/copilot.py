@@ -53,6 +53,7 @@ def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> l
     """Each session of every ``*.jsonl`` export below the folders (and of an export named itself)."""
     found = jsonl_below([f for f in folders if Path(f).is_dir()], errors)
     found += [str(f) for f in folders if Path(f).is_file()]
+    _LISTED.clear()
     out: list[str] = []
     for f in sorted(dict.fromkeys(found)):
         try:
@@ -210,21 +211,39 @@ def _sessions(path: str) -> list[str]:
     return _session_list(path, st.st_mtime_ns, st.st_size)
 
 
+# the exports the last listing parsed, by (path, mtime, size), until the load that follows ends
+# (:func:`finish`): its readers, and the workers forked after the listing, take their calls from
+# here instead of parsing each export again
+_LISTED: dict[tuple[str, int, int], list[dict]] = {}
+
+
 @lru_cache(maxsize=65536)
 def _session_list(path: str, mtime_ns: int, size: int) -> list[str]:
-    return list(dict.fromkeys(r["session"] for r in _records(path, mtime_ns, size)))
+    recs = _LISTED[(path, mtime_ns, size)] = _parse(path, mtime_ns, size)
+    return list(dict.fromkeys(r["session"] for r in recs))
 
 
 def records(path: str) -> list[dict]:
     """The calls of an export, deduplicated, in file order: dicts with ``session``, ``model``,
     ``ms``, ``key``, ``usage`` (or ``tool``: an ``execute_tool`` span; ``error``: a chat span
-    without usage that failed)."""
+    without usage that failed). Shared: never changed by a caller."""
     st = os.stat(path)
-    return _records(path, st.st_mtime_ns, st.st_size)
+    key = (path, st.st_mtime_ns, st.st_size)
+    listed = _LISTED.get(key)
+    return listed if listed is not None else _records(*key)
+
+
+def finish(results: list) -> None:
+    """The end of a load of Copilot sessions: the parsed exports its listing kept are let go."""
+    _LISTED.clear()
 
 
 @lru_cache(maxsize=4)
 def _records(path: str, mtime_ns: int, size: int) -> list[dict]:
+    return _parse(path, mtime_ns, size)
+
+
+def _parse(path: str, mtime_ns: int, size: int) -> list[dict]:
     recs = _lines(path)
     ctx: dict[str, dict] = {}
     for r in recs:
@@ -290,7 +309,8 @@ def read(path: str, fh: IO[bytes] | None):
 
 SPEC = AgentSpec(
     name="copilot", title="Copilot CLI", recognise=lambda obj: False, recognise_file=_recognise_file, opens=_opens,
-    roots=roots, env=(ENV,), files=files, reader="sessionlab.agents.copilot:read", calls_need_usage=True, priced=True,
+    roots=roots, env=(ENV,), files=files, reader="sessionlab.agents.copilot:read",
+    finish="sessionlab.agents.copilot:finish", calls_need_usage=True, priced=True,
     folder_doc="`~/.copilot/otel/*.jsonl` and the file `$COPILOT_OTEL_FILE_EXPORTER_PATH` names: Copilot CLI's "
                "OpenTelemetry export, written when enabled; each session is `<file>#<session id>`",
 )
