@@ -14,7 +14,6 @@ call); a turn written twice (same ``prompt_id``) counts once, the later line.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import IO, Any
@@ -73,8 +72,8 @@ def _recognise(obj: dict) -> bool:
 
 def _summary(path: str) -> dict:
     try:
-        with open(os.path.join(os.path.dirname(path), "summary.json"), encoding="utf-8") as fh:
-            d = json.load(fh)
+        with open(os.path.join(os.path.dirname(path), "summary.json"), "rb") as fh:
+            d = loads(fh.read())
     except (OSError, ValueError):
         return {}
     return d if isinstance(d, dict) else {}
@@ -106,6 +105,8 @@ def read(path: str, fh: IO[bytes]):
     model = s.get("current_model_id") or None
     rows: dict[tuple, dict] = {}
     for n, raw in enumerate(fh, 1):
+        if b"turn_completed" not in raw:
+            continue  # (a line of another update: its name is written plainly, never escaped)
         try:
             d: Any = loads(raw)
         except ValueError:
