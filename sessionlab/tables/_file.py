@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import io
 import os
 import stat
 import threading
@@ -228,8 +229,11 @@ def _read(res: FileResult, want_blocks: bool = False,
                     return head, agent
                 fh.seek(0)  # (read whole again rather than joined to the head: one copy of a huge file)
                 return fh.read(), agent
-            fh.seek(0)
             from ._agents import load_agent_file  # Claude Code / Codex readers, on first use
+            if len(head) < HEAD_BYTES:  # (the whole file: its reader reads it from memory, not again)
+                load_agent_file(res, agent, io.BytesIO(head), want_blocks, defer=True)
+                return None, agent
+            fh.seek(0)
             load_agent_file(res, agent, fh, want_blocks, defer=True)
             return None, agent
     except Exception as exc:  # a file that fails must not stop the others: it becomes an issue
