@@ -88,6 +88,24 @@ def test_copilot_exporter_path_variable(tmp_path, monkeypatch):
     assert agents.detect(b'{"type":"session","version":3,"id":"s"}\n', str(dst)) == "pi"
 
 
+
+def test_copilot_exports_are_parsed_once_per_load(home, tmp_path, monkeypatch):
+    """The listing's parse of each export is what its sessions are read from (not parsed again when
+    they are read, however many exports), and it is let go when the load ends."""
+    otel = tmp_path / ".copilot" / "otel"
+    otel.mkdir(parents=True)
+    for k in range(3):  # (six exports: more than a reader keeps parsed)
+        for f in sorted((home("copilot") / ".copilot" / "otel").glob("*.jsonl")):
+            shutil.copy(f, otel / f"{f.stem}-{k}.jsonl")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    parsed = []
+    real = copilot._parse
+    monkeypatch.setattr(copilot, "_parse", lambda *key: parsed.append(key[0]) or real(*key))
+    corpus = sl.load(agents=["copilot"], cache=False, progress=False, max_workers=1)
+    assert corpus.sessions.num_rows == 9
+    assert sorted(parsed) == sorted(str(f) for f in otel.glob("*.jsonl"))  # (each once)
+    assert copilot._LISTED == {}
+
 # -- Goose ------------------------------------------------------------------------------------------
 
 def _goose_cost(key, m):
