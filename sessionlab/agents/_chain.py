@@ -244,7 +244,7 @@ def sqlite_names(db: str, sql: str, column: int = 0) -> set[str]:
     import sqlite3
 
     try:
-        with open_readonly(db) as con:
+        with store_connection(db) as con:  # (a connection's own ``with`` would not close it)
             return {r[column] for r in con.execute(sql)}
     except sqlite3.Error:
         return set()
@@ -297,7 +297,7 @@ def database_members(folders: Sequence[Path], name: str, sql: str,
             continue
         seen.add(os.path.realpath(db))
         try:
-            with open_readonly(str(db)) as con:
+            with store_connection(str(db)) as con:
                 out += [member_path(db, r[0]) for r in con.execute(sql)]
         except sqlite3.Error as exc:
             if errors is not None:

@@ -393,9 +393,10 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
 def _cached(store: _cache.Store, paths: list[str], load_whole: Any) -> list[FileResult]:
     """The files through the cache, and the sources an agent's reader opens itself (a session in a
     database: no file of its own to key) read every time, in ``paths``' order."""
-    from ..agents import opener
+    from ..agents import opener, sharing_stores
 
-    own = {p for p in paths if opener(p) is not None}
+    with sharing_stores():  # (a store's schema checked once, not once per session of it)
+        own = {p for p in paths if opener(p) is not None}
     if not own:
         return store.load(paths, load_whole)
     done = {r.path: r for r in store.load([p for p in paths if p not in own], load_whole)}
