@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sessionlab as sl
 from sessionlab import agents
@@ -297,3 +299,27 @@ def test_dask_loads_a_store_s_sessions(home):
     h = home("kilo")
     t = load_dask(kilo.store_sessions(str(h / ".local" / "share" / "kilo" / "kilo.db"))).compute()
     assert (len(t), set(t["agent"]), int(t["input_tokens"].sum())) == (12, {"kilo"}, 15370)
+
+
+def _kept_by_loop(sessions, firsts):
+    """The plain rule: per session the latest first timestamp wins (a later equal one too); a
+    session none of whose files has one keeps its first file."""
+    best: dict = {}
+    for k, (sid, ts) in enumerate(zip(sessions, firsts)):
+        if sid not in best or (ts is not None and (best[sid][0] is None or ts >= best[sid][0])):
+            best[sid] = (ts, k)
+    return sorted(k for _, k in best.values())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abcd"), st.one_of(st.none(), st.integers(0, 5))), max_size=30))
+def test_droid_copies_kept_as_the_plain_rule_keeps_them(files):
+    """The vectorised choice of which copy of a Droid session counts equals the plain loop's."""
+    import pyarrow as pa
+
+    from sessionlab.agents.droid import kept_copies
+
+    sessions = [s for s, _ in files]
+    stamps = [None if t is None else 1_700_000_000_000_000 + t for _, t in files]
+    firsts = pa.chunked_array([pa.array(stamps, pa.timestamp("us", "UTC"))])
+    assert [int(i) for i in kept_copies(sessions, firsts).nonzero()[0]] == _kept_by_loop(sessions, stamps)

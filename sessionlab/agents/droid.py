@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from .._rowsof import joined_tables, rebatched, row_count
 from ._chain import as_dict, files_below, iso_ms, loads
@@ -123,16 +123,31 @@ def finish(results: list) -> None:
         return
     counts = np.array([row_count(r.raw_table("entries")) for r in mine], np.int64)
     stamps = pa.chunked_array([t["timestamp"] for t in joined_tables([r.raw_table("entries") for r in mine])])
-    firsts = stamps.take(pa.array(np.r_[0, np.cumsum(counts)[:-1]])).to_pylist()
-    best: dict[str, tuple] = {}
-    for k, (r, ts) in enumerate(zip(mine, firsts)):
-        sid = r.session["session_id"]
-        if sid not in best or (ts is not None and (best[sid][0] is None or ts >= best[sid][0])):
-            best[sid] = (ts, k)
-    drop = np.ones(len(mine), np.bool_)
-    drop[[k for _, k in best.values()]] = False
+    firsts = stamps.take(pa.array(np.r_[0, np.cumsum(counts)[:-1]]))
+    drop = ~kept_copies([r.session["session_id"] for r in mine], firsts)
     if drop.any():
         rebatched(mine, lambda t, _counts: null_usage(t, np.repeat(drop, counts)))
+
+
+def kept_copies(sessions: list[str], firsts: Any) -> Any:
+    """Which files count, as a boolean array: per session, the file with the latest first timestamp
+    (``firsts``, Arrow; the later file of equal ones), or its first file when none has a timestamp."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(sessions)
+    if n == 0:
+        return np.zeros(0, np.bool_)
+    code = pc.dictionary_encode(pa.array(sessions, pa.string())).indices.to_numpy()
+    has = ~np.asarray(pc.is_null(firsts).to_numpy(zero_copy_only=False), np.bool_)
+    ts = pc.fill_null(firsts.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+    k = np.arange(n, dtype=np.int64)
+    order = np.lexsort((np.where(has, k, -k), ts, has, code))  # (the last of each session's run wins)
+    last = np.r_[code[order][1:] != code[order][:-1], True]
+    keep = np.zeros(n, np.bool_)
+    keep[order[last]] = True
+    return keep
 
 
 SPEC = AgentSpec(
