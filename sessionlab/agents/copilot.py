@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
-from ._chain import as_dict, iso_ms, loads
+from ._chain import as_dict, iso_ms, loads, store_memo
 from ._rows import agent_file
 from ._spec import AgentSpec, home_path, jsonl_below, member_path, one_member, split_member
 
@@ -80,7 +80,8 @@ def _opens(path: str) -> bool:
     if "#" not in path:
         return False  # (most paths: a file of its own)
     store, key = split_member(path)
-    return key is not None and store.endswith(".jsonl") and _is_export(store)
+    return key is not None and store.endswith(".jsonl") and store_memo(("copilot-export", store),
+                                                                        lambda: _is_export(store))
 
 
 def _recognise_file(path: str, head: bytes) -> bool:
