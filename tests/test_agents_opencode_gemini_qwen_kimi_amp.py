@@ -351,3 +351,15 @@ def test_amp_threads_messages_and_the_usage_ledger(monkeypatch):
         ("1", 3, 0, "claude-sonnet-4-5-20250929"), ("3", 4, 9870, "claude-sonnet-4-5-20250929"),
         ("ledger/evt-03", 412, 0, "claude-haiku-4-5-20251001")]
     assert str(led[0]["timestamp"]) == "2026-02-21 08:00:04.210000+00:00"
+
+
+def test_kimi_sessions_are_the_wire_files_two_folders_down(tmp_path, monkeypatch):
+    """``<work dir>/<session>/wire.jsonl`` is a session; a ``wire.jsonl`` higher or deeper is not."""
+    from sessionlab.agents import kimi
+
+    root = tmp_path / "sessions"
+    for rel in ("w1/s1/wire.jsonl", "w1/s2/wire.jsonl", "w2/s1/wire.jsonl", "w1/wire.jsonl", "w1/s1/sub/wire.jsonl",
+                "wire.jsonl", "w1/s3/other.jsonl"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("{}\n")
+    assert kimi.files([root]) == [str(root / r) for r in ("w1/s1/wire.jsonl", "w1/s2/wire.jsonl", "w2/s1/wire.jsonl")]

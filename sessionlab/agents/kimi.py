@@ -38,7 +38,13 @@ def roots() -> list[Path]:
 def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
     """``<work dir>/<session>/wire.jsonl`` below each folder (a deeper ``wire.jsonl`` is not a session's)."""
     return [f for folder in folders for f in files_below([folder], ("*/*/wire.jsonl",), errors)
-            if os.path.relpath(f, folder).count(os.sep) == 2]
+            if _depth(f, os.path.join(str(folder), "")) == 2]
+
+
+def _depth(path: str, prefix: str) -> int:
+    """Folders between ``prefix`` (a folder, ending in the separator) and the file ``path`` below it."""
+    rel = path[len(prefix):] if path.startswith(prefix) else os.path.relpath(path, prefix)
+    return rel.count(os.sep)
 
 
 SPEC = AgentSpec(
