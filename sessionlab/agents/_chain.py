@@ -128,7 +128,6 @@ def open_readonly(path: str) -> Any:
 SQLITE_HEAD = b"SQLite format 3\x00"
 
 
-
 @contextlib.contextmanager
 def sharing_stores(paths: Sequence[str] = ()) -> Iterator[None]:
     """While a batch of sessions (``paths``) is read: one read-only connection per SQLite store, one
