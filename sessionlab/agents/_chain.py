@@ -20,7 +20,7 @@ from typing import Any
 from .._jsjson import js_len
 from ..pi.io.formats import AgentFile
 from ..pi.rules import CHARS_PER_TOKEN, ROLE_CHARS
-from ._spec import BATCH
+from ._spec import BATCH, member_path, split_member
 
 __all__ = ["Chain", "files_below", "text_chars", "json_chars", "as_dict", "as_list"]
 
@@ -266,16 +266,12 @@ class SqliteStore:
     def opens(self, path: str) -> bool:
         if "#" not in path:
             return False  # (most paths: a file of its own)
-        from ._spec import split_member
-
         store, key = split_member(path)
         return key is not None and self._is(store)
 
     def recognise_file(self, path: str, head: bytes) -> bool:
         if not head.startswith(SQLITE_HEAD):
             return False
-        from ._spec import split_member
-
         return self._is(split_member(path)[0])
 
 
@@ -285,8 +281,6 @@ def database_members(folders: Sequence[Path], name: str, sql: str,
     (``<db>#<session id>``, ids from ``sql``, in its order); a store found twice is read once, one
     that cannot be read goes to ``errors``."""
     import sqlite3
-
-    from ._spec import member_path
 
     out: list[str] = []
     seen: set[str] = set()
