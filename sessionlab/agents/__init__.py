@@ -42,12 +42,21 @@ from . import (
     qwen,
 )
 from ._chain import sharing_stores
-from ._spec import USAGE_COLUMNS, AgentSpec, home_path, jsonl_below, member_path, null_usage, split_member
+from ._spec import (
+    USAGE_COLUMNS,
+    AgentSpec,
+    home_path,
+    jsonl_below,
+    member_path,
+    null_usage,
+    reading_spend_only,
+    split_member,
+)
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
            "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below",
            "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages", "opener", "member_path", "split_member",
-           "pi_format", "label_pi_format", "sharing_stores"]
+           "pi_format", "label_pi_format", "sharing_stores", "reading_spend_only"]
 
 _REGISTRY: dict[str, AgentSpec] = {}
 

@@ -58,10 +58,14 @@ def _message_rows(chain: Chain, messages: list, created: str | None) -> dict[Any
         eid = str(m.get("messageId", k))
         if m.get("role") == "assistant":
             i = chain.add(k + 1, eid, ts, role="assistant", provider=None, model=usage.get("model"), tool_call_count=0)
+            rows[m.get("messageId", k)] = i
+            if chain.spend_only:
+                continue
             for b in content:
                 if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str):
                     tools[b["id"]] = b.get("name")
-            rows[m.get("messageId", k)] = i
+        elif chain.spend_only:  # (a spend-only read: the calls alone, no content)
+            continue
         else:
             results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
             name = tools.get(str(results[0].get("toolUseID"))) if results else None

@@ -20,7 +20,7 @@ from typing import Any
 from .._jsjson import js_len
 from ..pi.io.formats import AgentFile
 from ..pi.rules import CHARS_PER_TOKEN, ROLE_CHARS
-from ._spec import BATCH, member_path, split_member
+from ._spec import BATCH, is_spend_row, member_path, spend_only, split_member
 
 __all__ = ["Chain", "files_below", "text_chars", "json_chars", "as_dict", "as_list"]
 
@@ -165,18 +165,21 @@ def parent_lookup(con: Any, db: str, table: str, id_col: str = "id", parent_col:
     return store_memo(("parents", db, every), lambda: {r[0]: r[1] for r in con.execute(every)}).get
 
 
-def session_with_messages(db: str, sid: str, order: str) -> tuple[dict, list[dict], str | None, str | None]:
+def session_with_messages(db: str, sid: str, order: str, *, messages: bool = True
+                          ) -> tuple[dict, list[dict], str | None, str | None]:
     """A session of a store with ``sessions`` and ``messages`` tables (Goose's, Hermes'): its row, its
-    messages (in ``order``), its parent (``parent_session_id``) and the top of its parents' chain."""
+    messages (in ``order``; none read when ``messages`` is False), its parent (``parent_session_id``)
+    and the top of its parents' chain."""
     with store_connection(db) as con:
         found = session_rows(con, db, sid, "SELECT * FROM sessions WHERE id IN ({ids})", by="id")
         s = dict(found[0]) if found else {}
         msgs = [dict(m) for m in session_rows(con, db, sid, "SELECT * FROM messages WHERE session_id IN ({ids}) "
-                                                           f"ORDER BY {order}")]
+                                                           f"ORDER BY {order}")] if messages else []
         parent = s.get("parent_session_id") or None
-        parent_of = parent_lookup(con, db, "sessions", parent_col="parent_session_id")
+        # (the store's parent links read only for a session that has a parent)
+        parent_of = parent_lookup(con, db, "sessions", parent_col="parent_session_id") if parent else None
         root, seen = parent, {sid}
-        while root is not None and root not in seen:
+        while parent_of is not None and root is not None and root not in seen:
             seen.add(root)
             up = parent_of(root)
             if not up:
@@ -331,6 +334,7 @@ class Chain:
         self.out = AgentFile(path=path, agent=agent)
         self.rows: list[dict[str, Any]] = []
         self.nblocks: dict[int, int] = {}
+        self.spend_only = spend_only()  # (the rows that are no spend left out: see done)
 
     @property
     def n(self) -> int:
@@ -361,8 +365,11 @@ class Chain:
                 yield line_no, rec
 
     def block(self, i: int, kind: str, nc: int, name: str | None = None, call_id: str | None = None) -> None:
-        """A content block of row ``i`` with ``nc`` characters (counted when pi's rule counts it)."""
+        """A content block of row ``i`` with ``nc`` characters (counted when pi's rule counts it);
+        a spend-only read (:func:`._spec.reading_spend_only`) keeps none."""
         row = self.rows[i]
+        if self.spend_only:
+            return
         role = row.get("role")
         part = {"toolResult": "content", "text": "text" if role == "assistant" else "content"}.get(kind, kind)
         nc = nc if part in ROLE_CHARS.get(role, ()) else 0
@@ -392,8 +399,9 @@ class Chain:
         self.out.issues.append(LineIssue(self.out.path, line_no, kind, message, text[:80]))
 
     def done(self, session: dict[str, Any]) -> AgentFile:
-        """The file read: ``est_tokens`` from characters, the columns and the session's facts."""
-        rows = self.rows
+        """The file read: ``est_tokens`` from characters, the columns and the session's facts (a
+        spend-only read: the spend rows alone)."""
+        rows = [r for r in self.rows if is_spend_row(r)] if self.spend_only else self.rows
         # every row has every column (_EMPTY_ROW): one C call per row, the transposition in C
         cols = dict(zip(_COLS, map(list, zip(*map(_ROW_VALUES, rows))))) if rows else {c: [] for c in _COLS}
         cols["est_tokens"] = [None if v is None else -(-v // CHARS_PER_TOKEN) for v in cols["est_tokens"]]

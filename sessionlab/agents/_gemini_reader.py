@@ -74,9 +74,18 @@ def _records(data: bytes, chain: Chain) -> tuple[dict, list[tuple[int, dict]]]:
     return head, [found[k] for k in order]
 
 
+def _usage(chain: Chain, i: int, m: dict) -> None:
+    usage = call_usage(m["tokens"]) if isinstance(m.get("tokens"), dict) else None
+    if usage is not None:
+        chain.usage(i, model=m.get("model"), provider="google", **usage)
+
+
 def _message(chain: Chain, line_no: int, m: dict) -> None:
     kind, ts = m.get("type"), m.get("timestamp")
     eid = m["id"] if isinstance(m.get("id"), str) else f"L{line_no}"
+    spend = chain.spend_only  # (a spend-only read: the calls alone, no content)
+    if spend and kind != "gemini":
+        return
     if kind in _SIDE or kind not in ("user", "gemini"):
         chain.add(line_no, eid, ts, type=kind if isinstance(kind, str) else "unknown", side_node=True)
         return
@@ -85,6 +94,9 @@ def _message(chain: Chain, line_no: int, m: dict) -> None:
         chain.block(i, "text", text_chars(m.get("content")))
         return
     i = chain.add(line_no, eid, ts, role="assistant", provider="google", model=m.get("model"), tool_call_count=0)
+    if spend:
+        _usage(chain, i, m)
+        return
     for t in m.get("thoughts") or []:
         if isinstance(t, dict):
             chain.block(i, "thinking", text_chars(t.get("subject")) + text_chars(t.get("description")))
@@ -94,9 +106,7 @@ def _message(chain: Chain, line_no: int, m: dict) -> None:
     for c in calls:
         name = c.get("name")
         chain.block(i, "toolCall", text_chars(name) + json_chars(c.get("args")), name, c.get("id"))
-    usage = call_usage(m["tokens"]) if isinstance(m.get("tokens"), dict) else None
-    if usage is not None:
-        chain.usage(i, model=m.get("model"), provider="google", **usage)
+    _usage(chain, i, m)
     for c in calls:
         if c.get("result") is None:
             continue

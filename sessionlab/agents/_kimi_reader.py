@@ -79,14 +79,28 @@ class _Wire:
         self.step: int | None = None  # the assistant row of the current step
         self.tools: dict[str, str] = {}
 
-    def assistant(self, line_no: int, ts: str | None) -> int:
+    def assistant(self, line_no: int, t: Any) -> int:
         if self.step is None:
-            self.step = self.chain.add(line_no, f"L{line_no}", ts, role="assistant", provider="moonshot",
+            self.step = self.chain.add(line_no, f"L{line_no}", _iso(t), role="assistant", provider="moonshot",
                                        model=self.model, tool_call_count=0)
         return self.step
 
-    def message(self, line_no: int, ts: str | None, kind: Any, p: dict) -> None:
+    def spend(self, line_no: int, t: Any, kind: Any, p: dict) -> None:
+        """A line of a spend-only read: the steps' calls alone."""
+        if kind in ("TurnBegin", "StepBegin", "CompactionBegin"):
+            self.step = None
+        elif kind in ("ContentPart", "ToolCall"):
+            self.assistant(line_no, t)
+        elif kind == "StatusUpdate" and isinstance(p.get("token_usage"), dict):
+            self.usage(line_no, t, p["token_usage"])
+
+    def message(self, line_no: int, t: Any, kind: Any, p: dict) -> None:
+        """A line (``t``: its timestamp as written)."""
         c = self.chain
+        if c.spend_only:
+            self.spend(line_no, t, kind, p)
+            return
+        ts = _iso(t)
         if kind == "TurnBegin":
             self.step = None
             i = c.add(line_no, f"L{line_no}", ts, role="user")
@@ -94,14 +108,14 @@ class _Wire:
         elif kind == "StepBegin":
             self.step = None
         elif kind == "ContentPart":
-            i = self.assistant(line_no, ts)
+            i = self.assistant(line_no, t)
             c.block(i, "thinking" if p.get("type") == "think" else "text", text_chars(p.get("think") or p.get("text")))
         elif kind == "ToolCall":
             fn = as_dict(p.get("function"))
             name, cid = fn.get("name"), p.get("id")
             if isinstance(cid, str) and isinstance(name, str):
                 self.tools[cid] = name
-            c.block(self.assistant(line_no, ts), "toolCall", text_chars(name) + json_chars(fn.get("arguments")),
+            c.block(self.assistant(line_no, t), "toolCall", text_chars(name) + json_chars(fn.get("arguments")),
                     name, cid)
         elif kind == "ToolResult":
             cid = p.get("tool_call_id")
@@ -110,22 +124,22 @@ class _Wire:
             rv = as_dict(p.get("return_value"))
             c.block(i, "toolResult", json_chars(rv.get("output")), name, cid)
         elif kind == "StatusUpdate" and isinstance(p.get("token_usage"), dict):
-            self.usage(line_no, ts, p["token_usage"])
+            self.usage(line_no, t, p["token_usage"])
         elif kind == "CompactionBegin":
             self.step = None
             c.add(line_no, f"L{line_no}", ts, type="compaction")
         elif isinstance(kind, str) and kind not in ("TurnEnd", "CompactionEnd", "StatusUpdate"):
             c.add(line_no, f"L{line_no}", ts, type=kind, side_node=True)
 
-    def usage(self, line_no: int, ts: str | None, u: dict) -> None:
+    def usage(self, line_no: int, t: Any, u: dict) -> None:
         inp, out = count_of(u, "input_other"), count_of(u, "output")
         read, write = count_of(u, "input_cache_read"), count_of(u, "input_cache_creation")
         if not (inp or out or read or write):
             return
-        i = self.assistant(line_no, ts)
+        i = self.assistant(line_no, t)
         if self.chain.rows[i].get("input_tokens") is not None:  # a second update in one step: a call of its own
             self.step = None
-            i = self.assistant(line_no, ts)
+            i = self.assistant(line_no, t)
         self.chain.usage(i, model=self.model, provider="moonshot", inp=inp, out=out, cache_read=read,
                          cache_write=write)
 
@@ -142,7 +156,7 @@ def read_kimi(path: str, fh: Any) -> Any:
             continue
         m = as_dict(d.get("message"))
         p = as_dict(m.get("payload"))
-        w.message(line_no, _iso(d.get("timestamp")), m.get("type"), p)
+        w.message(line_no, d.get("timestamp"), m.get("type"), p)
     folder = os.path.dirname(path)
     return w.chain.done({"session_id": os.path.basename(folder),
                          "cwd": store_memo(("kimi-work-dirs", share), lambda: work_dirs(share)).get(

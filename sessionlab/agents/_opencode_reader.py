@@ -36,6 +36,7 @@ from ._chain import (
     store_memo,
     text_chars,
 )
+from ._spec import spend_only
 
 __all__ = ["read_opencode", "database_sessions"]
 
@@ -70,8 +71,9 @@ def _from_database(db: str, sid: str) -> tuple[dict, list[tuple[dict, list[dict]
         parents = store_memo(("opencode parents", db), lambda: {  # (every session's: once per batch)
             r["id"]: r["parent_id"] for r in _all_rows(con, "SELECT id, parent_id FROM session")})
         parts: dict[str, list[dict]] = {}
-        for r in _rows(con, db, sid, "SELECT message_id, data, session_id FROM part WHERE session_id IN ({ids}) "
-                                     "ORDER BY message_id, id"):
+        for r in [] if spend_only() else _rows(  # (a spend-only read needs no content)
+                con, db, sid, "SELECT message_id, data, session_id FROM part WHERE session_id IN ({ids}) "
+                "ORDER BY message_id, id"):
             parts.setdefault(r["message_id"], []).append(_json(r["data"]))
         messages = []
         for r in _rows(con, db, sid, "SELECT id, time_created, data, session_id FROM message "
@@ -123,8 +125,9 @@ def _from_storage(folder: str) -> tuple[dict, list[tuple[dict, list[dict]]], dic
     for f in sorted(glob.glob(os.path.join(glob.escape(folder), "*.json"))):
         m = _read_json(f)
         mid = m.get("id") or os.path.splitext(os.path.basename(f))[0]
-        parts = [_read_json(p) for p in sorted(glob.glob(os.path.join(glob.escape(storage), "part",
-                                                                       glob.escape(mid), "*.json")))]
+        parts = [] if spend_only() else [  # (a spend-only read needs no content)
+            _read_json(p) for p in sorted(glob.glob(os.path.join(glob.escape(storage), "part", glob.escape(mid),
+                                                                 "*.json")))]
         messages.append((m, parts))
     messages.sort(key=lambda mp: (_created(mp[0]), mp[0].get("id") or ""))
     return session, messages, parents
@@ -153,7 +156,10 @@ def _usage(chain: Chain, i: int, m: dict) -> None:
 
 
 def _message(chain: Chain, m: dict, parts: list[dict]) -> None:
-    ts, eid, role = iso_ms(_created(m) or None), str(m.get("id")), m.get("role")
+    role = m.get("role")
+    if chain.spend_only and role != "assistant":  # (a spend-only read: the calls alone)
+        return
+    ts, eid = iso_ms(_created(m) or None), str(m.get("id"))
     if role != "assistant":
         i = chain.add(0, eid, ts, role="user")
         for p in parts:

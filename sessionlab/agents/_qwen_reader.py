@@ -55,10 +55,19 @@ def _usage(chain: Chain, i: int, d: dict) -> None:
                 reasoning=count_of(u, "thoughtsTokenCount"), total=count_of(u, "totalTokenCount") or prompt + out)
 
 
+def _title(d: dict, facts: dict) -> None:
+    if d.get("subtype") == "custom_title":
+        title = (d.get("systemPayload") or {}).get("customTitle")
+        facts["name"] = title if isinstance(title, str) else facts.get("name")
+
+
 def _record(chain: Chain, line_no: int, d: dict, facts: dict) -> None:
     typ, ts = d.get("type"), d.get("timestamp")
     eid = d["uuid"] if isinstance(d.get("uuid"), str) else f"L{line_no}"
     message = as_dict(d.get("message"))
+    if chain.spend_only and typ != "assistant":  # (a spend-only read: the calls alone)
+        _title(d, facts)
+        return
     if typ in ("user", "assistant", "tool_result"):
         role = {"user": "user", "assistant": "assistant", "tool_result": "toolResult"}[typ]
         tool = None
@@ -68,7 +77,8 @@ def _record(chain: Chain, line_no: int, d: dict, facts: dict) -> None:
             tool = fr.get("name")
         extra = {"model": d.get("model"), "provider": "qwen", "tool_call_count": 0} if role == "assistant" else {}
         i = chain.add(line_no, eid, ts, role=role, tool_name=tool, **extra)
-        _parts(chain, i, message.get("parts"))
+        if not chain.spend_only:
+            _parts(chain, i, message.get("parts"))
         if role == "assistant":
             _usage(chain, i, d)
     elif typ == "system" and d.get("subtype") == "chat_compression":
@@ -79,9 +89,7 @@ def _record(chain: Chain, line_no: int, d: dict, facts: dict) -> None:
         chain.add(line_no, eid, ts, type="compaction", tokens_before=count_of(info, "originalTokenCount") or None,
                   summary_chars=nc, est_tokens=nc)
     else:
-        if d.get("subtype") == "custom_title":
-            title = (d.get("systemPayload") or {}).get("customTitle")
-            facts["name"] = title if isinstance(title, str) else facts.get("name")
+        _title(d, facts)
         chain.add(line_no, eid, ts, type=typ if isinstance(typ, str) else "unknown", side_node=True,
                   custom_type=d.get("subtype"))
     chain.rows[-1]["parent_id"] = d.get("parentUuid") if isinstance(d.get("parentUuid"), str) else None

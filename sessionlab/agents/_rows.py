@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..pi.io.formats import AgentFile
+from ._spec import is_spend_row, spend_only
 
 __all__ = ["COLUMNS", "agent_file", "as_int", "price_total", "totals_row", "text"]
 
@@ -29,7 +30,11 @@ def agent_file(path: str, agent: str, rows: list[dict], session: dict[str, Any])
     af = AgentFile(path=path, agent=agent, session=dict(session))
     full = []
     prev = None
+    spend = spend_only()  # (a spend-only read: the spend rows alone, see ._spec.reading_spend_only)
     for i, r in enumerate(rows):
+        if spend and not is_spend_row(r):
+            prev = r.get("entry_id")
+            continue
         r = dict(r)
         r.setdefault("line_no", i + 1)
         r.setdefault("type", "message")
@@ -48,7 +53,7 @@ def agent_file(path: str, agent: str, rows: list[dict], session: dict[str, Any])
     # (a column no row has is left out: the batch's table makes it null at once; the ids never are)
     held = set().union(*full, ("entry_id", "parent_id"))
     af.columns = {k: [r.get(k) for r in full] for k in COLUMNS if k in held}  # (a comprehension per column)
-    af.n = len(rows)
+    af.n = len(full)
     return af
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -13,7 +14,7 @@ from typing import IO, Any
 from ..errors import ArgumentValueError
 
 __all__ = ["AgentSpec", "home_path", "jsonl_below", "USAGE_COLUMNS", "null_usage", "member_path", "split_member",
-           "one_member", "ToolNames", "NeedsOldLines"]
+           "one_member", "ToolNames", "NeedsOldLines", "spend_only", "reading_spend_only", "is_spend_row"]
 
 USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
                  "context_tokens", "cost_usd", "reasoning_tokens", "cache_write_1h_tokens", "usage_kind",
@@ -35,6 +36,32 @@ def member_path(store: str | os.PathLike, key: str) -> str:
 # what a batch of sessions being read shares (:func:`._chain.sharing_stores`): ``stores`` (path ->
 # connection), ``memo`` (question -> answer), ``members`` (store -> its sessions in the batch)
 BATCH = threading.local()
+
+
+def spend_only() -> bool:
+    """Whether the batch being read wants its spend rows alone (:func:`reading_spend_only`)."""
+    return getattr(BATCH, "spend_only", False)
+
+
+@contextlib.contextmanager
+def reading_spend_only(on: bool) -> Iterator[None]:
+    """While a batch is read for a usage report with no cache to fill: readers may leave out every
+    row but the spend rows (:func:`is_spend_row`: the calls and other usage rows), and leave those
+    rows' columns outside their usage (tool counts, estimates, errors) unset. A usage report of such
+    a load is the full load's (a test holds every agent's fixtures to it)."""
+    before = spend_only()
+    BATCH.spend_only = on
+    try:
+        yield
+    finally:
+        BATCH.spend_only = before
+
+
+def is_spend_row(row: dict) -> bool:
+    """Whether a reader's row is one a spend-only read keeps: an assistant row (a call, with usage
+    or not) or a row with usage (a superset of what :func:`sessionlab.tables.call_mask` and
+    ``usage_kind`` count)."""
+    return row.get("role") == "assistant" or row.get("usage_kind") is not None or row.get("input_tokens") is not None
 
 
 def split_member(path: str) -> tuple[str, str | None]:

@@ -26,7 +26,7 @@ from typing import IO, Any
 from ..pi.rules import CHARS_PER_TOKEN
 from ._chain import SqliteStore, database_members, iso_ms, loads, session_with_messages, sqlite_names
 from ._rows import agent_file, totals_row
-from ._spec import AgentSpec, home_path, one_member
+from ._spec import AgentSpec, home_path, one_member, spend_only
 
 __all__ = ["SPEC", "roots", "files", "read", "session_time"]
 
@@ -131,7 +131,8 @@ def _message_row(m: dict, tools: dict[str, str]) -> dict:
 def read(path: str, fh: IO[bytes] | None):
     """A session of ``sessions.db`` (``<db>#<session id>``): its messages and one row of its totals."""
     db, sid = one_member(path)
-    s, msgs, parent, root = session_with_messages(db, sid, "created_timestamp, id")
+    # (the usage is the session's totals: a spend-only read needs no message)
+    s, msgs, parent, root = session_with_messages(db, sid, "created_timestamp, id", messages=not spend_only())
     tools: dict[str, str] = {}
     rows = [_message_row(m, tools) for m in msgs]
     total = _totals(s, sid, session_time(s.get("created_at")))

@@ -20,7 +20,7 @@ from typing import IO, Any
 from ..pi.rules import CHARS_PER_TOKEN
 from ._chain import SqliteStore, database_members, iso_ms, loads, session_with_messages, sqlite_names
 from ._rows import agent_file, as_int, totals_row
-from ._spec import AgentSpec, home_path, one_member
+from ._spec import AgentSpec, home_path, one_member, spend_only
 
 __all__ = ["SPEC", "roots", "files", "read"]
 
@@ -73,7 +73,8 @@ def _message_row(m: dict) -> dict:
 def read(path: str, fh: IO[bytes]):
     """A session of ``state.db`` (``<db>#<session id>``): its messages and one row of its totals."""
     db, sid = one_member(path)
-    s, msgs, parent, root = session_with_messages(db, sid, "timestamp, id")
+    # (the usage is the session's totals: a spend-only read needs no message)
+    s, msgs, parent, root = session_with_messages(db, sid, "timestamp, id", messages=not spend_only())
     rows = [_message_row(m) for m in msgs]
     model = (s.get("model") or "").strip()
     inp, out, cr, cw, reason = (as_int(s.get(k)) for k in ("input_tokens", "output_tokens", "cache_read_tokens",

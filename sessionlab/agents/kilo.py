@@ -19,7 +19,7 @@ from typing import IO
 from ..pi.rules import CHARS_PER_TOKEN
 from ._chain import SqliteStore, as_dict, iso_ms, loads, parent_lookup, session_rows, store_connection
 from ._rows import agent_file, as_int, text
-from ._spec import AgentSpec, home_path, member_path, one_member
+from ._spec import AgentSpec, home_path, member_path, one_member, spend_only
 
 __all__ = ["SPEC", "roots", "files", "read", "message_rows"]
 
@@ -121,7 +121,8 @@ def read_store_session(path: str, agent: str):
     with store_connection(db) as con:
         found = session_rows(con, db, sid, "SELECT * FROM session WHERE id IN ({ids})", by="id")
         s = dict(found[0]) if found else {}
-        parts = _parts(con, db, sid)
+        spend = spend_only()  # (a spend-only read: the calls alone, no content)
+        parts = {} if spend else _parts(con, db, sid)
         rows, prev = [], None
         for r in session_rows(con, db, sid, "SELECT id, data, session_id FROM message WHERE session_id IN ({ids}) "
                                             "ORDER BY time_created, id"):
@@ -131,7 +132,8 @@ def read_store_session(path: str, agent: str):
             except (TypeError, ValueError):
                 continue
             if isinstance(d, dict):
-                rows.append(message_rows(mid, d, parts.get(mid, []), prev))
+                if not spend or d.get("role") == "assistant":
+                    rows.append(message_rows(mid, d, parts.get(mid, []), prev))
                 prev = mid
         cwd = s.get("directory") or None
         if cwd is None and s.get("project_id"):

@@ -74,10 +74,10 @@ def blocks_report(paths: Sequence[str] | None = None, *, tz: str = "UTC", since:
     """ccusage's ``blocks`` JSON (``{"blocks": [...]}``) of the files in ``paths``, and
     ``rows``: the :func:`~sessionlab.analysis.billing_blocks` rows behind it (for the table)."""
     from ..analysis import billing_blocks
-    from ..tables import load
     from . import unreadable
+    from ._select import load_selected
 
-    corpus = load(list(paths) if paths else None, on_bad_lines="skip", progress=False, agents=agents)
+    corpus = load_selected(paths, agents=agents, spend_only=True)
     rows = billing_blocks(corpus, token_limit=token_limit, now=now, tz=tz, hours=hours, since=since, until=until,
                           keep=keep).to_pylist()
     missed = unreadable(corpus)

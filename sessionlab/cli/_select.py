@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .. import agents as _agents
 from ..tables import Corpus, load
+from ..tables.corpus import _load
 
 __all__ = ["NO_SESSIONS", "load_selected", "matches_project", "no_sessions", "project_files", "searched"]
 
@@ -39,11 +40,13 @@ def _matching(corpus: Corpus, project: str) -> list[str]:
 
 
 def load_selected(paths: Sequence[str] | None, *, project: str | None = None,
-                  agents: Sequence[str] | None = None) -> Corpus:
+                  agents: Sequence[str] | None = None, spend_only: bool = False) -> Corpus:
     """The corpus of ``paths`` (None or empty: the agents' default folders), only ``agents``' files,
-    only the sessions whose folder matches ``project`` (see :func:`matches_project`)."""
+    only the sessions whose folder matches ``project`` (see :func:`matches_project`); ``spend_only``:
+    for a usage report, see :func:`~sessionlab.tables._load.load_files`."""
     source = list(paths) if paths else None
-    corpus = load(source, on_bad_lines="skip", progress=False, agents=agents)
+    corpus = _load(source, on_bad_lines="skip", progress=False, max_workers=None, agents=agents,
+                   spend_only=spend_only)
     if project is None:
         return corpus
     keep = _matching(corpus, project)
@@ -51,7 +54,7 @@ def load_selected(paths: Sequence[str] | None, *, project: str | None = None,
         return corpus
     if not keep:  # nothing to read again
         return Corpus([], rules=corpus.rules, agents=agents)
-    return load(keep, on_bad_lines="skip", progress=False, agents=agents)
+    return _load(keep, on_bad_lines="skip", progress=False, max_workers=None, agents=agents, spend_only=spend_only)
 
 
 def project_files(paths: Sequence[str] | None, *, project: str, agents: Sequence[str] | None = None) -> list[str]:

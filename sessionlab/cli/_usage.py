@@ -68,7 +68,7 @@ def usage_report(report: str, paths: Sequence[str] | None = None, *, tz: str = "
 
     check_option("report", report, sorted(_REPORTS))
     by, key = _REPORTS[report]
-    corpus = load_selected(paths, project=project, agents=agents)
+    corpus = load_selected(paths, project=project, agents=agents, spend_only=True)
     entries = corpus.entries
     opts: dict[str, Any] = dict(tz=tz, since=since, until=until, week_start=week_start)
     main = usage_by(entries, by=by, **opts).to_pylist()
@@ -102,8 +102,14 @@ def usage_report(report: str, paths: Sequence[str] | None = None, *, tz: str = "
 
 
 def _session_facts(rows: list[dict], entries, sessions: list[dict], tz: str) -> None:
+    """Each session row's ``lastActivity`` (the time of its last spend: what a report without the
+    cache reads, see ``reading_spend_only``) and ``cwd``."""
     import pyarrow.compute as pc
 
+    from .._arrow import from_numpy
+    from ..analysis.usage import _spend_mask
+
+    entries = entries.filter(from_numpy(_spend_mask(entries)))
     cwd = {s["session_id"]: s.get("cwd") for s in sessions}
     root = pc.coalesce(entries["root_session_id"], entries["session_id"])
     for row in rows:

@@ -24,7 +24,7 @@ from .._arrow import compute as pc
 from .._arrow import strings
 from .._rowsof import RowsOf, Table, rebatched
 from ..agents import detect as detect_agent
-from ..agents import label_pi_format, opener, pi_format, sharing_stores
+from ..agents import label_pi_format, opener, pi_format, reading_spend_only, sharing_stores
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue
 from ._arrays import parse_timestamps, with_pi_defaults
@@ -285,15 +285,17 @@ _PAUSE_LOCK = threading.Lock()
 _PAUSED: list = [0, False]  # (loaders in the collector's pause, whether it ran before the first)
 
 
-def load_chunk(paths: list[str], want_blocks: bool = False) -> list[FileResult]:
-    """Load several files, their tables built once for the batch; never raises.
+def load_chunk(paths: list[str], want_blocks: bool = False, spend_only: bool = False) -> list[FileResult]:
+    """Load several files, their tables built once for the batch; never raises (``spend_only``: the
+    readers of other agents may keep their spend rows alone, see :func:`~sessionlab.agents.reading_spend_only`).
 
     With the native scanner, clean pi v3 files go through it (one :class:`NativeBatch` for the
     chunk); the files it refuses, and every file without it, go through :func:`load_data`. A
     scanner that raises (rather than refusing) has a bug: the files concerned take the other paths
     and carry ``native_error``, which :func:`~._load.load_files` turns into one warning.
     """
-    with paused_collector(), sharing_stores(paths):  # (readers make millions of short-lived dicts, none cyclic)
+    # (readers make millions of short-lived dicts, none cyclic)
+    with paused_collector(), sharing_stores(paths), reading_spend_only(spend_only):
         if not native_available():
             results = [load_file(p, want_blocks) for p in paths]
         else:

@@ -32,7 +32,7 @@ from typing import Any, Union
 import pyarrow as pa
 
 from .._rowsof import RowsOf, joined_tables, row_count
-from ..agents import jsonl_below, split_member
+from ..agents import jsonl_below
 from ..errors import NativeLoaderWarning, SourceNotFoundError
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
@@ -177,9 +177,9 @@ def _find(source: Source, agents: Sequence[str] | None,
     return [f for f in seen if _agent_of(f) in chosen], errors
 
 
-def _load_chunk(paths: list[str], want_blocks: bool) -> tuple:
+def _load_chunk(paths: list[str], want_blocks: bool, spend_only: bool = False) -> tuple:
     """A worker process's task: load files and pack the results for the trip back (see :func:`_pack`)."""
-    return _pack(load_chunk(paths, want_blocks))
+    return _pack(load_chunk(paths, want_blocks, spend_only))
 
 
 def _to_ipc(helds: list[Any]) -> tuple[bytes, list[int]]:
@@ -250,16 +250,18 @@ def _size(p: str) -> int:
 def _sizes(paths: list[str], stats: dict[str, os.stat_result] | None = None) -> list[int]:
     """Each path's bytes (from ``stats`` where it has the path); a session in a store (``<db>#<id>``)
     its share of the store's, so that a store of many sessions is loaded in parallel chunks too."""
-    known = stats or {}
-    sizes = [st.st_size if (st := known.get(p)) is not None else _size(p) for p in paths]
+    known = stats if stats is not None else {}
+    sizes: list[int] = []
     stores: dict[str, list[int]] = {}
-    for i, (p, n) in enumerate(zip(paths, sizes)):
-        if n == 0 and "#" in p:
-            store, key = split_member(p)
-            if key is not None:
-                stores.setdefault(store, []).append(i)
-    for store, members in stores.items():
-        share = _size(store) // len(members)
+    for i, p in enumerate(paths):
+        st = known.get(p)
+        # (a path the listing could not stat that has a ``#``: a store's session, no stat of its own)
+        n = st.st_size if st is not None else 0 if stats is not None and "#" in p else _size(p)
+        if n == 0 and st is None and "#" in p:
+            stores.setdefault(p.rpartition("#")[0], []).append(i)
+        sizes.append(n)
+    for store, members in stores.items():  # (one stat per store, not per session)
+        share = _size(store) // len(members) if os.path.isfile(store) else 0
         for i in members:
             sizes[i] = share
     return sizes
@@ -308,7 +310,8 @@ class LoadResult:
 
 
 def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
-                  stats: dict[str, os.stat_result] | None = None) -> Iterator[list[FileResult]]:
+                  stats: dict[str, os.stat_result] | None = None, spend_only: bool = False
+                  ) -> Iterator[list[FileResult]]:
     workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
     sizes = [n + _FILE_BYTES for n in _sizes(paths, stats)]
     total = sum(sizes)
@@ -316,25 +319,26 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
     chunks = _chunks(paths, sizes, min(high, max(low, total // (2 * max(workers, 1)))))
     if workers <= 1 or len(paths) <= 1 or total < _SERIAL_BYTES:
         for chunk in chunks:
-            yield load_chunk(chunk, want_blocks)
+            yield load_chunk(chunk, want_blocks, spend_only)
         return
     if native_available() and not _mostly_agents(paths):
         # the C scanner releases the GIL while it scans: threads share the work without the
         # processes' start-up and without shipping tables back
         with ThreadPoolExecutor(max_workers=min(workers, len(chunks)), initializer=keep_read_buffer) as tx:
-            yield from tx.map(load_chunk, chunks, [want_blocks] * len(chunks))
+            yield from tx.map(load_chunk, chunks, [want_blocks] * len(chunks), [spend_only] * len(chunks))
         return
     from concurrent.futures import ProcessPoolExecutor  # (no scanner, or other agents' files)
 
     _before_fork()
 
     with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=_context()) as ex:
-        yield from map(_unpack, ex.map(_load_chunk, chunks, [want_blocks] * len(chunks)))
+        yield from map(_unpack, ex.map(_load_chunk, chunks, [want_blocks] * len(chunks), [spend_only] * len(chunks)))
 
 
 def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines: OnBadLines = "warn",
                progress: bool | None = None, max_workers: int | None = None,
-               cache: _cache.CacheOption = None, agents: Sequence[str] | None = None) -> LoadResult:
+               cache: _cache.CacheOption = None, agents: Sequence[str] | None = None,
+               spend_only: bool = False) -> LoadResult:
     """Load every file of ``source``; issues are warned, raised or kept per ``on_bad_lines``.
 
     ``max_workers``: the pool's size (default: up to 2, one per core). The workers are threads when
@@ -347,22 +351,28 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
     Loads with ``want_blocks`` are not cached. See :mod:`sessionlab.tables._cache`.
 
     ``agents``: keep only those agents' files (see :func:`find_files`).
+
+    ``spend_only``: for a usage report. When there is no cache to fill (``cache=False``, or an empty
+    ``$SESSIONLAB_CACHE_DIR``) and no blocks are wanted, the readers of the other agents keep their
+    spend rows alone (see :func:`~sessionlab.agents.reading_spend_only`); else ignored.
     """
     check_on_bad_lines(on_bad_lines)
     with paused_collector():  # (a load makes objects by the million, none in a cycle)
-        return _load_files(source, want_blocks, on_bad_lines, progress, max_workers, cache, agents)
+        return _load_files(source, want_blocks, on_bad_lines, progress, max_workers, cache, agents, spend_only)
 
 
 def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, progress: bool | None,
-                max_workers: int | None, cache: Any, agents: Sequence[str] | None) -> LoadResult:
+                max_workers: int | None, cache: Any, agents: Sequence[str] | None,
+                spend_only: bool = False) -> LoadResult:
     store = None if want_blocks else _cache.Store.for_source(cache, source)
+    spend_only = spend_only and store is None and not want_blocks
     stats: dict[str, os.stat_result] = {}  # (each file's stat as listed: its size and key)
     paths, unlisted = _find(source, agents, stats)
     bar = _progress_bar(progress, len(paths))
     results: list[FileResult] = []
 
     def load_whole(ps: list[str]) -> Iterator[list[FileResult]]:
-        for chunk in _iter_results(ps, want_blocks, max_workers, stats):
+        for chunk in _iter_results(ps, want_blocks, max_workers, stats, spend_only):
             yield chunk
             if bar is not None:
                 bar.update(len(chunk))  # type: ignore[attr-defined]
@@ -382,7 +392,7 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
         finish_agents(results)
     _report(results, on_bad_lines)
     options = {"want_blocks": want_blocks, "on_bad_lines": on_bad_lines, "max_workers": max_workers, "cache": cache,
-               "agents": agents}
+               "agents": agents, "spend_only": spend_only}
     # (without the cache, a file's key is its stat as listed, before it was read: a change while
     # it was read shows as a change to the next refresh)
     keys = store.keys if store is not None else {p: stat_key(st) if (st := stats.get(p)) is not None else {}
