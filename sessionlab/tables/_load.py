@@ -100,6 +100,29 @@ def _before_fork() -> None:
     model_rates("claude-sonnet-4-5")  # (loads the price table's data)
 
 
+def _warm() -> None:
+    """An early worker's first task, run while the load lists its files: what it would otherwise
+    do on its first file (import the readers and the price table; pyarrow's first conversion of
+    Python values, which imports pandas)."""
+    _before_fork()
+    pa.array([""], pa.string())
+
+
+def _early_pool(source: Source, agents: Sequence[str] | None, max_workers: int | None) -> Any:
+    """Worker processes started before the files are listed, each warming up (:func:`_warm`),
+    when the load will want processes: the default folders of agents other than pi (whose files
+    are read by Python that holds the GIL). Their start overlaps the listing; None otherwise."""
+    workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
+    if source is not None or not agents or "pi" in agents or workers <= 1:
+        return None
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=_context())
+    for _ in range(workers):
+        pool.submit(_warm)
+    return pool
+
+
 def _mostly_agents(paths: list[str], sample: int = 16) -> bool:
     """Whether most of a sample of the files (spread over the list) are other agents' than pi's:
     their readers are Python that holds the GIL, so the pool's workers are processes."""
@@ -310,8 +333,8 @@ class LoadResult:
 
 
 def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
-                  stats: dict[str, os.stat_result] | None = None, spend_only: bool = False
-                  ) -> Iterator[list[FileResult]]:
+                  stats: dict[str, os.stat_result] | None = None, spend_only: bool = False,
+                  pool: Any = None) -> Iterator[list[FileResult]]:
     workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
     sizes = [n + _FILE_BYTES for n in _sizes(paths, stats)]
     total = sum(sizes)
@@ -326,6 +349,9 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
         # processes' start-up and without shipping tables back
         with ThreadPoolExecutor(max_workers=min(workers, len(chunks)), initializer=keep_read_buffer) as tx:
             yield from tx.map(load_chunk, chunks, [want_blocks] * len(chunks), [spend_only] * len(chunks))
+        return
+    if pool is not None:  # (started while the files were listed: see _early_pool)
+        yield from map(_unpack, pool.map(_load_chunk, chunks, [want_blocks] * len(chunks), [spend_only] * len(chunks)))
         return
     from concurrent.futures import ProcessPoolExecutor  # (no scanner, or other agents' files)
 
@@ -366,22 +392,25 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
                 spend_only: bool = False) -> LoadResult:
     store = None if want_blocks else _cache.Store.for_source(cache, source)
     spend_only = spend_only and store is None and not want_blocks
-    stats: dict[str, os.stat_result] = {}  # (each file's stat as listed: its size and key)
-    paths, unlisted = _find(source, agents, stats)
-    bar = _progress_bar(progress, len(paths))
-    results: list[FileResult] = []
-
-    def load_whole(ps: list[str]) -> Iterator[list[FileResult]]:
-        for chunk in _iter_results(ps, want_blocks, max_workers, stats, spend_only):
-            yield chunk
-            if bar is not None:
-                bar.update(len(chunk))  # type: ignore[attr-defined]
-
+    pool = _early_pool(source, agents, max_workers)
+    bar = None
     try:
+        stats: dict[str, os.stat_result] = {}  # (each file's stat as listed: its size and key)
+        paths, unlisted = _find(source, agents, stats)
+        bar = _progress_bar(progress, len(paths))
+
+        def load_whole(ps: list[str]) -> Iterator[list[FileResult]]:
+            for chunk in _iter_results(ps, want_blocks, max_workers, stats, spend_only, pool):
+                yield chunk
+                if bar is not None:
+                    bar.update(len(chunk))  # type: ignore[attr-defined]
+
         results = list(chain.from_iterable(load_whole(paths))) if store is None else _cached(store, paths, load_whole)
     finally:
         if bar is not None:
             bar.close()  # type: ignore[attr-defined]
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     # (folders that could not be listed: a read_error each, after the files, never cached)
     results += [FileResult(path=p, issues=[LineIssue(p, 0, "read_error", f"cannot list the folder: {msg}")])
                 for p, msg in unlisted]

@@ -1,0 +1,42 @@
+"""A load of other agents' default folders starts its worker processes while it lists the files
+(``_early_pool``): the same tables as a load in one process."""
+
+from __future__ import annotations
+
+import pytest
+
+from sessionlab.tables import Corpus, _load
+from sessionlab.tables._load import load_files
+
+from ._agent_fixtures import use_home
+
+
+def _entries(res):
+    return Corpus(res.files).entries.drop_columns(["file"]).to_pylist()
+
+
+@pytest.mark.parametrize("agent", ["gemini", "goose"])
+def test_workers_started_before_the_listing_load_what_one_process_does(agent, monkeypatch):
+    use_home(monkeypatch, agent)
+    alone = load_files(None, agents=[agent], cache=False, on_bad_lines="skip", max_workers=1)
+    monkeypatch.setattr(_load, "_SERIAL_BYTES", 0)  # (the fixtures are small: use the pool anyway)
+    monkeypatch.setattr(_load, "_CHUNK_BYTES", (1, 1))  # (a task per file)
+    started = []
+    real = _load._early_pool
+
+    def early(*args):
+        started.append(real(*args))
+        return started[-1]
+
+    monkeypatch.setattr(_load, "_early_pool", early)
+    pooled = load_files(None, agents=[agent], cache=False, on_bad_lines="skip", max_workers=2)
+    assert started and started[0] is not None
+    assert _entries(pooled) == _entries(alone) and _entries(alone)
+    assert [r.path for r in pooled.files] == [r.path for r in alone.files]
+
+
+def test_no_early_workers_for_pi_or_named_files(tmp_path):
+    assert _load._early_pool(None, ["pi"], 2) is None
+    assert _load._early_pool(None, None, 2) is None
+    assert _load._early_pool(str(tmp_path), ["gemini"], 2) is None
+    assert _load._early_pool(None, ["gemini"], 1) is None
