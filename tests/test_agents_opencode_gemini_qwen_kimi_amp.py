@@ -362,4 +362,6 @@ def test_kimi_sessions_are_the_wire_files_two_folders_down(tmp_path, monkeypatch
                 "wire.jsonl", "w1/s3/other.jsonl"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("{}\n")
+    (root / "w2" / "s2" / "wire.jsonl").mkdir(parents=True)  # (a folder of that name: no session)
+    (root / "w2" / "s3").symlink_to(root / "w1" / "s1")  # (a link to a session folder is not followed)
     assert kimi.files([root]) == [str(root / r) for r in ("w1/s1/wire.jsonl", "w1/s2/wire.jsonl", "w2/s1/wire.jsonl")]

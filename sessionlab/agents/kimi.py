@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ._chain import files_below
 from ._spec import AgentSpec, home_path
 
 __all__ = ["SPEC", "roots", "files"]
@@ -36,15 +35,34 @@ def roots() -> list[Path]:
 
 
 def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
-    """``<work dir>/<session>/wire.jsonl`` below each folder (a deeper ``wire.jsonl`` is not a session's)."""
-    return [f for folder in folders for f in files_below([folder], ("*/*/wire.jsonl",), errors)
-            if _depth(f, os.path.join(str(folder), "")) == 2]
+    """``<work dir>/<session>/wire.jsonl`` below each folder (a deeper ``wire.jsonl`` is not a
+    session's), sorted per folder; symbolic links to folders are not followed."""
+    out: list[str] = []
+    for folder in folders:
+        if not Path(folder).is_dir():
+            continue
+        found = [f for work in _subfolders(str(folder), errors) for session in _subfolders(work, errors)
+                 if os.path.isfile(f := os.path.join(session, "wire.jsonl"))]  # (one stat per session)
+        out += sorted(found)
+    return out
 
 
-def _depth(path: str, prefix: str) -> int:
-    """Folders between ``prefix`` (a folder, ending in the separator) and the file ``path`` below it."""
-    rel = path[len(prefix):] if path.startswith(prefix) else os.path.relpath(path, prefix)
-    return rel.count(os.sep)
+def _subfolders(folder: str, errors: list[tuple[str, str]] | None) -> list[str]:
+    """The folders in ``folder`` (not symbolic links to folders); one that cannot be listed goes to ``errors``."""
+    try:
+        with os.scandir(folder) as it:
+            return [e.path for e in it if _is_folder(e)]
+    except OSError as exc:
+        if errors is not None:
+            errors.append((exc.filename or folder, f"{type(exc).__name__}: {exc.strerror or exc}"))
+        return []
+
+
+def _is_folder(e: os.DirEntry) -> bool:
+    try:
+        return e.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 SPEC = AgentSpec(
