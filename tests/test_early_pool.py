@@ -35,8 +35,11 @@ def test_workers_started_before_the_listing_load_what_one_process_does(agent, mo
     assert [r.path for r in pooled.files] == [r.path for r in alone.files]
 
 
-def test_no_early_workers_for_pi_or_named_files(tmp_path):
+def test_no_early_workers_for_pi_named_files_or_a_listing_that_reads(tmp_path):
     assert _load._early_pool(None, ["pi"], 2) is None
     assert _load._early_pool(None, None, 2) is None
     assert _load._early_pool(str(tmp_path), ["gemini"], 2) is None
     assert _load._early_pool(None, ["gemini"], 1) is None
+    assert _load._early_pool(None, ["gemini", "copilot"], 2) is None  # (its listing reads the exports)
+    with pytest.raises(ValueError, match="agents"):
+        _load._early_pool(None, ["no-such-agent"], 2)

@@ -198,6 +198,9 @@ class AgentSpec:
             the new lines of a file that grew, read alone with the ``state`` its reader left in the
             ``AgentFile`` (what the cache keeps), or None when they need the old lines (the file is
             then read whole). None: a grown file is read whole.
+        lists_by_reading: Its ``files`` reads the sessions to list them (Copilot's exports: which
+            sessions a file holds is known once it is parsed), and the load's workers, forked after
+            the listing, take what it read: they are not started before it.
     """
 
     name: str
@@ -217,6 +220,7 @@ class AgentSpec:
     together: Callable[[str, bytes], tuple[Any, Any]] | None = None
     opens: Callable[[str], bool] | None = None
     resume: str | None = None
+    lists_by_reading: bool = False
 
     def read(self, path: str, fh: IO[bytes] | None) -> Any:
         """The file read into the common columns (an ``AgentFile``)."""

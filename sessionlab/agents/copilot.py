@@ -311,7 +311,7 @@ def read(path: str, fh: IO[bytes] | None):
 SPEC = AgentSpec(
     name="copilot", title="Copilot CLI", recognise=lambda obj: False, recognise_file=_recognise_file, opens=_opens,
     roots=roots, env=(ENV,), files=files, reader="sessionlab.agents.copilot:read",
-    finish="sessionlab.agents.copilot:finish", calls_need_usage=True, priced=True,
+    finish="sessionlab.agents.copilot:finish", calls_need_usage=True, priced=True, lists_by_reading=True,
     folder_doc="`~/.copilot/otel/*.jsonl` and the file `$COPILOT_OTEL_FILE_EXPORTER_PATH` names: Copilot CLI's "
                "OpenTelemetry export, written when enabled; each session is `<file>#<session id>`",
 )

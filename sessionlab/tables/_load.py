@@ -111,9 +111,16 @@ def _warm() -> None:
 def _early_pool(source: Source, agents: Sequence[str] | None, max_workers: int | None) -> Any:
     """Worker processes started before the files are listed, each warming up (:func:`_warm`),
     when the load will want processes: the default folders of agents other than pi (whose files
-    are read by Python that holds the GIL). Their start overlaps the listing; None otherwise."""
+    are read by Python that holds the GIL), none of which lists by reading
+    (:attr:`~sessionlab.agents.AgentSpec.lists_by_reading`). Their start overlaps the listing;
+    None otherwise."""
+    from .. import agents as registry
+
     workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
-    if source is not None or not agents or "pi" in agents or workers <= 1:
+    if source is not None or agents is None or workers <= 1:
+        return None
+    chosen = registry.check_agents(agents)  # (checked first: a misuse is reported before any process starts)
+    if "pi" in chosen or any(registry.spec(a).lists_by_reading for a in chosen):
         return None
     from concurrent.futures import ProcessPoolExecutor
 
