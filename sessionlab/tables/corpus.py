@@ -92,6 +92,8 @@ class Corpus:
     @cached_property
     def entries(self) -> pa.Table:
         table = apply_rules(entries_of(self._results), self.rules)
+        if getattr(self._loaded, "options", {}).get("spend_only"):
+            return table  # (a usage report's load: it needs none of the arrays below, which wait for first use)
         for hook in _ON_ENTRIES:  # the forest arrays every analysis shares (sessionlab.tables.forest.at_load)
             hook(table)
         return table
