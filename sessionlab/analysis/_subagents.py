@@ -29,7 +29,7 @@ from ..tables import TIMESTAMP, Column, columns_doc, df_variant, returns, schema
 from ..tables.corpus import SessionIds, select_sessions
 from ..tables.forest import Forest
 from ._insights_base import seconds, warn_unrecorded
-from .usage import _calls_mask, _group_sums, _spend_mask
+from .usage import _calls_mask, _group_sums, spend_mask
 
 __all__ = ["subagent_costs", "subagent_costs_df", "SUBAGENT_SESSION_COLUMNS", "SUBAGENT_RUN_COLUMNS",
            "SUBAGENT_TYPE_COLUMNS"]
@@ -133,7 +133,7 @@ def subagent_costs(entries, *, by: Literal["session", "run", "type"] = "session"
     f = Forest.of(table)
     run, _ = _runs(table, f)
     calls = _calls_mask(table)
-    spend = _spend_mask(table, calls)
+    spend = spend_mask(table, calls)
     top = pc.fill_null(table["root_session_id"], table["session_id"]) if "root_session_id" in table.column_names \
         else table["session_id"]
     if by == "session":

@@ -117,8 +117,9 @@ def _calls_mask(table: pa.Table) -> np.ndarray:
     return call_mask(table)
 
 
-def _spend_mask(table: pa.Table, calls: np.ndarray | None = None) -> np.ndarray:
-    """Rows that record spend: the calls, and (pi 1.6) every other usage (see ``usage_kind``)."""
+def spend_mask(table: pa.Table, calls: np.ndarray | None = None) -> np.ndarray:
+    """Rows that record spend: the calls, and (pi 1.6) every other usage (see ``usage_kind``): the
+    rows every usage report sums."""
     calls = _calls_mask(table) if calls is None else calls
     if "usage_kind" not in table.column_names:
         return calls
@@ -281,7 +282,7 @@ def _project(table: pa.Table, rows: pa.Array) -> pa.Array:
 def _spend_rows(table: pa.Table, tz: str, since, until) -> tuple[np.ndarray, np.ndarray]:
     """The rows recording spend between ``since`` and ``until`` (days in ``tz``), and which are calls."""
     calls = _calls_mask(table)
-    spend = _spend_mask(table, calls)
+    spend = spend_mask(table, calls)
     rows = np.nonzero(spend)[0]
     if since is not None or until is not None:
         day = _day(table["timestamp"].take(arrow_indices(rows)), tz)
@@ -377,7 +378,7 @@ def branch_costs(entries, *, session_id: SessionIds = None) -> pa.Table:
     f = Forest.of(table)
     cur = current_branch_mask(table, f)
     calls = _calls_mask(table)
-    spend = _spend_mask(table, calls)
+    spend = spend_mask(table, calls)
     tok = _np(table, "context_tokens", 0, np.int64)
     cost = _np(table, "cost_usd", 0.0, np.float64)
     keys, out = _group_sums({"session_id": table["session_id"], "file": table["file"]}, codes={"file": f.file_code},

@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import agents as _agents
-from ..tables import Corpus, load
-from ..tables.corpus import _load
+from ..tables import Corpus, load, load_files
 
 __all__ = ["NO_SESSIONS", "load_selected", "matches_project", "no_sessions", "project_files", "searched"]
 
@@ -45,8 +44,7 @@ def load_selected(paths: Sequence[str] | None, *, project: str | None = None,
     only the sessions whose folder matches ``project`` (see :func:`matches_project`); ``spend_only``:
     for a usage report, see :func:`~sessionlab.tables._load.load_files`."""
     source = list(paths) if paths else None
-    corpus = _load(source, on_bad_lines="skip", progress=False, max_workers=None, agents=agents,
-                   spend_only=spend_only)
+    corpus = _loaded(source, agents, spend_only)
     if project is None:
         return corpus
     keep = _matching(corpus, project)
@@ -54,7 +52,12 @@ def load_selected(paths: Sequence[str] | None, *, project: str | None = None,
         return corpus
     if not keep:  # nothing to read again
         return Corpus([], rules=corpus.rules, agents=agents)
-    return _load(keep, on_bad_lines="skip", progress=False, max_workers=None, agents=agents, spend_only=spend_only)
+    return _loaded(keep, agents, spend_only)
+
+
+def _loaded(source: Sequence[str] | None, agents: Sequence[str] | None, spend_only: bool) -> Corpus:
+    res = load_files(source, on_bad_lines="skip", progress=False, agents=agents, spend_only=spend_only)
+    return Corpus(res.files, loaded=res, agents=agents)
 
 
 def project_files(paths: Sequence[str] | None, *, project: str, agents: Sequence[str] | None = None) -> list[str]:

@@ -107,9 +107,9 @@ def _session_facts(rows: list[dict], entries, sessions: list[dict], tz: str) -> 
     import pyarrow.compute as pc
 
     from .._arrow import from_numpy
-    from ..analysis.usage import _spend_mask
+    from ..analysis.usage import spend_mask
 
-    entries = entries.filter(from_numpy(_spend_mask(entries)))
+    entries = entries.filter(from_numpy(spend_mask(entries)))
     cwd = {s["session_id"]: s.get("cwd") for s in sessions}
     root = pc.coalesce(entries["root_session_id"], entries["session_id"])
     for row in rows:

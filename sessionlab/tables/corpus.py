@@ -257,12 +257,12 @@ def watch(source: Source = None, *, backend: Backend = "auto", interval: float =
 
 def _load(source: Source, *, on_bad_lines: OnBadLines, progress: bool | None, max_workers: int | None,
           want_blocks: bool = False, rules: Rules = DEFAULT_RULES, cache: CacheOption = None,
-          agents: Sequence[str] | None = None, spend_only: bool = False) -> Corpus:
+          agents: Sequence[str] | None = None) -> Corpus:
     from ..pi.rules import check_rules
 
     check_rules(rules)
     res = load_files(source, want_blocks=want_blocks, on_bad_lines=on_bad_lines, progress=progress,
-                     max_workers=max_workers, cache=cache, agents=agents, spend_only=spend_only)
+                     max_workers=max_workers, cache=cache, agents=agents)
     return Corpus(res.files, want_blocks=want_blocks, max_workers=max_workers, rules=rules, loaded=res,
                   agents=agents)
 
