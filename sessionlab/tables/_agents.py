@@ -229,12 +229,13 @@ def _unknown_models(results: list) -> None:
         return
     sizes = np.array([row_count(r.raw_table("entries")) for r in owners], np.int64)
     offsets = np.r_[0, np.cumsum(sizes)]
-    first: dict[str, int] = {}
-    counts: dict[str, int] = {}
-    for row, model in zip(rows.tolist(), t["model"].take(arrow_indices(rows)).to_pylist()):  # unpriced calls only
-        model = model or "(none)"  # (a call that names no model)
-        first.setdefault(model, row)
-        counts[model] = counts.get(model, 0) + 1
+    names = pc.fill_null(t["model"].take(arrow_indices(rows)), scalar("")).combine_chunks()  # unpriced calls only
+    enc = pc.dictionary_encode(names)
+    codes = to_numpy(enc.indices)
+    _, at, n = np.unique(codes, return_index=True, return_counts=True)  # (each model's first call, its calls)
+    models = [m or "(none)" for m in enc.dictionary.take(from_numpy(codes[at])).to_pylist()]  # (none: no model named)
+    first = dict(sorted(zip(models, rows[at].tolist()), key=lambda mr: mr[1]))  # (in load order)
+    counts = dict(zip(models, n.tolist()))
     for model, row in first.items():
         fi = int(np.searchsorted(offsets, row, side="right")) - 1
         r, local = owners[fi], row - int(offsets[fi])

@@ -331,8 +331,17 @@ class LoadResult:
     files: list[FileResult]
     source: Source = None
     options: dict = field(default_factory=dict)
-    keys: dict[str, dict] = field(default_factory=dict, repr=False)
+    # each file's key (what :func:`refresh` compares), or a function that makes them on first use
+    key_source: Any = field(default_factory=dict, repr=False)
     changes: _cache.Changes | None = None
+
+    @property
+    def keys(self) -> dict[str, dict]:
+        """Each file's key: the cache's, else its stat as listed (made on first use: most loads
+        are never refreshed)."""
+        if callable(self.key_source):
+            self.key_source = self.key_source()
+        return self.key_source
 
     @property
     def issues(self) -> list[LineIssue]:
@@ -431,8 +440,8 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
                "agents": agents, "spend_only": spend_only}
     # (without the cache, a file's key is its stat as listed, before it was read: a change while
     # it was read shows as a change to the next refresh)
-    keys = store.keys if store is not None else {p: stat_key(st) if (st := stats.get(p)) is not None else {}
-                                                 for p in paths}
+    keys = store.keys if store is not None else lambda: {p: stat_key(st) if (st := stats.get(p)) is not None else {}
+                                                         for p in paths}
     return LoadResult(results, source, options, keys, store.changes if store is not None else None)
 
 
