@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import agents as _agents
-from ..tables import Corpus, load, load_files
+from .. import tables
+from ..tables import Corpus, load
 
 __all__ = ["NO_SESSIONS", "load_selected", "matches_project", "no_sessions", "project_files", "searched"]
 
@@ -56,7 +57,7 @@ def load_selected(paths: Sequence[str] | None, *, project: str | None = None,
 
 
 def _loaded(source: Sequence[str] | None, agents: Sequence[str] | None, spend_only: bool) -> Corpus:
-    res = load_files(source, on_bad_lines="skip", progress=False, agents=agents, spend_only=spend_only)
+    res = tables.load_files(source, on_bad_lines="skip", progress=False, agents=agents, spend_only=spend_only)
     return Corpus(res.files, loaded=res, agents=agents)
 
 
