@@ -219,41 +219,67 @@ def _read(res: FileResult, want_blocks: bool = False,
             from ._agents import load_agent_file
             load_agent_file(res, agent, None, want_blocks, defer=True)
             return None, agent
-        with _open_regular(res.path) as fh:
-            head = fh.read(HEAD_BYTES)
+        fd, size = _open_regular(res.path)
+        fh = None
+        try:
+            head = _head(fd, size)
             agent = detect_agent(head, res.path)
-            if agent == "pi" or pi_format(agent):
-                if into is not None:
-                    return into.read(fh, head), agent
-                if len(head) < HEAD_BYTES:
+            whole = len(head) < HEAD_BYTES  # (the whole file: read from memory, not again)
+            mine = agent == "pi" or pi_format(agent)
+            if whole and (not mine or into is None):
+                if mine:
                     return head, agent
-                fh.seek(0)  # (read whole again rather than joined to the head: one copy of a huge file)
-                return fh.read(), agent
-            from ._agents import load_agent_file  # Claude Code / Codex readers, on first use
-            if len(head) < HEAD_BYTES:  # (the whole file: its reader reads it from memory, not again)
+                from ._agents import load_agent_file  # the other agents' readers, on first use
                 load_agent_file(res, agent, io.BytesIO(head), want_blocks, defer=True)
                 return None, agent
+            if hasattr(os, "set_blocking"):
+                os.set_blocking(fd, True)
+            fh = os.fdopen(fd, "rb")  # (at the end of the head; it closes the descriptor)
+            if mine:
+                if into is not None:
+                    return into.read(fh, head), agent
+                fh.seek(0)  # (read whole again rather than joined to the head: one copy of a huge file)
+                return fh.read(), agent
+            from ._agents import load_agent_file
             fh.seek(0)
             load_agent_file(res, agent, fh, want_blocks, defer=True)
             return None, agent
+        finally:
+            if fh is not None:
+                fh.close()
+            else:
+                os.close(fd)
     except Exception as exc:  # a file that fails must not stop the others: it becomes an issue
         _failed(res, exc)
         return None, "pi"
 
 
-def _open_regular(path: str) -> Any:
-    """``path`` opened for reading, without waiting on a FIFO or a device (opened non-blocking,
-    then refused unless it is a regular file: one that was replaced since it was listed)."""
+def _open_regular(path: str) -> tuple[int, int]:
+    """``path`` opened for reading (a descriptor) and its size, without waiting on a FIFO or a
+    device (opened non-blocking, then refused unless it is a regular file: one that was replaced
+    since it was listed). The descriptor and a file object made of it read alike: no regular
+    file's read blocks."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise OSError(f"{path} is not a regular file (a FIFO, a device or a folder): skipped")
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        return fd, st.st_size
     except BaseException:
         os.close(fd)
         raise
+
+
+def _head(fd: int, size: int) -> bytes:
+    """The first :data:`HEAD_BYTES` of the open file (all of a smaller one: ``size`` bytes, or
+    fewer when it shrank), read from the descriptor without a file object."""
+    head = os.read(fd, HEAD_BYTES)
+    while len(head) < min(size, HEAD_BYTES):  # (a short read)
+        more = os.read(fd, HEAD_BYTES - len(head))
+        if not more:
+            break
+        head += more
+    return head
 
 
 def _failed(res: FileResult, exc: Exception) -> FileResult:
