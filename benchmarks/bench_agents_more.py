@@ -12,7 +12,8 @@ new name (``<name>-<k>.<ext>``), a session folder named by its id (Kimi's, Grok'
 column suffixed (``-<k>``), so that both tools see many sessions of the fixture's shapes. Then,
 in one run, ``--rounds`` interleaved rounds (3) of fresh processes, fastest kept: ``ccusage <agent> daily
 --json --offline`` and ``sessionlab usage daily --agent <agent> --json`` (no cache), both with
-``HOME`` set to the scaled home. The speed columns are sessionlab's relative to ccusage's
+``HOME`` set to the scaled home (with no cache to fill, the report reads the spend rows alone: see
+``docs/cache.md``). The speed columns are sessionlab's relative to ccusage's
 (ccusage's seconds / sessionlab's; the target is >= 0.5). The last two columns are sessionlab again
 with its cache warm (``SESSIONLAB_CACHE_DIR`` filled by one run first): what a second report on
 the same sessions costs (a session in a database is read every time, cache or not).
