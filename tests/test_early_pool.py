@@ -1,5 +1,5 @@
 """A load of other agents' default folders starts its worker processes while it lists the files
-(``_early_pool``): the same tables as a load in one process."""
+(``_early_pool``), and they load it, however small: the same tables as a load in one process."""
 
 from __future__ import annotations
 
@@ -19,8 +19,7 @@ def _entries(res):
 def test_workers_started_before_the_listing_load_what_one_process_does(agent, monkeypatch):
     use_home(monkeypatch, agent)
     alone = load_files(None, agents=[agent], cache=False, on_bad_lines="skip", max_workers=1)
-    monkeypatch.setattr(_load, "_SERIAL_BYTES", 0)  # (the fixtures are small: use the pool anyway)
-    monkeypatch.setattr(_load, "_CHUNK_BYTES", (1, 1))  # (a task per file)
+    monkeypatch.setattr(_load, "_CHUNK_BYTES", (1, 1))  # (a task per file; a small load takes the pool too)
     started = []
     real = _load._early_pool
 
@@ -35,11 +34,15 @@ def test_workers_started_before_the_listing_load_what_one_process_does(agent, mo
     assert [r.path for r in pooled.files] == [r.path for r in alone.files]
 
 
-def test_no_early_workers_for_pi_named_files_or_a_listing_that_reads(tmp_path):
+def test_no_early_workers_for_pi_named_files_or_a_listing_that_reads(tmp_path, monkeypatch):
     assert _load._early_pool(None, ["pi"], 2) is None
     assert _load._early_pool(None, None, 2) is None
     assert _load._early_pool(str(tmp_path), ["gemini"], 2) is None
     assert _load._early_pool(None, ["gemini"], 1) is None
     assert _load._early_pool(None, ["gemini", "copilot"], 2) is None  # (its listing reads the exports)
+    assert _load._early_pool(None, ["gemini"], 2, False) is None  # (a cache answers the load)
+    monkeypatch.setattr(_load.sys, "platform", "darwin")  # (no fork: workers would start from scratch)
+    assert _load._early_pool(None, ["gemini"], 2) is None
+    monkeypatch.setattr(_load.sys, "platform", "linux")
     with pytest.raises(ValueError, match="agents"):
         _load._early_pool(None, ["no-such-agent"], 2)

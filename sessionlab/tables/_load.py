@@ -108,17 +108,19 @@ def _warm() -> None:
     pa.array([""], pa.string())
 
 
-def _early_pool(source: Source, agents: Sequence[str] | None, max_workers: int | None) -> Any:
+def _early_pool(source: Source, agents: Sequence[str] | None, max_workers: int | None, reads: bool = True) -> Any:
     """Worker processes started before the files are listed, each warming up (:func:`_warm`),
     when the load will want processes: the default folders of agents other than pi (whose files
     are read by Python that holds the GIL), none of which lists by reading
-    (:attr:`~sessionlab.agents.AgentSpec.lists_by_reading`). Their start overlaps the listing;
-    None otherwise."""
+    (:attr:`~sessionlab.agents.AgentSpec.lists_by_reading`). Their start overlaps the listing,
+    and they load even a small load's files (warm by then: the parent, which would otherwise load
+    them, would first import what they did). None otherwise, and when the load ``reads`` no file
+    itself (a cache answers it)."""
     from .. import agents as registry
 
     workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
-    if source is not None or agents is None or workers <= 1:
-        return None
+    if not reads or source is not None or agents is None or workers <= 1 or not sys.platform.startswith("linux"):
+        return None  # (elsewhere a worker starts by importing everything again: not for a small load)
     chosen = registry.check_agents(agents)  # (checked first: a misuse is reported before any process starts)
     if "pi" in chosen or any(registry.spec(a).lists_by_reading for a in chosen):
         return None
@@ -356,6 +358,9 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
     total = sum(sizes)
     low, high = _CHUNK_BYTES
     chunks = _chunks(paths, sizes, min(high, max(low, total // (2 * max(workers, 1)))))
+    if pool is not None:  # (started while the files were listed, see _early_pool: warm, even for a small load)
+        yield from map(_unpack, pool.map(_load_chunk, chunks, [want_blocks] * len(chunks), [spend_only] * len(chunks)))
+        return
     if workers <= 1 or len(paths) <= 1 or total < _SERIAL_BYTES:
         for chunk in chunks:
             yield load_chunk(chunk, want_blocks, spend_only)
@@ -365,9 +370,6 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
         # processes' start-up and without shipping tables back
         with ThreadPoolExecutor(max_workers=min(workers, len(chunks)), initializer=keep_read_buffer) as tx:
             yield from tx.map(load_chunk, chunks, [want_blocks] * len(chunks), [spend_only] * len(chunks))
-        return
-    if pool is not None:  # (started while the files were listed: see _early_pool)
-        yield from map(_unpack, pool.map(_load_chunk, chunks, [want_blocks] * len(chunks), [spend_only] * len(chunks)))
         return
     from concurrent.futures import ProcessPoolExecutor  # (no scanner, or other agents' files)
 
@@ -408,7 +410,7 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
                 spend_only: bool = False) -> LoadResult:
     store = None if want_blocks else _cache.Store.for_source(cache, source)
     spend_only = spend_only and store is None and not want_blocks
-    pool = _early_pool(source, agents, max_workers)
+    pool = _early_pool(source, agents, max_workers, store is None)
     bar = None
     try:
         stats: dict[str, os.stat_result] = {}  # (each file's stat as listed: its size and key)
