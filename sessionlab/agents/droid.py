@@ -125,8 +125,9 @@ def finish(results: list) -> None:
     stamps = pa.chunked_array([t["timestamp"] for t in joined_tables([r.raw_table("entries") for r in mine])])
     firsts = stamps.take(pa.array(np.r_[0, np.cumsum(counts)[:-1]]))
     drop = ~kept_copies([r.session["session_id"] for r in mine], firsts)
-    if drop.any():
-        rebatched(mine, lambda t, _counts: null_usage(t, np.repeat(drop, counts)))
+    if drop.any():  # (the dropped copies' tables alone rebuilt: every row of each nulled)
+        dropped = [r for r, d in zip(mine, drop.tolist(), strict=True) if d]
+        rebatched(dropped, lambda t, _counts: null_usage(t, np.ones(t.num_rows, bool)))
 
 
 def kept_copies(sessions: list[str], firsts: Any) -> Any:
