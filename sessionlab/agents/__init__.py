@@ -16,6 +16,7 @@ agent this way and gets every table and report).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,7 +41,7 @@ from . import (
     pi,
     qwen,
 )
-from ._chain import loads, sharing_stores
+from ._chain import sharing_stores
 from ._spec import (
     USAGE_COLUMNS,
     AgentSpec,
@@ -203,7 +204,7 @@ def detect(head: bytes, path: str | None = None) -> str:
         if s[:1] != b"{" or s[-1:] != b"}":  # (no object: a pretty document's lines need no parse)
             continue
         try:
-            obj = loads(s)
+            obj = json.loads(s)  # (the stdlib's: a first pi table imports no other decoder)
         except ValueError:
             continue
         if not isinstance(obj, dict):

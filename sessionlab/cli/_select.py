@@ -57,7 +57,9 @@ def load_selected(paths: Sequence[str] | None, *, project: str | None = None,
 
 
 def _loaded(source: Sequence[str] | None, agents: Sequence[str] | None, spend_only: bool) -> Corpus:
-    res = tables.load_files(source, on_bad_lines="skip", progress=False, agents=agents, spend_only=spend_only)
+    if not spend_only:
+        return load(source, on_bad_lines="skip", progress=False, agents=agents)
+    res = tables.load_files(source, on_bad_lines="skip", progress=False, agents=agents, spend_only=True)
     return Corpus(res.files, loaded=res, agents=agents)
 
 
