@@ -118,12 +118,17 @@ def finish(results: list) -> None:
     import numpy as np
     import pyarrow as pa
 
+    from .._arrow import arrow_indices
+
     mine = [r for r in results if (r.session or {}).get("agent") == "droid" and row_count(r.raw_table("entries"))]
     if not mine:
         return
     counts = np.array([row_count(r.raw_table("entries")) for r in mine], np.int64)
-    stamps = pa.chunked_array([t["timestamp"] for t in joined_tables([r.raw_table("entries") for r in mine])])
-    firsts = stamps.take(pa.array(np.r_[0, np.cumsum(counts)[:-1]]))
+    tables = joined_tables([r.raw_table("entries") for r in mine])
+    # (the chunks given, not the columns: pyarrow would convert those, importing pandas)
+    stamps = pa.chunked_array([c for t in tables for c in t["timestamp"].chunks],
+                              tables[0].schema.field("timestamp").type)
+    firsts = stamps.take(arrow_indices(np.r_[0, np.cumsum(counts)[:-1]]))
     drop = ~kept_copies([r.session["session_id"] for r in mine], firsts)
     if drop.any():  # (the dropped copies' tables alone rebuilt: every row of each nulled)
         dropped = [r for r, d in zip(mine, drop.tolist(), strict=True) if d]
@@ -134,15 +139,16 @@ def kept_copies(sessions: list[str], firsts: Any) -> Any:
     """Which files count, as a boolean array: per session, the file with the latest first timestamp
     (``firsts``, Arrow; the later file of equal ones), or its first file when none has a timestamp."""
     import numpy as np
-    import pyarrow as pa
     import pyarrow.compute as pc
+
+    from .._arrow import strings, to_numpy, valid_mask
 
     n = len(sessions)
     if n == 0:
         return np.zeros(0, np.bool_)
-    code = pc.dictionary_encode(pa.array(sessions, pa.string())).indices.to_numpy()
-    has = ~np.asarray(pc.is_null(firsts).to_numpy(zero_copy_only=False), np.bool_)
-    ts = pc.fill_null(firsts.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+    code = to_numpy(pc.dictionary_encode(strings(sessions)).indices)  # (no pandas: see sessionlab._arrow)
+    has = valid_mask(firsts)
+    ts = to_numpy(firsts, 0)  # (a timestamp column's integer storage)
     k = np.arange(n, dtype=np.int64)
     order = np.lexsort((np.where(has, k, -k), ts, has, code))  # (the last of each session's run wins)
     last = np.r_[code[order][1:] != code[order][:-1], True]
