@@ -46,3 +46,22 @@ def test_no_early_workers_for_pi_named_files_or_a_listing_that_reads(tmp_path, m
     monkeypatch.setattr(_load.sys, "platform", "linux")
     with pytest.raises(ValueError, match="agents"):
         _load._early_pool(None, ["no-such-agent"], 2)
+
+
+def test_claude_code_and_codex_folders_through_early_workers_load_as_one_process(monkeypatch, tmp_path):
+    import shutil
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data"
+    shutil.copytree(data / "claude" / "generated" / "projects", tmp_path / "claude" / "projects")
+    shutil.copytree(data / "codex" / "generated" / "sessions", tmp_path / "codex" / "sessions")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    agents = ["claude-code", "codex"]
+    alone = load_files(None, agents=agents, cache=False, on_bad_lines="skip", max_workers=1)
+    pool = _load._early_pool(None, agents, 2)  # (these folders take the early workers)
+    assert pool is not None
+    pool.shutdown()
+    pooled = load_files(None, agents=agents, cache=False, on_bad_lines="skip", max_workers=2)
+    assert _entries(pooled) == _entries(alone) and {"claude-code", "codex"} <= set(
+        Corpus(alone.files).entries["agent"].to_pylist())
