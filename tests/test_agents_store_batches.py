@@ -28,7 +28,7 @@ def _read_all(agent: str, paths: list[str]) -> list[tuple]:
     out = []
     for p in paths:
         af = agents.spec(agent).read(p, None)
-        out.append((af.n, af.columns, af.session, af.blocks, [(i.line_no, i.kind) for i in af.issues]))
+        out.append((af.n, af.column_lists(), af.session, af.blocks, [(i.line_no, i.kind) for i in af.issues]))
     return out
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from .._jsjson import js_len
 from ..pi.io.formats import AgentFile
-from ..pi.rules import CHARS_PER_TOKEN, ROLE_CHARS
+from ..pi.rules import ROLE_CHARS
 from ._spec import BATCH, is_spend_row, member_path, spend_only, split_member
 
 __all__ = ["Chain", "files_below", "text_chars", "json_chars", "as_dict", "as_list"]
@@ -31,7 +31,7 @@ _COLS = ("line_no", "entry_id", "parent_id", "type", "timestamps", "role", "prov
 
 _EMPTY_ROW: dict[str, Any] = {**dict.fromkeys(_COLS), "type": "message", "side_node": False}
 _ROW_VALUES = operator.itemgetter(*_COLS)
-_IDS = frozenset(("entry_id", "parent_id"))
+_ROW_NAMES = tuple("est_chars" if c == "est_tokens" else c for c in _COLS)  # (a row counts characters)
 
 
 def files_below(roots: Sequence[Path], patterns: Sequence[str], errors: list[tuple[str, str]] | None = None,
@@ -105,8 +105,30 @@ def count_of(d: Any, key: str) -> int:
     return max(int(v), 0) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
 
 
+_FAST_MS_END = 4_102_444_800_000  # 2100-01-01: up to here a whole millisecond is exact as seconds in a float
+_DAYS: dict[int, str] = {}  # days since the epoch -> ``YYYY-MM-DDT`` (a load's calls fall on few days)
+_MINUTES = [f"{h:02d}:{m:02d}:" for h in range(24) for m in range(60)]  # minute of the day -> ``HH:MM:``
+_SECONDS = [f"{s:02d}." for s in range(60)]
+_MILLIS = [f"{ms:03d}Z" for ms in range(1000)]
+
+
 def iso_ms(ms: Any) -> str | None:
-    """Milliseconds since the epoch as ISO text in UTC (``...T12:34:56.789Z``); None for anything else."""
+    """Milliseconds since the epoch as ISO text in UTC (``...T12:34:56.789Z``); None for anything else.
+    A whole number of milliseconds from 1970 to 2100 is formatted by arithmetic (a reader formats one
+    per call; :func:`iso_ms_plain` is the definition, and a test holds the two equal)."""
+    if type(ms) is not int or not 0 <= ms < _FAST_MS_END:
+        return iso_ms_plain(ms)
+    day, rest = divmod(ms, 86_400_000)
+    date = _DAYS.get(day)
+    if date is None:
+        date = _DAYS[day] = iso_ms_plain(day * 86_400_000)[:11]
+    sec, milli = divmod(rest, 1000)
+    minute, sec = divmod(sec, 60)
+    return date + _MINUTES[minute] + _SECONDS[sec] + _MILLIS[milli]
+
+
+def iso_ms_plain(ms: Any) -> str | None:
+    """:func:`iso_ms` by :mod:`datetime`, for any number (a fraction, before 1970, after 2100)."""
     if not isinstance(ms, (int, float)) or isinstance(ms, bool):
         return None
     from datetime import UTC, datetime
@@ -399,15 +421,14 @@ class Chain:
         self.out.issues.append(LineIssue(self.out.path, line_no, kind, message, text[:80]))
 
     def done(self, session: dict[str, Any]) -> AgentFile:
-        """The file read: ``est_tokens`` from characters, the columns and the session's facts (a
-        spend-only read: the spend rows alone)."""
+        """The file read: its rows (as tuples: the batch's table turns them into columns at once,
+        ``est_tokens`` from the characters counted) and the session's facts (a spend-only read: the
+        spend rows alone)."""
         rows = [r for r in self.rows if is_spend_row(r)] if self.spend_only else self.rows
-        # every row has every column (_EMPTY_ROW): one C call per row, the transposition in C
-        cols = dict(zip(_COLS, map(list, zip(*map(_ROW_VALUES, rows))))) if rows else {c: [] for c in _COLS}
-        cols["est_tokens"] = [None if v is None else -(-v // CHARS_PER_TOKEN) for v in cols["est_tokens"]]
-        n = len(rows)  # (a column of nulls alone is left out: the batch's table makes it null at once)
-        self.out.columns = {k: v for k, v in cols.items() if k in _IDS or v.count(None) != n}
-        self.out.n = n
+        # every row has every column (_EMPTY_ROW): one C call per row
+        self.out.rows = list(map(_ROW_VALUES, rows))
+        self.out.row_names = _ROW_NAMES
+        self.out.n = len(rows)
         self.out.session = {"agent": self.out.agent, "name": None, "parent_session_id": None, **session}
         self.out.session.setdefault("root_session_id", session.get("session_id"))
         return self.out

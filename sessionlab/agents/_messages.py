@@ -181,7 +181,7 @@ def _codex(path: str, want: set[str]) -> dict[str, M.Message]:
     items: dict[int, list] = {}
     with open(path, "rb") as fh:
         af = read_codex(path, fh, items=items)
-    cols = af.columns
+    cols = af.column_lists()
     out: dict[str, M.Message] = {}
     for i in range(af.n):
         eid = cols["entry_id"][i]

@@ -12,6 +12,7 @@ model without a price becomes one ``unknown_model`` issue for the whole load.
 from __future__ import annotations
 
 import io
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ import pyarrow.compute as pc
 from .. import agents as registry
 from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
 from .._rowsof import RowsOf, joined_tables, rebatched, row_count
-from ..pi.io.formats import AgentFile
+from ..pi.io.formats import AgentFile, row_columns
 from ..pi.io.issues import LineIssue
 from ..pricing import price_calls
 from ._arrays import parse_timestamps
@@ -30,11 +31,49 @@ from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 __all__ = ["load_agent_file", "finish_agents"]
 
 
-def _parent_index(ids: list, parents: list) -> np.ndarray:
-    last: dict[Any, int] = {}
-    for i, e in enumerate(ids):  # one pass: id -> its last position, as pi's index
-        last[e] = i
-    return np.fromiter((-1 if p is None else last.get(p, -1) for p in parents), np.int32, len(parents))
+def _parent_index(ids: list, parents: list, counts: np.ndarray) -> np.ndarray:
+    """Each row's parent's row within its file (-1 for none), files one after the other (``counts``
+    rows each): per file, an id's last position (as pi's index)."""
+    out: list[int] = []
+    start = 0
+    for n in counts.tolist():
+        last: dict[Any, int] = {}
+        for i in range(start, start + n):
+            last[ids[i]] = i - start
+        out += [-1 if p is None else last.get(p, -1) for p in parents[start:start + n]]
+        start += n
+    return np.array(out, np.int32)
+
+
+def _columns(files: list[tuple[AgentFile, dict[str, Any]]]) -> dict[str, list]:
+    """The batch's columns, each one list over its files' rows: consecutive files that hold rows
+    (:attr:`AgentFile.rows`, of the same columns) turned into columns at once, the others' columns
+    joined to them (a column a file lacks is null on its rows)."""
+    runs: list[tuple[dict[str, list], int]] = []
+    i = 0
+    while i < len(files):
+        af = files[i][0]
+        if af.rows is None:
+            runs.append((af.columns, af.n))
+            i += 1
+            continue
+        j = i + 1
+        while j < len(files) and files[j][0].rows is not None and files[j][0].row_names == af.row_names:
+            j += 1
+        run = [f[0] for f in files[i:j]]
+        runs.append((row_columns(af.row_names, list(chain.from_iterable(f.rows for f in run))),
+                     sum(f.n for f in run)))
+        i = j
+    if len(runs) == 1:
+        return runs[0][0]
+    out: dict[str, list] = {}
+    for name in set().union(*(cols for cols, _ in runs)):
+        joined: list = []
+        for cols, n in runs:
+            c = cols.get(name)
+            joined.extend(c if c is not None else [None] * n)
+        out[name] = joined
+    return out
 
 
 def _table(files: list[tuple[AgentFile, dict[str, Any]]]) -> pa.Table:
@@ -43,18 +82,12 @@ def _table(files: list[tuple[AgentFile, dict[str, Any]]]) -> pa.Table:
     counts = np.array([af.n for af, _ in files], np.int64)
     n = int(counts.sum())
     owner = np.repeat(np.arange(len(files)), counts)
+    starts = np.cumsum(counts) - counts
 
     def per_file(values: list) -> pa.Array:  # (a value per file, repeated over its rows)
         return pc.take(pa.array(values, pa.string()), from_numpy(owner)) if n else pa.nulls(0, pa.string())
 
-    def joined(name: str) -> list:
-        out: list = []
-        for af, _ in files:
-            c = af.columns.get(name)
-            out.extend(c if c is not None else [None] * af.n)
-        return out
-
-    present = set().union(*(af.columns for af, _ in files))
+    cols = _columns(files)
     arrays = []
     for f in ENTRY_SCHEMA:
         name = f.name
@@ -65,16 +98,14 @@ def _table(files: list[tuple[AgentFile, dict[str, Any]]]) -> pa.Table:
         elif name == "agent":
             arrays.append(per_file([af.agent for af, _ in files]))
         elif name == "timestamp":
-            arrays.append(parse_timestamps(pa.array(joined("timestamps"), pa.string())))
+            arrays.append(parse_timestamps(pa.array(cols.get("timestamps") or [None] * n, pa.string())))
         elif name == "entry_index":
-            arrays.append(from_numpy(np.concatenate([np.arange(k, dtype=np.int32) for k in counts])
-                                     if n else np.zeros(0, np.int32)))
+            arrays.append(from_numpy((np.arange(n) - np.repeat(starts, counts)).astype(np.int32)))
         elif name == "parent_index":
-            idx = np.concatenate([_parent_index(af.columns["entry_id"], af.columns["parent_id"]) for af, _ in files]) \
-                if n else np.zeros(0, np.int32)
+            idx = _parent_index(cols.get("entry_id") or [None] * n, cols.get("parent_id") or [None] * n, counts)
             arrays.append(from_numpy(idx, mask=idx < 0, type=pa.int32()))
-        elif name in present:  # (pa.array: C, where a loop per value would not be)
-            arrays.append(pa.array(joined(name), f.type))
+        elif name in cols:  # (pa.array: C, where a loop per value would not be)
+            arrays.append(pa.array(cols[name], f.type))
         else:
             arrays.append(pa.nulls(n, f.type))
     return pa.Table.from_arrays(arrays, schema=ENTRY_SCHEMA)
@@ -159,7 +190,7 @@ def extend_agent_file(res: Any, agent: str, fh: Any, state: Any, lines_before: i
     new = res.entries
     ids = kept["entry_id"].to_pylist() + new["entry_id"].to_pylist()
     parents = kept["parent_id"].to_pylist() + new["parent_id"].to_pylist()
-    idx = _parent_index(ids, parents)  # over the whole file: an id used again moves its lookups
+    idx = _parent_index(ids, parents, np.array([len(ids)]))  # over the whole file: an id used again moves its lookups
     n = len(ids)
     t = pa.concat_tables([kept, new]).combine_chunks()
     i = t.schema.get_field_index("entry_index")

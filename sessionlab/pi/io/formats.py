@@ -16,9 +16,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
 
+from ..rules import CHARS_PER_TOKEN
 from .issues import LineIssue
 
-__all__ = ["iter_lines", "AgentFile", "HEAD_BYTES", "MAX_LINE", "Dialect", "detect_dialect", "HEAD_LINES"]
+__all__ = ["iter_lines", "AgentFile", "row_columns", "HEAD_BYTES", "MAX_LINE", "Dialect", "detect_dialect", "HEAD_LINES"]
 
 HEAD_BYTES = 1 << 16  # what detection reads (:func:`sessionlab.agents.detect`)
 MAX_LINE = 64 << 20  # a longer line is skipped (streamed past), not parsed
@@ -78,15 +79,19 @@ def iter_lines(fh: IO[bytes], *, max_line: int | None = None) -> Iterator[tuple[
 class AgentFile:
     """One Claude Code or Codex file read into table columns (names of the entries schema).
 
-    ``columns`` maps entry column names to lists (missing columns are null), ``blocks`` holds
-    block rows (the block columns after ``session_id``), ``session`` the session row's own facts
-    (totals come from the entries), ``issues`` the line issues.
+    ``columns`` maps entry column names to lists (missing columns are null), or, when ``rows`` is
+    set, the rows are tuples of the columns ``row_names`` (a batch of such files is turned into
+    columns at once: :meth:`column_lists` for one file); ``blocks`` holds block rows (the block
+    columns after ``session_id``), ``session`` the session row's own facts (totals come from the
+    entries), ``issues`` the line issues.
     """
 
     path: str
     agent: str
     columns: dict[str, list] = field(default_factory=dict)
     n: int = 0
+    rows: list[tuple] | None = None
+    row_names: tuple[str, ...] = ()
     blocks: list[tuple] = field(default_factory=list)
     session: dict[str, Any] = field(default_factory=dict)
     issues: list[LineIssue] = field(default_factory=list)
@@ -95,6 +100,19 @@ class AgentFile:
     extra: Any = None
     # what the reader needs to go on reading the file's later lines alone (JSON; None: it cannot)
     state: Any = None
+
+    def column_lists(self) -> dict[str, list]:
+        """The file's columns (from its ``rows`` when it has them)."""
+        return self.columns if self.rows is None else row_columns(self.row_names, self.rows)
+
+
+def row_columns(names: tuple[str, ...], rows: list[tuple]) -> dict[str, list]:
+    """Rows (tuples of the columns ``names``) as columns; a column ``est_chars`` (characters)
+    becomes ``est_tokens`` (pi's estimate, ``ceil(chars / 4)``)."""
+    cols = dict(zip(names, map(list, zip(*rows)))) if rows else {n: [] for n in names}
+    if "est_chars" in cols:
+        cols["est_tokens"] = [None if v is None else -(-v // CHARS_PER_TOKEN) for v in cols.pop("est_chars")]
+    return cols
 
 
 # -- pi's two dialects: pi's camelCase keys or the seed's snake_case ones (see .dialects) ------------
