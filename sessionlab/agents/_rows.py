@@ -50,9 +50,9 @@ def agent_file(path: str, agent: str, rows: list[dict], session: dict[str, Any])
         r.setdefault("side_node", False)
         full.append(r)
         prev = r.get("entry_id")
-    # (a column no row has is left out: the batch's table makes it null at once; the ids never are)
-    held = set().union(*full, ("entry_id", "parent_id"))
-    af.columns = {k: [r.get(k) for r in full] for k in COLUMNS if k in held}  # (a comprehension per column)
+    # (as tuples: the batch's table turns its files' rows into columns at once)
+    af.rows = [tuple(map(r.get, COLUMNS)) for r in full]
+    af.row_names = COLUMNS
     af.n = len(full)
     return af
 
