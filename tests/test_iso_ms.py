@@ -10,7 +10,8 @@ DAY = 86_400_000
 
 @settings(max_examples=3000, deadline=None)
 @given(st.one_of(st.integers(0, _FAST_MS_END + DAY), st.integers(1_600_000_000_000, 1_900_000_000_000),
-                 st.integers(-10 * DAY, 10**14), st.floats(-1e13, 1e13, allow_nan=False)))
+                 st.integers(-10 * DAY, 10**14), st.floats(-1e13, 1e13, allow_nan=False),
+                 st.integers(0, _FAST_MS_END // 1000).map(lambda s: s * 1000.0)))
 def test_iso_ms_equals_datetime(ms):
     assert iso_ms(ms) == iso_ms_plain(ms)
 

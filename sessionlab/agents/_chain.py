@@ -116,6 +116,8 @@ def iso_ms(ms: Any) -> str | None:
     """Milliseconds since the epoch as ISO text in UTC (``...T12:34:56.789Z``); None for anything else.
     A whole number of milliseconds from 1970 to 2100 is formatted by arithmetic (a reader formats one
     per call; :func:`iso_ms_plain` is the definition, and a test holds the two equal)."""
+    if type(ms) is float and ms.is_integer():
+        ms = int(ms)  # (seconds times 1000: the same instant)
     if type(ms) is not int or not 0 <= ms < _FAST_MS_END:
         return iso_ms_plain(ms)
     day, rest = divmod(ms, 86_400_000)

@@ -10,6 +10,8 @@ the child of the row before), the shape of a format that has no tree. A row with
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import Any
 
 from ..pi.io.formats import AgentFile
@@ -80,14 +82,19 @@ def price_total(model: str, inp: int, out: int, cache_read: int, cache_write: in
     """USD of token totals that add up many requests (a session's running totals), at the model's
     base rates: a long-context tier is a property of one request, which a total is not. A name whose
     version lost its dot (``gemini-2-5-pro``) is also tried with it; None without a price."""
-    import re
+    r = _base_rates(model)
+    return None if r is None else inp * r[0] + out * r[1] + cache_read * r[2] + cache_write * r[3]
 
+
+@functools.lru_cache(maxsize=1024)
+def _base_rates(model: str) -> tuple | None:
+    """:func:`price_total`'s rates of a model name (asked once per name: a store's sessions are thousands)."""
     from ..pricing import model_rates
 
     for name in dict.fromkeys((model, re.sub(r"(\d)-(\d)", r"\1.\2", model, count=1))):
         r = model_rates(name, 0)
         if r is not None:
-            return inp * r[0] + out * r[1] + cache_read * r[2] + cache_write * r[3]
+            return r
     return None
 
 

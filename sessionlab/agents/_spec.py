@@ -82,7 +82,13 @@ def _split_member(path: str) -> tuple[str, str | None]:
     if os.path.exists(path):
         return path, None
     store, _, key = path.rpartition("#")
-    return (store, key) if os.path.isfile(store) else (path, None)
+    memo = getattr(BATCH, "memo", None)
+    if memo is None:
+        return (store, key) if os.path.isfile(store) else (path, None)
+    is_store = memo.get(("isfile", store))  # (a store's thousands of sessions: one stat of it per batch)
+    if is_store is None:
+        is_store = memo[("isfile", store)] = os.path.isfile(store)
+    return (store, key) if is_store else (path, None)
 
 
 class NeedsOldLines(Exception):
