@@ -66,3 +66,39 @@ def test_a_spend_only_read_is_ignored_where_a_cache_is_filled(monkeypatch, tmp_p
     full = load_files(None, agents=["amp"], cache=False, on_bad_lines="skip")
     cached = load_files(None, agents=["amp"], cache=tmp_path, on_bad_lines="skip", spend_only=True)
     assert sum(r.entries.num_rows for r in cached.files) == sum(r.entries.num_rows for r in full.files)
+
+
+GEMINI_DOCS = [
+    b'{"sessionId":"s1","messages":[{"id":"u","type":"user","content":"hi","timestamp":"2026-05-01T10:00:00Z"},'
+    b'{"id":"a","type":"gemini","model":"gemini-2.5-pro","timestamp":"2026-05-01T10:00:05Z","content":"x",'
+    b'"thoughts":[{"subject":"s"}],"tokens":{"input":100,"output":20,"cached":40,"thoughts":5,"tool":0,"total":125}},'
+    b'{"id":"a","type":"gemini","model":"gemini-2.5-pro","tokens":{"input":7,"output":1},"id":"b"},'
+    b'{"type":"gemini","tokens":"none"},{"id":5,"type":"gemini","tokens":{"prompt":9,"candidates":2}}]}',
+    b'{"sessionId":"s2","messages":[1,{"id":"a","type":"gemini","tokens":{"input":3,"output":4}}]}',  # (not objects)
+    b'{"sessionId":"s3","messages":[{"id":"a","type":"gemini","tokens":{"input":NaN,"output":4}}]}',
+    b'{"sessionId":"s4","messages":null}',
+    b'{"sessionId":"s5"}\n{"id":"a","type":"gemini","tokens":{"input":3,"output":4}}\n',  # (the JSONL form)
+    b'{"sessionId":"\xff","messages":[{"id":"a","type":"gemini","tokens":{"input":3,"output":4}}]}',
+    b'[1,2]',
+    b'{"messages":[{"id":"a","type":"gemini","model":null,"timestamp":17,"tokens":{"input":1}}],"messages":[]}',
+]
+
+
+@pytest.mark.parametrize("doc", GEMINI_DOCS)
+def test_gemini_spend_documents_read_as_the_generic_parse_does(doc, monkeypatch):
+    import io
+
+    from sessionlab.agents import _gemini_reader as g
+    from sessionlab.agents import reading_spend_only
+
+    def read() -> tuple:
+        try:
+            with reading_spend_only(True):
+                af = g.read_gemini("/x/chats/session-1.json", io.BytesIO(doc))
+        except ValueError as exc:  # (a NaN count: the load makes the file a read_error issue)
+            return ("raised", str(exc))
+        return af.column_lists(), af.session, [(i.line_no, i.kind) for i in af.issues]
+
+    typed = read()
+    monkeypatch.setattr(g, "_spend_document", lambda data: None)  # (every document parsed whole)
+    assert typed == read()

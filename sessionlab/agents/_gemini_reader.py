@@ -19,6 +19,7 @@ A call's ``input_tokens`` is ``input - cached + tool``, ``cache_read_tokens`` ``
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -118,7 +119,10 @@ def _message(chain: Chain, line_no: int, m: dict) -> None:
 def read_gemini(path: str, fh: Any) -> Any:
     """Read one Gemini CLI chat recording from a binary file object."""
     chain = Chain(path, "gemini")
-    head, messages = _records(fh.read(), chain)
+    data = fh.read()
+    spend = _spend_document(data) if chain.spend_only else None
+    head, messages = ({"sessionId": spend.sessionId}, [(1, m) for m in spend.messages]) if spend is not None \
+        else _records(data, chain)
     for line_no, m in messages:
         _message(chain, line_no, m)
     sid = head.get("sessionId")
@@ -127,6 +131,35 @@ def read_gemini(path: str, fh: Any) -> Any:
     folder = os.path.dirname(os.path.dirname(path))  # (the project's: read once a batch, for all its sessions)
     cwd = store_memo(("gemini-root", folder), lambda: _project_root(folder))
     return chain.done({"session_id": sid, "cwd": cwd})
+
+
+def _spend_document(data: bytes) -> Any:
+    """A JSON document's session id and messages with the fields a spend-only read uses, the rest
+    skipped as it is parsed (a chat's text is most of it); None when ``data`` is not such a
+    document with a list of message objects (then it is read as :func:`_records` reads it)."""
+    decode, refused = _spend_decoder()
+    try:
+        doc = decode(data)
+    except refused:
+        return None
+    return doc if doc.messages is not None else None
+
+
+@functools.cache
+def _spend_decoder() -> tuple[Any, Any]:
+    import msgspec
+
+    def get(self: Any, key: str, default: Any = None) -> Any:
+        return getattr(self, key, default)
+
+    def item(self: Any, key: str) -> Any:
+        return getattr(self, key)
+
+    # (the fields of a message that _message reads in a spend-only read; get and [] as a dict's)
+    message = msgspec.defstruct("Message", [(k, Any, None) for k in ("id", "timestamp", "type", "model", "tokens")],
+                                namespace={"get": get, "__getitem__": item})
+    document = msgspec.defstruct("Document", [("sessionId", Any, None), ("messages", list[message] | None, None)])
+    return msgspec.json.Decoder(document).decode, (msgspec.ValidationError, msgspec.DecodeError)
 
 
 def _project_root(folder: str) -> str | None:
