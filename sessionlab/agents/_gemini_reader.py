@@ -30,17 +30,20 @@ __all__ = ["read_gemini", "call_usage"]
 _SIDE = frozenset({"info", "error", "warning"})
 
 
+def _num(tokens: dict, key: str, other: str | None = None) -> int:
+    """The count under ``key`` (else ``other``): a number, a fraction cut, a negative one 0; else 0."""
+    v = tokens.get(key)
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        v = tokens.get(other) if other is not None else None
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            return 0
+    return max(int(v), 0)
+
+
 def call_usage(tokens: dict) -> dict[str, int] | None:
     """A ``tokens`` object as a call's usage (None when it counts nothing)."""
-    def num(*keys: str) -> int:
-        for k in keys:
-            v = tokens.get(k)
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                return max(int(v), 0)
-        return 0
-
-    inp, out, cached = num("input", "prompt"), num("output", "candidates"), num("cached")
-    thoughts, tool = num("thoughts", "reasoning"), num("tool")
+    inp, out, cached = _num(tokens, "input", "prompt"), _num(tokens, "output", "candidates"), _num(tokens, "cached")
+    thoughts, tool = _num(tokens, "thoughts", "reasoning"), _num(tokens, "tool")
     total = tokens.get("total")
     if cached and total == inp + out + thoughts + tool:  # the prompt count includes its cached part
         inp -= min(inp, cached)
@@ -75,18 +78,23 @@ def _records(data: bytes, chain: Chain) -> tuple[dict, list[tuple[int, dict]]]:
     return head, [found[k] for k in order]
 
 
-def _usage(chain: Chain, i: int, m: dict) -> None:
-    usage = call_usage(m["tokens"]) if isinstance(m.get("tokens"), dict) else None
+def _call(chain: Chain, line_no: int, eid: Any, ts: Any, model: Any, tokens: Any) -> int:
+    """A ``gemini`` message's row, a call when its tokens count something."""
+    eid = eid if isinstance(eid, str) else f"L{line_no}"
+    i = chain.add(line_no, eid, ts, role="assistant", provider="google", model=model, tool_call_count=0)
+    usage = call_usage(tokens) if isinstance(tokens, dict) else None
     if usage is not None:
-        chain.usage(i, model=m.get("model"), provider="google", **usage)
+        chain.usage(i, model=model, provider="google", **usage)
+    return i
 
 
 def _message(chain: Chain, line_no: int, m: dict) -> None:
     kind, ts = m.get("type"), m.get("timestamp")
-    eid = m["id"] if isinstance(m.get("id"), str) else f"L{line_no}"
-    spend = chain.spend_only  # (a spend-only read: the calls alone, no content)
-    if spend and kind != "gemini":
+    if chain.spend_only:  # (a spend-only read: the calls alone, no content)
+        if kind == "gemini":
+            _call(chain, line_no, m.get("id"), ts, m.get("model"), m.get("tokens"))
         return
+    eid = m["id"] if isinstance(m.get("id"), str) else f"L{line_no}"
     if kind in _SIDE or kind not in ("user", "gemini"):
         chain.add(line_no, eid, ts, type=kind if isinstance(kind, str) else "unknown", side_node=True)
         return
@@ -94,10 +102,7 @@ def _message(chain: Chain, line_no: int, m: dict) -> None:
         i = chain.add(line_no, eid, ts, role="user")
         chain.block(i, "text", text_chars(m.get("content")))
         return
-    i = chain.add(line_no, eid, ts, role="assistant", provider="google", model=m.get("model"), tool_call_count=0)
-    if spend:
-        _usage(chain, i, m)
-        return
+    i = _call(chain, line_no, eid, ts, m.get("model"), m.get("tokens"))
     for t in m.get("thoughts") or []:
         if isinstance(t, dict):
             chain.block(i, "thinking", text_chars(t.get("subject")) + text_chars(t.get("description")))
@@ -107,7 +112,6 @@ def _message(chain: Chain, line_no: int, m: dict) -> None:
     for c in calls:
         name = c.get("name")
         chain.block(i, "toolCall", text_chars(name) + json_chars(c.get("args")), name, c.get("id"))
-    _usage(chain, i, m)
     for c in calls:
         if c.get("result") is None:
             continue
@@ -121,10 +125,15 @@ def read_gemini(path: str, fh: Any) -> Any:
     chain = Chain(path, "gemini")
     data = fh.read()
     spend = _spend_document(data) if chain.spend_only else None
-    head, messages = ({"sessionId": spend.sessionId}, [(1, m) for m in spend.messages]) if spend is not None \
-        else _records(data, chain)
-    for line_no, m in messages:
-        _message(chain, line_no, m)
+    if spend is not None:  # (a document's usage fields alone: the calls)
+        head = {"sessionId": spend.sessionId}
+        for m in spend.messages:
+            if m.type == "gemini":
+                _call(chain, 1, m.id, m.timestamp, m.model, m.tokens)
+    else:
+        head, messages = _records(data, chain)
+        for line_no, m in messages:
+            _message(chain, line_no, m)
     sid = head.get("sessionId")
     if not isinstance(sid, str):
         sid = os.path.splitext(os.path.basename(path))[0]
@@ -149,15 +158,8 @@ def _spend_document(data: bytes) -> Any:
 def _spend_decoder() -> tuple[Any, Any]:
     import msgspec
 
-    def get(self: Any, key: str, default: Any = None) -> Any:
-        return getattr(self, key, default)
-
-    def item(self: Any, key: str) -> Any:
-        return getattr(self, key)
-
-    # (the fields of a message that _message reads in a spend-only read; get and [] as a dict's)
-    message = msgspec.defstruct("Message", [(k, Any, None) for k in ("id", "timestamp", "type", "model", "tokens")],
-                                namespace={"get": get, "__getitem__": item})
+    # (the fields of a message that a spend-only read uses: see _call)
+    message = msgspec.defstruct("Message", [(k, Any, None) for k in ("id", "timestamp", "type", "model", "tokens")])
     document = msgspec.defstruct("Document", [("sessionId", Any, None), ("messages", list[message] | None, None)])
     return msgspec.json.Decoder(document).decode, (msgspec.ValidationError, msgspec.DecodeError)
 
