@@ -19,7 +19,8 @@ from typing import IO, Any, Literal
 from ..rules import CHARS_PER_TOKEN
 from .issues import LineIssue
 
-__all__ = ["iter_lines", "AgentFile", "row_columns", "HEAD_BYTES", "MAX_LINE", "Dialect", "detect_dialect", "HEAD_LINES"]
+__all__ = ["iter_lines", "AgentFile", "row_columns", "HEAD_BYTES", "MAX_LINE", "Dialect", "detect_dialect",
+           "HEAD_LINES"]
 
 HEAD_BYTES = 1 << 16  # what detection reads (:func:`sessionlab.agents.detect`)
 MAX_LINE = 64 << 20  # a longer line is skipped (streamed past), not parsed
