@@ -20,7 +20,7 @@ from typing import Any
 from .._jsjson import js_len
 from ..pi.io.formats import AgentFile
 from ..pi.rules import ROLE_CHARS
-from ._spec import BATCH, is_spend_row, member_path, spend_only, split_member
+from ._spec import BATCH, is_spend_row, member_path, spend_only, split_member, store_memo
 
 __all__ = ["Chain", "files_below", "text_chars", "json_chars", "as_dict", "as_list"]
 
@@ -252,16 +252,6 @@ def store_connection(db: str) -> Iterator[Any]:
         yield con
     finally:
         con.close()
-
-
-def store_memo(key: Any, compute: Any) -> Any:
-    """``compute()``, asked once per batch for ``key`` while stores are shared, else every time."""
-    memo = getattr(BATCH, "memo", None)
-    if memo is None:
-        return compute()
-    if key not in memo:
-        memo[key] = compute()
-    return memo[key]
 
 
 def sqlite_names(db: str, sql: str, column: int = 0) -> set[str]:

@@ -14,7 +14,8 @@ from typing import IO, Any
 from ..errors import ArgumentValueError
 
 __all__ = ["AgentSpec", "home_path", "jsonl_below", "USAGE_COLUMNS", "null_usage", "member_path", "split_member",
-           "one_member", "ToolNames", "NeedsOldLines", "spend_only", "reading_spend_only", "is_spend_row"]
+           "one_member", "ToolNames", "NeedsOldLines", "spend_only", "reading_spend_only", "is_spend_row",
+           "store_memo"]
 
 USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens",
                  "context_tokens", "cost_usd", "reasoning_tokens", "cache_write_1h_tokens", "usage_kind",
@@ -82,13 +83,18 @@ def _split_member(path: str) -> tuple[str, str | None]:
     if os.path.exists(path):
         return path, None
     store, _, key = path.rpartition("#")
+    # (a store's thousands of sessions: one stat of it per batch)
+    return (store, key) if store_memo(("isfile", store), lambda: os.path.isfile(store)) else (path, None)
+
+
+def store_memo(key: Any, compute: Any) -> Any:
+    """``compute()``, asked once per batch for ``key`` while stores are shared, else every time."""
     memo = getattr(BATCH, "memo", None)
     if memo is None:
-        return (store, key) if os.path.isfile(store) else (path, None)
-    is_store = memo.get(("isfile", store))  # (a store's thousands of sessions: one stat of it per batch)
-    if is_store is None:
-        is_store = memo[("isfile", store)] = os.path.isfile(store)
-    return (store, key) if is_store else (path, None)
+        return compute()
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
 
 
 class NeedsOldLines(Exception):
