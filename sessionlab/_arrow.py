@@ -14,6 +14,9 @@ only the ``*_df`` views import pandas.
 - :func:`scalar`: an Arrow scalar for a compute function's Python argument;
 - :func:`to_numpy`: the other way, an Arrow column of numbers or booleans as NumPy, and
   :func:`valid_mask` where any column is not null;
+- :func:`without_pandas`: in a process that never hands pandas objects to pyarrow (a load's
+  worker), pyarrow told pandas is absent, so ``pa.array`` converts Python values in C without
+  importing it;
 - :data:`compute`: ``pyarrow.compute``, imported on first use. Its import builds a Python wrapper
   per compute function (~30 ms, a tenth of a first load); the loader's modules use this name, so
   a load the C scanner does alone never imports it.
@@ -21,7 +24,9 @@ only the ``*_df`` views import pandas.
 
 from __future__ import annotations
 
+import importlib.abc
 import re
+import sys
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -32,7 +37,7 @@ import pyarrow as pa
 from .errors import ArgumentTypeError
 
 __all__ = ["strings", "const_strings", "from_numpy", "from_pylist", "arrow_table", "arrow_indices", "scalar",
-           "to_numpy", "validity", "valid_mask", "compute"]
+           "to_numpy", "validity", "valid_mask", "compute", "without_pandas"]
 
 
 class _Compute:
@@ -47,6 +52,30 @@ class _Compute:
 
 
 compute: Any = _Compute()
+
+
+class _NoPandas(importlib.abc.MetaPathFinder):
+    def find_spec(self, name: str, path: Any, target: Any = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+def without_pandas() -> None:
+    """Let pyarrow convert Python values and NumPy arrays (``pa.array``) without importing pandas,
+    in a process that never hands it pandas objects: a load's worker process, whose tables
+    go back as Arrow IPC. pyarrow asks once, on its first conversion, whether pandas can be
+    imported (to recognise its objects), and keeps the answer; here it is asked while pandas cannot
+    be, which saves each worker the import (~0.2 s). A later ``to_pandas`` still imports pandas.
+    Nothing is done where pandas is imported already."""
+    if "pandas" in sys.modules:
+        return
+    block = _NoPandas()
+    sys.meta_path.insert(0, block)
+    try:
+        pa.array([0], pa.int64())  # (pyarrow's one question, answered "no pandas")
+    finally:
+        sys.meta_path.remove(block)
 
 
 def validity(valid: np.ndarray) -> tuple[pa.Buffer | None, int]:

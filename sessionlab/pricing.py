@@ -21,6 +21,7 @@ import functools
 import re
 from collections.abc import Sequence
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
 
@@ -123,10 +124,19 @@ def price_calls(models: Sequence[str | None], inp: Sequence[int], out: Sequence[
     Returns the costs (None for a call whose model has no price and whose tokens are not all zero)
     and ``{model: [positions]}`` of those unpriced calls.
     """
+    h = None if cache_write_1h is None else [0 if x is None else x for x in cache_write_1h]
+    cost, unknown = price_array(models, inp, out, cache_read, cache_write, h)
+    return [None if np.isnan(c) else float(c) for c in cost.tolist()], unknown
+
+
+def price_array(models: Sequence[str | None], inp: Any, out: Any, cache_read: Any, cache_write: Any,
+                cache_write_1h: Any = None) -> tuple[np.ndarray, dict[str, list[int]]]:
+    """:func:`price_calls` with the token counts as arrays (or sequences) of numbers, no None, and
+    the costs as a float64 array, NaN where there is no price."""
     n = len(models)
     a = {k: np.asarray(v, np.float64) for k, v in (("in", inp), ("out", out), ("cr", cache_read),
                                                     ("cw", cache_write))}
-    h = np.asarray([0 if x is None else x for x in (cache_write_1h or [0] * n)], np.float64)
+    h = np.zeros(n) if cache_write_1h is None else np.asarray(cache_write_1h, np.float64)
     cost = np.full(n, np.nan)
     prompt = a["in"] + a["cr"] + a["cw"]
     unknown: dict[str, list[int]] = {}
@@ -150,4 +160,4 @@ def price_calls(models: Sequence[str | None], inp: Sequence[int], out: Sequence[
             assert r is not None
             cost[sel] = (a["in"][sel] * r[0] + a["out"][sel] * r[1] + a["cr"][sel] * r[2]
                          + (a["cw"][sel] - h[sel]) * r[3] + h[sel] * r[4])
-    return [None if np.isnan(c) else float(c) for c in cost], unknown
+    return cost, unknown

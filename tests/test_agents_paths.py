@@ -30,7 +30,7 @@ def test_worker_processes_equal_one_process(mixed, monkeypatch):
     serial = sl.entries_table(mixed, cache=False, max_workers=1, on_bad_lines="skip")
     seen = []
     real = _load._before_fork
-    monkeypatch.setattr(_load, "_before_fork", lambda: (seen.append(True), real())[1])
+    monkeypatch.setattr(_load, "_before_fork", lambda **kw: (seen.append(True), real(**kw))[1])
     monkeypatch.setattr(_load, "_SERIAL_BYTES", 0)
     monkeypatch.setattr(_load, "_CHUNK_BYTES", (1, 200_000))  # several chunks, two workers
     pooled = sl.entries_table(mixed, cache=False, max_workers=2, on_bad_lines="skip")

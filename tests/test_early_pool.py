@@ -15,23 +15,27 @@ def _entries(res):
     return Corpus(res.files).entries.drop_columns(["file"]).to_pylist()
 
 
-@pytest.mark.parametrize("agent", ["gemini", "goose"])
-def test_workers_started_before_the_listing_load_what_one_process_does(agent, monkeypatch):
+@pytest.mark.parametrize("spend_only", [False, True], ids=["full", "spend-only"])
+@pytest.mark.parametrize("agent", ["gemini", "goose", "amp", "kilo", "openclaw"])
+def test_workers_started_before_the_listing_load_what_one_process_does(agent, spend_only, monkeypatch):
+    # (spend-only: the workers leave the calls unpriced, the loading process prices each chunk)
     use_home(monkeypatch, agent)
-    alone = load_files(None, agents=[agent], cache=False, on_bad_lines="skip", max_workers=1)
+    alone = load_files(None, agents=[agent], cache=False, on_bad_lines="skip", max_workers=1, spend_only=spend_only)
     monkeypatch.setattr(_load, "_CHUNK_BYTES", (1, 1))  # (a task per file; a small load takes the pool too)
     started = []
     real = _load._early_pool
 
-    def early(*args):
-        started.append(real(*args))
+    def early(*args, **kwargs):
+        started.append(real(*args, **kwargs))
         return started[-1]
 
     monkeypatch.setattr(_load, "_early_pool", early)
-    pooled = load_files(None, agents=[agent], cache=False, on_bad_lines="skip", max_workers=2)
+    pooled = load_files(None, agents=[agent], cache=False, on_bad_lines="skip", max_workers=2, spend_only=spend_only)
     assert started and started[0] is not None
     assert _entries(pooled) == _entries(alone) and _entries(alone)
     assert [r.path for r in pooled.files] == [r.path for r in alone.files]
+    sources = {e["cost_source"] for e in _entries(alone) if e["input_tokens"] is not None}
+    assert sources & {"priced", "recorded"}, sources
 
 
 def test_no_early_workers_for_pi_named_files_or_a_listing_that_reads(tmp_path, monkeypatch):
@@ -65,3 +69,30 @@ def test_claude_code_and_codex_folders_through_early_workers_load_as_one_process
     pooled = load_files(None, agents=agents, cache=False, on_bad_lines="skip", max_workers=2)
     assert _entries(pooled) == _entries(alone) and {"claude-code", "codex"} <= set(
         Corpus(alone.files).entries["agent"].to_pylist())
+
+
+WORKER = r"""
+import json, sys
+from sessionlab.tables import _load
+
+agent = sys.argv[1]
+paths = _load.find_files(None, agents=[agent])
+_load._warm(False)  # (as an early worker of a spend-only load)
+results, (data, counts), _ = _load._load_chunk(paths, False, True)
+print(json.dumps({"rows": sum(max(n, 0) for n in counts),
+                  "imported": sorted(m for m in ("pandas", "genai_prices") if m in sys.modules)}))
+"""
+
+
+@pytest.mark.parametrize("agent", ["amp", "gemini", "qwen", "kimi", "opencode", "kilo", "copilot", "grok", "openclaw"])
+def test_a_spend_only_worker_imports_neither_pandas_nor_the_price_table(agent, monkeypatch):
+    # (~0.2 s each, in every worker: the loading process prices the calls, see _load._unpack)
+    import json
+    import subprocess
+    import sys
+
+    use_home(monkeypatch, agent)  # (the environment the process inherits)
+    out = subprocess.run([sys.executable, "-c", WORKER, agent], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["rows"] > 0 and got["imported"] == []

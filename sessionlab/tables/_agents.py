@@ -24,7 +24,7 @@ from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
 from .._rowsof import RowsOf, joined_tables, rebatched, row_count
 from ..pi.io.formats import AgentFile, row_columns
 from ..pi.io.issues import LineIssue
-from ..pricing import price_calls
+from ..pricing import price_array
 from ._arrays import parse_timestamps
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
@@ -122,23 +122,28 @@ def load_agent_file(res: Any, agent: str, fh: Any, want_blocks: bool, *, defer: 
     return _fill(res, agent, af, want_blocks, defer=defer)
 
 
-def materialize_agents(results: list) -> list[tuple[Any, Exception]]:
+def materialize_agents(results: list, *, price: bool = True) -> list[tuple[Any, Exception]]:
     """Build the entries tables of a batch's agent files at once (one array per column, priced
-    once), sliced back per file (zero-copy). Returns the files whose table could not be built (a
-    value no column takes: a damaged file), each with its error; the batch's others are built."""
+    once unless ``price`` is false: see :func:`price_rows`), sliced back per file (zero-copy).
+    Returns the files whose table could not be built (a value no column takes: a damaged file),
+    each with its error; the batch's others are built."""
     pend = [r for r in results if r.agent_pending is not None]
     if not pend:
         return []
     files = [r.agent_pending for r in pend]
+
+    def built(items: list) -> pa.Table:
+        t = _table(items)
+        return price_rows(t) if price else t
+
     try:
-        t = _priced(_table(files), np.repeat([registry.spec(af.agent).priced for af, _ in files],
-                                             [af.n for af, _ in files]))
+        t = built(files)
     except Exception:  # each file alone: only the bad one fails
         failed = []
         for r, item in zip(pend, files):
             r.agent_pending = None
             try:
-                r.entries = _priced(_table([item]), np.full(item[0].n, registry.spec(item[0].agent).priced))
+                r.entries = built([item])
             except Exception as exc:
                 failed.append((r, exc))
         return failed
@@ -206,6 +211,18 @@ def load_agent_bytes(res: Any, agent: str, data: bytes, want_blocks: bool) -> An
     return load_agent_file(res, agent, io.BytesIO(data), want_blocks)
 
 
+def price_rows(t: pa.Table) -> pa.Table:
+    """An entries table's calls with no recorded cost priced (:func:`_priced`), on the rows of the
+    agents whose calls are priced (:func:`sessionlab.agents.priced_agents`): a batch's, as its
+    files are read, or a worker's whole chunk, where the worker left them to the loading process."""
+    if not t.num_rows:
+        return t
+    agents = pc.dictionary_encode(t["agent"]).combine_chunks()
+    priced = registry.priced_agents()
+    known = np.array([a in priced for a in agents.dictionary.to_pylist()], np.bool_)
+    return _priced(t, known[to_numpy(agents.indices)] if len(known) else np.zeros(t.num_rows, np.bool_))
+
+
 def _priced(t: pa.Table, priced: np.ndarray) -> pa.Table:
     """``t`` with its calls that carry usage but no recorded cost priced, where ``priced`` (rows of
     agents whose calls are priced), from the price table (``cost_source`` "priced", or "unknown"
@@ -219,21 +236,20 @@ def _priced(t: pa.Table, priced: np.ndarray) -> pa.Table:
         return t
     take = arrow_indices(rows)
 
-    def col(name: str) -> list:
-        return pc.fill_null(t[name].take(take), 0).to_pylist()
+    def col(name: str) -> np.ndarray:
+        return to_numpy(t[name].take(take), 0)
 
-    costs, _ = price_calls(t["model"].take(take).to_pylist(), col("input_tokens"), col("output_tokens"),
+    costs, _ = price_array(t["model"].take(take).to_pylist(), col("input_tokens"), col("output_tokens"),
                            col("cache_read_tokens"), col("cache_write_tokens"), col("cache_write_1h_tokens"))
     cost = to_numpy(t["cost_usd"], np.nan).astype(np.float64)
-    src = t["cost_source"].to_pylist()
-    for j, row in enumerate(rows):  # a loop over unpriced calls only
-        cost[row] = np.nan if costs[j] is None else costs[j]
-        if src[row] != "fallback" or costs[j] is None:
-            src[row] = "priced" if costs[j] is not None else "unknown"
+    cost[rows] = costs
+    src = np.array(t["cost_source"].to_pylist(), object)
+    kept = src[rows] == "fallback"  # (a fallback model that has a price stays flagged)
+    src[rows] = np.where(np.isnan(costs), "unknown", np.where(kept, "fallback", "priced"))
     i = t.schema.get_field_index("cost_usd")
     t = t.set_column(i, "cost_usd", from_numpy(np.nan_to_num(cost), mask=np.isnan(cost), type=pa.float64()))
     i = t.schema.get_field_index("cost_source")
-    return t.set_column(i, "cost_source", strings(src))
+    return t.set_column(i, "cost_source", strings(src.tolist()))
 
 
 def _unpriced(t: pa.Table) -> np.ndarray:

@@ -311,9 +311,12 @@ _PAUSE_LOCK = threading.Lock()
 _PAUSED: list = [0, False]  # (loaders in the collector's pause, whether it ran before the first)
 
 
-def load_chunk(paths: list[str], want_blocks: bool = False, spend_only: bool = False) -> list[FileResult]:
+def load_chunk(paths: list[str], want_blocks: bool = False, spend_only: bool = False, *,
+               price: bool = True) -> list[FileResult]:
     """Load several files, their tables built once for the batch; never raises (``spend_only``: the
-    readers of other agents may keep their spend rows alone, see :func:`~sessionlab.agents.reading_spend_only`).
+    readers of other agents may keep their spend rows alone, see :func:`~sessionlab.agents.reading_spend_only`;
+    ``price``: whether calls without a cost are priced here, else left for the caller to price
+    with :func:`._agents.price_rows`).
 
     With the native scanner, clean pi v3 files go through it (one :class:`NativeBatch` for the
     chunk); the files it refuses, and every file without it, go through :func:`load_data`. A
@@ -328,14 +331,14 @@ def load_chunk(paths: list[str], want_blocks: bool = False, spend_only: bool = F
             results = _native_chunk(paths, want_blocks)
     materialize(results)
     label_other_agents(results)
-    if any(r.loader != "agent" and (r.session or {}).get("agent", "pi") != "pi" for r in results):
+    if price and any(r.loader != "agent" and (r.session or {}).get("agent", "pi") != "pi" for r in results):
         from ._agents import price_pi_format  # (OpenClaw's pi files: priced where they are read)
 
         price_pi_format(results)
     if any(r.agent_pending is not None for r in results):
         from ._agents import materialize_agents
 
-        for res, exc in materialize_agents(results):  # (as a read that fails: a read_error issue)
+        for res, exc in materialize_agents(results, price=price):  # (as a read that fails: a read_error issue)
             _failed(res, exc)
     check_values_all(results)
     return results

@@ -31,6 +31,7 @@ from typing import Any, Union
 
 import pyarrow as pa
 
+from .._arrow import without_pandas
 from .._rowsof import RowsOf, joined_tables, row_count
 from ..agents import jsonl_below
 from ..errors import NativeLoaderWarning, SourceNotFoundError
@@ -86,36 +87,45 @@ def _agent_of(path: str) -> str:
         return "pi"  # the load reports the read error
 
 
-def _before_fork() -> None:
+def _before_fork(prices: bool = True) -> None:
     """Import what every worker would import on its first file (the agents' readers, the price
-    table), once, before the workers are forked from this process."""
+    table unless the loading process prices their calls, see :func:`_load_chunk`), once, before
+    the workers are forked from this process."""
     from .. import agents
-    from ..pricing import model_rates
     from . import _agents  # noqa: F401
 
     for spec in agents.specs():
         for ref in (spec.reader, spec.finish):
             if ref is not None:
                 importlib.import_module(ref.partition(":")[0])
-    model_rates("claude-sonnet-4-5")  # (loads the price table's data)
+    if prices:
+        _price_table()
 
 
-def _warm() -> None:
+def _price_table() -> None:
+    """Load the price table's data (~0.2 s) where calls will be priced, before the first is."""
+    from ..pricing import model_rates
+
+    model_rates("claude-sonnet-4-5")
+
+
+def _warm(prices: bool = True) -> None:
     """An early worker's first task, run while the load lists its files: what it would otherwise
     do on its first file (import the readers and the price table; pyarrow's first conversion of
-    Python values, which imports pandas)."""
-    _before_fork()
-    pa.array([""], pa.string())
+    Python values, told that there is no pandas: :func:`~sessionlab._arrow.without_pandas`)."""
+    without_pandas()
+    _before_fork(prices)
 
 
-def _early_pool(source: Source, agents: Sequence[str] | None, max_workers: int | None, reads: bool = True) -> Any:
+def _early_pool(source: Source, agents: Sequence[str] | None, max_workers: int | None, reads: bool = True,
+                prices: bool = True) -> Any:
     """Worker processes started before the files are listed, each warming up (:func:`_warm`),
     when the load will want processes: the default folders of agents other than pi (whose files
     are read by Python that holds the GIL), none of which lists by reading
     (:attr:`~sessionlab.agents.AgentSpec.lists_by_reading`). Their start overlaps the listing,
     and they load even a small load's files (warm by then: the parent, which would otherwise load
     them, would first import what they did). None otherwise, and when the load ``reads`` no file
-    itself (a cache answers it)."""
+    itself (a cache answers it). ``prices``: whether the workers price the calls they read."""
     from .. import agents as registry
 
     workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
@@ -128,7 +138,7 @@ def _early_pool(source: Source, agents: Sequence[str] | None, max_workers: int |
 
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=_context())
     for _ in range(workers):
-        pool.submit(_warm)
+        pool.submit(_warm, prices)
     return pool
 
 
@@ -210,8 +220,10 @@ def _find(source: Source, agents: Sequence[str] | None,
 
 
 def _load_chunk(paths: list[str], want_blocks: bool, spend_only: bool = False) -> tuple:
-    """A worker process's task: load files and pack the results for the trip back (see :func:`_pack`)."""
-    return _pack(load_chunk(paths, want_blocks, spend_only))
+    """A worker process's task: load files and pack the results for the trip back (see :func:`_pack`).
+    A spend-only load's calls are priced on their way back (:func:`_unpack`): its workers never
+    load the price table."""
+    return _pack(load_chunk(paths, want_blocks, spend_only, price=not spend_only))
 
 
 def _to_ipc(helds: list[Any]) -> tuple[bytes, list[int]]:
@@ -228,10 +240,14 @@ def _to_ipc(helds: list[Any]) -> tuple[bytes, list[int]]:
     return sink.getvalue().to_pybytes(), [-1 if t is None else row_count(t) for t in helds]
 
 
-def _from_ipc(data: bytes, counts: list[int]) -> list[RowsOf | None]:
+def _from_ipc(data: bytes, counts: list[int], change: Any = None) -> list[RowsOf | None]:
+    """Each file's table of a chunk's IPC stream (:func:`_to_ipc`), ``change`` (when given) applied
+    to the chunk's one table first."""
     if not data:
         return [None] * len(counts)
     table = pa.ipc.open_stream(data).read_all().combine_chunks()
+    if change is not None:
+        table = change(table)
     out: list[RowsOf | None] = []
     start = 0
     for n in counts:  # each file's rows of the one table (sliced when asked for)
@@ -250,9 +266,12 @@ def _pack(results: list[FileResult]) -> tuple:
     return results, entries, blocks
 
 
-def _unpack(packed: tuple) -> list[FileResult]:
+def _unpack(packed: tuple, price: bool = False) -> list[FileResult]:
+    """A worker's chunk back as results (``price``: its calls priced, see :func:`_load_chunk`)."""
     results, entries, blocks = packed
-    for r, e, b in zip(results, _from_ipc(*entries), _from_ipc(*blocks)):
+    if price:
+        from ._agents import price_rows
+    for r, e, b in zip(results, _from_ipc(*entries, price_rows if price else None), _from_ipc(*blocks)):
         r.entries, r.blocks = e, b
     return results
 
@@ -359,7 +378,7 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
     low, high = _CHUNK_BYTES
     chunks = _chunks(paths, sizes, min(high, max(low, total // (2 * max(workers, 1)))))
     if pool is not None:  # (started while the files were listed, see _early_pool: warm, even for a small load)
-        yield from map(_unpack, pool.map(_load_chunk, chunks, [want_blocks] * len(chunks), [spend_only] * len(chunks)))
+        yield from _pool_results(pool, chunks, want_blocks, spend_only)
         return
     if workers <= 1 or len(paths) <= 1 or total < _SERIAL_BYTES:
         for chunk in chunks:
@@ -373,10 +392,22 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
         return
     from concurrent.futures import ProcessPoolExecutor  # (no scanner, or other agents' files)
 
-    _before_fork()
+    _before_fork(prices=not spend_only)
 
-    with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=_context()) as ex:
-        yield from map(_unpack, ex.map(_load_chunk, chunks, [want_blocks] * len(chunks), [spend_only] * len(chunks)))
+    with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=_context(),
+                             initializer=without_pandas) as ex:
+        yield from _pool_results(ex, chunks, want_blocks, spend_only)
+
+
+def _pool_results(pool: Any, chunks: list[list[str]], want_blocks: bool,
+                  spend_only: bool) -> Iterator[list[FileResult]]:
+    """The chunks' results from worker processes, in order (a spend-only load's calls priced here,
+    each chunk's at once as it comes: the price table is loaded while the workers read)."""
+    results = pool.map(_load_chunk, chunks, [want_blocks] * len(chunks), [spend_only] * len(chunks))
+    if spend_only:
+        _price_table()
+    for packed in results:
+        yield _unpack(packed, spend_only)
 
 
 def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines: OnBadLines = "warn",
@@ -410,7 +441,7 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
                 spend_only: bool = False) -> LoadResult:
     store = None if want_blocks else _cache.Store.for_source(cache, source)
     spend_only = spend_only and store is None and not want_blocks
-    pool = _early_pool(source, agents, max_workers, store is None)
+    pool = _early_pool(source, agents, max_workers, store is None, prices=not spend_only)
     bar = None
     try:
         stats: dict[str, os.stat_result] = {}  # (each file's stat as listed: its size and key)
