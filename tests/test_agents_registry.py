@@ -114,3 +114,31 @@ def test_docs_list_every_registered_agent():
     assert table == agents.markdown()
     for name in agents.names():
         assert f"`{name}`" in table
+
+
+FIRST_LINES = [
+    b'{"type":"session","version":3,"id":"s","cwd":"/w","timestamp":"2026-01-01T00:00:00Z"}',
+    b'{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"x"}}',
+    b'{"uuid":"a","parentUuid":null,"sessionId":"s","type":"user","message":{"role":"user","parts":[]}}',
+    b'{"uuid":"a","sessionId":"s","type":"user","message":{"role":"user","content":"hi"},"cwd":"/w"}',
+    b'{"type":"session","version":3,"id":"s","n":NaN}',  # (NaN: msgspec refuses, json reads it)
+    b'{"type":"session","version":3,"id":"s","n":1e400}',
+    b'{"type":"session","version":3,"id":"s","n":123456789012345678901234567890}',
+    b'{"type":"session","id":"\\ud800","version":3}',  # (a lone surrogate escape)
+    b'{"type":"x","type":"session","version":3,"id":"s"}',  # (a repeated key: the last counts)
+    b'{"type":"session","version":3,"id":"\xff\xfe"}',  # (not UTF-8)
+    b'{"type": "session_meta", "payload": {}, "timestamp": "2026-01-01T00:00:00Z"}',
+    b'{"resource":{},"type":"span","traceId":"t","attributes":{}}',
+    b'{broken',
+]
+
+
+@pytest.mark.parametrize("line", FIRST_LINES)
+def test_detection_is_the_same_whichever_decoder_parses_the_first_line(line, monkeypatch):
+    from sessionlab.agents import _chain
+
+    head = line + b"\n" + b'{"type":"message"}\n'
+    monkeypatch.setattr(agents, "_first_line_loads", lambda: json.loads)
+    by_json = agents.detect(head, "/x/a.jsonl")
+    monkeypatch.setattr(agents, "_first_line_loads", lambda: _chain.loads)
+    assert agents.detect(head, "/x/a.jsonl") == by_json

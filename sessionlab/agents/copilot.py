@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
@@ -84,14 +85,18 @@ def _opens(path: str) -> bool:
                                                                         lambda: _is_export(store))
 
 
+_OTEL_KEY = re.compile(rb'"(?:traceId|spanContext|hrTime|resource)"')
+
+
 def _recognise_file(path: str, head: bytes) -> bool:
     """A whole export (its first line an OpenTelemetry span, log or metric record): the reader then
     says to name one session of it."""
     store = split_member(path)[0]
     if not store.endswith(".jsonl"):
         return False
-    line = head.split(b"\n", 1)[0]
-    if not any(k in line for k in (b'"traceId"', b'"spanContext"', b'"hrTime"', b'"resource"')):
+    end = head.find(b"\n")
+    line = head if end < 0 else head[:end]  # (not split: a copy of the whole head per file)
+    if _OTEL_KEY.search(line) is None:
         return False  # (another agent's JSONL file: no parse)
     try:
         first = json.loads(line)
