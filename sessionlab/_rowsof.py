@@ -6,7 +6,7 @@ from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["RowsOf", "Table", "joined_tables", "row_count", "rebatched"]
+__all__ = ["RowsOf", "Table", "joined_tables", "row_count", "rebatched", "batch_tables"]
 
 
 class RowsOf:
@@ -50,6 +50,18 @@ def row_count(held: Any) -> int:
     if held is None:
         return 0
     return held.n if type(held) is RowsOf else held.num_rows
+
+
+def batch_tables(helds: list[Any]) -> list[pa.Table]:
+    """The tables that hold the rows of tables as held (each batch's whole table once, a table of
+    its own as it is): every row of theirs, and maybe rows of files not given (a superset, to ask
+    whether any row at all is of a kind before finding whose it is)."""
+    seen: dict[int, pa.Table] = {}
+    for held in helds:
+        if held is not None:
+            t = held.table if type(held) is RowsOf else held
+            seen.setdefault(id(t), t)
+    return list(seen.values())
 
 
 def joined_tables(helds: list[Any]) -> list[pa.Table]:

@@ -120,16 +120,22 @@ def finish(results: list) -> None:
 
     from .._arrow import arrow_indices
 
-    mine = [r for r in results if (r.session or {}).get("agent") == "droid" and row_count(r.raw_table("entries"))]
+    mine, helds, sessions = [], [], []  # (one pass: a load of Droid files is hundreds of thousands)
+    for r in results:
+        s, held = r.session, r.raw_table("entries")
+        if s is not None and s.get("agent") == "droid" and row_count(held):
+            mine.append(r)
+            helds.append(held)
+            sessions.append(s["session_id"])
     if not mine:
         return
-    counts = np.array([row_count(r.raw_table("entries")) for r in mine], np.int64)
-    tables = joined_tables([r.raw_table("entries") for r in mine])
+    counts = np.fromiter(map(row_count, helds), np.int64, len(helds))
+    tables = joined_tables(helds)
     # (the chunks given, not the columns: pyarrow would convert those, importing pandas)
     stamps = pa.chunked_array([c for t in tables for c in t["timestamp"].chunks],
                               tables[0].schema.field("timestamp").type)
     firsts = stamps.take(arrow_indices(np.r_[0, np.cumsum(counts)[:-1]]))
-    drop = ~kept_copies([r.session["session_id"] for r in mine], firsts)
+    drop = ~kept_copies(sessions, firsts)
     if drop.any():  # (the dropped copies' tables alone rebuilt: every row of each nulled)
         dropped = [r for r, d in zip(mine, drop.tolist(), strict=True) if d]
         rebatched(dropped, lambda t, _counts: null_usage(t, np.ones(t.num_rows, bool)))

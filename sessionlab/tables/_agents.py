@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from .. import agents as registry
 from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
-from .._rowsof import RowsOf, joined_tables, rebatched, row_count
+from .._rowsof import RowsOf, batch_tables, joined_tables, rebatched, row_count
 from ..pi.io.formats import AgentFile, row_columns
 from ..pi.io.issues import LineIssue
 from ..pricing import price_array
@@ -263,18 +263,25 @@ def _unpriced(t: pa.Table) -> np.ndarray:
 def _unknown_models(results: list) -> None:
     """One ``unknown_model`` issue per model without a price over the load, on its first counted call
     (in load order), with the count of its counted calls."""
+    def unknown_rows(t: pa.Table) -> pa.Array:
+        return pc.and_(pc.is_valid(t["input_tokens"]), pc.equal(t["cost_source"], scalar("unknown")))
+
+    helds = [r.raw_table("entries") for r in results]
+    if not any(pc.any(unknown_rows(t)).as_py() for t in batch_tables(helds) if t.num_rows):
+        return  # (no call of the load lacks a price: the usual case, asked once per batch)
     priced = registry.priced_agents()
-    owners = [r for r in results if row_count(r.raw_table("entries"))
-              and (r.session or {}).get("agent", "pi") in priced]
+    owners, held = [], []
+    for r, h in zip(results, helds):
+        if row_count(h) and (r.session or {}).get("agent", "pi") in priced:
+            owners.append(r)
+            held.append(h)
     if not owners:
         return
-    t = pa.concat_tables([x.select(["input_tokens", "cost_source", "model"])
-                          for x in joined_tables([r.raw_table("entries") for r in owners])])
-    unknown = pc.and_(pc.is_valid(t["input_tokens"]), pc.equal(t["cost_source"], scalar("unknown")))
-    rows = np.flatnonzero(to_numpy(unknown, False))
+    t = pa.concat_tables([x.select(["input_tokens", "cost_source", "model"]) for x in joined_tables(held)])
+    rows = np.flatnonzero(to_numpy(unknown_rows(t), False))
     if not len(rows):
         return
-    sizes = np.array([row_count(r.raw_table("entries")) for r in owners], np.int64)
+    sizes = np.fromiter(map(row_count, held), np.int64, len(held))
     offsets = np.r_[0, np.cumsum(sizes)]
     names = pc.fill_null(t["model"].take(arrow_indices(rows)), scalar("")).combine_chunks()  # unpriced calls only
     enc = pc.dictionary_encode(names)
