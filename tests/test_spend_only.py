@@ -31,12 +31,17 @@ def _reports(agent: str) -> dict:
 
 @pytest.mark.parametrize("agent", AGENTS)
 def test_a_report_without_the_cache_is_the_full_reads(agent, monkeypatch, tmp_path):
+    from sessionlab.cli import _select
+
     use_home(monkeypatch, agent)
     monkeypatch.setenv("SESSIONLAB_CACHE_DIR", "")  # no cache: the spend rows alone
     lean = _reports(agent)
-    monkeypatch.setenv("SESSIONLAB_CACHE_DIR", str(tmp_path))  # a cache to fill: every row read
-    full = _reports(agent)
-    assert lean == full
+    monkeypatch.setenv("SESSIONLAB_CACHE_DIR", str(tmp_path))  # a cache: its files whole, a database's sessions lean
+    cached = _reports(agent)
+    real = _select._loaded
+    monkeypatch.setattr(_select, "_loaded", lambda source, agents, spend_only: real(source, agents, False))
+    full = _reports(agent)  # (every row of every session read)
+    assert lean == full and cached == full
     assert any(lean[r][k] for r in REPORTS for k in lean[r] if k in ("daily", "weekly", "monthly", "sessions"))
 
 
@@ -66,6 +71,20 @@ def test_a_spend_only_read_is_ignored_where_a_cache_is_filled(monkeypatch, tmp_p
     full = load_files(None, agents=["amp"], cache=False, on_bad_lines="skip")
     cached = load_files(None, agents=["amp"], cache=tmp_path, on_bad_lines="skip", spend_only=True)
     assert sum(r.entries.num_rows for r in cached.files) == sum(r.entries.num_rows for r in full.files)
+
+
+@pytest.mark.parametrize("agent", ["goose", "kilo", "opencode", "hermes"])
+def test_a_database_s_sessions_are_read_lean_with_a_cache_too(agent, monkeypatch, tmp_path):
+    # (a cache never keeps a session of a database: it is read every time, so a usage report reads
+    # its spend rows alone, cache or not)
+    use_home(monkeypatch, agent)
+    full = load_files(None, agents=[agent], cache=False, on_bad_lines="skip")
+    for _ in range(2):  # (the cache filled, then used)
+        cached = load_files(None, agents=[agent], cache=tmp_path, on_bad_lines="skip", spend_only=True)
+        lean = load_files(None, agents=[agent], cache=False, on_bad_lines="skip", spend_only=True)
+        assert _spend(cached) == _spend(lean)
+        assert _spend(cached)[1] == _spend(full)[1]
+    assert _spend(cached)[0] < _spend(full)[0]
 
 
 GEMINI_DOCS = [

@@ -427,9 +427,10 @@ def load_files(source: Source = None, *, want_blocks: bool = False, on_bad_lines
 
     ``agents``: keep only those agents' files (see :func:`find_files`).
 
-    ``spend_only``: for a usage report. When there is no cache to fill (``cache=False``, or an empty
-    ``$SESSIONLAB_CACHE_DIR``) and no blocks are wanted, the readers of the other agents keep their
-    spend rows alone (see :func:`~sessionlab.agents.reading_spend_only`); else ignored.
+    ``spend_only``: for a usage report. Unless blocks are wanted, the readers of the other agents
+    keep their spend rows alone (see :func:`~sessionlab.agents.reading_spend_only`) for what no
+    cache keeps: every file when there is no cache to fill (``cache=False``, or an empty
+    ``$SESSIONLAB_CACHE_DIR``), else the sessions read every time (those of a database).
     """
     check_on_bad_lines(on_bad_lines)
     with paused_collector():  # (a load makes objects by the million, none in a cycle)
@@ -440,21 +441,26 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
                 max_workers: int | None, cache: Any, agents: Sequence[str] | None,
                 spend_only: bool = False) -> LoadResult:
     store = None if want_blocks else _cache.Store.for_source(cache, source)
-    spend_only = spend_only and store is None and not want_blocks
-    pool = _early_pool(source, agents, max_workers, store is None, prices=not spend_only)
+    spend_only = spend_only and not want_blocks
+    # (the files a cache keeps are read whole, to fill it; the sessions it never keeps need not be)
+    spend_files = spend_only and store is None
+    pool = _early_pool(source, agents, max_workers, store is None, prices=not spend_files)
     bar = None
     try:
         stats: dict[str, os.stat_result] = {}  # (each file's stat as listed: its size and key)
         paths, unlisted = _find(source, agents, stats)
         bar = _progress_bar(progress, len(paths))
 
-        def load_whole(ps: list[str]) -> Iterator[list[FileResult]]:
-            for chunk in _iter_results(ps, want_blocks, max_workers, stats, spend_only, pool):
+        def load_whole(ps: list[str], spend: bool = spend_files) -> Iterator[list[FileResult]]:
+            for chunk in _iter_results(ps, want_blocks, max_workers, stats, spend, pool):
                 yield chunk
                 if bar is not None:
                     bar.update(len(chunk))  # type: ignore[attr-defined]
 
-        results = list(chain.from_iterable(load_whole(paths))) if store is None else _cached(store, paths, load_whole)
+        if store is None:
+            results = list(chain.from_iterable(load_whole(paths)))
+        else:
+            results = _cached(store, paths, load_whole, lambda ps: load_whole(ps, spend_only))
     finally:
         if bar is not None:
             bar.close()  # type: ignore[attr-defined]
@@ -478,9 +484,10 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
     return LoadResult(results, source, options, keys, store.changes if store is not None else None)
 
 
-def _cached(store: _cache.Store, paths: list[str], load_whole: Any) -> list[FileResult]:
-    """The files through the cache, and the sources an agent's reader opens itself (a session in a
-    database: no file of its own to key) read every time, in ``paths``' order."""
+def _cached(store: _cache.Store, paths: list[str], load_whole: Any, load_own: Any) -> list[FileResult]:
+    """The files through the cache (``load_whole`` reading those it lacks), and the sources an
+    agent's reader opens itself (a session in a database: no file of its own to key) read every
+    time by ``load_own`` (for a usage report: their spend rows alone), in ``paths``' order."""
     from ..agents import opener, sharing_stores
 
     with sharing_stores():  # (a store's schema checked once, not once per session of it)
@@ -488,7 +495,7 @@ def _cached(store: _cache.Store, paths: list[str], load_whole: Any) -> list[File
     if not own:
         return store.load(paths, load_whole)
     done = {r.path: r for r in store.load([p for p in paths if p not in own], load_whole)}
-    done.update((r.path, r) for r in chain.from_iterable(load_whole([p for p in paths if p in own])))
+    done.update((r.path, r) for r in chain.from_iterable(load_own([p for p in paths if p in own])))
     return [done[p] for p in paths]
 
 
