@@ -116,6 +116,34 @@ def model_rates(model: str, tier: int = 0) -> tuple[float, float, float, float, 
     return float(r_in), float(r_out), float(r_cr), float(r_cw), float(r_1h)
 
 
+@functools.lru_cache(maxsize=1024)
+def base_rates(model: str) -> tuple[float, float, float, float, float] | None:
+    """:func:`model_rates` of ``model``'s base tier; a name whose version lost its dot
+    (``gemini-2-5-pro``) is also tried with it. None without a price."""
+    for name in dict.fromkeys((model, re.sub(r"(\d)-(\d)", r"\1.\2", model, count=1))):
+        r = model_rates(name, 0)
+        if r is not None:
+            return r
+    return None
+
+
+def price_totals(models: Sequence[str | None], inp: Any, out: Any, cache_read: Any, cache_write: Any) -> np.ndarray:
+    """USD of token totals that add up many requests (sessions' running totals), at each model's
+    base rates (:func:`base_rates`: a long-context tier is a property of one request, which a total
+    is not), as a float64 array, NaN where the model has no price."""
+    a = [np.asarray(v, np.float64) for v in (inp, out, cache_read, cache_write)]
+    cost = np.full(len(models), np.nan)
+    by_model: dict[str | None, list[int]] = {}
+    for i, m in enumerate(models):
+        by_model.setdefault(m, []).append(i)
+    for m, where in by_model.items():
+        r = base_rates(m) if m else None
+        if r is not None:
+            idx = np.asarray(where)
+            cost[idx] = a[0][idx] * r[0] + a[1][idx] * r[1] + a[2][idx] * r[2] + a[3][idx] * r[3]
+    return cost
+
+
 def price_calls(models: Sequence[str | None], inp: Sequence[int], out: Sequence[int], cache_read: Sequence[int],
                 cache_write: Sequence[int], cache_write_1h: Sequence[int | None] | None = None,
                 ) -> tuple[list[float | None], dict[str, list[int]]]:

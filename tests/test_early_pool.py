@@ -84,7 +84,8 @@ print(json.dumps({"rows": sum(max(n, 0) for n in counts),
 """
 
 
-@pytest.mark.parametrize("agent", ["amp", "gemini", "qwen", "kimi", "opencode", "kilo", "copilot", "grok", "openclaw"])
+@pytest.mark.parametrize("agent", ["amp", "gemini", "qwen", "kimi", "opencode", "kilo", "copilot", "grok", "openclaw",
+                                   "goose", "droid", "hermes"])
 def test_a_spend_only_worker_imports_neither_pandas_nor_the_price_table(agent, monkeypatch):
     # (~0.2 s each, in every worker: the loading process prices the calls, see _load._unpack)
     import json

@@ -1,5 +1,5 @@
-"""The pricing of a batch's calls (``_agents._priced``: the calls with usage and no cost, at once)
-against a plain loop that prices each row alone, on random rows."""
+"""The pricing of a batch's calls (``_agents._priced``: the calls with usage and no cost, and the
+sessions' running totals, at once) against a plain loop that prices each row alone, on random rows."""
 
 from __future__ import annotations
 
@@ -8,19 +8,21 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessionlab.pricing import price_calls
+from sessionlab.pricing import base_rates, price_calls
 from sessionlab.tables._agents import _priced
 
 TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens")
 SCHEMA = pa.schema([("model", pa.string())] + [(c, pa.int64()) for c in TOKENS]
-                   + [("cost_usd", pa.float64()), ("cost_source", pa.string())])
+                   + [("cost_usd", pa.float64()), ("cost_source", pa.string()), ("usage_kind", pa.string())])
 
 count = st.one_of(st.none(), st.integers(0, 300_000))  # (past 200k: a long-context tier)
 row = st.fixed_dictionaries({
-    "model": st.sampled_from(["claude-sonnet-4-5", "gpt-4o", "gemini-2.5-pro", "no-such-model", None]),
+    "model": st.sampled_from(["claude-sonnet-4-5", "gpt-4o", "gemini-2.5-pro", "gemini-2-5-pro", "no-such-model",
+                              None]),
     **{c: count for c in TOKENS},
     "cost_usd": st.one_of(st.none(), st.floats(0, 5)),
     "cost_source": st.sampled_from([None, "recorded", "fallback", "unknown", "priced"]),
+    "usage_kind": st.sampled_from([None, "message", "session_total"]),
 })
 
 
@@ -28,7 +30,14 @@ def _reference(rows: list[dict], priced: list[bool]) -> list[dict]:
     out = []
     for r, p in zip(rows, priced):
         r = dict(r)
-        if p and r["input_tokens"] is not None and r["cost_usd"] is None and r["cost_source"] != "unknown":
+        if not (p and r["input_tokens"] is not None and r["cost_usd"] is None and r["cost_source"] != "unknown"):
+            pass
+        elif r["usage_kind"] == "session_total":  # (a session's totals: base rates)
+            rates = base_rates(r["model"]) if r["model"] else None
+            r["cost_usd"] = None if rates is None else sum((r[k] or 0) * rate for k, rate in zip(TOKENS[:4], rates[:4]))
+            if r["cost_source"] != "fallback" or rates is None:
+                r["cost_source"] = "priced" if rates is not None else "unknown"
+        else:
             (c,), _ = price_calls([r["model"]], *([r[k] or 0] for k in TOKENS))
             r["cost_usd"] = c
             if r["cost_source"] != "fallback" or c is None:
@@ -48,10 +57,18 @@ def test_a_batch_is_priced_as_each_row_alone(rows, data):
 
 def test_the_rows_priced_and_those_left_alone():
     rows = [{"model": "claude-sonnet-4-5", "input_tokens": 1000, "output_tokens": 10, "cache_read_tokens": None,
-             "cache_write_tokens": 0, "cache_write_1h_tokens": None, "cost_usd": None, "cost_source": s}
+             "cache_write_tokens": 0, "cache_write_1h_tokens": None, "cost_usd": None, "cost_source": s,
+             "usage_kind": "message"}
             for s in (None, "fallback", "unknown", "recorded")]
     rows.append({**rows[0], "model": "no-such-model"})
     got = _priced(pa.Table.from_pylist(rows, schema=SCHEMA), np.ones(len(rows), np.bool_)).to_pylist()
     assert [r["cost_source"] for r in got] == ["priced", "fallback", "unknown", "priced", "unknown"]
     assert got[0]["cost_usd"] == got[1]["cost_usd"] == got[3]["cost_usd"] > 0
     assert got[2]["cost_usd"] is None and got[4]["cost_usd"] is None
+    totals = [{**rows[0], "usage_kind": "session_total", "input_tokens": 300_000, "model": m}
+              for m in ("claude-sonnet-4-5", "gemini-2-5-pro", "no-such-model")]
+    got = _priced(pa.Table.from_pylist(totals, schema=SCHEMA), np.ones(3, np.bool_)).to_pylist()
+    rates = base_rates("claude-sonnet-4-5")  # (base rates past a long-context tier's threshold: a total)
+    assert got[0]["cost_usd"] == 300_000 * rates[0] + 10 * rates[1] + 0 * rates[2] + 0 * rates[3]
+    assert got[1]["cost_usd"] > 0 and got[1]["cost_source"] == "priced"  # (found as gemini-2.5-pro)
+    assert got[2]["cost_usd"] is None and got[2]["cost_source"] == "unknown"

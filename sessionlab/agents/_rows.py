@@ -10,14 +10,12 @@ the child of the row before), the shape of a format that has no tree. A row with
 
 from __future__ import annotations
 
-import functools
-import re
 from typing import Any
 
 from ..pi.io.formats import AgentFile
 from ._spec import is_spend_row, spend_only
 
-__all__ = ["COLUMNS", "agent_file", "as_int", "price_total", "totals_row", "text"]
+__all__ = ["COLUMNS", "agent_file", "as_int", "totals_row", "text"]
 
 COLUMNS = ("line_no", "entry_id", "parent_id", "type", "role", "timestamps", "provider", "model", "input_tokens",
            "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "total_tokens",
@@ -78,35 +76,13 @@ def as_int(v: Any) -> int:
     return 0
 
 
-def price_total(model: str, inp: int, out: int, cache_read: int, cache_write: int) -> float | None:
-    """USD of token totals that add up many requests (a session's running totals), at the model's
-    base rates: a long-context tier is a property of one request, which a total is not. A name whose
-    version lost its dot (``gemini-2-5-pro``) is also tried with it; None without a price."""
-    r = _base_rates(model)
-    return None if r is None else inp * r[0] + out * r[1] + cache_read * r[2] + cache_write * r[3]
-
-
-@functools.lru_cache(maxsize=1024)
-def _base_rates(model: str) -> tuple | None:
-    """:func:`price_total`'s rates of a model name (asked once per name: a store's sessions are thousands)."""
-    from ..pricing import model_rates
-
-    for name in dict.fromkeys((model, re.sub(r"(\d)-(\d)", r"\1.\2", model, count=1))):
-        r = model_rates(name, 0)
-        if r is not None:
-            return r
-    return None
-
-
 def totals_row(entry_id: str, ts: str | None, model: str, provider: str | None, inp: int, out: int, cache_read: int,
                cache_write: int, reasoning: int, cost: float | None) -> dict:
     """A session's running totals as one row: a side node of type ``usage`` (no message, no call)
     whose usage counts once (``usage_kind = 'session_total'``). ``out`` includes ``reasoning``. A
-    cost given is recorded; otherwise the totals are priced at base rates (:func:`price_total`)."""
+    cost given is recorded; otherwise the totals are priced with their batch, at the model's base
+    rates (:func:`sessionlab.pricing.price_totals`)."""
     source = "recorded" if cost is not None else None
-    if cost is None:
-        cost = price_total(model, inp, out, cache_read, cache_write)
-        source = None if cost is None else "priced"
     return {"entry_id": entry_id, "type": "usage", "role": None, "timestamps": ts, "model": model,
             "provider": provider, "input_tokens": inp, "output_tokens": out, "cache_read_tokens": cache_read,
             "cache_write_tokens": cache_write, "reasoning_tokens": reasoning, "context_tokens": None,

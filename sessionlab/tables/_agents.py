@@ -24,7 +24,7 @@ from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
 from .._rowsof import RowsOf, batch_tables, joined_tables, rebatched, row_count
 from ..pi.io.formats import AgentFile, row_columns
 from ..pi.io.issues import LineIssue
-from ..pricing import price_array
+from ..pricing import price_array, price_totals
 from ._arrays import parse_timestamps
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
@@ -226,8 +226,9 @@ def price_rows(t: pa.Table) -> pa.Table:
 def _priced(t: pa.Table, priced: np.ndarray) -> pa.Table:
     """``t`` with its calls that carry usage but no recorded cost priced, where ``priced`` (rows of
     agents whose calls are priced), from the price table (``cost_source`` "priced", or "unknown"
-    when the model has none; a fallback model stays flagged). Done as files are read, so the cache
-    keeps the prices: a row whose usage another row repeats is nulled later with its cost
+    when the model has none; a fallback model stays flagged), a session's running totals
+    (``usage_kind = 'session_total'``) at the model's base rates. Done as files are read, so the
+    cache keeps the prices: a row whose usage another row repeats is nulled later with its cost
     (:func:`finish_agents`)."""
     if not t.num_rows:
         return t
@@ -239,8 +240,13 @@ def _priced(t: pa.Table, priced: np.ndarray) -> pa.Table:
     def col(name: str) -> np.ndarray:
         return to_numpy(t[name].take(take), 0)
 
-    costs, _ = price_array(t["model"].take(take).to_pylist(), col("input_tokens"), col("output_tokens"),
-                           col("cache_read_tokens"), col("cache_write_tokens"), col("cache_write_1h_tokens"))
+    models = t["model"].take(take).to_pylist()
+    counts = [col(c) for c in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")]
+    costs, _ = price_array(models, *counts, col("cache_write_1h_tokens"))
+    totals = to_numpy(pc.equal(t["usage_kind"].take(take), scalar("session_total")), False).astype(np.bool_)
+    if totals.any():
+        at = np.flatnonzero(totals)
+        costs[at] = price_totals([models[k] for k in at], *(c[at] for c in counts))
     cost = to_numpy(t["cost_usd"], np.nan).astype(np.float64)
     cost[rows] = costs
     src = np.array(t["cost_source"].to_pylist(), object)
