@@ -80,3 +80,16 @@ def pa_isin(col, values):
     import pyarrow.compute as pc
 
     return pc.is_in(col, value_set=pa.array(values))
+
+
+def test_a_store_session_is_not_stated_but_a_file_named_like_one_is(tmp_path):
+    f = tmp_path / "notes#1.jsonl"
+    f.write_text('{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}\n')
+    stats: dict = {}
+    paths, _ = _load._find(str(tmp_path), None, stats)
+    assert paths == [str(f)] and stats[str(f)].st_size == f.stat().st_size  # (a file: its stat as listed)
+    names: dict = {}
+    assert not _load._no_such_file(str(f), names)
+    assert _load._no_such_file(str(tmp_path / "sessions.db#abc"), names)  # (a session of a store)
+    assert list(names) == [str(tmp_path)]  # (the folder listed once)
+    assert not _load._no_such_file(str(tmp_path / "gone" / "x.db#1"), {})  # (no listing: the stat answers)

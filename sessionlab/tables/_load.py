@@ -201,12 +201,16 @@ def _find(source: Source, agents: Sequence[str] | None,
             found += _expand(item, errors)
     seen: dict[str, None] = {}
     inodes: set[tuple[int, int]] = set()
+    names: dict[str, set[str] | None] = {}  # (a store's folder listed once: see _no_such_file)
     for f in found:
-        try:
-            st = os.stat(f)
-            ident = (st.st_dev, st.st_ino)
-        except OSError:
-            st = ident = None  # (gone since it was listed: its read reports it)
+        if "#" in f and _no_such_file(f, names):
+            st = ident = None  # (a store's session: no file of its own)
+        else:
+            try:
+                st = os.stat(f)
+                ident = (st.st_dev, st.st_ino)
+            except OSError:
+                st = ident = None  # (gone since it was listed: its read reports it)
         if f in seen or ident in inodes:
             continue
         seen[f] = None
@@ -217,6 +221,21 @@ def _find(source: Source, agents: Sequence[str] | None,
     if source is None or agents is None:
         return list(seen), errors
     return [f for f in seen if _agent_of(f) in chosen], errors
+
+
+def _no_such_file(path: str, names: dict[str, set[str] | None]) -> bool:
+    """Whether ``path`` (a store's session, ``<store>#<id>``, unless a file has that name) names no
+    file in its folder, from the folder's names listed once (``names``, by folder): a store's
+    thousands of sessions, a failed stat each otherwise. False when the folder cannot be listed
+    (then the stat answers)."""
+    folder, name = os.path.split(path)
+    if folder not in names:
+        try:
+            names[folder] = set(os.listdir(folder or "."))
+        except OSError:
+            names[folder] = None
+    listed = names[folder]
+    return listed is not None and name not in listed
 
 
 def _load_chunk(paths: list[str], want_blocks: bool, spend_only: bool = False) -> tuple:
