@@ -39,6 +39,8 @@ ALLOWED = {
         "internal: the cache's reader catches it and reads the files afresh (a CacheWarning)",
     ("tables/_file.py", "_open_regular", "OSError"):
         "internal: the load catches it per file and reports a read_error issue",
+    ("_arrow.py", "find_spec", "ModuleNotFoundError"):
+        "import machinery protocol: a finder says a module cannot be imported (without_pandas, while pyarrow asks)",
     ("_scan_source.py", "rules_header", "ValueError"):
         "a build-time check: setup.py loads this file by path, before the package (and its tree) can be imported",
 }
