@@ -72,3 +72,15 @@ def test_the_rows_priced_and_those_left_alone():
     assert got[0]["cost_usd"] == 300_000 * rates[0] + 10 * rates[1] + 0 * rates[2] + 0 * rates[3]
     assert got[1]["cost_usd"] > 0 and got[1]["cost_source"] == "priced"  # (found as gemini-2.5-pro)
     assert got[2]["cost_usd"] is None and got[2]["cost_source"] == "unknown"
+
+
+def test_a_chunk_is_priced_on_the_rows_of_agents_whose_calls_are_priced():
+    from sessionlab.tables._agents import price_rows
+
+    row = {"model": "claude-sonnet-4-5", "input_tokens": 1000, "output_tokens": 10, "cache_read_tokens": 0,
+           "cache_write_tokens": 0, "cache_write_1h_tokens": None, "cost_usd": None, "cost_source": None,
+           "usage_kind": "message"}
+    t = pa.Table.from_pylist([row] * 4, schema=SCHEMA).append_column("agent", pa.array(["goose", None, "pi", "amp"]))
+    got = price_rows(t).to_pylist()
+    assert [r["cost_source"] for r in got] == ["priced", None, None, "priced"]  # (pi records its costs)
+    assert got[0]["cost_usd"] == got[3]["cost_usd"] > 0

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import agents as registry
-from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy
+from .._arrow import arrow_indices, from_numpy, scalar, strings, to_numpy, valid_mask
 from .._rowsof import RowsOf, batch_tables, joined_tables, rebatched, row_count
 from ..pi.io.formats import AgentFile, row_columns
 from ..pi.io.issues import LineIssue
@@ -220,7 +220,9 @@ def price_rows(t: pa.Table) -> pa.Table:
     agents = pc.dictionary_encode(t["agent"]).combine_chunks()
     priced = registry.priced_agents()
     known = np.array([a in priced for a in agents.dictionary.to_pylist()], np.bool_)
-    return _priced(t, known[to_numpy(agents.indices)] if len(known) else np.zeros(t.num_rows, np.bool_))
+    if not len(known):  # (no row names its agent)
+        return t
+    return _priced(t, known[to_numpy(agents.indices)] & valid_mask(agents.indices))  # (a null agent: not priced)
 
 
 def _priced(t: pa.Table, priced: np.ndarray) -> pa.Table:
