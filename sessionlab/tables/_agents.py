@@ -251,13 +251,16 @@ def _priced(t: pa.Table, priced: np.ndarray) -> pa.Table:
         costs[at] = price_totals([models[k] for k in at], *(c[at] for c in counts))
     cost = to_numpy(t["cost_usd"], np.nan).astype(np.float64)
     cost[rows] = costs
-    src = np.array(t["cost_source"].to_pylist(), object)
-    kept = src[rows] == "fallback"  # (a fallback model that has a price stays flagged)
-    src[rows] = np.where(np.isnan(costs), "unknown", np.where(kept, "fallback", "priced"))
+    # (a fallback model that has a price stays flagged; the other rows' sources are left as they are)
+    kept = to_numpy(pc.equal(t["cost_source"].take(take), scalar("fallback")), False).astype(np.bool_)
+    new = np.where(np.isnan(costs), "unknown", np.where(kept, "fallback", "priced"))
+    at = np.zeros(t.num_rows, np.bool_)
+    at[rows] = True
+    src = pc.replace_with_mask(t["cost_source"].combine_chunks(), from_numpy(at), strings(new.tolist()))
     i = t.schema.get_field_index("cost_usd")
     t = t.set_column(i, "cost_usd", from_numpy(np.nan_to_num(cost), mask=np.isnan(cost), type=pa.float64()))
     i = t.schema.get_field_index("cost_source")
-    return t.set_column(i, "cost_source", strings(src.tolist()))
+    return t.set_column(i, "cost_source", src)
 
 
 def _unpriced(t: pa.Table) -> np.ndarray:
