@@ -365,3 +365,15 @@ def test_kimi_sessions_are_the_wire_files_two_folders_down(tmp_path, monkeypatch
     (root / "w2" / "s2" / "wire.jsonl").mkdir(parents=True)  # (a folder of that name: no session)
     (root / "w2" / "s3").symlink_to(root / "w1" / "s1")  # (a link to a session folder is not followed)
     assert kimi.files([root]) == [str(root / r) for r in ("w1/s1/wire.jsonl", "w1/s2/wire.jsonl", "w2/s1/wire.jsonl")]
+
+
+def test_a_token_count_falls_back_to_another_key_only_when_the_first_holds_no_number():
+    from sessionlab.agents._chain import count_of
+    from sessionlab.agents._gemini_reader import call_usage
+
+    assert count_of({"input": 0, "prompt": 5}, "input", "prompt") == 0  # (a zero is a count)
+    assert count_of({"input": "7", "prompt": 5.9}, "input", "prompt") == 5  # (text is none; a fraction cut)
+    assert count_of({"prompt": -3}, "input", "prompt") == 0 and count_of([], "input") == 0
+    assert count_of({"input": True, "prompt": 2}, "input", "prompt") == 2  # (a boolean is no count)
+    assert call_usage({"prompt": 9, "candidates": 2, "reasoning": 1}) == call_usage(
+        {"input": 9, "output": 2, "thoughts": 1})

@@ -99,10 +99,15 @@ def as_dict(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def count_of(d: Any, key: str) -> int:
-    """A token count a record holds under ``key``: a number (a fraction cut, a negative one 0), else 0."""
-    v = d.get(key) if isinstance(d, dict) else None
-    return max(int(v), 0) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+def count_of(d: Any, key: str, *others: str) -> int:
+    """A token count a record holds under ``key`` (else the first of ``others`` that holds one): a
+    number (a fraction cut, a negative one 0), else 0."""
+    if not isinstance(d, dict):
+        return 0
+    v = d.get(key)
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return max(int(v), 0)
+    return count_of(d, *others) if others else 0
 
 
 _FAST_MS_END = 4_102_444_800_000  # 2100-01-01: up to here a whole millisecond is exact as seconds in a float

@@ -23,27 +23,18 @@ import functools
 import os
 from typing import Any
 
-from ._chain import Chain, json_chars, loads, store_memo, text_chars
+from ._chain import Chain, count_of, json_chars, loads, store_memo, text_chars
 
 __all__ = ["read_gemini", "call_usage"]
 
 _SIDE = frozenset({"info", "error", "warning"})
 
 
-def _num(tokens: dict, key: str, other: str | None = None) -> int:
-    """The count under ``key`` (else ``other``): a number, a fraction cut, a negative one 0; else 0."""
-    v = tokens.get(key)
-    if not isinstance(v, (int, float)) or isinstance(v, bool):
-        v = tokens.get(other) if other is not None else None
-        if not isinstance(v, (int, float)) or isinstance(v, bool):
-            return 0
-    return max(int(v), 0)
-
-
 def call_usage(tokens: dict) -> dict[str, int] | None:
     """A ``tokens`` object as a call's usage (None when it counts nothing)."""
-    inp, out, cached = _num(tokens, "input", "prompt"), _num(tokens, "output", "candidates"), _num(tokens, "cached")
-    thoughts, tool = _num(tokens, "thoughts", "reasoning"), _num(tokens, "tool")
+    inp, out = count_of(tokens, "input", "prompt"), count_of(tokens, "output", "candidates")
+    cached, tool = count_of(tokens, "cached"), count_of(tokens, "tool")
+    thoughts = count_of(tokens, "thoughts", "reasoning")
     total = tokens.get("total")
     if cached and total == inp + out + thoughts + tool:  # the prompt count includes its cached part
         inp -= min(inp, cached)
