@@ -52,7 +52,8 @@ def test_no_early_workers_for_pi_named_files_or_a_listing_that_reads(tmp_path, m
         _load._early_pool(None, ["no-such-agent"], 2)
 
 
-def test_claude_code_and_codex_folders_through_early_workers_load_as_one_process(monkeypatch, tmp_path):
+@pytest.mark.parametrize("spend_only", [False, True], ids=["full", "spend-only"])
+def test_claude_code_and_codex_folders_through_early_workers_load_as_one_process(spend_only, monkeypatch, tmp_path):
     import shutil
     from pathlib import Path
 
@@ -62,11 +63,12 @@ def test_claude_code_and_codex_folders_through_early_workers_load_as_one_process
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
     agents = ["claude-code", "codex"]
-    alone = load_files(None, agents=agents, cache=False, on_bad_lines="skip", max_workers=1)
+    alone = load_files(None, agents=agents, cache=False, on_bad_lines="skip", max_workers=1, spend_only=spend_only)
     pool = _load._early_pool(None, agents, 2)  # (these folders take the early workers)
     assert pool is not None
     pool.shutdown()
-    pooled = load_files(None, agents=agents, cache=False, on_bad_lines="skip", max_workers=2)
+    pooled = load_files(None, agents=agents, cache=False, on_bad_lines="skip", max_workers=2, spend_only=spend_only)
+    assert "priced" in Corpus(pooled.files).entries["cost_source"].to_pylist()  # (priced on the way back)
     assert _entries(pooled) == _entries(alone) and {"claude-code", "codex"} <= set(
         Corpus(alone.files).entries["agent"].to_pylist())
 
