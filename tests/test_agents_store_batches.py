@@ -80,3 +80,28 @@ def test_a_batch_of_a_store_with_more_sessions_than_one_query_takes(tmp_path, mo
     with sharing_stores(paths):
         assert _read_all("goose", paths) == alone
     assert sum(n for n, *_ in alone) > 1000
+
+
+@pytest.mark.parametrize("agent", STORES)
+def test_a_batch_tells_each_source_s_agent_as_one_source_alone(agent, monkeypatch, tmp_path):
+    """``opener`` and ``split_member`` answer a store's sessions once per store in a batch (its
+    folder listed once, no stat per session): the same answers as each path asked alone, for odd
+    keys, a store that is not the agent's, and a real file named like a session of the store."""
+    home = use_home(monkeypatch, agent)
+    copy = tmp_path / "home"
+    shutil.copytree(home, copy)
+    monkeypatch.setenv("HOME", str(copy))
+    members = _members(agent)
+    store = split_member(members[0])[0]
+    (tmp_path / "home" / "x").mkdir()
+    named = f"{store}#named-like-a-session"
+    with open(named, "w") as fh:
+        fh.write('{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}\n')
+    odd = [f"{store}#", f"{store}#a/b", f"{store}#{members[0]}", named, f"{copy / 'x' / 'other.db'}#1",
+           f"{copy / 'missing' / 'sessions.db'}#2", f"{store}.gone#3"]
+    paths = members + odd
+    alone = [(agents.opener(p), split_member(p)) for p in paths]
+    assert alone[0] == (agent, split_member(members[0])) and alone[0][1][1] is not None
+    assert alone[len(members) + 3] == (None, (named, None))  # (a file of its own)
+    with sharing_stores(paths):
+        assert [(agents.opener(p), split_member(p)) for p in paths] == alone

@@ -17,6 +17,7 @@ agent this way and gets every table and report).
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -44,6 +45,7 @@ from . import (
 )
 from ._chain import sharing_stores
 from ._spec import (
+    BATCH,
     USAGE_COLUMNS,
     AgentSpec,
     home_path,
@@ -52,6 +54,7 @@ from ._spec import (
     null_usage,
     reading_spend_only,
     split_member,
+    store_memo,
 )
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
@@ -160,7 +163,19 @@ def default_files(agents: object = None, *, errors: list[tuple[str, str]] | None
 
 def opener(path: str) -> str | None:
     """The agent whose reader opens the source ``path`` itself (:attr:`AgentSpec.opens`: a session
-    in a database, a folder), else None (a file: detected from its first bytes)."""
+    in a database, a folder), else None (a file: detected from its first bytes).
+
+    While a batch shares its stores, a store's session (``<store>#<key>``) is answered once per
+    store and shape of key: every agent's ``opens`` asks no more of a member path (a test holds
+    each agent's answers equal either way)."""
+    if "#" in path and getattr(BATCH, "memo", None) is not None:
+        store, key = split_member(path)
+        if key is not None:
+            return store_memo(("opener", store, "/" in key or os.sep in key, key == ""), lambda: _opener(path))
+    return _opener(path)
+
+
+def _opener(path: str) -> str | None:
     for a in _REGISTRY.values():
         if a.opens is not None and a.opens(path):
             return a.name

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -80,11 +81,27 @@ def split_member(path: str) -> tuple[str, str | None]:
 
 
 def _split_member(path: str) -> tuple[str, str | None]:
-    if os.path.exists(path):
+    if _may_exist(path) and os.path.exists(path):
         return path, None
     store, _, key = path.rpartition("#")
     # (a store's thousands of sessions: one stat of it per batch)
     return (store, key) if store_memo(("isfile", store), lambda: os.path.isfile(store)) else (path, None)
+
+
+def _may_exist(path: str) -> bool:
+    """Whether ``path`` may name an entry of its folder: while stores are shared, False when the
+    folder's names (listed once per batch) do not hold it (a store's thousands of sessions, a failed
+    stat each otherwise); True when they do or the folder cannot be listed (a stat answers)."""
+    folder, name = os.path.split(path)
+
+    def names() -> frozenset[str] | None:
+        try:
+            return frozenset(os.listdir(folder or "."))
+        except OSError:
+            return None
+
+    listed = store_memo(("names", folder), names) if getattr(BATCH, "memo", None) is not None else None
+    return listed is None or name in listed
 
 
 def store_memo(key: Any, compute: Any) -> Any:
@@ -256,7 +273,8 @@ class AgentSpec:
 
 def _resolve(ref: str) -> Callable:
     module, _, name = ref.partition(":")
-    return getattr(importlib.import_module(module), name)
+    # (a reader is resolved once per file: the loaded module without importlib's locks)
+    return getattr(sys.modules.get(module) or importlib.import_module(module), name)
 
 
 def null_usage(t: Any, drop: Any, source: Any = None) -> Any:
