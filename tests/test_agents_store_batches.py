@@ -105,3 +105,39 @@ def test_a_batch_tells_each_source_s_agent_as_one_source_alone(agent, monkeypatc
     assert alone[len(members) + 3] == (None, (named, None))  # (a file of its own)
     with sharing_stores(paths):
         assert [(agents.opener(p), split_member(p)) for p in paths] == alone
+
+
+def test_a_batch_asks_the_parents_of_its_sessions_alone(tmp_path, monkeypatch):
+    """A batch's lookup of parents holds its sessions' chains up to the top (a chain three deep,
+    a parent the store lacks, a cycle), asked level by level, not the store's other sessions; its
+    roots are those of each session read alone."""
+    from sessionlab.agents._chain import parent_lookup, store_connection
+
+    home = use_home(monkeypatch, "goose")
+    copy = tmp_path / "home"
+    shutil.copytree(home, copy)
+    monkeypatch.setenv("HOME", str(copy))
+    (db,) = {split_member(p)[0] for p in _members("goose")}
+    con = sqlite3.connect(db)
+    cols = [r[1] for r in con.execute('PRAGMA table_info("sessions")')]
+    first = con.execute("SELECT id FROM sessions ORDER BY id LIMIT 1").fetchone()[0]
+    links = {"top": None, "mid": "top", "leaf": "mid", "orphan": "gone", "c1": "c2", "c2": "c1", "other": None}
+    for sid, parent in links.items():
+        values = ",".join("?" if c in ("id", "parent_session_id") else c for c in cols)
+        args = [sid if c == "id" else parent for c in cols if c in ("id", "parent_session_id")]
+        con.execute(f'INSERT INTO sessions ({",".join(cols)}) SELECT {values} FROM sessions WHERE id = ?',
+                    [*args, first])
+    con.commit()
+    con.close()
+    paths = [f"{db}#{s}" for s in ("leaf", "orphan", "c1")]
+    alone = _read_all("goose", paths)
+    assert [s[2]["root_session_id"] for s in alone] == ["top", "gone", "c1"]
+    with sharing_stores(paths):
+        assert _read_all("goose", paths) == alone
+        with store_connection(db) as c:
+            parent_lookup(c, db, "sessions", parent_col="parent_session_id")
+        from sessionlab.agents._spec import BATCH
+
+        (held,) = [v for k, v in BATCH.memo.items() if k[0] == "parents"]
+        assert held == {"leaf": "mid", "mid": "top", "top": None, "orphan": "gone",
+                                                  "gone": None, "c1": "c2", "c2": "c1"}

@@ -182,16 +182,46 @@ def sharing_stores(paths: Sequence[str] = ()) -> Iterator[None]:
 
 def parent_lookup(con: Any, db: str, table: str, id_col: str = "id", parent_col: str = "parent_id") -> Any:
     """``id -> parent id`` of the sessions of a store's ``table`` (None for an id it does not hold):
-    while stores are shared, one query of the whole table for the batch; else a query per id."""
-    every = f'SELECT "{id_col}", "{parent_col}" FROM "{table}"'
-    if getattr(BATCH, "memo", None) is None:
-        one = f'SELECT "{parent_col}" FROM "{table}" WHERE "{id_col}" = ?'
+    while stores are shared, the parents of the batch's sessions of the store and theirs, up to the
+    top, asked level by level for the whole batch at once (not the whole table: a store holds
+    thousands of sessions, and a load reads it in many batches); an id asked beyond them, and every
+    id when nothing is shared, one query each."""
+    one = f'SELECT "{parent_col}" FROM "{table}" WHERE "{id_col}" = ?'
 
-        def ask(i: str) -> Any:
-            r = con.execute(one, (i,)).fetchone()
-            return None if r is None else r[0]
+    def ask(i: Any) -> Any:
+        r = con.execute(one, (i,)).fetchone()
+        return None if r is None else r[0]
+
+    if getattr(BATCH, "memo", None) is None:
         return ask
-    return store_memo(("parents", db, every), lambda: {r[0]: r[1] for r in con.execute(every)}).get
+    select = f'SELECT "{id_col}", "{parent_col}" FROM "{table}" WHERE "{id_col}" IN'
+    known = store_memo(("parents", db, select), lambda: _ancestors(con, db, select))
+
+    def cached(i: Any) -> Any:
+        if i not in known:
+            known[i] = ask(i)
+        return known[i]
+    return cached
+
+
+def _ancestors(con: Any, db: str, select: str) -> dict[Any, Any]:
+    """``id -> parent id`` of the batch's sessions of ``db`` and of their parents, up to the top
+    (``select``: ``SELECT id, parent FROM table WHERE id IN``), one query per level (per
+    :data:`_IDS_PER_QUERY` ids); an id asked for beyond the first level that the table does not hold
+    maps to None."""
+    known: dict[Any, Any] = {}
+    todo: list = list(getattr(BATCH, "members", {}).get(db, ()))
+    first = True
+    while todo:
+        for k in range(0, len(todo), _IDS_PER_QUERY):
+            part = todo[k:k + _IDS_PER_QUERY]
+            known.update(con.execute(f"{select} ({','.join('?' * len(part))})", part).fetchall())
+        if not first:  # (the batch's own ids are the paths' text: the table's may be numbers)
+            for i in todo:
+                known.setdefault(i, None)
+        first = False
+        todo = list({p for p in known.values() if p and p not in known})
+    return known
 
 
 def session_with_messages(db: str, sid: str, order: str, *, messages: bool = True

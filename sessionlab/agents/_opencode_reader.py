@@ -31,9 +31,9 @@ from ._chain import (
     iso_ms,
     json_chars,
     loads,
+    parent_lookup,
     session_rows,
     store_connection,
-    store_memo,
     text_chars,
 )
 from ._spec import spend_only
@@ -56,20 +56,11 @@ def _rows(con: sqlite3.Connection, db: str, sid: str, sql: str, by: str = "sessi
         return []
 
 
-def _all_rows(con: sqlite3.Connection, sql: str) -> list[sqlite3.Row]:
-    try:
-        return con.execute(sql).fetchall()
-    except sqlite3.OperationalError:
-        return []
-
-
-def _from_database(db: str, sid: str) -> tuple[dict, list[tuple[dict, list[dict]]], dict[str, str | None]]:
-    """The session's fields, its messages with their parts, and the sessions' parents (for the root)."""
+def _from_database(db: str, sid: str) -> tuple[dict, list[tuple[dict, list[dict]]], str]:
+    """The session's fields, its messages with their parts, and the top of its parents' chain."""
     with store_connection(db) as con:
         found = _rows(con, db, sid, "SELECT * FROM session WHERE id IN ({ids})", by="id")
         session = dict(found[0]) if found else {"id": sid}
-        parents = store_memo(("opencode parents", db), lambda: {  # (every session's: once per batch)
-            r["id"]: r["parent_id"] for r in _all_rows(con, "SELECT id, parent_id FROM session")})
         parts: dict[str, list[dict]] = {}
         for r in [] if spend_only() else _rows(  # (a spend-only read needs no content)
                 con, db, sid, "SELECT message_id, data, session_id FROM part WHERE session_id IN ({ids}) "
@@ -84,7 +75,9 @@ def _from_database(db: str, sid: str) -> tuple[dict, list[tuple[dict, list[dict]
                 m["time"] = {}
             m["time"].setdefault("created", r["time_created"])
             messages.append((m, parts.get(r["id"], [])))
-    return session, messages, parents
+        parent = session.get("parent_id")  # (a store with no parent column: none asked)
+        root = _root(str(session.get("id")), parent, parent_lookup(con, db, "session") if parent else None)
+    return session, messages, root
 
 
 def _json(text: Any) -> dict:
@@ -112,7 +105,7 @@ def _storage_sessions(storage: str) -> dict[str, dict]:
     return out
 
 
-def _from_storage(folder: str) -> tuple[dict, list[tuple[dict, list[dict]]], dict[str, str | None]]:
+def _from_storage(folder: str) -> tuple[dict, list[tuple[dict, list[dict]]], str]:
     folder = folder.rstrip("/" + os.sep)
     sid = os.path.basename(folder)
     storage = os.path.dirname(os.path.dirname(folder))
@@ -120,7 +113,6 @@ def _from_storage(folder: str) -> tuple[dict, list[tuple[dict, list[dict]]], dic
     s = known.get(sid, {"id": sid})
     session = {"id": sid, "directory": s.get("directory"), "title": s.get("title"), "version": s.get("version"),
                "parent_id": s.get("parentID")}
-    parents = {k: v.get("parentID") for k, v in known.items()}
     messages = []
     for f in sorted(glob.glob(os.path.join(glob.escape(folder), "*.json"))):
         m = _read_json(f)
@@ -130,7 +122,8 @@ def _from_storage(folder: str) -> tuple[dict, list[tuple[dict, list[dict]]], dic
                                                                  "*.json")))]
         messages.append((m, parts))
     messages.sort(key=lambda mp: (_created(mp[0]), mp[0].get("id") or ""))
-    return session, messages, parents
+    parents = {k: v.get("parentID") for k, v in known.items()}
+    return session, messages, _root(sid, session["parent_id"], parents.get)
 
 
 def _created(m: dict) -> float:
@@ -189,11 +182,13 @@ def _message(chain: Chain, m: dict, parts: list[dict]) -> None:
                     name, cid)
 
 
-def _root(sid: str, parents: dict[str, str | None]) -> str:
+def _root(sid: str, parent: Any, parent_of: Any) -> str:
+    """The top of the session's parents' chain (``parent``: its own, ``parent_of``: anyone's)."""
     seen = {sid}
-    while (p := parents.get(sid)) and p not in seen:
+    p = parent
+    while p and p not in seen:
         seen.add(p)
-        sid = p
+        sid, p = p, parent_of(p)
     return sid
 
 
@@ -202,7 +197,7 @@ def read_opencode(path: str, fh: Any = None) -> Any:
     chain = Chain(path, "opencode")
     db, sep, sid = path.rpartition("#")
     in_db = bool(sep) and not os.path.isdir(path)
-    session, messages, parents = _from_database(db, sid) if in_db else _from_storage(path)
+    session, messages, root = _from_database(db, sid) if in_db else _from_storage(path)
     for m, parts in messages:
         _message(chain, m, parts)
     sid = str(session.get("id"))
@@ -210,4 +205,4 @@ def read_opencode(path: str, fh: Any = None) -> Any:
                                             if isinstance(m.get("path"), dict)), None)
     return chain.done({"session_id": sid, "cwd": cwd or None, "name": session.get("title") or None,
                        "agent_version": session.get("version") or None,
-                       "parent_session_id": session.get("parent_id"), "root_session_id": _root(sid, parents)})
+                       "parent_session_id": session.get("parent_id"), "root_session_id": root})
