@@ -343,7 +343,8 @@ def database_members(folders: Sequence[Path], name: str, sql: str,
         seen.add(os.path.realpath(db))
         try:
             with store_connection(str(db)) as con:
-                out += [member_path(db, r[0]) for r in con.execute(sql)]
+                prefix = member_path(db, "")  # (``member_path`` joined once: a store lists thousands)
+                out += [f"{prefix}{k}" for (k,) in con.execute(sql)]
         except sqlite3.Error as exc:
             if errors is not None:
                 errors.append((str(db), f"{type(exc).__name__}: {exc}"))

@@ -36,7 +36,7 @@ from ._chain import (
     store_connection,
     text_chars,
 )
-from ._spec import spend_only
+from ._spec import spend_only, split_member
 
 __all__ = ["read_opencode", "database_sessions"]
 
@@ -196,7 +196,8 @@ def read_opencode(path: str, fh: Any = None) -> Any:
     """Read one OpenCode session: ``<database>#<session id>`` or a ``storage/message/<session id>`` folder."""
     chain = Chain(path, "opencode")
     db, sep, sid = path.rpartition("#")
-    in_db = bool(sep) and not os.path.isdir(path)
+    # (a store's session: no entry of its own, told from its folder's names, not stated each)
+    in_db = bool(sep) and (split_member(path)[1] is not None or not os.path.isdir(path))
     session, messages, root = _from_database(db, sid) if in_db else _from_storage(path)
     for m, parts in messages:
         _message(chain, m, parts)
