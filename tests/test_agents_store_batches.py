@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +23,21 @@ STORES = ["goose", "hermes", "kilo", "opencode", "copilot"]
 def _members(agent: str) -> list[str]:
     spec = agents.spec(agent)
     return [p for p in spec.files(spec.roots(), []) if split_member(p)[1] is not None]
+
+
+def _copied_home(agent: str, monkeypatch, tmp_path) -> Path:
+    """A copy of the agent's fixture home, as ``HOME`` (a test may change its stores)."""
+    copy = tmp_path / "home"
+    shutil.copytree(use_home(monkeypatch, agent), copy)
+    monkeypatch.setenv("HOME", str(copy))
+    return copy
+
+
+def _goose_store(monkeypatch, tmp_path) -> str:
+    """The store of a copy of Goose's fixture home."""
+    _copied_home("goose", monkeypatch, tmp_path)
+    (db,) = {split_member(p)[0] for p in _members("goose")}
+    return db
 
 
 def _read_all(agent: str, paths: list[str]) -> list[tuple]:
@@ -58,11 +74,7 @@ def test_the_loader_s_batches_give_each_session_s_own_table(agent, monkeypatch):
 
 def test_a_batch_of_a_store_with_more_sessions_than_one_query_takes(tmp_path, monkeypatch):
     """Goose's store grown past the ids one batched query asks for: every session still read."""
-    home = use_home(monkeypatch, "goose")
-    copy = tmp_path / "home"
-    shutil.copytree(home, copy)
-    monkeypatch.setenv("HOME", str(copy))
-    (db,) = {split_member(p)[0] for p in _members("goose")}
+    db = _goose_store(monkeypatch, tmp_path)
     con = sqlite3.connect(db)
     cols = [r[1] for r in con.execute('PRAGMA table_info("sessions")')]
     mcols = [r[1] for r in con.execute('PRAGMA table_info("messages")') if r[1] != "id"]
@@ -87,10 +99,7 @@ def test_a_batch_tells_each_source_s_agent_as_one_source_alone(agent, monkeypatc
     """``opener`` and ``split_member`` answer a store's sessions once per store in a batch (its
     folder listed once, no stat per session): the same answers as each path asked alone, for odd
     keys, a store that is not the agent's, and a real file named like a session of the store."""
-    home = use_home(monkeypatch, agent)
-    copy = tmp_path / "home"
-    shutil.copytree(home, copy)
-    monkeypatch.setenv("HOME", str(copy))
+    copy = _copied_home(agent, monkeypatch, tmp_path)
     members = _members(agent)
     store = split_member(members[0])[0]
     (tmp_path / "home" / "x").mkdir()
@@ -113,11 +122,7 @@ def test_a_batch_asks_the_parents_of_its_sessions_alone(tmp_path, monkeypatch):
     roots are those of each session read alone."""
     from sessionlab.agents._chain import parent_lookup, store_connection
 
-    home = use_home(monkeypatch, "goose")
-    copy = tmp_path / "home"
-    shutil.copytree(home, copy)
-    monkeypatch.setenv("HOME", str(copy))
-    (db,) = {split_member(p)[0] for p in _members("goose")}
+    db = _goose_store(monkeypatch, tmp_path)
     con = sqlite3.connect(db)
     cols = [r[1] for r in con.execute('PRAGMA table_info("sessions")')]
     first = con.execute("SELECT id FROM sessions ORDER BY id LIMIT 1").fetchone()[0]
