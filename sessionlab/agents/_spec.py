@@ -222,7 +222,9 @@ class AgentSpec:
         opens: Whether a path that ``files`` lists is a source the reader opens itself rather than
             one file per session (a session in a SQLite database, ``<database>#<session id>``; a
             folder of files): the loader neither opens, detects nor caches it, and the reader gets
-            ``fh=None``. None: every source is a file the loader opens.
+            ``fh=None``. None: every source is a file the loader opens. Of a store's session
+            (:func:`member_path`) it may ask the store and whether the id holds a ``/``, not the
+            id itself: a batch asks it once per store (:func:`~sessionlab.agents.opener`).
         resume: ``"module:function"``, ``resume(path, fh, state, lines_before) -> AgentFile | None``:
             the new lines of a file that grew, read alone with the ``state`` its reader left in the
             ``AgentFile`` (what the cache keeps), or None when they need the old lines (the file is
