@@ -51,21 +51,21 @@ def _message_rows(chain: Chain, messages: list, created: str | None) -> dict[Any
     for k, m in enumerate(messages):
         if not isinstance(m, dict):
             continue
-        content = as_list(m.get("content"))
         usage = as_dict(m.get("usage"))
         sent = m["meta"].get("sentAt") if isinstance(m.get("meta"), dict) else None
         ts = usage.get("timestamp") or iso_ms(sent) or ts
         eid = str(m.get("messageId", k))
-        if m.get("role") == "assistant":
+        role = m.get("role")
+        if role == "assistant":
             i = chain.add(k + 1, eid, ts, role="assistant", provider=None, model=usage.get("model"), tool_call_count=0)
             rows[m.get("messageId", k)] = i
-            if chain.spend_only:
-                continue
+        if chain.spend_only:  # (a spend-only read: the calls alone, no content)
+            continue
+        content = as_list(m.get("content"))
+        if role == "assistant":
             for b in content:
                 if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str):
                     tools[b["id"]] = b.get("name")
-        elif chain.spend_only:  # (a spend-only read: the calls alone, no content)
-            continue
         else:
             results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
             name = tools.get(str(results[0].get("toolUseID"))) if results else None

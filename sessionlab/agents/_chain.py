@@ -105,6 +105,8 @@ def count_of(d: Any, key: str, *others: str) -> int:
     if not isinstance(d, dict):
         return 0
     v = d.get(key)
+    if type(v) is int:  # (most counts: no conversion)
+        return v if v > 0 else 0
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return max(int(v), 0)
     return count_of(d, *others) if others else 0

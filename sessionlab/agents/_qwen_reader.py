@@ -62,12 +62,13 @@ def _title(d: dict, facts: dict) -> None:
 
 
 def _record(chain: Chain, line_no: int, d: dict, facts: dict) -> None:
-    typ, ts = d.get("type"), d.get("timestamp")
-    eid = d["uuid"] if isinstance(d.get("uuid"), str) else f"L{line_no}"
-    message = as_dict(d.get("message"))
+    typ = d.get("type")
     if chain.spend_only and typ != "assistant":  # (a spend-only read: the calls alone)
         _title(d, facts)
         return
+    ts = d.get("timestamp")
+    eid = d["uuid"] if isinstance(d.get("uuid"), str) else f"L{line_no}"
+    message = as_dict(d.get("message"))
     if typ in ("user", "assistant", "tool_result"):
         role = {"user": "user", "assistant": "assistant", "tool_result": "toolResult"}[typ]
         tool = None
