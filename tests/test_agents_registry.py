@@ -8,9 +8,12 @@ from the columns the reader fills.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sessionlab as sl
 from sessionlab import agents
@@ -142,3 +145,52 @@ def test_detection_is_the_same_whichever_decoder_parses_the_first_line(line, mon
     by_json = agents.detect(head, "/x/a.jsonl")
     monkeypatch.setattr(agents, "_first_line_loads", lambda: _chain.loads)
     assert agents.detect(head, "/x/a.jsonl") == by_json
+
+
+def _detect_reference(head: bytes, path: str | None) -> str:
+    """:func:`agents.detect` as its docstring says it, plainly: the agents that know a file by name
+    and first bytes; else the first of the first 20 complete lines that is a JSON object; else a
+    first line longer than the head, or a pretty document, by its start."""
+    specs = agents.specs()
+    if path is not None:
+        for a in specs:
+            if a.recognise_file is not None and a.recognise_file(path, head):
+                return a.name
+    for ln in head.split(b"\n")[:-1][:20]:
+        s = ln.strip()
+        if not (s.startswith(b"{") and s.endswith(b"}")):
+            continue
+        try:
+            obj = json.loads(s)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            known = [a.name for a in specs if a.recognise(obj)]
+            if known:
+                return known[0]
+            break  # (an object of no known agent: its start may still be one's)
+    lines = head.lstrip().split(b"\n")
+    pretty = lines[0].strip() == b"{"
+    if (b"\n" not in head or pretty) and re.search(rb'"type"\s*:\s*"', head[:4096]):
+        return next((a.name for a in specs if a.recognise_start is not None and a.recognise_start(head[:4096])), "pi")
+    return "pi"
+
+
+_PIECES = [*FIRST_LINES[:4], FIRST_LINES[11], b"{", b"}", b"  {", b"  },", b'  "type": "session",', b'  "type": "user",',
+           b'  "id": "T-3b1f2c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",', b'  "messages": [', b'  "sessionId": "s",',
+           b'  "projectHash": "h",', b"   " + FIRST_LINES[2] + b" \t", b"\t" + FIRST_LINES[1] + b"\r", b"\x0b{}\x0c",
+           b"[1]", b"", b" ", b'{"a": 1} x']
+
+
+@given(lines=st.lists(st.sampled_from(_PIECES), max_size=30), ends=st.booleans(), lead=st.sampled_from([b"", b"\n "]),
+       path=st.sampled_from([None, "/x/a.jsonl", "/x/T-1.json"]))
+@settings(max_examples=400, deadline=None)
+def test_detection_is_its_plain_definition(lines, ends, lead, path):
+    head = lead + b"\n".join(lines) + (b"\n" if ends else b"")
+    assert agents.detect(head, path) == _detect_reference(head, path)
+
+
+@pytest.mark.parametrize(("before", "agent"), [(19, "codex"), (20, "pi")])
+def test_detection_reads_the_first_twenty_lines(before, agent):
+    head = b"x\n" * before + FIRST_LINES[1] + b"\n"
+    assert agents.detect(head, "/x/a.jsonl") == _detect_reference(head, "/x/a.jsonl") == agent

@@ -20,7 +20,6 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -182,16 +181,6 @@ def _opener(path: str) -> str | None:
     return None
 
 
-def _complete_lines(head: bytes, most: int) -> Iterator[bytes]:
-    pos = 0
-    for _ in range(most):
-        end = head.find(b"\n", pos)
-        if end < 0:
-            return
-        yield head[pos:end]
-        pos = end + 1
-
-
 _TYPE_RE = re.compile(rb'"type"\s*:\s*"')
 
 
@@ -226,8 +215,13 @@ def detect(head: bytes, path: str | None = None) -> str:
         for a in agents:
             if a.recognise_file is not None and a.recognise_file(path, head):
                 return a.name
-    for ln in _complete_lines(head, 20):
-        s = ln.strip()
+    pos = 0
+    for _ in range(20):  # (the first complete lines; a loop, not a generator: every file passes here)
+        end = head.find(b"\n", pos)
+        if end < 0:
+            break
+        s = head[pos:end].strip()
+        pos = end + 1
         if s[:1] != b"{" or s[-1:] != b"}":  # (no object: a pretty document's lines need no parse)
             continue
         try:
@@ -241,10 +235,12 @@ def detect(head: bytes, path: str | None = None) -> str:
                 return a.name
         break  # an object of no known agent: pi's reader reports it
     first = head.lstrip()
-    pretty = first[:1] == b"{" and first.split(b"\n", 1)[0].strip() == b"{"  # one object over several lines
-    if (b"\n" not in head or pretty) and _TYPE_RE.search(head[:4096]):  # a first line longer than the head: its start
+    nl = first.find(b"\n")  # (its first line, not split off the rest: a copy of the head per file)
+    pretty = first[:1] == b"{" and (first if nl < 0 else first[:nl]).strip() == b"{"  # one object over several lines
+    start = head[:4096]
+    if (b"\n" not in head or pretty) and _TYPE_RE.search(start):  # a first line longer than the head: its start
         for a in agents:
-            if a.recognise_start is not None and a.recognise_start(head[:4096]):
+            if a.recognise_start is not None and a.recognise_start(start):
                 return a.name
     return "pi"
 
