@@ -120,6 +120,9 @@ def names() -> tuple[str, ...]:
 
 def spec(name: str) -> AgentSpec:
     """The agent called ``name``."""
+    found = _REGISTRY.get(name) if type(name) is str else None  # (asked once per file read)
+    if found is not None:
+        return found
     check_option("agent", name, _REGISTRY)
     return _REGISTRY[name]
 
