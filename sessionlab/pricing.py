@@ -133,15 +133,20 @@ def price_totals(models: Sequence[str | None], inp: Any, out: Any, cache_read: A
     is not), as a float64 array, NaN where the model has no price."""
     a = [np.asarray(v, np.float64) for v in (inp, out, cache_read, cache_write)]
     cost = np.full(len(models), np.nan)
+    for m, idx in _positions(models).items():
+        r = base_rates(m) if m else None
+        if r is not None:
+            cost[idx] = a[0][idx] * r[0] + a[1][idx] * r[1] + a[2][idx] * r[2] + a[3][idx] * r[3]
+    return cost
+
+
+def _positions(models: Sequence[str | None]) -> dict[str | None, np.ndarray]:
+    """Each model's positions in ``models`` (in order of first appearance): one pass to group the
+    calls, whose costs are then computed per model at once."""
     by_model: dict[str | None, list[int]] = {}
     for i, m in enumerate(models):
         by_model.setdefault(m, []).append(i)
-    for m, where in by_model.items():
-        r = base_rates(m) if m else None
-        if r is not None:
-            idx = np.asarray(where)
-            cost[idx] = a[0][idx] * r[0] + a[1][idx] * r[1] + a[2][idx] * r[2] + a[3][idx] * r[3]
-    return cost
+    return {m: np.asarray(where) for m, where in by_model.items()}
 
 
 def price_calls(models: Sequence[str | None], inp: Sequence[int], out: Sequence[int], cache_read: Sequence[int],
@@ -168,11 +173,7 @@ def price_array(models: Sequence[str | None], inp: Any, out: Any, cache_read: An
     cost = np.full(n, np.nan)
     prompt = a["in"] + a["cr"] + a["cw"]
     unknown: dict[str, list[int]] = {}
-    idx_by_model: dict[str | None, list[int]] = {}
-    for i, m in enumerate(models):  # positions per model (a loop over calls, once, to group them)
-        idx_by_model.setdefault(m, []).append(i)
-    for m, idx_list in idx_by_model.items():
-        idx = np.asarray(idx_list)
+    for m, idx in _positions(models).items():
         found = _lookup(m) if m else None
         if found is None:
             empty = (a["in"][idx] + a["out"][idx] + a["cr"][idx] + a["cw"][idx]) == 0

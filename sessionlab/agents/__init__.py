@@ -50,6 +50,7 @@ from ._spec import (
     home_path,
     jsonl_below,
     member_path,
+    name_listed,
     null_usage,
     reading_spend_only,
     split_member,
@@ -59,7 +60,7 @@ from ._spec import (
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
            "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below",
            "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages", "opener", "member_path", "split_member",
-           "pi_format", "label_pi_format", "sharing_stores", "reading_spend_only"]
+           "name_listed", "pi_format", "label_pi_format", "sharing_stores", "reading_spend_only"]
 
 _REGISTRY: dict[str, AgentSpec] = {}
 

@@ -92,16 +92,23 @@ def _may_exist(path: str) -> bool:
     """Whether ``path`` may name an entry of its folder: while stores are shared, False when the
     folder's names (listed once per batch) do not hold it (a store's thousands of sessions, a failed
     stat each otherwise); True when they do or the folder cannot be listed (a stat answers)."""
+    if getattr(BATCH, "memo", None) is None:
+        return True
+    return name_listed(path, store_memo(("folder names",), dict)) is not False
+
+
+def name_listed(path: str, names: dict[str, frozenset[str] | None]) -> bool | None:
+    """Whether ``path``'s name is among its folder's names, listed once per folder into ``names``
+    (a store's thousands of ``<store>#<id>`` sessions ask the same folder); None when the folder
+    cannot be listed."""
     folder, name = os.path.split(path)
-
-    def names() -> frozenset[str] | None:
+    if folder not in names:
         try:
-            return frozenset(os.listdir(folder or "."))
+            names[folder] = frozenset(os.listdir(folder or "."))
         except OSError:
-            return None
-
-    listed = store_memo(("names", folder), names) if getattr(BATCH, "memo", None) is not None else None
-    return listed is None or name in listed
+            names[folder] = None
+    listed = names[folder]
+    return None if listed is None else name in listed
 
 
 def store_memo(key: Any, compute: Any) -> Any:

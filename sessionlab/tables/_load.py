@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from .._arrow import without_pandas
 from .._rowsof import RowsOf, joined_tables, row_count
-from ..agents import jsonl_below
+from ..agents import jsonl_below, name_listed
 from ..errors import NativeLoaderWarning, SourceNotFoundError
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
@@ -201,7 +201,7 @@ def _find(source: Source, agents: Sequence[str] | None,
             found += _expand(item, errors)
     seen: dict[str, None] = {}
     inodes: set[tuple[int, int]] = set()
-    names: dict[str, set[str] | None] = {}  # (a store's folder listed once: see _no_such_file)
+    names: dict = {}  # (a store's folder listed once: see _no_such_file)
     for f in found:
         if "#" in f and _no_such_file(f, names):
             st = ident = None  # (a store's session: no file of its own)
@@ -223,19 +223,12 @@ def _find(source: Source, agents: Sequence[str] | None,
     return [f for f in seen if _agent_of(f) in chosen], errors
 
 
-def _no_such_file(path: str, names: dict[str, set[str] | None]) -> bool:
+def _no_such_file(path: str, names: dict) -> bool:
     """Whether ``path`` (a store's session, ``<store>#<id>``, unless a file has that name) names no
     file in its folder, from the folder's names listed once (``names``, by folder): a store's
     thousands of sessions, a failed stat each otherwise. False when the folder cannot be listed
     (then the stat answers)."""
-    folder, name = os.path.split(path)
-    if folder not in names:
-        try:
-            names[folder] = set(os.listdir(folder or "."))
-        except OSError:
-            names[folder] = None
-    listed = names[folder]
-    return listed is not None and name not in listed
+    return name_listed(path, names) is False
 
 
 def _load_chunk(paths: list[str], want_blocks: bool, spend_only: bool = False) -> tuple:
