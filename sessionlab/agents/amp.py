@@ -28,6 +28,12 @@ def _recognise_start(start: bytes) -> bool:
     return _THREAD_ID.search(start) is not None and b'"messages"' in start
 
 
+def _recognise_file(path: str, head: bytes) -> bool:
+    """A thread by its name (``T-*.json``) and its start: known before detection walks the lines of
+    a pretty document (where an inner one-line object could be mistaken for another agent's)."""
+    return path.endswith(".json") and os.path.basename(path).startswith("T-") and _recognise_start(head[:4096])
+
+
 def roots() -> list[Path]:
     """The ``threads`` folder of each ``$AMP_DATA_DIR`` folder (comma-separated), else of
     ``$XDG_DATA_HOME/amp`` (``~/.local/share/amp``)."""
@@ -45,7 +51,8 @@ def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> l
 
 
 SPEC = AgentSpec(
-    name="amp", title="Amp", recognise=_recognise, recognise_start=_recognise_start, roots=roots,
+    name="amp", title="Amp", recognise=_recognise, recognise_start=_recognise_start, recognise_file=_recognise_file,
+    roots=roots,
     env=("AMP_DATA_DIR", "XDG_DATA_HOME"), files=files, reader="sessionlab.agents._amp_reader:read_amp",
     calls_need_usage=True, priced=True,
     folder_doc="`threads/` of each `$AMP_DATA_DIR` folder (comma-separated), else of `$XDG_DATA_HOME/amp` "

@@ -24,6 +24,13 @@ def _recognise_start(start: bytes) -> bool:
     return b'"sessionId"' in start and b'"projectHash"' in start
 
 
+def _recognise_file(path: str, head: bytes) -> bool:
+    """A JSON recording by where it is (``chats/*.json``) and its start: known before detection walks
+    the lines of a pretty document."""
+    return (path.endswith(".json") and os.path.basename(os.path.dirname(path)) == "chats"
+            and _recognise_start(head[:4096]))
+
+
 def roots() -> list[Path]:
     """Each folder of ``$GEMINI_DATA_DIR`` (comma-separated), else ``~/.gemini/tmp``."""
     env = os.environ.get("GEMINI_DATA_DIR")
@@ -38,7 +45,8 @@ def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> l
 
 
 SPEC = AgentSpec(
-    name="gemini", title="Gemini CLI", recognise=_recognise, recognise_start=_recognise_start, roots=roots,
+    name="gemini", title="Gemini CLI", recognise=_recognise, recognise_start=_recognise_start,
+    recognise_file=_recognise_file, roots=roots,
     env=("GEMINI_DATA_DIR",), files=files, reader="sessionlab.agents._gemini_reader:read_gemini",
     calls_need_usage=True, priced=True, side_kinds=("info", "error", "warning"),
     folder_doc="`$GEMINI_DATA_DIR` (comma-separated), else `~/.gemini/tmp` "
