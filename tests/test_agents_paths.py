@@ -93,3 +93,31 @@ def test_a_store_session_is_not_stated_but_a_file_named_like_one_is(tmp_path):
     assert _load._no_such_file(str(tmp_path / "sessions.db#abc"), names)  # (a session of a store)
     assert list(names) == [str(tmp_path)]  # (the folder listed once)
     assert not _load._no_such_file(str(tmp_path / "gone" / "x.db#1"), {})  # (no listing: the stat answers)
+
+
+def test_default_folders_read_by_early_workers_keep_a_file_once_and_key_it_as_listed(tmp_path, monkeypatch):
+    """The default folders of agents whose files the early workers read are not stated by the
+    listing: each worker states a file as it opens it. A file reached again (a hard link and a
+    symbolic link beside it) is still loaded once, where first found, and every file's key is its
+    stat, as when the listing states them."""
+    home = tmp_path / "home"
+    shutil.copytree(ROOT / "tests" / "data" / "agents" / "qwen" / "home", home)
+    chats = home / ".qwen" / "projects" / "-home-dev-api-server" / "chats"
+    first = sorted(chats.iterdir())[0]
+    (chats / ("z-hard-" + first.name)).hardlink_to(first)
+    (chats / ("z-soft-" + first.name)).symlink_to(first)
+    monkeypatch.setenv("HOME", str(home))
+    lean = []
+    real = _load._first_copies
+    monkeypatch.setattr(_load, "_first_copies", lambda rs: (lean.append(len(rs)), real(rs))[1])
+    got = _load.load_files(None, agents=["qwen"], cache=False, max_workers=2, on_bad_lines="skip")
+    assert lean == [5], "the early workers read all five paths, the listing stated none"
+    monkeypatch.setattr(_load, "_early_pool", lambda *a, **k: None)
+    listed = _load.load_files(None, agents=["qwen"], cache=False, max_workers=2, on_bad_lines="skip")
+    assert lean == [5]
+    paths = [r.path for r in got.files]
+    assert paths == [r.path for r in listed.files] and len(paths) == 3 and str(first) in paths
+    assert not any("z-" in p for p in paths)
+    assert got.keys == listed.keys == {p: _load.stat_key(Path(p).stat()) for p in paths}
+    for a, b in zip(got.files, listed.files):
+        assert a.session == b.session and a.entries.equals(b.entries)

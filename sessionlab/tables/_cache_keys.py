@@ -46,10 +46,18 @@ def probe(path: str, *, hashes: bool = True) -> dict[str, Any] | None:
     return {**stat_key(st), "head": hash_bytes(head), "tail": hash_bytes(tail)}
 
 
-def stat_key(st: os.stat_result) -> dict[str, int]:
+STAT_FIELDS = ("dev", "ino", "size", "mtime_ns", "ctime_ns")
+
+
+def stat_fields(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    """What a key keeps of a stat (:data:`STAT_FIELDS`), as a tuple (a worker's trip back carries it)."""
     # (ctime: no program sets it back, so a `touch -r` that restores the mtime still shows)
-    return {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-            "ctime_ns": st.st_ctime_ns}
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def stat_key(st: os.stat_result | tuple) -> dict[str, int]:
+    """A key of a stat alone (or of its :func:`stat_fields`)."""
+    return dict(zip(STAT_FIELDS, st if type(st) is tuple else stat_fields(st)))
 
 
 def same_stat(key: dict) -> Callable[[Any], bool]:

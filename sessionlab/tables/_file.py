@@ -28,6 +28,7 @@ from ..agents import label_pi_format, opener, pi_format, reading_spend_only, sha
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue
 from ._arrays import parse_timestamps, with_pi_defaults
+from ._cache_keys import stat_fields
 from ._native import NativeBatch, native_available
 from ._pi16 import resolve
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
@@ -83,6 +84,9 @@ class FileResult:
     agent_state: Any = field(default=None, repr=False)
     # an agent file's rows until :func:`._agents.materialize_agents` builds its batch's table
     agent_pending: Any = field(default=None, repr=False)
+    # the file's stat as it was opened (:func:`._cache_keys.stat_fields`; None for a source the agent's
+    # reader opens itself): its key and identity where the listing stated no file
+    stat: tuple[int, int, int, int, int] | None = field(default=None, repr=False)
 
     def raw_table(self, name: str) -> Any:
         """``entries`` or ``blocks`` as held: a table, a :class:`RowsOf` or None."""
@@ -165,7 +169,13 @@ def load_file(path: str, want_blocks: bool = False) -> FileResult:
     """Load one file; never raises."""
     res = FileResult(path=path)
     data, _ = _read(res, want_blocks)
-    return res if data is None else load_data(path, data, want_blocks)
+    return res if data is None else _stated(load_data(path, data, want_blocks), res.stat)
+
+
+def _stated(res: FileResult, st: tuple | None) -> FileResult:
+    """``res`` (made anew from a file's bytes) with the stat of the file as it was opened."""
+    res.stat = st
+    return res
 
 
 class ReadBuffer:
@@ -219,7 +229,8 @@ def _read(res: FileResult, want_blocks: bool = False,
             from ._agents import load_agent_file
             load_agent_file(res, agent, None, want_blocks, defer=True)
             return None, agent
-        fd, size = _open_regular(res.path)
+        fd, st = _open_regular(res.path)
+        res.stat, size = stat_fields(st), st.st_size
         fh = None
         try:
             head = _head(fd, size)
@@ -254,8 +265,8 @@ def _read(res: FileResult, want_blocks: bool = False,
         return None, "pi"
 
 
-def _open_regular(path: str) -> tuple[int, int]:
-    """``path`` opened for reading (a descriptor) and its size, without waiting on a FIFO or a
+def _open_regular(path: str) -> tuple[int, os.stat_result]:
+    """``path`` opened for reading (a descriptor) and its stat, without waiting on a FIFO or a
     device (opened non-blocking, then refused unless it is a regular file: one that was replaced
     since it was listed). The descriptor and a file object made of it read alike: no regular
     file's read blocks."""
@@ -264,7 +275,7 @@ def _open_regular(path: str) -> tuple[int, int]:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(f"{path} is not a regular file (a FIFO, a device or a folder): skipped")
-        return fd, st.st_size
+        return fd, st
     except BaseException:
         os.close(fd)
         raise
@@ -377,7 +388,7 @@ def _native_chunk(paths: list[str], want_blocks: bool) -> list[FileResult]:
         except Exception as exc:  # a scanner bug (or out of memory): the slower paths load the file
             accepted, error = False, f"{type(exc).__name__}: {exc}"
         if not accepted:
-            res = load_data(path, bytes(data), want_blocks)
+            res = _stated(load_data(path, bytes(data), want_blocks), res.stat)
             res.native_error = error
         elif batch.kept_last:
             buffer.detach()
@@ -388,12 +399,12 @@ def _native_chunk(paths: list[str], want_blocks: bool) -> list[FileResult]:
         error = f"{type(exc).__name__}: {exc}"
         redo = [i for i, r in enumerate(results) if r.loader == "native" and r.entries is None]
         for i in redo:
-            results[i] = load_file(results[i].path, want_blocks)
+            results[i] = _stated(load_file(results[i].path, want_blocks), results[i].stat)
             results[i].native_error = error
     # a timestamp string the scanner took that is not a date: a bad_timestamp issue, which the slower
     # paths report (rare: the file is read again)
-    results = [load_file(r.path, want_blocks) if r.fast and _null_timestamps(r.raw_table("entries")) else r
-               for r in results]
+    results = [_stated(load_file(r.path, want_blocks), r.stat) if r.fast and _null_timestamps(r.raw_table("entries"))
+               else r for r in results]
     return results
 
 

@@ -183,11 +183,14 @@ def find_files(source: Source = None, *, agents: Sequence[str] | None = None) ->
     return _find(source, agents)[0]
 
 
-def _find(source: Source, agents: Sequence[str] | None,
-          stats: dict[str, os.stat_result] | None = None) -> tuple[list[str], list[tuple[str, str]]]:
+def _find(source: Source, agents: Sequence[str] | None, stats: dict[str, os.stat_result] | None = None, *,
+          stat: bool = True) -> tuple[list[str], list[tuple[str, str]]]:
     """:func:`find_files`, and the folders that could not be listed (path, error). A file reached
     twice (a symlink or hard link beside it, a folder named twice) is kept once, where first found.
-    ``stats`` (when given) gets each file's stat as listed, for the load to size and key it."""
+    ``stats`` (when given) gets each file's stat as listed, for the load to size and key it.
+    ``stat=False`` (the default folders only): no file is stated, the paths are only kept once each;
+    the load's workers state each file as they open it (:func:`_first_copies` keeps a file reached
+    twice once)."""
     from .. import agents as registry
 
     chosen = registry.check_agents(agents)
@@ -195,6 +198,8 @@ def _find(source: Source, agents: Sequence[str] | None,
     found: list[str] = []
     if source is None:
         found = registry.default_files(chosen, errors=errors)
+        if not stat:
+            return found, errors  # (each path once already)
     else:
         items: Iterable = [source] if isinstance(source, (str, os.PathLike)) else source
         for item in items:
@@ -310,16 +315,17 @@ def _size(p: str) -> int:
         return 0
 
 
-def _sizes(paths: list[str], stats: dict[str, os.stat_result] | None = None) -> list[int]:
+def _sizes(paths: list[str], stats: dict[str, os.stat_result] | None = None, *, stated: bool = True) -> list[int]:
     """Each path's bytes (from ``stats`` where it has the path); a session in a store (``<db>#<id>``)
-    its share of the store's, so that a store of many sessions is loaded in parallel chunks too."""
+    its share of the store's, so that a store of many sessions is loaded in parallel chunks too.
+    ``stated=False``: the listing stated no file, and none is stated here (a file counts as none)."""
     known = stats if stats is not None else {}
     sizes: list[int] = []
     stores: dict[str, list[int]] = {}
     for i, p in enumerate(paths):
         st = known.get(p)
         # (a path the listing could not stat that has a ``#``: a store's session, no stat of its own)
-        n = st.st_size if st is not None else 0 if stats is not None and "#" in p else _size(p)
+        n = st.st_size if st is not None else 0 if not stated or stats is not None and "#" in p else _size(p)
         if n == 0 and st is None and "#" in p:
             stores.setdefault(p.rpartition("#")[0], []).append(i)
         sizes.append(n)
@@ -383,12 +389,14 @@ class LoadResult:
 
 def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
                   stats: dict[str, os.stat_result] | None = None, spend_only: bool = False,
-                  pool: Any = None) -> Iterator[list[FileResult]]:
+                  pool: Any = None, stated: bool = True) -> Iterator[list[FileResult]]:
     workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
-    sizes = [n + _FILE_BYTES for n in _sizes(paths, stats)]
+    sizes = [n + _FILE_BYTES for n in _sizes(paths, stats, stated=stated)]
     total = sum(sizes)
     low, high = _CHUNK_BYTES
-    chunks = _chunks(paths, sizes, min(high, max(low, total // (2 * max(workers, 1)))))
+    # (files of unknown sizes: twice as many tasks, so that one of larger files does not hold the end)
+    share = total // ((2 if stated else 4) * max(workers, 1))
+    chunks = _chunks(paths, sizes, min(high, max(low if stated else low // 2, share)))
     if pool is not None:  # (started while the files were listed, see _early_pool: warm, even for a small load)
         yield from _pool_results(pool, chunks, want_blocks, spend_only)
         return
@@ -457,20 +465,28 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
     # (the files a cache keeps are read whole, to fill it; the sessions it never keeps need not be)
     spend_files = spend_only and store is None
     pool = _early_pool(source, agents, max_workers, store is None, prices=not spend_files)
+    # (the default folders of agents whose files the early workers read: they state each file as
+    # they open it, rather than the listing all of them, one after the other, before any is read)
+    stated = pool is None
     bar = None
     try:
-        stats: dict[str, os.stat_result] = {}  # (each file's stat as listed: its size and key)
-        paths, unlisted = _find(source, agents, stats)
+        # (each file's stat as listed, its size and key; without the listing's: its worker's, see FileResult.stat)
+        stats: dict[str, Any] = {}
+        paths, unlisted = _find(source, agents, stats, stat=stated)
         bar = _progress_bar(progress, len(paths))
 
         def load_whole(ps: list[str], spend: bool = spend_files) -> Iterator[list[FileResult]]:
-            for chunk in _iter_results(ps, want_blocks, max_workers, stats, spend, pool):
+            for chunk in _iter_results(ps, want_blocks, max_workers, stats, spend, pool, stated):
                 yield chunk
                 if bar is not None:
                     bar.update(len(chunk))  # type: ignore[attr-defined]
 
         if store is None:
             results = list(chain.from_iterable(load_whole(paths)))
+            if not stated:
+                results = _first_copies(results)
+                paths = [r.path for r in results]
+                stats = {r.path: r.stat for r in results if r.stat is not None}
         else:
             results = _cached(store, paths, load_whole, lambda ps: load_whole(ps, spend_only))
     finally:
@@ -492,8 +508,25 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
     # (without the cache, a file's key is its stat as listed, before it was read: a change while
     # it was read shows as a change to the next refresh)
     keys = store.keys if store is not None else lambda: {p: stat_key(st) if (st := stats.get(p)) is not None else {}
-                                                         for p in paths}
+                                                         for p in paths}  # (a stat, or a worker's of the file)
     return LoadResult(results, source, options, keys, store.changes if store is not None else None)
+
+
+def _first_copies(results: list[FileResult]) -> list[FileResult]:
+    """The results of a load whose listing stated no file, a file reached twice (a symlink or hard
+    link beside it, a folder named twice) kept once, where first found: by the device and inode
+    its worker's stat gave (:attr:`FileResult.stat`)."""
+    seen: set[tuple[int, int]] = set()
+    out: list[FileResult] = []
+    for r in results:
+        st = r.stat
+        if st is not None:
+            ident = st[:2]
+            if ident in seen:
+                continue
+            seen.add(ident)
+        out.append(r)
+    return out
 
 
 def _cached(store: _cache.Store, paths: list[str], load_whole: Any, load_own: Any) -> list[FileResult]:
