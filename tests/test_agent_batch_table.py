@@ -12,7 +12,8 @@ from sessionlab.tables._arrays import parse_timestamps
 
 IDS = st.sampled_from(["a", "b", "c", "d"])
 ROW = st.fixed_dictionaries({
-    "entry_id": IDS, "parent_id": st.one_of(st.none(), IDS),
+    # (a null id too: never anyone's parent)
+    "entry_id": st.one_of(IDS, IDS, st.none()), "parent_id": st.one_of(st.none(), IDS),
     "timestamps": st.one_of(st.none(), st.sampled_from(["2026-01-02T03:04:05.678Z", "2026-03-01T00:00:00Z"])),
     "est_chars": st.one_of(st.none(), st.integers(0, 50)), "input_tokens": st.one_of(st.none(), st.integers(0, 9)),
     "model": st.one_of(st.none(), st.sampled_from(["m1", "m2"])), "role": st.sampled_from(["user", "assistant"])})

@@ -31,24 +31,42 @@ from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 __all__ = ["load_agent_file", "finish_agents"]
 
 
-def _parent_index(ids: list, parents: list, counts: np.ndarray) -> np.ndarray:
+def _parent_index(ids: Any, parents: Any, counts: np.ndarray) -> np.ndarray:
     """Each row's parent's row within its file (-1 for none), files one after the other (``counts``
-    rows each): per file, an id's last position (as pi's index)."""
-    out: list[int] = []
-    start = 0
-    for n in counts.tolist():
-        last: dict[Any, int] = {}
-        for i in range(start, start + n):
-            last[ids[i]] = i - start
-        out += [-1 if p is None else last.get(p, -1) for p in parents[start:start + n]]
-        start += n
-    return np.array(out, np.int32)
+    rows each): per file, an id's last position (as pi's index). ``ids`` and ``parents``: Arrow
+    string arrays (or lists). One dictionary for both, each (file, id) a number: a sort finds every
+    id's last row, a search each parent's, for the whole batch at once (a dictionary per file cost
+    thousands of small files more than their rows)."""
+    ids = ids if isinstance(ids, pa.Array) else pa.array(ids, pa.string())
+    parents = parents if isinstance(parents, pa.Array) else pa.array(parents, pa.string())
+    n = len(ids)
+    if n == 0:
+        return np.zeros(0, np.int32)
+    owner = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    starts = np.cumsum(counts) - counts
+    enc = pc.dictionary_encode(pa.concat_arrays([ids, parents]))
+    codes = to_numpy(enc.indices, -1).astype(np.int64)
+    # (an id's code in 0..d-2; a null id's -1 makes a number no parent's is)
+    d = len(enc.dictionary) + 1
+    key = owner * d + codes[:n]
+    order = np.argsort(key, kind="stable")
+    sorted_keys = key[order]
+    last = np.r_[sorted_keys[1:] != sorted_keys[:-1], True]  # (the last row of each (file, id))
+    known, rows = sorted_keys[last], order[last]
+    wanted = owner * d + codes[n:]
+    j = np.minimum(np.searchsorted(known, wanted), len(known) - 1)
+    hit = (codes[n:] >= 0) & (known[j] == wanted)
+    return np.where(hit, rows[j] - starts[owner], -1).astype(np.int32)
 
 
 def _columns(files: list[tuple[AgentFile, dict[str, Any]]]) -> dict[str, list]:
     """The batch's columns, each one list over its files' rows: consecutive files that hold rows
     (:attr:`AgentFile.rows`, of the same columns) turned into columns at once, the others' columns
     joined to them (a column a file lacks is null on its rows)."""
+    names = files[0][0].row_names if files else None
+    if names is not None and all(af.rows is not None and (af.row_names is names or af.row_names == names)
+                                 for af, _ in files):  # (the usual batch: one reader's rows)
+        return row_columns(names, [r for af, _ in files for r in af.rows])  # type: ignore[union-attr]
     runs: list[tuple[dict[str, list], int]] = []
     i = 0
     while i < len(files):
@@ -79,30 +97,34 @@ def _columns(files: list[tuple[AgentFile, dict[str, Any]]]) -> dict[str, list]:
 def _table(files: list[tuple[AgentFile, dict[str, Any]]]) -> pa.Table:
     """One entries table for a batch of read files (their rows one after the other): one Arrow
     array per column for the batch, as the pi loader's :func:`._file.materialize` builds them."""
-    counts = np.array([af.n for af, _ in files], np.int64)
+    counts = np.fromiter((af.n for af, _ in files), np.int64, len(files))
     n = int(counts.sum())
-    owner = np.repeat(np.arange(len(files)), counts)
-    starts = np.cumsum(counts) - counts
+    owner = from_numpy(np.repeat(np.arange(len(files)), counts))
+    # (a value per file, repeated over its rows)
+    per_file = dict(zip(("session_id", "root_session_id", "file", "agent"), zip(
+        *[(s.get("session_id"), s.get("root_session_id"), af.path, af.agent) for af, s in files]))) if files else {}
 
-    def per_file(values: list) -> pa.Array:  # (a value per file, repeated over its rows)
-        return pc.take(pa.array(values, pa.string()), from_numpy(owner)) if n else pa.nulls(0, pa.string())
+    def repeated(name: str) -> pa.Array:
+        return pc.take(pa.array(per_file[name], pa.string()), owner) if n else pa.nulls(0, pa.string())
 
     cols = _columns(files)
+    ids = pa.array(cols.get("entry_id") or [None] * n, pa.string())
+    parents = pa.array(cols.get("parent_id") or [None] * n, pa.string())
     arrays = []
     for f in ENTRY_SCHEMA:
         name = f.name
-        if name in ("session_id", "root_session_id"):
-            arrays.append(per_file([s.get(name) for _, s in files]))
-        elif name == "file":
-            arrays.append(per_file([af.path for af, _ in files]))
-        elif name == "agent":
-            arrays.append(per_file([af.agent for af, _ in files]))
+        if name in ("session_id", "root_session_id", "file", "agent"):
+            arrays.append(repeated(name))
+        elif name == "entry_id":
+            arrays.append(ids)
+        elif name == "parent_id":
+            arrays.append(parents)
         elif name == "timestamp":
             arrays.append(parse_timestamps(pa.array(cols.get("timestamps") or [None] * n, pa.string())))
         elif name == "entry_index":
-            arrays.append(from_numpy((np.arange(n) - np.repeat(starts, counts)).astype(np.int32)))
+            arrays.append(from_numpy((np.arange(n) - np.repeat(np.cumsum(counts) - counts, counts)).astype(np.int32)))
         elif name == "parent_index":
-            idx = _parent_index(cols.get("entry_id") or [None] * n, cols.get("parent_id") or [None] * n, counts)
+            idx = _parent_index(ids, parents, counts)
             arrays.append(from_numpy(idx, mask=idx < 0, type=pa.int32()))
         elif name in cols:  # (pa.array: C, where a loop per value would not be)
             arrays.append(pa.array(cols[name], f.type))
@@ -193,10 +215,10 @@ def extend_agent_file(res: Any, agent: str, fh: Any, state: Any, lines_before: i
     if isinstance(res.agent_extra, list):
         res.agent_extra = list(kept_extra or []) + res.agent_extra
     new = res.entries
-    ids = kept["entry_id"].to_pylist() + new["entry_id"].to_pylist()
-    parents = kept["parent_id"].to_pylist() + new["parent_id"].to_pylist()
-    idx = _parent_index(ids, parents, np.array([len(ids)]))  # over the whole file: an id used again moves its lookups
+    ids = pa.concat_arrays([*kept["entry_id"].chunks, *new["entry_id"].chunks])
+    parents = pa.concat_arrays([*kept["parent_id"].chunks, *new["parent_id"].chunks])
     n = len(ids)
+    idx = _parent_index(ids, parents, np.array([n]))  # over the whole file: an id used again moves its lookups
     t = pa.concat_tables([kept, new]).combine_chunks()
     i = t.schema.get_field_index("entry_index")
     t = t.set_column(i, "entry_index", from_numpy(np.arange(n, dtype=np.int32)))
