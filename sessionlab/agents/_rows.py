@@ -41,7 +41,9 @@ def agent_file(path: str, agent: str, rows: list[dict], session: dict[str, Any])
         if "parent_id" not in r:
             r["parent_id"] = prev
         if r.get("input_tokens") is not None:
-            total = sum(int(r.get(k) or 0) for k in _PARTS)
+            get = r.get  # (the four parts of _PARTS, added without a generator: a store reads a row per session)
+            total = (int(get("input_tokens") or 0) + int(get("output_tokens") or 0) + int(get("cache_read_tokens") or 0)
+                     + int(get("cache_write_tokens") or 0))
             r.setdefault("total_tokens", total)
             r.setdefault("context_tokens", total)
             r.setdefault("usage_kind", "message")
@@ -64,6 +66,8 @@ def text(v: Any) -> str | None:
 
 def as_int(v: Any) -> int:
     """A token count as written (a number or numeric text), 0 when missing or not a number."""
+    if type(v) is int:  # (most counts: no conversion)
+        return v if v > 0 else 0
     if isinstance(v, bool):
         return 0
     if isinstance(v, (int, float)):

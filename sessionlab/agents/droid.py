@@ -51,8 +51,11 @@ def normalise_model(model: str) -> str:
     """Droid's model label as a model name: ``custom:`` and ``[...]`` dropped, lower case, dots and
     spaces as dashes (``"Claude-Sonnet-4.5-[Anthropic]"`` -> ``"claude-sonnet-4-5"``)."""
     raw = model[len("custom:"):] if model.startswith("custom:") else model
-    raw = re.sub(r"\[[^\]]*\]?", "", raw).strip().rstrip("-").lower()
-    return re.sub(r"[-.\s]+", "-", raw).strip("-")
+    raw = _BRACKETS.sub("", raw).strip().rstrip("-").lower()
+    return _SEPARATORS.sub("-", raw).strip("-")
+
+
+_BRACKETS, _SEPARATORS = re.compile(r"\[[^\]]*\]?"), re.compile(r"[-.\s]+")
 
 
 _PROVIDERS = {"claude": "anthropic", "anthropic": "anthropic", "openai": "openai", "google": "google",
@@ -94,8 +97,9 @@ def read(path: str, fh: IO[bytes]):
     sid = os.path.basename(path)[:-len(_SUFFIX)]
     d = as_dict(d)
     u = as_dict(d.get("tokenUsage"))
-    inp, out, cw, cr, think = (as_int(u.get(k)) for k in ("inputTokens", "outputTokens", "cacheCreationTokens",
-                                                          "cacheReadTokens", "thinkingTokens"))
+    inp, out, cw, cr, think = (as_int(u.get("inputTokens")), as_int(u.get("outputTokens")),
+                               as_int(u.get("cacheCreationTokens")), as_int(u.get("cacheReadTokens")),
+                               as_int(u.get("thinkingTokens")))
     missing = as_int(u.get("totalTokens")) - (inp + out + cw + cr + think)
     if missing > 0:  # only a total: the rest is output (or, beside an output count, more thinking)
         out, think = (missing, think) if out == 0 else (out, think + missing)
