@@ -68,20 +68,24 @@ def joined_tables(helds: list[Any]) -> list[pa.Table]:
     """Tables as held (tables, :class:`RowsOf`, None), with consecutive rows of one batch's table
     as one slice: what joined one after the other is the same table as all of them."""
     tables: list[pa.Table] = []
-    run: RowsOf | None = None  # (the batch rows joined so far)
+    run_table: Any = None  # (the batch rows joined so far: rows start to end of run_table)
+    start = end = 0
     for held in helds:
-        if type(held) is RowsOf and run is not None and held.table is run.table and held.start == run.start + run.n:
-            run = RowsOf(run.table, run.start, run.n + held.n)
-            continue
-        if run is not None:
-            tables.append(run.table.slice(run.start, run.n))
-            run = None
         if type(held) is RowsOf:
-            run = RowsOf(held.table, held.start, held.n)
-        elif held is not None:
+            if held.table is run_table and held.start == end:
+                end += held.n
+                continue
+            if run_table is not None:
+                tables.append(run_table.slice(start, end - start))
+            run_table, start, end = held.table, held.start, held.start + held.n
+            continue
+        if run_table is not None:
+            tables.append(run_table.slice(start, end - start))
+            run_table = None
+        if held is not None:
             tables.append(held)
-    if run is not None:
-        tables.append(run.table.slice(run.start, run.n))
+    if run_table is not None:
+        tables.append(run_table.slice(start, end - start))
     return tables
 
 

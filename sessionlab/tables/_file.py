@@ -90,12 +90,15 @@ class FileResult:
 
     def raw_table(self, name: str) -> Any:
         """``entries`` or ``blocks`` as held: a table, a :class:`RowsOf` or None."""
-        return self.__dict__.get("_" + name)
+        return self.__dict__.get(_HELD.get(name) or "_" + name)  # (asked of every file, several times a load)
 
     @property
     def fast(self) -> bool:
         """Whether a fast path (native or msgspec) loaded the file."""
         return self.loader in ("native", "msgspec")
+
+
+_HELD = {"entries": "_entries", "blocks": "_blocks"}  # (where :class:`Table` keeps each)
 
 
 def _parent_indices(sf: Any) -> list[int | None]:
