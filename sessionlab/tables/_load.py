@@ -498,7 +498,8 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
     results += [FileResult(path=p, issues=[LineIssue(p, 0, "read_error", f"cannot list the folder: {msg}")])
                 for p, msg in unlisted]
     _warn_native_errors(results)
-    label_other_agents(results)  # (files a worker did not label: those the cache grew)
+    if store is not None:  # (every file a chunk loaded is labelled there: only those the cache grew are not)
+        label_other_agents(results)
     if any((r.session or {}).get("agent", "pi") != "pi" for r in results):  # Claude Code / Codex files
         from ._agents import finish_agents
         finish_agents(results)
