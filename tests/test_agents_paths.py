@@ -97,9 +97,9 @@ def test_a_store_session_is_not_stated_but_a_file_named_like_one_is(tmp_path):
 
 def test_default_folders_read_by_early_workers_keep_a_file_once_and_key_it_as_listed(tmp_path, monkeypatch):
     """The default folders of agents whose files the early workers read are not stated by the
-    listing: each worker states a file as it opens it. A file reached again (a hard link and a
-    symbolic link beside it) is still loaded once, where first found, and every file's key is its
-    stat, as when the listing states them."""
+    listing when they hold many files: each worker states a file as it opens it. A file reached
+    again (a hard link and a symbolic link beside it) is still loaded once, where first found, and
+    every file's key is its stat, as when the listing states them."""
     home = tmp_path / "home"
     shutil.copytree(ROOT / "tests" / "data" / "agents" / "qwen" / "home", home)
     chats = home / ".qwen" / "projects" / "-home-dev-api-server" / "chats"
@@ -110,11 +110,15 @@ def test_default_folders_read_by_early_workers_keep_a_file_once_and_key_it_as_li
     lean = []
     real = _load._first_copies
     monkeypatch.setattr(_load, "_first_copies", lambda rs: (lean.append(len(rs)), real(rs))[1])
+    few = _load.load_files(None, agents=["qwen"], cache=False, max_workers=2, on_bad_lines="skip")
+    assert lean == [], "five files are stated by the listing (a few stats cost nothing)"
+    monkeypatch.setattr(_load, "_UNSTATED_FILES", 5)
     got = _load.load_files(None, agents=["qwen"], cache=False, max_workers=2, on_bad_lines="skip")
     assert lean == [5], "the early workers read all five paths, the listing stated none"
     monkeypatch.setattr(_load, "_early_pool", lambda *a, **k: None)
     listed = _load.load_files(None, agents=["qwen"], cache=False, max_workers=2, on_bad_lines="skip")
     assert lean == [5]
+    assert [r.path for r in few.files] == [r.path for r in listed.files] and few.keys == listed.keys
     paths = [r.path for r in got.files]
     assert paths == [r.path for r in listed.files] and len(paths) == 3 and str(first) in paths
     assert not any("z-" in p for p in paths)

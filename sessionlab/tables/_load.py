@@ -54,6 +54,12 @@ _CHUNK_BYTES = (4_000_000, 32_000_000)
 # what a file costs beyond its bytes (opened, its agent told, its session and slices made), counted
 # as bytes when the load is cut into tasks: thousands of small files weigh as much as a few big ones
 _FILE_BYTES = 12_000
+# the default folders the early workers read are not stated by the listing from this many files on
+# (their stats, one after the other, would delay every read: Droid's 362,048 took 3.5 s): the files
+# are then cut into tasks by count, thousands to a task, whose sizes even out; at most this many
+# files to a task (fewer, larger tasks: each builds its tables once)
+_UNSTATED_FILES = 10_000
+_UNSTATED_TASK_FILES = 8_000
 
 
 def default_sessions_dir() -> Path:
@@ -184,13 +190,13 @@ def find_files(source: Source = None, *, agents: Sequence[str] | None = None) ->
 
 
 def _find(source: Source, agents: Sequence[str] | None, stats: dict[str, os.stat_result] | None = None, *,
-          stat: bool = True) -> tuple[list[str], list[tuple[str, str]]]:
+          stat_below: int | None = None) -> tuple[list[str], list[tuple[str, str]]]:
     """:func:`find_files`, and the folders that could not be listed (path, error). A file reached
     twice (a symlink or hard link beside it, a folder named twice) is kept once, where first found.
     ``stats`` (when given) gets each file's stat as listed, for the load to size and key it.
-    ``stat=False`` (the default folders only): no file is stated, the paths are only kept once each;
-    the load's workers state each file as they open it (:func:`_first_copies` keeps a file reached
-    twice once)."""
+    ``stat_below`` (the default folders only): when they hold that many files or more, none is
+    stated, the paths only kept once each; the load's workers state each file as they open it
+    (:func:`_first_copies` keeps a file reached twice once)."""
     from .. import agents as registry
 
     chosen = registry.check_agents(agents)
@@ -198,7 +204,7 @@ def _find(source: Source, agents: Sequence[str] | None, stats: dict[str, os.stat
     found: list[str] = []
     if source is None:
         found = registry.default_files(chosen, errors=errors)
-        if not stat:
+        if stat_below is not None and len(found) >= stat_below:
             return found, errors  # (each path once already)
     else:
         items: Iterable = [source] if isinstance(source, (str, os.PathLike)) else source
@@ -394,9 +400,11 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
     sizes = [n + _FILE_BYTES for n in _sizes(paths, stats, stated=stated)]
     total = sum(sizes)
     low, high = _CHUNK_BYTES
-    # (files of unknown sizes: twice as many tasks, so that one of larger files does not hold the end)
-    share = total // ((2 if stated else 4) * max(workers, 1))
-    chunks = _chunks(paths, sizes, min(high, max(low if stated else low // 2, share)))
+    if stated:
+        target = min(high, max(low, total // (2 * max(workers, 1))))
+    else:  # (sizes unknown: twice as many tasks, so that one of larger files does not hold the end)
+        target = min(_UNSTATED_TASK_FILES * _FILE_BYTES, max(low // 2, total // (4 * max(workers, 1))))
+    chunks = _chunks(paths, sizes, target)
     if pool is not None:  # (started while the files were listed, see _early_pool: warm, even for a small load)
         yield from _pool_results(pool, chunks, want_blocks, spend_only)
         return
@@ -467,12 +475,12 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
     pool = _early_pool(source, agents, max_workers, store is None, prices=not spend_files)
     # (the default folders of agents whose files the early workers read: they state each file as
     # they open it, rather than the listing all of them, one after the other, before any is read)
-    stated = pool is None
     bar = None
     try:
         # (each file's stat as listed, its size and key; without the listing's: its worker's, see FileResult.stat)
         stats: dict[str, Any] = {}
-        paths, unlisted = _find(source, agents, stats, stat=stated)
+        paths, unlisted = _find(source, agents, stats, stat_below=None if pool is None else _UNSTATED_FILES)
+        stated = pool is None or len(paths) < _UNSTATED_FILES
         bar = _progress_bar(progress, len(paths))
 
         def load_whole(ps: list[str], spend: bool = spend_files) -> Iterator[list[FileResult]]:
