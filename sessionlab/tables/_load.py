@@ -382,8 +382,8 @@ class LoadResult:
 
     @property
     def keys(self) -> dict[str, dict]:
-        """Each file's key: the cache's, else its stat as listed (made on first use: most loads
-        are never refreshed)."""
+        """Each file's key: the cache's, else its stat as listed, or as its worker opened it when
+        the listing stated none (made on first use: most loads are never refreshed)."""
         if callable(self.key_source):
             self.key_source = self.key_source()
         return self.key_source
@@ -514,8 +514,8 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
     _report(results, on_bad_lines)
     options = {"want_blocks": want_blocks, "on_bad_lines": on_bad_lines, "max_workers": max_workers, "cache": cache,
                "agents": agents, "spend_only": spend_only}
-    # (without the cache, a file's key is its stat as listed, before it was read: a change while
-    # it was read shows as a change to the next refresh)
+    # (without the cache, a file's key is its stat as listed, or as opened, before it was read: a
+    # change while it was read shows as a change to the next refresh)
     keys = store.keys if store is not None else lambda: {p: stat_key(st) if (st := stats.get(p)) is not None else {}
                                                          for p in paths}  # (a stat, or a worker's of the file)
     return LoadResult(results, source, options, keys, store.changes if store is not None else None)
