@@ -215,8 +215,8 @@ def extend_agent_file(res: Any, agent: str, fh: Any, state: Any, lines_before: i
     if isinstance(res.agent_extra, list):
         res.agent_extra = list(kept_extra or []) + res.agent_extra
     new = res.entries
-    ids = pa.concat_arrays([*kept["entry_id"].chunks, *new["entry_id"].chunks])
-    parents = pa.concat_arrays([*kept["parent_id"].chunks, *new["parent_id"].chunks])
+    ids, parents = (pa.chunked_array([*kept[c].chunks, *new[c].chunks], pa.string()).combine_chunks()
+                    for c in ("entry_id", "parent_id"))  # (a column of no chunk too)
     n = len(ids)
     idx = _parent_index(ids, parents, np.array([n]))  # over the whole file: an id used again moves its lookups
     t = pa.concat_tables([kept, new]).combine_chunks()

@@ -473,13 +473,13 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
     # (the files a cache keeps are read whole, to fill it; the sessions it never keeps need not be)
     spend_files = spend_only and store is None
     pool = _early_pool(source, agents, max_workers, store is None, prices=not spend_files)
-    # (the default folders of agents whose files the early workers read: they state each file as
-    # they open it, rather than the listing all of them, one after the other, before any is read)
     bar = None
+    opened: list[FileResult] | None = None  # (the files, when their workers' stats are their keys)
     try:
-        # (each file's stat as listed, its size and key; without the listing's: its worker's, see FileResult.stat)
-        stats: dict[str, Any] = {}
+        stats: dict[str, os.stat_result] = {}  # (each file's stat as listed: its size and key)
         paths, unlisted = _find(source, agents, stats, stat_below=None if pool is None else _UNSTATED_FILES)
+        # (many files in the default folders the early workers read: they state each file as they
+        # open it, rather than the listing all of them, one after the other, before any is read)
         stated = pool is None or len(paths) < _UNSTATED_FILES
         bar = _progress_bar(progress, len(paths))
 
@@ -492,9 +492,7 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
         if store is None:
             results = list(chain.from_iterable(load_whole(paths)))
             if not stated:
-                results = _first_copies(results)
-                paths = [r.path for r in results]
-                stats = {r.path: r.stat for r in results if r.stat is not None}
+                results = opened = _first_copies(results)
         else:
             results = _cached(store, paths, load_whole, lambda ps: load_whole(ps, spend_only))
     finally:
@@ -503,8 +501,8 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     # (folders that could not be listed: a read_error each, after the files, never cached)
-    results += [FileResult(path=p, issues=[LineIssue(p, 0, "read_error", f"cannot list the folder: {msg}")])
-                for p, msg in unlisted]
+    results = results + [FileResult(path=p, issues=[LineIssue(p, 0, "read_error", f"cannot list the folder: {msg}")])
+                         for p, msg in unlisted]
     _warn_native_errors(results)
     if store is not None:  # (every file a chunk loaded is labelled there: only those the cache grew are not)
         label_other_agents(results)
@@ -514,10 +512,14 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
     _report(results, on_bad_lines)
     options = {"want_blocks": want_blocks, "on_bad_lines": on_bad_lines, "max_workers": max_workers, "cache": cache,
                "agents": agents, "spend_only": spend_only}
-    # (without the cache, a file's key is its stat as listed, or as opened, before it was read: a
-    # change while it was read shows as a change to the next refresh)
-    keys = store.keys if store is not None else lambda: {p: stat_key(st) if (st := stats.get(p)) is not None else {}
-                                                         for p in paths}  # (a stat, or a worker's of the file)
+    # (without the cache, a file's key is its stat as listed, or as its worker opened it, before it
+    # was read: a change while it was read shows as a change to the next refresh)
+    if store is not None:
+        keys: Any = store.keys
+    elif opened is not None:
+        keys = lambda: {r.path: stat_key(r.stat) if r.stat is not None else {} for r in opened}  # noqa: E731
+    else:
+        keys = lambda: {p: stat_key(st) if (st := stats.get(p)) is not None else {} for p in paths}  # noqa: E731
     return LoadResult(results, source, options, keys, store.changes if store is not None else None)
 
 
