@@ -99,3 +99,29 @@ def test_a_spend_only_worker_imports_neither_pandas_nor_the_price_table(agent, m
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     assert got["rows"] > 0 and got["imported"] == []
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "amp", "droid", "goose", "openclaw"])
+def test_a_listing_that_states_no_file_loads_what_one_process_does(agent, monkeypatch):
+    """Many files in the default folders: the listing states none, the workers state each as they
+    open it, and the files are cut into tasks by count; the tables, the files and their keys are a
+    one-process load's (Claude Code's and Codex's large files as the small JSON of other agents)."""
+    from pathlib import Path
+
+    root = Path(__file__).parent / "data"
+    if agent == "claude-code":
+        monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(root / "claude" / "generated"))
+    elif agent == "codex":
+        monkeypatch.setenv("CODEX_HOME", str(root / "codex" / "generated"))
+    else:
+        use_home(monkeypatch, agent)
+    alone = load_files(None, agents=[agent], cache=False, on_bad_lines="skip", max_workers=1)
+    monkeypatch.setattr(_load, "_UNSTATED_FILES", 1)
+    unstated = []
+    real = _load._first_copies
+    monkeypatch.setattr(_load, "_first_copies", lambda rs: (unstated.append(len(rs)), real(rs))[1])
+    pooled = load_files(None, agents=[agent], cache=False, on_bad_lines="skip", max_workers=2)
+    assert unstated == [len(alone.files)] and _entries(alone)
+    assert _entries(pooled) == _entries(alone)
+    assert [r.path for r in pooled.files] == [r.path for r in alone.files]
+    assert pooled.keys == alone.keys

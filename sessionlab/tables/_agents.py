@@ -31,14 +31,12 @@ from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 __all__ = ["load_agent_file", "finish_agents"]
 
 
-def _parent_index(ids: Any, parents: Any, counts: np.ndarray) -> np.ndarray:
+def _parent_index(ids: pa.Array, parents: pa.Array, counts: np.ndarray) -> np.ndarray:
     """Each row's parent's row within its file (-1 for none), files one after the other (``counts``
     rows each): per file, an id's last position (as pi's index). ``ids`` and ``parents``: Arrow
-    string arrays (or lists). One dictionary for both, each (file, id) a number: a sort finds every
-    id's last row, a search each parent's, for the whole batch at once (a dictionary per file cost
-    thousands of small files more than their rows)."""
-    ids = ids if isinstance(ids, pa.Array) else pa.array(ids, pa.string())
-    parents = parents if isinstance(parents, pa.Array) else pa.array(parents, pa.string())
+    string arrays. One dictionary for both, each (file, id) a number: a sort finds every id's last
+    row, a search each parent's, for the whole batch at once (a dictionary per file cost thousands
+    of small files more than their rows)."""
     n = len(ids)
     if n == 0:
         return np.zeros(0, np.int32)

@@ -321,17 +321,16 @@ def _size(p: str) -> int:
         return 0
 
 
-def _sizes(paths: list[str], stats: dict[str, os.stat_result] | None = None, *, stated: bool = True) -> list[int]:
+def _sizes(paths: list[str], stats: dict[str, os.stat_result] | None = None) -> list[int]:
     """Each path's bytes (from ``stats`` where it has the path); a session in a store (``<db>#<id>``)
-    its share of the store's, so that a store of many sessions is loaded in parallel chunks too.
-    ``stated=False``: the listing stated no file, and none is stated here (a file counts as none)."""
+    its share of the store's, so that a store of many sessions is loaded in parallel chunks too."""
     known = stats if stats is not None else {}
     sizes: list[int] = []
     stores: dict[str, list[int]] = {}
     for i, p in enumerate(paths):
         st = known.get(p)
         # (a path the listing could not stat that has a ``#``: a store's session, no stat of its own)
-        n = st.st_size if st is not None else 0 if not stated or stats is not None and "#" in p else _size(p)
+        n = st.st_size if st is not None else 0 if stats is not None and "#" in p else _size(p)
         if n == 0 and st is None and "#" in p:
             stores.setdefault(p.rpartition("#")[0], []).append(i)
         sizes.append(n)
@@ -397,7 +396,8 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
                   stats: dict[str, os.stat_result] | None = None, spend_only: bool = False,
                   pool: Any = None, stated: bool = True) -> Iterator[list[FileResult]]:
     workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
-    sizes = [n + _FILE_BYTES for n in _sizes(paths, stats, stated=stated)]
+    # (files the listing did not state weigh alike: their bytes are not known before they are read)
+    sizes = [n + _FILE_BYTES for n in _sizes(paths, stats)] if stated else [_FILE_BYTES] * len(paths)
     total = sum(sizes)
     low, high = _CHUNK_BYTES
     if stated:
