@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sessionlab import agents
-from sessionlab.agents import sharing_stores, split_member
+from sessionlab.agents import read_source, reading_spend_only, sharing_stores, split_member
 from sessionlab.tables._build import entries_of
 from sessionlab.tables._file import load_chunk
 
@@ -60,6 +60,49 @@ def test_a_batch_reads_what_each_session_alone_reads(agent, monkeypatch):
     backwards = list(reversed(paths))  # (the batch's order is not the store's)
     with sharing_stores(backwards):
         assert _read_all(agent, backwards) == list(reversed(alone))
+
+
+def _facts(af) -> tuple:
+    return (af.path, af.n, af.column_lists(), af.session, af.blocks, [(i.line_no, i.kind) for i in af.issues])
+
+
+@pytest.mark.parametrize("spend", [False, True])
+@pytest.mark.parametrize("agent", STORES)
+def test_a_store_s_sessions_read_together_are_each_one_read_alone(agent, spend, monkeypatch):
+    """``AgentSpec.read_members`` (one pass over a store for many sessions) against ``read``, in
+    any order, spend-only or not; and the load's ``read_source`` hands each session out once."""
+    use_home(monkeypatch, agent)
+    paths = _members(agent)
+    spec = agents.spec(agent)
+    with reading_spend_only(spend):
+        alone = {p: _facts(spec.read(p, None)) for p in paths}
+        for order in (paths, list(reversed(paths))):
+            stores: dict[str, list[str]] = {}
+            for p in order:
+                store, key = split_member(p)
+                stores.setdefault(store, []).append(key)
+            together = [_facts(af) for store, keys in stores.items() for af in spec.read_members(store, keys)]
+            assert together == [alone[agents.member_path(store, k)] for store, keys in stores.items() for k in keys]
+        with sharing_stores(paths):
+            assert [_facts(read_source(agent, p)) for p in paths] == [alone[p] for p in paths]
+
+
+def test_a_store_whose_joint_read_fails_is_read_session_by_session(monkeypatch):
+    use_home(monkeypatch, "kilo")
+    paths = _members("kilo")
+    spec = agents.spec("kilo")
+    alone = [_facts(spec.read(p, None)) for p in paths]
+
+    calls = []
+
+    def broken(store, keys):
+        calls.append(len(keys))
+        raise RuntimeError("joint read failed")
+
+    monkeypatch.setattr("sessionlab.agents.kilo.read_members", broken)
+    with sharing_stores(paths):
+        assert [_facts(read_source("kilo", p)) for p in paths] == alone
+    assert calls == [len(paths)]  # (tried once for the batch's sessions of the store, then each alone)
 
 
 @pytest.mark.parametrize("agent", STORES)

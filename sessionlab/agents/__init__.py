@@ -60,7 +60,8 @@ from ._spec import (
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
            "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below",
            "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages", "opener", "member_path", "split_member",
-           "name_listed", "pi_format", "label_pi_format", "sharing_stores", "reading_spend_only"]
+           "name_listed", "pi_format", "label_pi_format", "sharing_stores", "reading_spend_only",
+           "read_source"]
 
 _REGISTRY: dict[str, AgentSpec] = {}
 
@@ -176,6 +177,28 @@ def opener(path: str) -> str | None:
         if key is not None:
             return store_memo(("opener", store, "/" in key or os.sep in key, key == ""), lambda: _opener(path))
     return _opener(path)
+
+
+def read_source(agent: str, path: str) -> AgentFile:
+    """A source the agent's reader opens itself (:attr:`AgentSpec.opens`) read. While a batch shares
+    its stores, a store's session comes from one read of all the batch's sessions of that store
+    (:attr:`AgentSpec.members`), each handed out once; a store whose joint read fails, and a
+    session asked again, are read alone (each then reports its own failure)."""
+    spec = _REGISTRY[agent]
+    members = getattr(BATCH, "members", None)
+    if spec.members is None or members is None or "#" not in path:
+        return spec.read(path, None)
+    store, key = split_member(path)
+    read = store_memo(("members read", store), lambda: _read_members(spec, store, list(members.get(store, ()))))
+    af = read.pop(key, None) if read is not None and key is not None else None
+    return af if af is not None else spec.read(path, None)
+
+
+def _read_members(spec: AgentSpec, store: str, keys: list[str]) -> dict[str, AgentFile] | None:
+    try:
+        return dict(zip(keys, spec.read_members(store, keys), strict=True))
+    except Exception:  # (each session then read alone: only a bad one fails)
+        return None
 
 
 def _opener(path: str) -> str | None:

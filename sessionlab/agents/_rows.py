@@ -25,6 +25,10 @@ COLUMNS = ("line_no", "entry_id", "parent_id", "type", "role", "timestamps", "pr
 _PARTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
+_BASE = {**dict.fromkeys(COLUMNS), "type": "message", "side_node": False}  # (a row's defaults, in column order)
+_N = len(COLUMNS)
+
+
 def agent_file(path: str, agent: str, rows: list[dict], session: dict[str, Any]) -> AgentFile:
     """The rows as an AgentFile of ``agent`` with the session facts ``session`` (``session_id``...)."""
     af = AgentFile(path=path, agent=agent, session=dict(session))
@@ -35,25 +39,25 @@ def agent_file(path: str, agent: str, rows: list[dict], session: dict[str, Any])
         if spend and not is_spend_row(r):
             prev = r.get("entry_id")
             continue
-        r = dict(r)
-        r.setdefault("line_no", i + 1)
-        r.setdefault("type", "message")
-        if "parent_id" not in r:
-            r["parent_id"] = prev
-        if r.get("input_tokens") is not None:
-            get = r.get  # (the four parts of _PARTS, added without a generator: a store reads a row per session)
-            total = (int(get("input_tokens") or 0) + int(get("output_tokens") or 0) + int(get("cache_read_tokens") or 0)
-                     + int(get("cache_write_tokens") or 0))
-            r.setdefault("total_tokens", total)
-            r.setdefault("context_tokens", total)
-            r.setdefault("usage_kind", "message")
-            if r.get("cost_usd") is not None:
-                r.setdefault("cost_source", "recorded")
-        r.setdefault("side_node", False)
-        full.append(r)
-        prev = r.get("entry_id")
+        # (the defaults, then the row's own values: the columns keep their order, a row's other keys follow)
+        x = {**_BASE, "line_no": i + 1, "parent_id": prev, **r}
+        if x["input_tokens"] is not None:
+            # (the four parts of _PARTS, added without a generator: a store reads a row per session)
+            total = (int(x["input_tokens"] or 0) + int(x["output_tokens"] or 0) + int(x["cache_read_tokens"] or 0)
+                     + int(x["cache_write_tokens"] or 0))
+            if "total_tokens" not in r:
+                x["total_tokens"] = total
+            if "context_tokens" not in r:
+                x["context_tokens"] = total
+            if "usage_kind" not in r:
+                x["usage_kind"] = "message"
+            if x["cost_usd"] is not None and "cost_source" not in r:
+                x["cost_source"] = "recorded"
+        values = tuple(x.values())
+        full.append(values if len(values) == _N else values[:_N])
+        prev = x["entry_id"]
     # (as tuples: the batch's table turns its files' rows into columns at once)
-    af.rows = [tuple(map(r.get, COLUMNS)) for r in full]
+    af.rows = full
     af.row_names = COLUMNS
     af.n = len(full)
     return af

@@ -236,6 +236,11 @@ class AgentSpec:
             the new lines of a file that grew, read alone with the ``state`` its reader left in the
             ``AgentFile`` (what the cache keeps), or None when they need the old lines (the file is
             then read whole). None: a grown file is read whole.
+        members: ``"module:function"``, ``members(store, keys) -> list[AgentFile]``: the sessions of
+            a store (``<store>#<key>`` for each key) read together, in the keys' order, each as
+            :meth:`read` gives it alone; while a batch shares its stores, the load reads a store's
+            sessions of the batch with one call (:func:`~sessionlab.agents.read_source`). None: one
+            :meth:`read` per session.
         lists_by_reading: Its ``files`` reads the sessions to list them (Copilot's exports: which
             sessions a file holds is known once it is parsed), and the load's workers, forked after
             the listing, take what it read: they are not started before it.
@@ -259,6 +264,7 @@ class AgentSpec:
     opens: Callable[[str], bool] | None = None
     resume: str | None = None
     lists_by_reading: bool = False
+    members: str | None = None
 
     def read(self, path: str, fh: IO[bytes] | None) -> Any:
         """The file read into the common columns (an ``AgentFile``)."""
@@ -266,6 +272,12 @@ class AgentSpec:
             raise ArgumentValueError("agent", f"{self.name} files are read by the pi loader, not by a reader "
                                      "of the registry")
         return _resolve(self.reader)(path, fh)
+
+    def read_members(self, store: str, keys: list[str]) -> list[Any]:
+        """The sessions ``keys`` of ``store`` read together (:attr:`members`), else one by one."""
+        if self.members is None:
+            return [self.read(member_path(store, k), None) for k in keys]
+        return _resolve(self.members)(store, keys)
 
     def resume_read(self, path: str, fh: IO[bytes], state: Any, lines_before: int) -> Any:
         """The lines after the first ``lines_before`` of a file that grew, read alone from ``fh``

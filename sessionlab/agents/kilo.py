@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import SqliteStore, as_dict, iso_ms, loads, parent_lookup, session_rows, store_connection
+from ._chain import IDS_PER_QUERY, SqliteStore, as_dict, iso_ms, loads, parent_lookup, store_connection
 from ._rows import agent_file, as_int, text
 from ._spec import AgentSpec, home_path, member_path, one_member, spend_only
 
@@ -66,41 +66,85 @@ def _time_ms(v: object) -> float | None:
     return v * 1000 if v < 1_000_000_000_000 else v  # (seconds in some rows)
 
 
-def _parts(con, db: str, sid: str) -> dict[str, list[dict]]:
-    """The parts of the session's messages (in each message's order), by message id."""
-    out: dict[str, list[dict]] = {}
-    for r in session_rows(con, db, sid, "SELECT p.message_id, p.data, m.session_id FROM part p JOIN message m "
-                                        "ON p.message_id = m.id WHERE m.session_id IN ({ids}) "
-                                        "ORDER BY p.time_created, p.id"):
-        try:
-            d = loads(r["data"])
-        except (TypeError, ValueError):
-            continue
-        if isinstance(d, dict):
-            out.setdefault(r["message_id"], []).append(d)
+def _grouped(con, sql: str, ids: list[str]) -> dict:
+    """The rows of ``sql`` (``... IN ({ids}) ...``; tuples, the first value the key they go under)
+    for ``ids``, grouped by key, each group in the query's order."""
+    cur = con.cursor()
+    cur.row_factory = None  # (tuples: a batch reads thousands of sessions)
+    out: dict = {}
+    for k in range(0, len(ids), IDS_PER_QUERY):
+        part = ids[k:k + IDS_PER_QUERY]
+        for r in cur.execute(sql.format(ids=",".join("?" * len(part))), part):
+            got = out.get(r[0])
+            if got is None:
+                out[r[0]] = [r]
+            else:
+                got.append(r)
     return out
 
 
-def message_rows(msg_id: str, d: dict, parts: list[dict], prev: str | None) -> dict:
-    """One message of OpenCode's format (Kilo's, OpenCode's own) as a row."""
-    role = d.get("role") if d.get("role") in ("user", "assistant") else None
-    chars = sum(len(p.get("text") or "") for p in parts if p.get("type") in ("text", "reasoning"))
-    tools = [p for p in parts if p.get("type") == "tool"]
-    err = as_dict(d.get("error")) or None
-    time = as_dict(d.get("time"))
+def _sessions(con, ids: list[str]) -> dict:
+    """The ``session`` rows of ``ids`` as dicts, by id."""
+    cur = con.cursor()
+    cur.row_factory = None
+    out: dict = {}
+    for k in range(0, len(ids), IDS_PER_QUERY):
+        part = ids[k:k + IDS_PER_QUERY]
+        cur.execute(f"SELECT * FROM session WHERE id IN ({','.join('?' * len(part))})", part)
+        names = [c[0] for c in cur.description]
+        for r in cur:
+            out.setdefault(r[names.index("id")], dict(zip(names, r)))
+    return out
+
+
+def _parts(con, ids: list[str]) -> dict:
+    """The parts of the sessions' messages (in each message's order), by (session id, message id)."""
+    out: dict = {}
+    for sid, rows in _grouped(con, "SELECT m.session_id, p.message_id, p.data FROM part p JOIN message m "
+                                   "ON p.message_id = m.id WHERE m.session_id IN ({ids}) "
+                                   "ORDER BY p.time_created, p.id", ids).items():
+        for _, mid, data in rows:
+            try:
+                d = loads(data)
+            except (TypeError, ValueError):
+                continue
+            if isinstance(d, dict):
+                out.setdefault((sid, mid), []).append(d)
+    return out
+
+
+def message_rows(msg_id: str, d: dict, parts: Any, prev: str | None) -> dict:
+    """One message of OpenCode's format (Kilo's, OpenCode's own) as a row (``parts``: its parts)."""
+    get = d.get  # (a store's every message passes here: each key asked once)
+    role = get("role")
+    if role != "user" and role != "assistant":
+        role = None
+    if parts:
+        chars = sum(len(p.get("text") or "") for p in parts if p.get("type") in ("text", "reasoning"))
+        tools = [p for p in parts if p.get("type") == "tool"]
+        failed = any(as_dict(t.get("state")).get("status") == "error" for t in tools)
+    else:  # (a spend-only read: no part read)
+        chars, tools, failed = 0, [], False
+    err = get("error")
+    err = err if isinstance(err, dict) and err else None
+    time = get("time")
+    ts = iso_ms(_time_ms(time.get("created"))) if isinstance(time, dict) else None
+    parent, finish, provider = get("parentID"), get("finish"), get("providerID")
+    model = text(get("modelID"))
     row = {"entry_id": msg_id, "message_id": msg_id, "role": role,
-           "parent_id": d.get("parentID") if isinstance(d.get("parentID"), str) else prev,
-           "timestamps": iso_ms(_time_ms(time.get("created"))), "est_tokens": -(-chars // CHARS_PER_TOKEN),
+           "parent_id": parent if isinstance(parent, str) else prev,
+           "timestamps": ts, "est_tokens": -(-chars // CHARS_PER_TOKEN),
            "tool_call_count": len(tools), "tool_name": (tools[0].get("tool") if tools else None),
-           "is_error": err is not None or any(as_dict(t.get("state")).get("status") == "error" for t in tools),
+           "is_error": err is not None or failed,
            "error_message": (as_dict(err.get("data")).get("message") or err.get("name")) if err else None,
-           "stop_reason": d.get("finish") if isinstance(d.get("finish"), str) else None}
-    model = text(d.get("modelID"))
-    row.update(model=model, provider=d.get("providerID") if isinstance(d.get("providerID"), str) else None)
-    tokens = d.get("tokens") if isinstance(d.get("tokens"), dict) else None
-    if role != "assistant" or tokens is None or model is None or row["timestamps"] is None:
+           "stop_reason": finish if isinstance(finish, str) else None, "model": model,
+           "provider": provider if isinstance(provider, str) else None}
+    tokens = get("tokens")
+    if role != "assistant" or not isinstance(tokens, dict) or model is None or ts is None:
         return row
-    cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+    cache = tokens.get("cache")
+    if not isinstance(cache, dict):
+        cache = {}
     inp, out, reason = as_int(tokens.get("input")), as_int(tokens.get("output")), as_int(tokens.get("reasoning"))
     cr, cw = as_int(cache.get("read")), as_int(cache.get("write"))
     missing = as_int(tokens.get("total")) - (inp + out + cr + cw + reason)
@@ -108,7 +152,7 @@ def message_rows(msg_id: str, d: dict, parts: list[dict], prev: str | None) -> d
         out, reason = (missing, reason) if out == 0 else (out, reason + missing)
     if inp + out + cr + cw + reason == 0:
         return row  # (an aborted or failed request: no usage)
-    cost = d.get("cost")
+    cost = get("cost")
     cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
     row.update(input_tokens=inp, output_tokens=out + reason, reasoning_tokens=reason, cache_read_tokens=cr,
                cache_write_tokens=cw, cost_usd=cost)
@@ -118,32 +162,43 @@ def message_rows(msg_id: str, d: dict, parts: list[dict], prev: str | None) -> d
 def read_store_session(path: str, agent: str):
     """One session of an OpenCode-format store (``<db>#<session id>``) as an AgentFile of ``agent``."""
     db, sid = one_member(path)
+    return read_store_sessions(db, [sid], agent)[0]
+
+
+def read_store_sessions(db: str, sids: list[str], agent: str) -> list:
+    """Sessions of an OpenCode-format store as AgentFiles of ``agent``, in the order of ``sids``
+    (one connection and one query per table for them all)."""
+    spend = spend_only()  # (a spend-only read: the calls alone, no content)
     with store_connection(db) as con:
-        found = session_rows(con, db, sid, "SELECT * FROM session WHERE id IN ({ids})", by="id")
-        s = dict(found[0]) if found else {}
-        spend = spend_only()  # (a spend-only read: the calls alone, no content)
-        parts = {} if spend else _parts(con, db, sid)
-        rows, prev = [], None
-        for r in session_rows(con, db, sid, "SELECT id, data, session_id FROM message WHERE session_id IN ({ids}) "
-                                            "ORDER BY time_created, id"):
-            mid = r["id"]
-            try:
-                d = loads(r["data"])
-            except (TypeError, ValueError):
-                continue
-            if isinstance(d, dict):
-                if not spend or d.get("role") == "assistant":
-                    rows.append(message_rows(mid, d, parts.get(mid, []), prev))
-                prev = mid
-        cwd = s.get("directory") or None
-        if cwd is None and s.get("project_id"):
-            p = con.execute("SELECT worktree FROM project WHERE id = ?", (s["project_id"],)).fetchone()
-            cwd = p[0] if p is not None and p[0] not in (None, "", "/") else None
-        parent = s.get("parent_id") or None
-        root = _root(parent_lookup(con, db, "session"), parent) if parent else None
-    return agent_file(path, agent, rows, {"session_id": sid, "cwd": cwd, "name": s.get("title") or None,
-                                          "agent_version": s.get("version") or None,
-                                          "parent_session_id": parent, "root_session_id": root})
+        sessions = _sessions(con, sids)
+        messages = _grouped(con, "SELECT session_id, id, data FROM message WHERE session_id IN ({ids}) "
+                                 "ORDER BY time_created, id", sids)
+        parts = {} if spend else _parts(con, sids)
+        return [_session_file(con, db, sid, agent, sessions.get(sid) or {}, messages.get(sid, ()), parts, spend)
+                for sid in sids]
+
+
+def _session_file(con, db: str, sid: str, agent: str, s: dict, messages: Any, parts: dict, spend: bool):
+    rows, prev = [], None
+    for _, mid, data in messages:
+        try:
+            d = loads(data)
+        except (TypeError, ValueError):
+            continue
+        if isinstance(d, dict):
+            if not spend or d.get("role") == "assistant":
+                rows.append(message_rows(mid, d, parts.get((sid, mid), ()), prev))
+            prev = mid
+    cwd = s.get("directory") or None
+    if cwd is None and s.get("project_id"):
+        p = con.execute("SELECT worktree FROM project WHERE id = ?", (s["project_id"],)).fetchone()
+        cwd = p[0] if p is not None and p[0] not in (None, "", "/") else None
+    parent = s.get("parent_id") or None
+    root = _root(parent_lookup(con, db, "session"), parent) if parent else None
+    return agent_file(member_path(db, sid), agent, rows, {"session_id": sid, "cwd": cwd,
+                                                          "name": s.get("title") or None,
+                                                          "agent_version": s.get("version") or None,
+                                                          "parent_session_id": parent, "root_session_id": root})
 
 
 def _root(parent_of, sid: str) -> str:
@@ -161,13 +216,19 @@ def read(path: str, fh: IO[bytes]):
     return read_store_session(path, "kilo")
 
 
+def read_members(db: str, sids: list[str]) -> list:
+    """Sessions of ``kilo.db``, together (:attr:`~sessionlab.agents.AgentSpec.members`)."""
+    return read_store_sessions(db, sids, "kilo")
+
+
 _STORE = SqliteStore(DB_NAME)
 
 
 SPEC = AgentSpec(
     name="kilo", title="Kilo", recognise=lambda obj: False, recognise_file=_STORE.recognise_file,
     opens=_STORE.opens, roots=roots,
-    env=("KILO_DATA_DIR",), files=files, reader="sessionlab.agents.kilo:read", calls_need_usage=True, priced=True,
+    env=("KILO_DATA_DIR",), files=files, reader="sessionlab.agents.kilo:read",
+    members="sessionlab.agents.kilo:read_members", calls_need_usage=True, priced=True,
     folder_doc="`kilo.db` (SQLite, opened read-only) in `$KILO_DATA_DIR` (comma-separated), else in "
                "`~/.local/share/kilo`; each session is `kilo.db#<session id>`",
 )

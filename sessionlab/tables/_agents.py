@@ -135,7 +135,7 @@ def load_agent_file(res: Any, agent: str, fh: Any, want_blocks: bool, *, defer: 
     """Fill ``res`` (a :class:`._file.FileResult`) from an open binary file of an agent's session,
     read by the agent's own reader (:mod:`sessionlab.agents`). With ``defer`` its entries table is
     left for :func:`materialize_agents` to build with the rest of its batch."""
-    af = registry.spec(agent).read(res.path, fh)
+    af = registry.spec(agent).read(res.path, fh) if fh is not None else registry.read_source(agent, res.path)
     # the bytes read (the cache keeps a file only if it is still this size; a source the reader
     # opens itself, such as a session in a database, has none and is not cached)
     res.nbytes = fh.tell() if fh is not None else 0
