@@ -189,8 +189,10 @@ def read_source(agent: str, path: str) -> AgentFile:
     if spec.members is None or members is None or "#" not in path:
         return spec.read(path, None)
     store, key = split_member(path)
+    if key is None:  # (a file whose name holds a ``#``)
+        return spec.read(path, None)
     read = store_memo(("members read", store), lambda: _read_members(spec, store, list(members.get(store, ()))))
-    af = read.pop(key, None) if read is not None and key is not None else None
+    af = read.pop(key, None) if read is not None else None
     return af if af is not None else spec.read(path, None)
 
 
