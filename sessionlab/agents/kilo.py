@@ -97,6 +97,15 @@ def _sessions(con, ids: list[str]) -> dict:
     return out
 
 
+def _object(data: Any) -> dict | None:
+    """A ``data`` column's JSON object; None for anything else (no JSON, another value)."""
+    try:
+        d = loads(data)
+    except (TypeError, ValueError):
+        return None
+    return d if isinstance(d, dict) else None
+
+
 def _parts(con, ids: list[str]) -> dict:
     """The parts of the sessions' messages (in each message's order), by (session id, message id)."""
     out: dict = {}
@@ -104,11 +113,8 @@ def _parts(con, ids: list[str]) -> dict:
                                    "ON p.message_id = m.id WHERE m.session_id IN ({ids}) "
                                    "ORDER BY p.time_created, p.id", ids).items():
         for _, mid, data in rows:
-            try:
-                d = loads(data)
-            except (TypeError, ValueError):
-                continue
-            if isinstance(d, dict):
+            d = _object(data)
+            if d is not None:
                 out.setdefault((sid, mid), []).append(d)
     return out
 
@@ -181,11 +187,8 @@ def read_store_sessions(db: str, sids: list[str], agent: str) -> list:
 def _session_file(con, db: str, sid: str, agent: str, s: dict, messages: Any, parts: dict, spend: bool):
     rows, prev = [], None
     for _, mid, data in messages:
-        try:
-            d = loads(data)
-        except (TypeError, ValueError):
-            continue
-        if isinstance(d, dict):
+        d = _object(data)
+        if d is not None:
             if not spend or d.get("role") == "assistant":
                 rows.append(message_rows(mid, d, parts.get((sid, mid), ()), prev))
             prev = mid
