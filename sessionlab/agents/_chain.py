@@ -209,15 +209,13 @@ def parent_lookup(con: Any, db: str, table: str, id_col: str = "id", parent_col:
 def _ancestors(con: Any, db: str, select: str) -> dict[Any, Any]:
     """``id -> parent id`` of the batch's sessions of ``db`` and of their parents, up to the top
     (``select``: ``SELECT id, parent FROM table WHERE id IN``), one query per level (per
-    :data:`IDS_PER_QUERY` ids); an id asked for beyond the first level that the table does not hold
+    :data:`_IDS_PER_QUERY` ids); an id asked for beyond the first level that the table does not hold
     maps to None."""
     known: dict[Any, Any] = {}
     todo: list = list(getattr(BATCH, "members", {}).get(db, ()))
     first = True
     while todo:
-        for k in range(0, len(todo), IDS_PER_QUERY):
-            part = todo[k:k + IDS_PER_QUERY]
-            known.update(con.execute(f"{select} ({','.join('?' * len(part))})", part).fetchall())
+        known.update(rows_for_ids(con.cursor(), select + " ({ids})", todo))
         if not first:  # (the batch's own ids are the paths' text: the table's may be numbers)
             for i in todo:
                 known.setdefault(i, None)
@@ -249,7 +247,15 @@ def session_with_messages(db: str, sid: str, order: str, *, messages: bool = Tru
     return s, msgs, parent, root
 
 
-IDS_PER_QUERY = 500  # (well under SQLite's least limit on a statement's parameters)
+_IDS_PER_QUERY = 500  # (well under SQLite's least limit on a statement's parameters)
+
+
+def rows_for_ids(cur: Any, sql: str, ids: list) -> Iterator[Any]:
+    """The rows of ``sql`` (``... IN ({ids}) ...``) for ``ids``, run on the cursor ``cur`` once per
+    :data:`_IDS_PER_QUERY` ids (``cur.description`` names the columns of the rows it yields)."""
+    for k in range(0, len(ids), _IDS_PER_QUERY):
+        part = ids[k:k + _IDS_PER_QUERY]
+        yield from cur.execute(sql.format(ids=",".join("?" * len(part))), part)
 
 
 def session_rows(con: Any, db: str, sid: str, sql: str, by: str = "session_id") -> list:
@@ -262,12 +268,9 @@ def session_rows(con: Any, db: str, sid: str, sql: str, by: str = "session_id") 
         return con.execute(sql.format(ids="?"), (sid,)).fetchall()
 
     def fetch() -> dict[Any, list]:
-        ids = list(members[db])
         grouped: dict[Any, list] = {}
-        for k in range(0, len(ids), IDS_PER_QUERY):
-            part = ids[k:k + IDS_PER_QUERY]
-            for r in con.execute(sql.format(ids=",".join("?" * len(part))), part):
-                grouped.setdefault(r[by], []).append(r)
+        for r in rows_for_ids(con.cursor(), sql, list(members[db])):
+            grouped.setdefault(r[by], []).append(r)
         return grouped
 
     return store_memo(("rows", db, sql, by), fetch).get(sid, [])

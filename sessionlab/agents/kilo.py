@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import IDS_PER_QUERY, SqliteStore, as_dict, iso_ms, loads, parent_lookup, store_connection
+from ._chain import SqliteStore, as_dict, iso_ms, loads, parent_lookup, rows_for_ids, store_connection
 from ._rows import agent_file, as_int, text
 from ._spec import AgentSpec, home_path, member_path, one_member, spend_only
 
@@ -72,14 +72,12 @@ def _grouped(con, sql: str, ids: list[str]) -> dict:
     cur = con.cursor()
     cur.row_factory = None  # (tuples: a batch reads thousands of sessions)
     out: dict = {}
-    for k in range(0, len(ids), IDS_PER_QUERY):
-        part = ids[k:k + IDS_PER_QUERY]
-        for r in cur.execute(sql.format(ids=",".join("?" * len(part))), part):
-            got = out.get(r[0])
-            if got is None:
-                out[r[0]] = [r]
-            else:
-                got.append(r)
+    for r in rows_for_ids(cur, sql, ids):
+        got = out.get(r[0])
+        if got is None:
+            out[r[0]] = [r]
+        else:
+            got.append(r)
     return out
 
 
@@ -88,12 +86,11 @@ def _sessions(con, ids: list[str]) -> dict:
     cur = con.cursor()
     cur.row_factory = None
     out: dict = {}
-    for k in range(0, len(ids), IDS_PER_QUERY):
-        part = ids[k:k + IDS_PER_QUERY]
-        cur.execute(f"SELECT * FROM session WHERE id IN ({','.join('?' * len(part))})", part)
-        names = [c[0] for c in cur.description]
-        for r in cur:
-            out.setdefault(r[names.index("id")], dict(zip(names, r)))
+    names: list[str] = []
+    for r in rows_for_ids(cur, "SELECT * FROM session WHERE id IN ({ids})", ids):
+        if not names:  # (every part of the query has the table's columns)
+            names = [c[0] for c in cur.description]
+        out.setdefault(r[names.index("id")], dict(zip(names, r)))
     return out
 
 
