@@ -228,23 +228,57 @@ def session_with_messages(db: str, sid: str, order: str, *, messages: bool = Tru
                           ) -> tuple[dict, list[dict], str | None, str | None]:
     """A session of a store with ``sessions`` and ``messages`` tables (Goose's, Hermes'): its row, its
     messages (in ``order``; none read when ``messages`` is False), its parent (``parent_session_id``)
-    and the top of its parents' chain."""
+    and the top of its parents' chain (:func:`sessions_with_messages` of the one session)."""
+    return sessions_with_messages(db, [sid], order, messages=messages)[0]
+
+
+def sessions_with_messages(db: str, sids: list, order: str, *, messages: bool = True
+                           ) -> list[tuple[dict, list[dict], str | None, str | None]]:
+    """:func:`session_with_messages` of each of ``sids``, in their order: one query per table for
+    them all (per :data:`_IDS_PER_QUERY` ids), rows as tuples until each becomes its dict."""
     with store_connection(db) as con:
-        found = session_rows(con, db, sid, "SELECT * FROM sessions WHERE id IN ({ids})", by="id")
-        s = dict(found[0]) if found else {}
-        msgs = [dict(m) for m in session_rows(con, db, sid, "SELECT * FROM messages WHERE session_id IN ({ids}) "
-                                                           f"ORDER BY {order}")] if messages else []
-        parent = s.get("parent_session_id") or None
-        # (the store's parent links read only for a session that has a parent)
-        parent_of = parent_lookup(con, db, "sessions", parent_col="parent_session_id") if parent else None
-        root, seen = parent, {sid}
-        while parent_of is not None and root is not None and root not in seen:
-            seen.add(root)
-            up = parent_of(root)
-            if not up:
-                break
-            root = up
-    return s, msgs, parent, root
+        cur = con.cursor()
+        cur.row_factory = None  # (a batch reads thousands of sessions)
+        found = rows_by_key(cur, "SELECT * FROM sessions WHERE id IN ({ids})", sids, "id")
+        msgs = rows_by_key(cur, "SELECT * FROM messages WHERE session_id IN ({ids}) "
+                            f"ORDER BY {order}", sids, "session_id") if messages else {}
+        parent_of = None
+        out = []
+        for sid in sids:
+            rows = found.get(sid)
+            s = rows[0] if rows else {}
+            parent = s.get("parent_session_id") or None
+            # (the store's parent links read only for a session that has a parent)
+            if parent and parent_of is None:
+                parent_of = parent_lookup(con, db, "sessions", parent_col="parent_session_id")
+            root, seen = parent, {sid}
+            while parent and root is not None and root not in seen:
+                seen.add(root)
+                up = parent_of(root)  # type: ignore[misc]
+                if not up:
+                    break
+                root = up
+            out.append((s, msgs.get(sid, []), parent, root))
+    return out
+
+
+def rows_by_key(cur: Any, sql: str, ids: list, key: str) -> dict[Any, list[dict]]:
+    """The rows of ``sql`` (``... IN ({ids}) ...``) for ``ids`` as dicts, grouped by their ``key``
+    column's value, each group in the query's order."""
+    out: dict[Any, list[dict]] = {}
+    names: list[str] = []
+    k = 0
+    for r in rows_for_ids(cur, sql, ids):
+        if not names:  # (every part of the query has the table's columns)
+            names = [c[0] for c in cur.description]
+            k = names.index(key)
+        got = out.get(r[k])
+        d = dict(zip(names, r))
+        if got is None:
+            out[r[k]] = [d]
+        else:
+            got.append(d)
+    return out
 
 
 _IDS_PER_QUERY = 500  # (well under SQLite's least limit on a statement's parameters)

@@ -32,13 +32,13 @@ from ._chain import (
     json_chars,
     loads,
     parent_lookup,
-    session_rows,
+    rows_by_key,
     store_connection,
     text_chars,
 )
-from ._spec import spend_only, split_member
+from ._spec import member_path, spend_only, split_member
 
-__all__ = ["read_opencode", "database_sessions"]
+__all__ = ["read_opencode", "read_members", "database_sessions"]
 
 
 
@@ -49,35 +49,53 @@ def database_sessions(db: str) -> list[str]:
 
 
 
-def _rows(con: sqlite3.Connection, db: str, sid: str, sql: str, by: str = "session_id") -> list[sqlite3.Row]:
-    try:
-        return session_rows(con, db, sid, sql, by)
-    except sqlite3.OperationalError:  # (a table or column this release does not have)
-        return []
-
-
-def _from_database(db: str, sid: str) -> tuple[dict, list[tuple[dict, list[dict]]], str]:
-    """The session's fields, its messages with their parts, and the top of its parents' chain."""
+def _from_database(db: str, sids: list[str]) -> list[tuple[dict, list[tuple[dict, list[dict]]], str]]:
+    """Each session's fields, its messages with their parts, and the top of its parents' chain, in
+    the order of ``sids``: one query per table for them all, rows as tuples (a batch reads thousands)."""
     with store_connection(db) as con:
-        found = _rows(con, db, sid, "SELECT * FROM session WHERE id IN ({ids})", by="id")
-        session = dict(found[0]) if found else {"id": sid}
-        parts: dict[str, list[dict]] = {}
-        for r in [] if spend_only() else _rows(  # (a spend-only read needs no content)
-                con, db, sid, "SELECT message_id, data, session_id FROM part WHERE session_id IN ({ids}) "
-                "ORDER BY message_id, id"):
-            parts.setdefault(r["message_id"], []).append(_json(r["data"]))
-        messages = []
-        for r in _rows(con, db, sid, "SELECT id, time_created, data, session_id FROM message "
-                                     "WHERE session_id IN ({ids}) ORDER BY time_created, id"):
-            m = _json(r["data"])
-            m.setdefault("id", r["id"])
-            if not isinstance(m.get("time"), dict):
-                m["time"] = {}
-            m["time"].setdefault("created", r["time_created"])
-            messages.append((m, parts.get(r["id"], [])))
-        parent = session.get("parent_id")  # (a store with no parent column: none asked)
-        root = _root(str(session.get("id")), parent, parent_lookup(con, db, "session") if parent else None)
-    return session, messages, root
+        cur = con.cursor()
+        cur.row_factory = None
+        found = _grouped(cur, "SELECT * FROM session WHERE id IN ({ids})", sids, "id")
+        parts = {} if spend_only() else _grouped(  # (a spend-only read needs no content)
+            cur, "SELECT message_id, data, session_id FROM part WHERE session_id IN ({ids}) "
+            "ORDER BY message_id, id", sids, "session_id")
+        messages = _grouped(cur, "SELECT id, time_created, data, session_id FROM message "
+                                 "WHERE session_id IN ({ids}) ORDER BY time_created, id", sids, "session_id")
+        parent_of = None
+        out = []
+        for sid in sids:
+            rows = found.get(sid)
+            session = dict(rows[0]) if rows else {"id": sid}
+            parent = session.get("parent_id")  # (a store with no parent column: none asked)
+            if parent and parent_of is None:
+                parent_of = parent_lookup(con, db, "session")
+            out.append((session, _messages(messages.get(sid, ()), parts.get(sid, ())),
+                        _root(str(session.get("id")), parent, parent_of)))
+    return out
+
+
+def _grouped(cur: Any, sql: str, ids: list[str], key: str) -> dict[Any, list[dict]]:
+    """:func:`rows_by_key`, none when the query fails (a table or column this release does not have)."""
+    try:
+        return rows_by_key(cur, sql, ids, key)
+    except sqlite3.OperationalError:
+        return {}
+
+
+def _messages(rows: Any, part_rows: Any) -> list[tuple[dict, list[dict]]]:
+    """A session's messages (``message`` rows) with their parts (``part`` rows)."""
+    parts: dict[str, list[dict]] = {}
+    for r in part_rows:
+        parts.setdefault(r["message_id"], []).append(_json(r["data"]))
+    messages = []
+    for r in rows:
+        m = _json(r["data"])
+        m.setdefault("id", r["id"])
+        if not isinstance(m.get("time"), dict):
+            m["time"] = {}
+        m["time"].setdefault("created", r["time_created"])
+        messages.append((m, parts.get(r["id"], [])))
+    return messages
 
 
 def _json(text: Any) -> dict:
@@ -194,11 +212,19 @@ def _root(sid: str, parent: Any, parent_of: Any) -> str:
 
 def read_opencode(path: str, fh: Any = None) -> Any:
     """Read one OpenCode session: ``<database>#<session id>`` or a ``storage/message/<session id>`` folder."""
-    chain = Chain(path, "opencode")
     db, sep, sid = path.rpartition("#")
     # (a store's session: no entry of its own, told from its folder's names, not stated each)
     in_db = bool(sep) and (split_member(path)[1] is not None or not os.path.isdir(path))
-    session, messages, root = _from_database(db, sid) if in_db else _from_storage(path)
+    return _session_file(path, *(_from_database(db, [sid])[0] if in_db else _from_storage(path)))
+
+
+def read_members(db: str, sids: list[str]) -> list:
+    """Sessions of an OpenCode database, together (:attr:`~sessionlab.agents.AgentSpec.members`)."""
+    return [_session_file(member_path(db, sid), *got) for sid, got in zip(sids, _from_database(db, sids), strict=True)]
+
+
+def _session_file(path: str, session: dict, messages: list[tuple[dict, list[dict]]], root: str) -> Any:
+    chain = Chain(path, "opencode")
     for m, parts in messages:
         _message(chain, m, parts)
     sid = str(session.get("id"))

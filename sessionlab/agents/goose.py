@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import SqliteStore, database_members, iso_ms, loads, session_with_messages, sqlite_names
+from ._chain import SqliteStore, database_members, iso_ms, loads, sessions_with_messages, sqlite_names
 from ._rows import agent_file, totals_row
-from ._spec import AgentSpec, home_path, one_member, spend_only
+from ._spec import AgentSpec, home_path, member_path, one_member, spend_only
 
 __all__ = ["SPEC", "roots", "files", "read", "session_time"]
 
@@ -131,16 +131,25 @@ def _message_row(m: dict, tools: dict[str, str]) -> dict:
 def read(path: str, fh: IO[bytes] | None):
     """A session of ``sessions.db`` (``<db>#<session id>``): its messages and one row of its totals."""
     db, sid = one_member(path)
+    return read_members(db, [sid])[0]
+
+
+def read_members(db: str, sids: list[str]) -> list:
+    """Sessions of ``sessions.db``, together (:attr:`~sessionlab.agents.AgentSpec.members`)."""
     # (the usage is the session's totals: a spend-only read needs no message)
-    s, msgs, parent, root = session_with_messages(db, sid, "created_timestamp, id", messages=not spend_only())
+    found = sessions_with_messages(db, sids, "created_timestamp, id", messages=not spend_only())
+    return [_session_file(db, sid, *got) for sid, got in zip(sids, found, strict=True)]
+
+
+def _session_file(db: str, sid: str, s: dict, msgs: list[dict], parent: str | None, root: str | None):
     tools: dict[str, str] = {}
     rows = [_message_row(m, tools) for m in msgs]
     total = _totals(s, sid, session_time(s.get("created_at")))
     if total is not None:
         rows.insert(0, total)
-    return agent_file(path, "goose", rows, {"session_id": sid, "name": s.get("name") or None,
-                                            "cwd": s.get("working_dir") or None, "parent_session_id": parent,
-                                            "root_session_id": root})
+    return agent_file(member_path(db, sid), "goose", rows, {"session_id": sid, "name": s.get("name") or None,
+                                                             "cwd": s.get("working_dir") or None,
+                                                             "parent_session_id": parent, "root_session_id": root})
 
 
 _STORE = SqliteStore(DB_NAME, _has_goose_tables)
@@ -150,6 +159,7 @@ SPEC = AgentSpec(
     name="goose", title="Goose", recognise=lambda obj: False, recognise_file=_STORE.recognise_file,
     opens=_STORE.opens,
     roots=roots, env=("GOOSE_PATH_ROOT",), files=files, reader="sessionlab.agents.goose:read",
+    members="sessionlab.agents.goose:read_members",
     calls_need_usage=True, priced=True,
     folder_doc="`sessions.db` (SQLite, opened read-only) in `$GOOSE_PATH_ROOT/data/sessions`, else in "
                "`~/.local/share/goose/sessions` (and the macOS and `Block/goose` folders); each session is "

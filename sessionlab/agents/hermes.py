@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import SqliteStore, database_members, iso_ms, loads, session_with_messages, sqlite_names
+from ._chain import SqliteStore, database_members, iso_ms, loads, sessions_with_messages, sqlite_names
 from ._rows import agent_file, as_int, totals_row
-from ._spec import AgentSpec, home_path, one_member, spend_only
+from ._spec import AgentSpec, home_path, member_path, one_member, spend_only
 
 __all__ = ["SPEC", "roots", "files", "read"]
 
@@ -73,8 +73,17 @@ def _message_row(m: dict) -> dict:
 def read(path: str, fh: IO[bytes]):
     """A session of ``state.db`` (``<db>#<session id>``): its messages and one row of its totals."""
     db, sid = one_member(path)
+    return read_members(db, [sid])[0]
+
+
+def read_members(db: str, sids: list[str]) -> list:
+    """Sessions of ``state.db``, together (:attr:`~sessionlab.agents.AgentSpec.members`)."""
     # (the usage is the session's totals: a spend-only read needs no message)
-    s, msgs, parent, root = session_with_messages(db, sid, "timestamp, id", messages=not spend_only())
+    found = sessions_with_messages(db, sids, "timestamp, id", messages=not spend_only())
+    return [_session_file(db, sid, *got) for sid, got in zip(sids, found, strict=True)]
+
+
+def _session_file(db: str, sid: str, s: dict, msgs: list[dict], parent: str | None, root: str | None):
     rows = [_message_row(m) for m in msgs]
     model = (s.get("model") or "").strip()
     inp, out, cr, cw, reason = (as_int(s.get(k)) for k in ("input_tokens", "output_tokens", "cache_read_tokens",
@@ -87,8 +96,8 @@ def read(path: str, fh: IO[bytes]):
                            reason, cost)
         total["parent_id"] = None
         rows.insert(0, total)
-    return agent_file(path, "hermes", rows, {"session_id": sid, "name": s.get("title") or None,
-                                             "parent_session_id": parent, "root_session_id": root})
+    return agent_file(member_path(db, sid), "hermes", rows, {"session_id": sid, "name": s.get("title") or None,
+                                                              "parent_session_id": parent, "root_session_id": root})
 
 
 _STORE = SqliteStore(DB_NAME, _has_hermes_tables)
@@ -98,7 +107,8 @@ SPEC = AgentSpec(
     name="hermes", title="Hermes", recognise=lambda obj: False, recognise_file=_STORE.recognise_file,
     opens=_STORE.opens,
     roots=roots,
-    env=("HERMES_HOME",), files=files, reader="sessionlab.agents.hermes:read", calls_need_usage=True, priced=True,
+    env=("HERMES_HOME",), files=files, reader="sessionlab.agents.hermes:read",
+    members="sessionlab.agents.hermes:read_members", calls_need_usage=True, priced=True,
     folder_doc="`state.db` (SQLite, opened read-only) in `$HERMES_HOME` (comma-separated), else in `~/.hermes`; "
                "each session is `state.db#<session id>` (a session's running totals, no calls)",
 )

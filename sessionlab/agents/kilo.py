@@ -177,11 +177,16 @@ def read_store_sessions(db: str, sids: list[str], agent: str) -> list:
         messages = _grouped(con, "SELECT session_id, id, data FROM message WHERE session_id IN ({ids}) "
                                  "ORDER BY time_created, id", sids)
         parts = {} if spend else _parts(con, sids)
-        return [_session_file(con, db, sid, agent, sessions.get(sid) or {}, messages.get(sid, ()), parts, spend)
-                for sid in sids]
+        # (a session without its folder: its project's, one query for the batch's projects)
+        projects = _grouped(con, "SELECT id, worktree FROM project WHERE id IN ({ids})",
+                            list({s["project_id"] for s in sessions.values()
+                                  if not s.get("directory") and s.get("project_id")}))
+        return [_session_file(con, db, sid, agent, sessions.get(sid) or {}, messages.get(sid, ()), parts, spend,
+                              projects) for sid in sids]
 
 
-def _session_file(con, db: str, sid: str, agent: str, s: dict, messages: Any, parts: dict, spend: bool):
+def _session_file(con, db: str, sid: str, agent: str, s: dict, messages: Any, parts: dict, spend: bool,
+                  projects: dict):
     rows, prev = [], None
     for _, mid, data in messages:
         d = _object(data)
@@ -191,8 +196,8 @@ def _session_file(con, db: str, sid: str, agent: str, s: dict, messages: Any, pa
             prev = mid
     cwd = s.get("directory") or None
     if cwd is None and s.get("project_id"):
-        p = con.execute("SELECT worktree FROM project WHERE id = ?", (s["project_id"],)).fetchone()
-        cwd = p[0] if p is not None and p[0] not in (None, "", "/") else None
+        p = projects.get(s["project_id"])
+        cwd = p[0][1] if p and p[0][1] not in (None, "", "/") else None
     parent = s.get("parent_id") or None
     root = _root(parent_lookup(con, db, "session"), parent) if parent else None
     return agent_file(member_path(db, sid), agent, rows, {"session_id": sid, "cwd": cwd,
