@@ -80,7 +80,7 @@ from sessionlab.tables import _load
 agent = sys.argv[1]
 paths = _load.find_files(None, agents=[agent])
 _load._warm(False)  # (as an early worker of a spend-only load)
-results, (data, counts), _ = _load._load_chunk(paths, False, True)
+results, (data, counts, _), _ = _load._load_chunk(paths, False, True)
 print(json.dumps({"rows": sum(max(n, 0) for n in counts),
                   "imported": sorted(m for m in ("pandas", "genai_prices") if m in sys.modules)}))
 """

@@ -41,6 +41,7 @@ from . import _cache
 from ._cache_keys import stat_key
 from ._file import FileResult, keep_read_buffer, label_other_agents, load_chunk, paused_collector
 from ._native import native_available
+from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
 __all__ = ["Source", "OnBadLines", "default_sessions_dir", "default_roots", "find_files", "load_files", "refresh",
            "LoadResult"]
@@ -249,26 +250,41 @@ def _load_chunk(paths: list[str], want_blocks: bool, spend_only: bool = False) -
     return _pack(load_chunk(paths, want_blocks, spend_only, price=not spend_only))
 
 
-def _to_ipc(helds: list[Any]) -> tuple[bytes, list[int]]:
-    """The tables of a chunk as held (tables, :class:`RowsOf`, None) as one Arrow IPC stream, and
-    each one's row count (-1 for None)."""
+def _to_ipc(helds: list[Any], schema: pa.Schema) -> tuple[bytes, list[int], list[int]]:
+    """The tables of a chunk as held (tables, :class:`RowsOf`, None) as one Arrow IPC stream without
+    its columns that hold no value, each one's row count (-1 for None) and the positions of the
+    columns left out (of tables of ``schema`` only: :func:`_from_ipc` puts them back as nulls).
+    Most of an agent's columns are null (pi's compaction and context columns): sent whole, they
+    were most of the bytes copied from buffer to buffer on the way, each copy into fresh memory."""
     present = joined_tables(helds)  # (a batch's consecutive files as one slice, never one per file)
     sink = pa.BufferOutputStream()
+    empty: list[int] = []
     if present:
         # one batch for the chunk: a batch per file costs a message of ~56 columns' metadata each,
         # more than many small files' rows
         whole = present[0] if len(present) == 1 else pa.concat_tables(present).combine_chunks()
+        if whole.num_rows and whole.schema.equals(schema):
+            empty = [i for i, c in enumerate(whole.columns) if c.null_count == whole.num_rows]
+            whole = whole.drop_columns([whole.column_names[i] for i in empty]) if empty else whole
         with pa.ipc.new_stream(sink, whole.schema) as writer:
             writer.write_table(whole)
-    return sink.getvalue().to_pybytes(), [-1 if t is None else row_count(t) for t in helds]
+    return sink.getvalue().to_pybytes(), [-1 if t is None else row_count(t) for t in helds], empty
 
 
-def _from_ipc(data: bytes, counts: list[int], change: Any = None) -> list[RowsOf | None]:
-    """Each file's table of a chunk's IPC stream (:func:`_to_ipc`), ``change`` (when given) applied
-    to the chunk's one table first."""
+def _from_ipc(data: bytes, counts: list[int], empty: list[int], schema: pa.Schema,
+              change: Any = None) -> list[RowsOf | None]:
+    """Each file's table of a chunk's IPC stream (:func:`_to_ipc`; ``schema``: its tables' whole
+    schema, the columns left out null again, one array shared by those of a type), ``change``
+    (when given) applied to the chunk's one table first."""
     if not data:
         return [None] * len(counts)
     table = pa.ipc.open_stream(data).read_all().combine_chunks()
+    if empty:
+        n = table.num_rows
+        nulls: dict[pa.DataType, pa.Array] = {}
+        arrays = [table.column(f.name) if i not in empty else nulls.get(f.type) or nulls.setdefault(
+                  f.type, pa.nulls(n, f.type)) for i, f in enumerate(schema)]
+        table = pa.Table.from_arrays(arrays, schema=schema)
     if change is not None:
         table = change(table)
     out: list[RowsOf | None] = []
@@ -282,8 +298,8 @@ def _from_ipc(data: bytes, counts: list[int], change: Any = None) -> list[RowsOf
 def _pack(results: list[FileResult]) -> tuple:
     """Chunk results without their tables, plus the tables as IPC streams: pickling ~30 small
     Arrow arrays per file cost the pool more than the loading itself."""
-    entries = _to_ipc([r.raw_table("entries") for r in results])
-    blocks = _to_ipc([r.raw_table("blocks") for r in results])
+    entries = _to_ipc([r.raw_table("entries") for r in results], ENTRY_SCHEMA)
+    blocks = _to_ipc([r.raw_table("blocks") for r in results], BLOCK_SCHEMA)
     for r in results:
         r.entries = r.blocks = None
     return results, entries, blocks
@@ -294,7 +310,8 @@ def _unpack(packed: tuple, price: bool = False) -> list[FileResult]:
     results, entries, blocks = packed
     if price:
         from ._agents import price_rows
-    for r, e, b in zip(results, _from_ipc(*entries, price_rows if price else None), _from_ipc(*blocks)):
+    for r, e, b in zip(results, _from_ipc(*entries, ENTRY_SCHEMA, price_rows if price else None),
+                       _from_ipc(*blocks, BLOCK_SCHEMA)):
         r.entries, r.blocks = e, b
     return results
 
