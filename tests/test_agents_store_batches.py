@@ -189,3 +189,32 @@ def test_a_batch_asks_the_parents_of_its_sessions_alone(tmp_path, monkeypatch):
         (held,) = [v for k, v in BATCH.memo.items() if k[0] == "parents"]
         assert held == {"leaf": "mid", "mid": "top", "top": None, "orphan": "gone",
                                                   "gone": None, "c1": "c2", "c2": "c1"}
+
+
+@pytest.mark.parametrize("agent", ["goose", "hermes", "kilo", "opencode"])
+def test_a_loader_batch_asks_its_store_each_question_once(agent, monkeypatch):
+    """A batch of a store's sessions is one query per table (and per level of parents), not one
+    per session: each statement the batch runs, its ids aside, runs once (Kilo asked a session's
+    project once per session that had no folder)."""
+    import re
+
+    from sessionlab.agents import _chain
+
+    use_home(monkeypatch, agent)
+    paths = _members(agent)
+    run: list[str] = []
+    real = _chain.open_readonly
+
+    def traced(path):
+        con = real(path)
+        con.set_trace_callback(run.append)
+        return con
+
+    monkeypatch.setattr(_chain, "open_readonly", traced)
+    for spend in (False, True):
+        run.clear()
+        assert load_chunk(paths, False, spend, price=False)
+        asked = [re.sub(r"IN \([^)]*\)", "IN (...)", re.sub(r"= '[^']*'", "= ?", s)) for s in run
+                 if s.lstrip().upper().startswith("SELECT") and "parent" not in s]
+        assert asked and len(asked) == len(set(asked)), asked
+        assert len(asked) < len(paths) * 2  # (each session alone asks two tables at least)
