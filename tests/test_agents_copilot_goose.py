@@ -9,6 +9,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sessionlab as sl
 from sessionlab import agents
@@ -170,3 +172,25 @@ def test_goose_path_root_and_times(tmp_path, monkeypatch):
                                            "2026-05-14T10:02:11+02:00", "", "soon")] == [
         "2026-05-14T08:02:11.000Z", "2026-05-14T08:02:11.000Z", "2026-05-14T08:02:11.000Z",
         "2026-05-14T00:00:00.000Z", "2026-05-14T08:02:11.000Z", None, None]
+
+
+def _two(lo: int, hi: int):
+    return st.integers(lo, hi).map(lambda n: f"{n:02d}")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.tuples(st.sampled_from(["1969", "1970", "1971", "2026", "2099", "2100", "0001"]), _two(0, 13),
+                 _two(0, 32), st.sampled_from([" ", "T", "t", "_"]), _two(0, 25), _two(0, 61), _two(0, 61),
+                 st.sampled_from(["", "", "", "Z", ".5", "+02:00", " "])))
+def test_goose_s_own_time_form_reads_as_the_plain_parse(parts):
+    """``YYYY-MM-DD HH:MM:SS`` is read without ``datetime`` (every Goose session has one): the
+    same text as :meth:`datetime.fromisoformat` gives it, bad days and hours included."""
+    y, mo, d, sep, h, mi, s, tail = parts
+    text = f"{y}-{mo}-{d}{sep}{h}:{mi}:{s}{tail}"
+    assert goose.session_time(text) == goose._parsed_time(text.strip())
+
+
+def test_goose_s_own_time_form_is_read_without_datetime(monkeypatch):
+    monkeypatch.setattr(goose, "_parsed_time", None)  # (the plain form never reaches it)
+    assert goose.session_time("2026-02-28 23:59:59") == "2026-02-28T23:59:59.000Z"
+    assert goose.session_time(" 2024-02-29T00:00:00 ") == "2024-02-29T00:00:00.000Z"

@@ -19,7 +19,9 @@ priced as input). A session without a model has no usage. Each session is one me
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from pathlib import Path
 from typing import IO, Any
 
@@ -54,12 +56,35 @@ def _has_goose_tables(db: str) -> bool:
 
 def session_time(v: Any) -> str | None:
     """``created_at`` as ISO text: seconds or milliseconds, RFC 3339, ``YYYY-MM-DD HH:MM:SS`` (UTC), a date."""
-    from datetime import UTC, datetime
-
     s = str(v).strip() if v is not None else ""
     if s.lstrip("-").isdigit():
         n = int(s)
         return iso_ms(n if n > 1_000_000_000_000 else n * 1000) if n > 0 else None
+    m = _PLAIN.fullmatch(s)
+    if m is not None and "1971" <= m[1] < "2100" and m[2] < "24" and m[3] < "60" and m[4] < "60" and _is_day(s[:10]):
+        return f"{s[:10]}T{s[11:19]}.000Z"  # (Goose's own form, every session's: what _parsed_time gives it)
+    return _parsed_time(s)
+
+
+_PLAIN = re.compile(r"([0-9]{4})-[0-9]{2}-[0-9]{2}[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})")
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_day(day: str) -> bool:
+    """Whether ``YYYY-MM-DD`` is a day of the calendar (a load's sessions fall on few days)."""
+    from datetime import date
+
+    try:
+        date.fromisoformat(day)
+    except ValueError:
+        return False
+    return True
+
+
+def _parsed_time(s: str) -> str | None:
+    """:func:`session_time` of text that is not a number, by :meth:`datetime.fromisoformat`."""
+    from datetime import UTC, datetime
+
     if len(s) == 10:
         s += "T00:00:00"
     try:
@@ -80,8 +105,14 @@ def _count(s: dict, *cols: str) -> int | None:
 
 
 def _model(raw: Any) -> str | None:
+    return _model_of(raw) if isinstance(raw, str) else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _model_of(raw: str) -> str | None:
+    """The model a ``model_config_json`` names (sessions of one model share the text)."""
     try:
-        d = loads(raw) if isinstance(raw, str) else None
+        d = loads(raw)
     except ValueError:
         return None
     m = d.get("model_name") if isinstance(d, dict) else None
