@@ -194,3 +194,9 @@ def test_goose_s_own_time_form_is_read_without_datetime(monkeypatch):
     monkeypatch.setattr(goose, "_parsed_time", None)  # (the plain form never reaches it)
     assert goose.session_time("2026-02-28 23:59:59") == "2026-02-28T23:59:59.000Z"
     assert goose.session_time(" 2024-02-29T00:00:00 ") == "2024-02-29T00:00:00.000Z"
+
+
+def test_a_goose_time_its_offset_moves_out_of_the_calendar_is_none():
+    # (a session's read used to fail on it: the store is untrusted input)
+    assert goose.session_time("0001-01-01 00:00:00+02:00") is None
+    assert goose.session_time("9999-12-31T23:59:59-02:00") is None

@@ -14,15 +14,19 @@ MODELS = st.sampled_from([None, "", "nope-1", "nope-2", "gpt-x"])
 CALL = st.tuples(MODELS, st.booleans(), st.booleans())  # (model, has usage, no price found)
 
 
+def _agent(k: int) -> str:
+    return "pi" if k % 3 == 2 else "amp"  # (pi's calls are never priced here: its unpriced calls are not asked)
+
+
 def _results(files: list[list[tuple]]) -> list[FileResult]:
     out = []
     for k, calls in enumerate(files):
-        t = pa.table({"input_tokens": pa.array([5 if used else None for _, used, _ in calls], pa.int64()),
-                      "cost_source": pa.array(["unknown" if unknown else "priced" for _, _, unknown in calls]),
+        t = pa.table({"agent": pa.array([_agent(k)] * len(calls), pa.string()),"input_tokens": pa.array([5 if used else None for _, used, _ in calls], pa.int64()),
+                      "cost_source": pa.array(["unknown" if unknown else "priced" for _, _, unknown in calls], pa.string()),
                       "model": pa.array([m for m, _, _ in calls], pa.string()),
                       "line_no": pa.array(range(1, len(calls) + 1), pa.int64()),
                       "entry_id": pa.array([f"e{i}" for i in range(len(calls))])})
-        r = FileResult(path=f"f{k}", entries=t, session={"agent": "amp"})
+        r = FileResult(path=f"f{k}", entries=t, session={"agent": _agent(k)})
         out.append(r)
     return out
 
@@ -32,7 +36,7 @@ def _plain(files: list[list[tuple]]) -> list[tuple]:
     counts: dict[str, int] = {}
     for k, calls in enumerate(files):
         for i, (model, used, unknown) in enumerate(calls):
-            if used and unknown:
+            if used and unknown and _agent(k) != "pi":
                 name = model or "(none)"
                 first.setdefault(name, (f"f{k}", i + 1, f"e{i}"))
                 counts[name] = counts.get(name, 0) + 1

@@ -92,7 +92,10 @@ def _parsed_time(s: str) -> str | None:
     except ValueError:
         return None
     t = t if t.tzinfo is not None else t.replace(tzinfo=UTC)
-    return iso_ms(t.timestamp() * 1000)
+    try:
+        return iso_ms(t.timestamp() * 1000)
+    except (ValueError, OverflowError):  # (a time its offset moves out of the calendar: 0001-01-01 00:00+02:00)
+        return None
 
 
 def _count(s: dict, *cols: str) -> int | None:

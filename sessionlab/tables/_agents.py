@@ -301,19 +301,19 @@ def _unknown_models(results: list) -> None:
     if not any(pc.any(unknown_rows(t)).as_py() for t in batch_tables(helds) if t.num_rows):
         return  # (no call of the load lacks a price: the usual case, asked once per batch)
     priced = registry.priced_agents()
-    owners, held = [], []
-    for r, h in zip(results, helds):
-        if row_count(h) and (r.session or {}).get("agent", "pi") in priced:
-            owners.append(r)
-            held.append(h)
-    if not owners:
+    # (the files' rows one after the other, each row's file by its place: no pass per file but one count)
+    sizes = np.fromiter(map(row_count, helds), np.int64, len(helds))
+    offsets = np.r_[0, np.cumsum(sizes)]
+    parts = joined_tables(helds)
+    if not parts:
         return
-    t = pa.concat_tables([x.select(["input_tokens", "cost_source", "model"]) for x in joined_tables(held)])
-    rows = np.flatnonzero(to_numpy(unknown_rows(t), False))
+    t = pa.concat_tables([x.select(["input_tokens", "cost_source", "model", "agent"]) for x in parts])
+    agents = pc.dictionary_encode(t["agent"]).combine_chunks()
+    mine = np.array([a in priced for a in agents.dictionary.to_pylist()], np.bool_)  # (an agent whose calls are priced)
+    of_priced = mine[to_numpy(agents.indices)] & valid_mask(agents.indices) if len(mine) else np.zeros(len(t), bool)
+    rows = np.flatnonzero(to_numpy(unknown_rows(t), False) & of_priced)
     if not len(rows):
         return
-    sizes = np.fromiter(map(row_count, held), np.int64, len(held))
-    offsets = np.r_[0, np.cumsum(sizes)]
     names = pc.fill_null(t["model"].take(arrow_indices(rows)), scalar("")).combine_chunks()  # unpriced calls only
     enc = pc.dictionary_encode(names)
     codes = to_numpy(enc.indices)
@@ -323,7 +323,7 @@ def _unknown_models(results: list) -> None:
     counts = dict(zip(models, n.tolist()))
     for model, row in first.items():
         fi = int(np.searchsorted(offsets, row, side="right")) - 1
-        r, local = owners[fi], row - int(offsets[fi])
+        r, local = results[fi], row - int(offsets[fi])
         e = r.entries
         r.issues.append(LineIssue(r.path, int(e["line_no"][local].as_py() or 0), "unknown_model",
                                   f"no price for model {model!r} ({counts[model]} calls in this load): their "

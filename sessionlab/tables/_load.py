@@ -544,6 +544,9 @@ def _first_copies(results: list[FileResult]) -> list[FileResult]:
     """The results of a load whose listing stated no file, a file reached twice (a symlink or hard
     link beside it, a folder named twice) kept once, where first found: by the device and inode
     its worker's stat gave (:attr:`FileResult.stat`)."""
+    idents = [st[:2] for st in (r.stat for r in results) if st is not None]
+    if len(set(idents)) == len(idents):
+        return results  # (no file twice: the usual load)
     seen: set[tuple[int, int]] = set()
     out: list[FileResult] = []
     for r in results:
