@@ -323,3 +323,6 @@ def test_droid_copies_kept_as_the_plain_rule_keeps_them(files):
     stamps = [None if t is None else 1_700_000_000_000_000 + t for _, t in files]
     firsts = pa.chunked_array([pa.array(stamps, pa.timestamp("us", "UTC"))])
     assert [int(i) for i in kept_copies(sessions, firsts).nonzero()[0]] == _kept_by_loop(sessions, stamps)
+    half = len(sessions) // 2  # (as the load gives them: each file's first row of its session_id column, in chunks)
+    ids = pa.chunked_array([pa.array(sessions[:half], pa.string()), pa.array(sessions[half:], pa.string())])
+    assert [int(i) for i in kept_copies(ids, firsts).nonzero()[0]] == _kept_by_loop(sessions, stamps)

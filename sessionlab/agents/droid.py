@@ -124,30 +124,32 @@ def finish(results: list) -> None:
 
     from .._arrow import arrow_indices
 
-    mine, helds, sessions = [], [], []  # (one pass: a load of Droid files is hundreds of thousands)
+    mine, helds = [], []  # (one pass: a load of Droid files is hundreds of thousands)
     for r in results:
         s, held = r.session, r.raw_table("entries")
         if s is not None and s.get("agent") == "droid" and row_count(held):
             mine.append(r)
             helds.append(held)
-            sessions.append(s["session_id"])
     if not mine:
         return
     counts = np.fromiter(map(row_count, helds), np.int64, len(helds))
     tables = joined_tables(helds)
-    # (the chunks given, not the columns: pyarrow would convert those, importing pandas)
-    stamps = pa.chunked_array([c for t in tables for c in t["timestamp"].chunks],
-                              tables[0].schema.field("timestamp").type)
-    firsts = stamps.take(arrow_indices(np.r_[0, np.cumsum(counts)[:-1]]))
-    drop = ~kept_copies(sessions, firsts)
+    at = arrow_indices(np.r_[0, np.cumsum(counts)[:-1]])  # (each file's first row)
+
+    def firsts(name: str) -> Any:  # (the chunks given, not the columns: pyarrow would convert those, importing pandas)
+        return pa.chunked_array([c for t in tables for c in t[name].chunks], tables[0].schema.field(name).type).take(at)
+
+    # (a file's rows all carry its session's id)
+    drop = ~kept_copies(firsts("session_id"), firsts("timestamp"))
     if drop.any():  # (the dropped copies' tables alone rebuilt: every row of each nulled)
         dropped = [r for r, d in zip(mine, drop.tolist(), strict=True) if d]
         rebatched(dropped, lambda t, _counts: null_usage(t, np.ones(t.num_rows, bool)))
 
 
-def kept_copies(sessions: list[str], firsts: Any) -> Any:
-    """Which files count, as a boolean array: per session, the file with the latest first timestamp
-    (``firsts``, Arrow; the later file of equal ones), or its first file when none has a timestamp."""
+def kept_copies(sessions: Any, firsts: Any) -> Any:
+    """Which files count, as a boolean array: per session (``sessions``: each file's, a list or an
+    Arrow array), the file with the latest first timestamp (``firsts``, Arrow; the later file of
+    equal ones), or its first file when none has a timestamp."""
     import numpy as np
     import pyarrow.compute as pc
 
@@ -156,7 +158,9 @@ def kept_copies(sessions: list[str], firsts: Any) -> Any:
     n = len(sessions)
     if n == 0:
         return np.zeros(0, np.bool_)
-    code = to_numpy(pc.dictionary_encode(strings(sessions)).indices)  # (no pandas: see sessionlab._arrow)
+    ids = strings(sessions) if isinstance(sessions, list) else sessions
+    ids = ids.combine_chunks() if hasattr(ids, "combine_chunks") else ids
+    code = to_numpy(pc.dictionary_encode(ids).indices)  # (no pandas: see sessionlab._arrow)
     has = valid_mask(firsts)
     ts = to_numpy(firsts, 0)  # (a timestamp column's integer storage)
     k = np.arange(n, dtype=np.int64)
