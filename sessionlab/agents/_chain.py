@@ -162,8 +162,9 @@ SQLITE_HEAD = b"SQLite format 3\x00"
 @contextlib.contextmanager
 def sharing_stores(paths: Sequence[str] = ()) -> Iterator[None]:
     """While a batch of sessions (``paths``) is read: one read-only connection per SQLite store, one
-    answer per :func:`store_memo` question, and one query per :func:`session_rows` question for the
-    batch's sessions of a store, closed and dropped at the end. A store holds thousands of sessions;
+    answer per :func:`store_memo` question, and each store's sessions in the batch (``members``: an
+    agent's joint read asks its store for them at once, :func:`rows_by_key`), closed and dropped at
+    the end. A store holds thousands of sessions;
     opening it, checking its schema and querying it once per session cost more than reading them."""
     if getattr(BATCH, "stores", None) is not None:  # (already sharing: the outer one closes)
         yield
@@ -290,24 +291,6 @@ def rows_for_ids(cur: Any, sql: str, ids: list) -> Iterator[Any]:
     for k in range(0, len(ids), _IDS_PER_QUERY):
         part = ids[k:k + _IDS_PER_QUERY]
         yield from cur.execute(sql.format(ids=",".join("?" * len(part))), part)
-
-
-def session_rows(con: Any, db: str, sid: str, sql: str, by: str = "session_id") -> list:
-    """The rows of ``sql`` for the session ``sid`` of the store ``db``, in the query's order.
-    ``sql`` has ``{ids}`` where a list of session ids goes (``... WHERE session_id IN ({ids})``) and
-    returns the column ``by`` (the session id of a row). While stores are shared it runs once for the
-    batch's sessions of ``db`` (grouped by ``by``); else for ``sid`` alone."""
-    members = getattr(BATCH, "members", None)
-    if members is None or sid not in members.get(db, ()):
-        return con.execute(sql.format(ids="?"), (sid,)).fetchall()
-
-    def fetch() -> dict[Any, list]:
-        grouped: dict[Any, list] = {}
-        for r in rows_for_ids(con.cursor(), sql, list(members[db])):
-            grouped.setdefault(r[by], []).append(r)
-        return grouped
-
-    return store_memo(("rows", db, sql, by), fetch).get(sid, [])
 
 
 @contextlib.contextmanager
