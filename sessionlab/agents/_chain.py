@@ -225,17 +225,11 @@ def _ancestors(con: Any, db: str, select: str) -> dict[Any, Any]:
     return known
 
 
-def session_with_messages(db: str, sid: str, order: str, *, messages: bool = True
-                          ) -> tuple[dict, list[dict], str | None, str | None]:
-    """A session of a store with ``sessions`` and ``messages`` tables (Goose's, Hermes'): its row, its
-    messages (in ``order``; none read when ``messages`` is False), its parent (``parent_session_id``)
-    and the top of its parents' chain (:func:`sessions_with_messages` of the one session)."""
-    return sessions_with_messages(db, [sid], order, messages=messages)[0]
-
-
 def sessions_with_messages(db: str, sids: list, order: str, *, messages: bool = True
                            ) -> list[tuple[dict, list[dict], str | None, str | None]]:
-    """:func:`session_with_messages` of each of ``sids``, in their order: one query per table for
+    """Sessions of a store with ``sessions`` and ``messages`` tables (Goose's, Hermes'), in the order
+    of ``sids``: each one's row, its messages (in ``order``; none read when ``messages`` is False),
+    its parent (``parent_session_id``) and the top of its parents' chain. One query per table for
     them all (per :data:`_IDS_PER_QUERY` ids), rows as tuples until each becomes its dict."""
     with store_connection(db) as con:
         cur = con.cursor()

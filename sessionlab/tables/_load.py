@@ -280,10 +280,13 @@ def _from_ipc(data: bytes, counts: list[int], empty: list[int], schema: pa.Schem
         return [None] * len(counts)
     table = pa.ipc.open_stream(data).read_all().combine_chunks()
     if empty:
-        n = table.num_rows
         nulls: dict[pa.DataType, pa.Array] = {}
-        arrays = [table.column(f.name) if i not in empty else nulls.get(f.type) or nulls.setdefault(
-                  f.type, pa.nulls(n, f.type)) for i, f in enumerate(schema)]
+        for i in empty:
+            t = schema.field(i).type
+            if t not in nulls:
+                nulls[t] = pa.nulls(table.num_rows, t)
+        left_out = set(empty)
+        arrays = [nulls[f.type] if i in left_out else table.column(f.name) for i, f in enumerate(schema)]
         table = pa.Table.from_arrays(arrays, schema=schema)
     if change is not None:
         table = change(table)
