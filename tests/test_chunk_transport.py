@@ -41,12 +41,3 @@ def test_a_chunk_s_tables_come_back_as_they_left_without_their_empty_columns(mon
         assert (a is None) == (b is None)
         if a is not None:
             assert a.schema == ENTRY_SCHEMA and a.equals(b)
-
-
-def test_a_chunk_with_no_row_or_no_table_comes_back_as_it_left():
-    empty = ENTRY_SCHEMA.empty_table()
-    data, counts, left_out = _load._to_ipc([None, empty], ENTRY_SCHEMA)
-    assert counts == [-1, 0] and left_out == []
-    got = _load._from_ipc(data, counts, left_out, ENTRY_SCHEMA)
-    assert got[0] is None and got[1].n == 0 and got[1].table.schema == ENTRY_SCHEMA
-    assert _load._from_ipc(*_load._to_ipc([None, None], ENTRY_SCHEMA), ENTRY_SCHEMA) == [None, None]

@@ -49,14 +49,18 @@ def test_pool_results_equal_in_process(monkeypatch, native):
 
 
 def test_ipc_round_trip_keeps_missing_tables():
-    t = pa.table({"a": [1, 2, 3]})
-    data, counts = _load._to_ipc([t.slice(0, 2), None, t.slice(2, 0), t.slice(2, 1)])
-    out = _load._from_ipc(data, counts)
+    t = pa.table({"a": [1, 2, 3], "b": pa.nulls(3, pa.int64())})
+    data, counts, empty = _load._to_ipc([t.slice(0, 2), None, t.slice(2, 0), t.slice(2, 1)], t.schema)
+    assert empty == [1]  # (a column no row fills travels as nothing)
+    out = _load._from_ipc(data, counts, empty, t.schema)
     assert out[1] is None
-    # (each file's rows of the one table read back)
-    assert [o.table.slice(o.start, o.n).to_pydict() for o in out if o is not None] == [{"a": [1, 2]}, {"a": []},
-                                                                                       {"a": [3]}]
-    assert _load._from_ipc(*_load._to_ipc([None, None])) == [None, None]
+    # (each file's rows of the one table read back, the empty column null again)
+    assert [o.table.slice(o.start, o.n).to_pydict() for o in out if o is not None] == [
+        {"a": [1, 2], "b": [None, None]}, {"a": [], "b": []}, {"a": [3], "b": [None]}]
+    assert out[0].table.schema == t.schema
+    assert _load._from_ipc(*_load._to_ipc([None, None], t.schema), t.schema) == [None, None]
+    other = pa.schema([("a", pa.int64())])  # (a table not of the schema given: sent whole)
+    assert _load._to_ipc([t], other)[2] == []
 
 
 PI_FILES = sorted({*Path(DATA, "pi").rglob("*.jsonl"), *Path("data", "pi").rglob("*.jsonl"),
