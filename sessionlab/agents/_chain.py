@@ -232,10 +232,8 @@ def sessions_with_messages(db: str, sids: list, order: str, *, messages: bool = 
     its parent (``parent_session_id``) and the top of its parents' chain. One query per table for
     them all (per :data:`_IDS_PER_QUERY` ids), rows as tuples until each becomes its dict."""
     with store_connection(db) as con:
-        cur = con.cursor()
-        cur.row_factory = None  # (a batch reads thousands of sessions)
-        found = rows_by_key(cur, "SELECT * FROM sessions WHERE id IN ({ids})", sids, "id")
-        msgs = rows_by_key(cur, "SELECT * FROM messages WHERE session_id IN ({ids}) "
+        found = rows_by_key(con, "SELECT * FROM sessions WHERE id IN ({ids})", sids, "id")
+        msgs = rows_by_key(con, "SELECT * FROM messages WHERE session_id IN ({ids}) "
                             f"ORDER BY {order}", sids, "session_id") if messages else {}
         parent_of = None
         out = []
@@ -257,9 +255,12 @@ def sessions_with_messages(db: str, sids: list, order: str, *, messages: bool = 
     return out
 
 
-def rows_by_key(cur: Any, sql: str, ids: list, key: str) -> dict[Any, list[dict]]:
-    """The rows of ``sql`` (``... IN ({ids}) ...``) for ``ids`` as dicts, grouped by their ``key``
-    column's value, each group in the query's order."""
+def rows_by_key(con: Any, sql: str, ids: list, key: str) -> dict[Any, list[dict]]:
+    """The rows of ``sql`` (``... IN ({ids}) ...``) for ``ids`` on the connection ``con`` as dicts,
+    grouped by their ``key`` column's value, each group in the query's order (read as tuples: a
+    batch reads thousands of sessions)."""
+    cur = con.cursor()
+    cur.row_factory = None
     out: dict[Any, list[dict]] = {}
     names: list[str] = []
     k = 0

@@ -53,19 +53,17 @@ def _from_database(db: str, sids: list[str]) -> list[tuple[dict, list[tuple[dict
     """Each session's fields, its messages with their parts, and the top of its parents' chain, in
     the order of ``sids``: one query per table for them all, rows as tuples (a batch reads thousands)."""
     with store_connection(db) as con:
-        cur = con.cursor()
-        cur.row_factory = None
-        found = _grouped(cur, "SELECT * FROM session WHERE id IN ({ids})", sids, "id")
+        found = _grouped(con, "SELECT * FROM session WHERE id IN ({ids})", sids, "id")
         parts = {} if spend_only() else _grouped(  # (a spend-only read needs no content)
-            cur, "SELECT message_id, data, session_id FROM part WHERE session_id IN ({ids}) "
+            con, "SELECT message_id, data, session_id FROM part WHERE session_id IN ({ids}) "
             "ORDER BY message_id, id", sids, "session_id")
-        messages = _grouped(cur, "SELECT id, time_created, data, session_id FROM message "
+        messages = _grouped(con, "SELECT id, time_created, data, session_id FROM message "
                                  "WHERE session_id IN ({ids}) ORDER BY time_created, id", sids, "session_id")
         parent_of = None
         out = []
         for sid in sids:
             rows = found.get(sid)
-            session = dict(rows[0]) if rows else {"id": sid}
+            session = rows[0] if rows else {"id": sid}
             parent = session.get("parent_id")  # (a store with no parent column: none asked)
             if parent and parent_of is None:
                 parent_of = parent_lookup(con, db, "session")
@@ -74,10 +72,10 @@ def _from_database(db: str, sids: list[str]) -> list[tuple[dict, list[tuple[dict
     return out
 
 
-def _grouped(cur: Any, sql: str, ids: list[str], key: str) -> dict[Any, list[dict]]:
+def _grouped(con: Any, sql: str, ids: list[str], key: str) -> dict[Any, list[dict]]:
     """:func:`rows_by_key`, none when the query fails (a table or column this release does not have)."""
     try:
-        return rows_by_key(cur, sql, ids, key)
+        return rows_by_key(con, sql, ids, key)
     except sqlite3.OperationalError:
         return {}
 

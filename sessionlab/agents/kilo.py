@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import SqliteStore, as_dict, iso_ms, loads, parent_lookup, rows_for_ids, store_connection
+from ._chain import SqliteStore, as_dict, iso_ms, loads, parent_lookup, rows_by_key, rows_for_ids, store_connection
 from ._rows import agent_file, as_int, text
 from ._spec import AgentSpec, home_path, member_path, one_member, spend_only
 
@@ -82,16 +82,8 @@ def _grouped(con, sql: str, ids: list[str]) -> dict:
 
 
 def _sessions(con, ids: list[str]) -> dict:
-    """The ``session`` rows of ``ids`` as dicts, by id."""
-    cur = con.cursor()
-    cur.row_factory = None
-    out: dict = {}
-    names: list[str] = []
-    for r in rows_for_ids(cur, "SELECT * FROM session WHERE id IN ({ids})", ids):
-        if not names:  # (every part of the query has the table's columns)
-            names = [c[0] for c in cur.description]
-        out.setdefault(r[names.index("id")], dict(zip(names, r)))
-    return out
+    """The ``session`` rows of ``ids`` as dicts, by id (the first row of an id)."""
+    return {k: rows[0] for k, rows in rows_by_key(con, "SELECT * FROM session WHERE id IN ({ids})", ids, "id").items()}
 
 
 def _object(data: Any) -> dict | None:

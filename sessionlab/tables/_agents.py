@@ -237,12 +237,18 @@ def price_rows(t: pa.Table) -> pa.Table:
     files are read, or a worker's whole chunk, where the worker left them to the loading process."""
     if not t.num_rows:
         return t
+    return _priced(t, _of_priced_agents(t))
+
+
+def _of_priced_agents(t: pa.Table) -> np.ndarray:
+    """Which rows of ``t`` are of an agent whose calls are priced
+    (:func:`sessionlab.agents.priced_agents`; a null agent's are not), from each agent named once."""
     agents = pc.dictionary_encode(t["agent"]).combine_chunks()
     priced = registry.priced_agents()
     known = np.array([a in priced for a in agents.dictionary.to_pylist()], np.bool_)
     if not len(known):  # (no row names its agent)
-        return t
-    return _priced(t, known[to_numpy(agents.indices)] & valid_mask(agents.indices))  # (a null agent: not priced)
+        return np.zeros(t.num_rows, np.bool_)
+    return known[to_numpy(agents.indices)] & valid_mask(agents.indices)
 
 
 def _priced(t: pa.Table, priced: np.ndarray) -> pa.Table:
@@ -300,7 +306,6 @@ def _unknown_models(results: list) -> None:
     helds = [r.raw_table("entries") for r in results]
     if not any(pc.any(unknown_rows(t)).as_py() for t in batch_tables(helds) if t.num_rows):
         return  # (no call of the load lacks a price: the usual case, asked once per batch)
-    priced = registry.priced_agents()
     # (the files' rows one after the other, each row's file by its place: no pass per file but one count)
     sizes = np.fromiter(map(row_count, helds), np.int64, len(helds))
     offsets = np.r_[0, np.cumsum(sizes)]
@@ -308,10 +313,7 @@ def _unknown_models(results: list) -> None:
     if not parts:
         return
     t = pa.concat_tables([x.select(["input_tokens", "cost_source", "model", "agent"]) for x in parts])
-    agents = pc.dictionary_encode(t["agent"]).combine_chunks()
-    mine = np.array([a in priced for a in agents.dictionary.to_pylist()], np.bool_)  # (an agent whose calls are priced)
-    of_priced = mine[to_numpy(agents.indices)] & valid_mask(agents.indices) if len(mine) else np.zeros(len(t), bool)
-    rows = np.flatnonzero(to_numpy(unknown_rows(t), False) & of_priced)
+    rows = np.flatnonzero(to_numpy(unknown_rows(t), False) & _of_priced_agents(t))
     if not len(rows):
         return
     names = pc.fill_null(t["model"].take(arrow_indices(rows)), scalar("")).combine_chunks()  # unpriced calls only
