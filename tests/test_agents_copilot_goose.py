@@ -108,6 +108,27 @@ def test_copilot_exports_are_parsed_once_per_load(home, tmp_path, monkeypatch):
     assert sorted(parsed) == sorted(str(f) for f in otel.glob("*.jsonl"))  # (each once)
     assert copilot._LISTED == {}
 
+@pytest.mark.parametrize(("value", "count"), [(12, 12), (0, 0), (-1, None), (3.0, 3), (2.5, None), (True, None),
+                                               (" 42 ", 42), ("-4", None), ("\u00b2", None), ("\u0663", None),
+                                               ("1e3", None), (None, None), ([1], None)])
+def test_a_copilot_count_is_a_whole_number_or_its_ascii_digits(value, count):
+    # ("²" and "٣" are digits to str.isdigit: the first made int() raise, and the export's read with it)
+    assert copilot._num(value) == count
+
+
+def test_an_export_whose_count_is_no_number_still_loads(tmp_path, monkeypatch):
+    otel = tmp_path / ".copilot" / "otel"
+    otel.mkdir(parents=True)
+    line = ('{"type":"span","traceId":"t1","spanId":"s1","name":"chat gpt-5","endTime":[1780000000,0],'
+            '"attributes":{"gen_ai.operation.name":"chat","gen_ai.response.model":"gpt-5",'
+            '"gen_ai.conversation.id":"c1","gen_ai.usage.input_tokens":"\u00b2","gen_ai.usage.output_tokens":7}}')
+    (otel / "export.jsonl").write_text(line + "\n")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    corpus = sl.load(agents=["copilot"], cache=False, progress=False, max_workers=1)
+    calls = corpus.entries.filter(corpus.entries["input_tokens"].is_valid()).to_pylist()
+    assert [(c["session_id"], c["input_tokens"], c["output_tokens"]) for c in calls] == [("c1", 0, 7)]
+
+
 # -- Goose ------------------------------------------------------------------------------------------
 
 def _goose_cost(key, m):

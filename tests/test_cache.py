@@ -249,8 +249,8 @@ def test_a_file_changed_while_it_is_read_is_a_change_to_the_next_refresh(corpus,
     grown = load_files(corpus, on_bad_lines="skip", cache=False).files[-1].path
     real = _load.load_chunk
 
-    def load_then_append(paths, want_blocks=False, spend_only=False):
-        out = real(paths, want_blocks, spend_only)
+    def load_then_append(paths, want_blocks=False, spend_only=False, **options):
+        out = real(paths, want_blocks, spend_only, **options)
         if grown in paths:
             with open(grown, "ab") as fh:  # (after its read, within the load)
                 fh.write(b"\n")

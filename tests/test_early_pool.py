@@ -38,12 +38,11 @@ def test_workers_started_before_the_listing_load_what_one_process_does(agent, sp
     assert sources & {"priced", "recorded"}, sources
 
 
-def test_no_early_workers_for_pi_named_files_or_a_listing_that_reads(tmp_path, monkeypatch):
+def test_no_early_workers_for_pi_named_files(tmp_path, monkeypatch):
     assert _load._early_pool(None, ["pi"], 2) is None
     assert _load._early_pool(None, None, 2) is None
     assert _load._early_pool(str(tmp_path), ["gemini"], 2) is None
     assert _load._early_pool(None, ["gemini"], 1) is None
-    assert _load._early_pool(None, ["gemini", "copilot"], 2) is None  # (its listing reads the exports)
     assert _load._early_pool(None, ["gemini"], 2, False) is None  # (a cache answers the load)
     monkeypatch.setattr(_load.sys, "platform", "darwin")  # (no fork: workers would start from scratch)
     assert _load._early_pool(None, ["gemini"], 2) is None

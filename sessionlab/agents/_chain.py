@@ -225,14 +225,18 @@ def _ancestors(con: Any, db: str, select: str) -> dict[Any, Any]:
     return known
 
 
-def sessions_with_messages(db: str, sids: list, order: str, *, messages: bool = True
+def sessions_with_messages(db: str, sids: list, order: str, columns: Sequence[str], *, messages: bool = True
                            ) -> list[tuple[dict, list[dict], str | None, str | None]]:
     """Sessions of a store with ``sessions`` and ``messages`` tables (Goose's, Hermes'), in the order
-    of ``sids``: each one's row, its messages (in ``order``; none read when ``messages`` is False),
-    its parent (``parent_session_id``) and the top of its parents' chain. One query per table for
-    them all (per :data:`_IDS_PER_QUERY` ids), rows as tuples until each becomes its dict."""
+    of ``sids``: each one's row (its ``columns`` the table has, with ``id`` and
+    ``parent_session_id``: a session row's other columns are its reader's to ignore), its messages
+    (in ``order``; none read when ``messages`` is False), its parent (``parent_session_id``) and the
+    top of its parents' chain. One query per table for them all (per :data:`_IDS_PER_QUERY` ids),
+    rows as tuples until each becomes its dict."""
+    has = store_memo(("session columns", db), lambda: sqlite_names(db, "PRAGMA table_info(sessions)", 1))
+    wanted = ", ".join(f'"{c}"' for c in dict.fromkeys(["id", "parent_session_id", *columns]) if c in has)
     with store_connection(db) as con:
-        found = rows_by_key(con, "SELECT * FROM sessions WHERE id IN ({ids})", sids, "id")
+        found = rows_by_key(con, f"SELECT {wanted} FROM sessions WHERE id IN ({{ids}})", sids, "id")
         msgs = rows_by_key(con, "SELECT * FROM messages WHERE session_id IN ({ids}) "
                             f"ORDER BY {order}", sids, "session_id") if messages else {}
         parent_of = None

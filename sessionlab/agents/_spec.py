@@ -241,9 +241,13 @@ class AgentSpec:
             :meth:`read` gives it alone; while a batch shares its stores, the load reads a store's
             sessions of the batch with one call (:func:`~sessionlab.agents.read_source`). None: one
             :meth:`read` per session.
-        lists_by_reading: Its ``files`` reads the sessions to list them (Copilot's exports: which
-            sessions a file holds is known once it is parsed), and the load's workers, forked after
-            the listing, take what it read: they are not started before it.
+        stores: The files whose sessions ``files`` lists by reading them (Copilot's exports: which
+            sessions a file holds is known once it is parsed), ``stores(folders, errors)``, or None.
+            A load of the default folders lists the stores alone and lists each one's sessions in
+            the worker that reads them (:meth:`store_sessions`): each store parsed once, in parallel.
+        store_sessions: ``"module:function"``, ``store_sessions(store) -> list[str]``: a store's
+            sessions (:func:`member_path`), read to list them; the reads that follow in the same
+            process take what it parsed until the agent's ``finish`` lets it go. Set with ``stores``.
     """
 
     name: str
@@ -263,8 +267,9 @@ class AgentSpec:
     together: Callable[[str, bytes], tuple[Any, Any]] | None = None
     opens: Callable[[str], bool] | None = None
     resume: str | None = None
-    lists_by_reading: bool = False
     members: str | None = None
+    stores: Callable[[list[Path], list[tuple[str, str]]], list[str]] | None = None
+    store_sessions: str | None = None
 
     def read(self, path: str, fh: IO[bytes] | None) -> Any:
         """The file read into the common columns (an ``AgentFile``)."""
@@ -278,6 +283,12 @@ class AgentSpec:
         if self.members is None:
             return [self.read(member_path(store, k), None) for k in keys]
         return _resolve(self.members)(store, keys)
+
+    def sessions_of(self, store: str) -> list[str]:
+        """The sessions of one of its :attr:`stores`, listed by reading it (:attr:`store_sessions`)."""
+        if self.store_sessions is None:
+            raise ArgumentValueError("agent", f"{self.name} lists no store's sessions by reading it")
+        return _resolve(self.store_sessions)(store)
 
     def resume_read(self, path: str, fh: IO[bytes], state: Any, lines_before: int) -> Any:
         """The lines after the first ``lines_before`` of a file that grew, read alone from ``fh``

@@ -34,7 +34,7 @@ from ._chain import as_dict, iso_ms, loads, store_memo
 from ._rows import agent_file
 from ._spec import AgentSpec, home_path, jsonl_below, member_path, one_member, split_member
 
-__all__ = ["SPEC", "roots", "files", "read", "records"]
+__all__ = ["SPEC", "roots", "stores", "files", "store_sessions", "read", "records"]
 
 ENV = "COPILOT_OTEL_FILE_EXPORTER_PATH"
 _MODEL = ("gen_ai.response.model", "gen_ai.request.model")
@@ -50,21 +50,30 @@ def roots() -> list[Path]:
     return out + [home_path(env)] if env else out
 
 
-def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
-    """Each session of every ``*.jsonl`` export below the folders (and of an export named itself)."""
+def stores(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
+    """Every ``*.jsonl`` export below the folders (and an export named itself), sorted, each once."""
     found = jsonl_below([f for f in folders if Path(f).is_dir()], errors)
     found += [str(f) for f in folders if Path(f).is_file()]
+    return sorted(dict.fromkeys(found))
+
+
+def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
+    """Each session of every export of :func:`stores` (an export that cannot be read goes to ``errors``)."""
     _LISTED.clear()
     out: list[str] = []
-    for f in sorted(dict.fromkeys(found)):
+    for f in stores(folders, errors):
         try:
-            sessions = _sessions(f)
+            out += store_sessions(f)
         except OSError as exc:
             if errors is not None:
                 errors.append((f, f"{type(exc).__name__}: {exc.strerror or exc}"))
-            continue
-        out += [member_path(f, s) for s in sessions]
     return out
+
+
+def store_sessions(store: str) -> list[str]:
+    """The sessions of one export (``<file>#<session id>``), in the order of their first calls; its
+    calls kept for the reads that follow until :func:`finish`."""
+    return [member_path(store, s) for s in _sessions(store)]
 
 
 def _is_export(store: str) -> bool:
@@ -111,27 +120,38 @@ def _text(v: Any) -> str | None:
 
 
 def _num(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
+    """A count as JSON gives it: a whole number at least 0, or such a number's ASCII digits."""
+    t = type(v)  # (JSON's own types: a bool is no count)
+    if t is int:
         return v if v >= 0 else None
-    if isinstance(v, float):
+    if t is float:
         return int(v) if v >= 0 and v.is_integer() else None
-    if isinstance(v, str):
-        return int(v.strip()) if v.strip().isdigit() else None
+    if t is str:
+        s = v.strip()
+        return int(s) if s.isascii() and s.isdigit() else None  # (not "²", which int() refuses)
     return None
 
 
 def _first_count(a: dict, *keys: str) -> int:
-    return next((n for n in (_num(a.get(k)) or 0 for k in keys) if n > 0), 0)
+    """The first of the counts above zero (a record's attributes hold a few of the keys)."""
+    for k in keys:
+        v = a.get(k)
+        if v is not None:
+            n = _num(v)
+            if n:
+                return n
+    return 0
 
 
 def _session_attr(a: dict) -> tuple[str, int] | None:
+    """The session id an attribute names, with its priority (the first of the highest)."""
     best = None
     for k, p in _SESSION:
-        v = _text(a.get(k))
-        if v is not None and (best is None or p > best[1]):
-            best = (v, p)
+        v = a.get(k)
+        if type(v) is str and (best is None or p > best[1]):
+            v = v.strip()
+            if v:
+                best = (v, p)
     return best
 
 
@@ -211,22 +231,20 @@ def _lines(path: str) -> list[dict]:
 
 
 def _sessions(path: str) -> list[str]:
-    """The sessions of an export, in the order of their first calls (kept per file version: a
-    listing does not parse an export its load parses again)."""
+    """The sessions of an export, in the order of their first calls (its parse kept per file version
+    in ``_LISTED``: a load does not parse an export its listing parsed)."""
     st = os.stat(path)
-    return _session_list(path, st.st_mtime_ns, st.st_size)
+    key = (path, st.st_mtime_ns, st.st_size)
+    recs = _LISTED.get(key)
+    if recs is None:
+        recs = _LISTED[key] = _parse(*key)
+    return list(dict.fromkeys(r["session"] for r in recs))
 
 
 # the exports the last listing parsed, by (path, mtime, size), until the load that follows ends
-# (:func:`finish`): its readers, and the workers forked after the listing, take their calls from
-# here instead of parsing each export again
+# (:func:`finish`): its readers, in the process that listed them or in workers forked after it,
+# take their calls from here instead of parsing each export again
 _LISTED: dict[tuple[str, int, int], list[dict]] = {}
-
-
-@lru_cache(maxsize=65536)
-def _session_list(path: str, mtime_ns: int, size: int) -> list[str]:
-    recs = _LISTED[(path, mtime_ns, size)] = _parse(path, mtime_ns, size)
-    return list(dict.fromkeys(r["session"] for r in recs))
 
 
 def records(path: str) -> list[dict]:
@@ -251,24 +269,36 @@ def _records(path: str, mtime_ns: int, size: int) -> list[dict]:
 
 def _parse(path: str, mtime_ns: int, size: int) -> list[dict]:
     recs = _lines(path)
+    # (each record's trace, session attribute and model, asked once)
+    facts = [(_trace(r), _session_attr(r["attributes"]), _model_attr(r["attributes"])) for r in recs]
     ctx: dict[str, dict] = {}
-    for r in recs:
-        t = _trace(r)
+    for t, s, m in facts:
         if t is None:
             continue
-        c = ctx.setdefault(t, {"model": None, "session": None, "p": 0})
-        c["model"] = c["model"] or next((m for m in (_text(r["attributes"].get(k)) for k in _MODEL) if m), None)
-        s = _session_attr(r["attributes"])
+        c = ctx.get(t)
+        if c is None:
+            c = ctx[t] = {"model": None, "session": None, "p": 0}
+        c["model"] = c["model"] or m
         if s is not None and s[1] > c["p"]:
             c["session"], c["p"] = s
-    found = [c for c in (_candidate(i, r, ctx, mtime_ns // 1_000_000) for i, r in enumerate(recs)) if c is not None]
+    fallback = mtime_ns // 1_000_000
+    found = [c for c in (_candidate(i, r, f, ctx, fallback) for i, (r, f) in enumerate(zip(recs, facts)))
+             if c is not None]
     traces = {k: {c["trace"] for c in found if c["kind"] == k and c["trace"]} for k in (_CHAT, _LOG, _TURN)}
     resps = {k: {c["resp"] for c in found if c["kind"] == k and c["resp"]} for k in (_CHAT, _LOG, _TURN)}
     return [c for c in found if c["kind"] is None or not any(
         c["trace"] in traces[k] or c["resp"] in resps[k] for k in range(min(c["kind"], 3)))]
 
 
-def _candidate(i: int, r: dict, ctx: dict, fallback_ms: int) -> dict | None:
+def _model_attr(a: dict) -> str | None:
+    for k in _MODEL:
+        m = _text(a.get(k))
+        if m:
+            return m
+    return None
+
+
+def _candidate(i: int, r: dict, facts: tuple, ctx: dict, fallback_ms: int) -> dict | None:
     a = r["attributes"]
     kind, usage = _kind(r, a), _usage(a)
     tool = _text(a.get("gen_ai.tool.name")) if _is_span(r) and _text(a.get("gen_ai.operation.name")) == \
@@ -276,16 +306,15 @@ def _candidate(i: int, r: dict, ctx: dict, fallback_ms: int) -> dict | None:
     error = _text(a.get("error.type")) if kind == _CHAT and usage is None else None
     if (kind is None or usage is None) and tool is None and error is None:
         return None
-    trace = _trace(r)
+    trace, s, model = facts
     c = ctx.get(trace, {}) if trace else {}
-    s = _session_attr(a)
     session = s[0] if s is not None else c.get("session") or trace or "unknown-session"
     ms = _time_ms(r)
     ms = fallback_ms if ms is None else ms
     span = _span_id(r)
     prefix = {_LOG: "log:", _TURN: "agent-turn:"}.get(kind, "")  # type: ignore[arg-type]
     key = f"{prefix}{trace}:{span}" if trace and span else f"{prefix or 'span:'}{session}:{ms}:{i}"
-    model = next((m for m in (_text(a.get(k)) for k in _MODEL) if m), None) or c.get("model") or "unknown"
+    model = model or c.get("model") or "unknown"
     return {"kind": None if usage is None else kind, "trace": trace, "resp": _text(a.get("gen_ai.response.id")),
             "session": session, "model": model, "ms": ms, "key": key, "usage": usage, "tool": tool,
             "error": error, "call_id": _text(a.get("gen_ai.tool.call.id")),
@@ -308,15 +337,34 @@ def _row(c: dict) -> dict:
 def read(path: str, fh: IO[bytes] | None):
     """One session of a Copilot CLI export (``<file>#<session id>``): its calls and tool spans, a chain."""
     store, sid = one_member(path)
-    mine = sorted((c for c in records(store) if c["session"] == sid), key=lambda c: c["ms"])
-    version = next((c["version"] for c in mine if c["version"]), None)
-    return agent_file(path, "copilot", [_row(c) for c in mine], {"session_id": sid, "agent_version": version})
+    return read_members(store, [sid])[0]
+
+
+def read_members(store: str, sids: list[str]) -> list:
+    """Sessions of one export, together (:attr:`~sessionlab.agents.AgentSpec.members`): its calls
+    grouped by session once."""
+    mine: dict[str, list[dict]] = {}
+    for c in records(store):
+        got = mine.get(c["session"])
+        if got is None:
+            mine[c["session"]] = [c]
+        else:
+            got.append(c)
+    return [_session_file(member_path(store, sid), sid, mine.get(sid, [])) for sid in sids]
+
+
+def _session_file(path: str, sid: str, calls: list[dict]):
+    calls = sorted(calls, key=lambda c: c["ms"])
+    version = next((c["version"] for c in calls if c["version"]), None)
+    return agent_file(path, "copilot", [_row(c) for c in calls], {"session_id": sid, "agent_version": version})
 
 
 SPEC = AgentSpec(
     name="copilot", title="Copilot CLI", recognise=lambda obj: False, recognise_file=_recognise_file, opens=_opens,
     roots=roots, env=(ENV,), files=files, reader="sessionlab.agents.copilot:read",
-    finish="sessionlab.agents.copilot:finish", calls_need_usage=True, priced=True, lists_by_reading=True,
+    members="sessionlab.agents.copilot:read_members",
+    finish="sessionlab.agents.copilot:finish", calls_need_usage=True, priced=True, stores=stores,
+    store_sessions="sessionlab.agents.copilot:store_sessions",
     folder_doc="`~/.copilot/otel/*.jsonl` and the file `$COPILOT_OTEL_FILE_EXPORTER_PATH` names: Copilot CLI's "
                "OpenTelemetry export, written when enabled; each session is `<file>#<session id>`",
 )

@@ -168,10 +168,15 @@ def read(path: str, fh: IO[bytes] | None):
     return read_members(db, [sid])[0]
 
 
+# the columns of ``sessions`` read (the others, ``recipe_json``, ``extension_data``..., are not fetched)
+_COLUMNS = ("name", "working_dir", "created_at", "provider_name", "model_config_json", "accumulated_input_tokens",
+            "input_tokens", "accumulated_output_tokens", "output_tokens", "accumulated_total_tokens", "total_tokens")
+
+
 def read_members(db: str, sids: list[str]) -> list:
     """Sessions of ``sessions.db``, together (:attr:`~sessionlab.agents.AgentSpec.members`)."""
     # (the usage is the session's totals: a spend-only read needs no message)
-    found = sessions_with_messages(db, sids, "created_timestamp, id", messages=not spend_only())
+    found = sessions_with_messages(db, sids, "created_timestamp, id", _COLUMNS, messages=not spend_only())
     return [_session_file(db, sid, *got) for sid, got in zip(sids, found, strict=True)]
 
 

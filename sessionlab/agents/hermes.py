@@ -76,10 +76,15 @@ def read(path: str, fh: IO[bytes]):
     return read_members(db, [sid])[0]
 
 
+# the columns of ``sessions`` read
+_COLUMNS = ("model", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
+            "actual_cost_usd", "started_at", "billing_provider", "title")
+
+
 def read_members(db: str, sids: list[str]) -> list:
     """Sessions of ``state.db``, together (:attr:`~sessionlab.agents.AgentSpec.members`)."""
     # (the usage is the session's totals: a spend-only read needs no message)
-    found = sessions_with_messages(db, sids, "timestamp, id", messages=not spend_only())
+    found = sessions_with_messages(db, sids, "timestamp, id", _COLUMNS, messages=not spend_only())
     return [_session_file(db, sid, *got) for sid, got in zip(sids, found, strict=True)]
 
 

@@ -33,13 +33,14 @@ import pyarrow as pa
 
 from .._arrow import without_pandas
 from .._rowsof import RowsOf, joined_tables, row_count
-from ..agents import jsonl_below, name_listed
+from ..agents import check_agents, jsonl_below, name_listed
 from ..errors import NativeLoaderWarning, SourceNotFoundError
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
 from . import _cache
 from ._cache_keys import stat_key
 from ._file import FileResult, keep_read_buffer, label_other_agents, load_chunk, paused_collector
+from ._listed import listed_stores, load_stores
 from ._native import native_available
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
@@ -128,8 +129,7 @@ def _early_pool(source: Source, agents: Sequence[str] | None, max_workers: int |
                 prices: bool = True) -> Any:
     """Worker processes started before the files are listed, each warming up (:func:`_warm`),
     when the load will want processes: the default folders of agents other than pi (whose files
-    are read by Python that holds the GIL), none of which lists by reading
-    (:attr:`~sessionlab.agents.AgentSpec.lists_by_reading`). Their start overlaps the listing,
+    are read by Python that holds the GIL). Their start overlaps the listing,
     and they load even a small load's files (warm by then: the parent, which would otherwise load
     them, would first import what they did). None otherwise, and when the load ``reads`` no file
     itself (a cache answers it). ``prices``: whether the workers price the calls they read."""
@@ -139,7 +139,7 @@ def _early_pool(source: Source, agents: Sequence[str] | None, max_workers: int |
     if not reads or source is not None or agents is None or workers <= 1 or not sys.platform.startswith("linux"):
         return None  # (elsewhere a worker starts by importing everything again: not for a small load)
     chosen = registry.check_agents(agents)  # (checked first: a misuse is reported before any process starts)
-    if "pi" in chosen or any(registry.spec(a).lists_by_reading for a in chosen):
+    if "pi" in chosen:
         return None
     from concurrent.futures import ProcessPoolExecutor
 
@@ -243,11 +243,19 @@ def _no_such_file(path: str, names: dict) -> bool:
     return name_listed(path, names) is False
 
 
-def _load_chunk(paths: list[str], want_blocks: bool, spend_only: bool = False) -> tuple:
+def _load_chunk(paths: list[str], want_blocks: bool, spend_only: bool = False, listed_by: str | None = None) -> tuple:
     """A worker process's task: load files and pack the results for the trip back (see :func:`_pack`).
     A spend-only load's calls are priced on their way back (:func:`_unpack`): its workers never
-    load the price table."""
-    return _pack(load_chunk(paths, want_blocks, spend_only, price=not spend_only))
+    load the price table. ``listed_by``: the paths are that agent's stores, their sessions listed
+    here (:func:`._listed.load_stores`)."""
+    return _pack(_loaded(paths, want_blocks, spend_only, listed_by, price=not spend_only))
+
+
+def _loaded(paths: list[str], want_blocks: bool, spend_only: bool, listed_by: str | None, *,
+            price: bool = True) -> list[FileResult]:
+    if listed_by is not None:
+        return load_stores(paths, listed_by, want_blocks, spend_only, price=price)
+    return load_chunk(paths, want_blocks, spend_only, price=price)
 
 
 def _to_ipc(helds: list[Any], schema: pa.Schema) -> tuple[bytes, list[int], list[int]]:
@@ -414,7 +422,7 @@ class LoadResult:
 
 def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
                   stats: dict[str, os.stat_result] | None = None, spend_only: bool = False,
-                  pool: Any = None, stated: bool = True) -> Iterator[list[FileResult]]:
+                  pool: Any = None, stated: bool = True, listed_by: str | None = None) -> Iterator[list[FileResult]]:
     workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
     # (files the listing did not state weigh alike: their bytes are not known before they are read)
     sizes = [n + _FILE_BYTES for n in _sizes(paths, stats)] if stated else [_FILE_BYTES] * len(paths)
@@ -426,13 +434,13 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
         target = min(_UNSTATED_TASK_FILES * _FILE_BYTES, max(low // 2, total // (4 * max(workers, 1))))
     chunks = _chunks(paths, sizes, target)
     if pool is not None:  # (started while the files were listed, see _early_pool: warm, even for a small load)
-        yield from _pool_results(pool, chunks, want_blocks, spend_only)
+        yield from _pool_results(pool, chunks, want_blocks, spend_only, listed_by)
         return
     if workers <= 1 or len(paths) <= 1 or total < _SERIAL_BYTES:
         for chunk in chunks:
-            yield load_chunk(chunk, want_blocks, spend_only)
+            yield _loaded(chunk, want_blocks, spend_only, listed_by)
         return
-    if native_available() and not _mostly_agents(paths):
+    if native_available() and listed_by is None and not _mostly_agents(paths):
         # the C scanner releases the GIL while it scans: threads share the work without the
         # processes' start-up and without shipping tables back
         with ThreadPoolExecutor(max_workers=min(workers, len(chunks)), initializer=keep_read_buffer) as tx:
@@ -444,14 +452,15 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
 
     with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=_context(),
                              initializer=without_pandas) as ex:
-        yield from _pool_results(ex, chunks, want_blocks, spend_only)
+        yield from _pool_results(ex, chunks, want_blocks, spend_only, listed_by)
 
 
-def _pool_results(pool: Any, chunks: list[list[str]], want_blocks: bool,
-                  spend_only: bool) -> Iterator[list[FileResult]]:
+def _pool_results(pool: Any, chunks: list[list[str]], want_blocks: bool, spend_only: bool,
+                  listed_by: str | None = None) -> Iterator[list[FileResult]]:
     """The chunks' results from worker processes, in order (a spend-only load's calls priced here,
     each chunk's at once as it comes: the price table is loaded while the workers read)."""
-    results = pool.map(_load_chunk, chunks, [want_blocks] * len(chunks), [spend_only] * len(chunks))
+    n = len(chunks)
+    results = pool.map(_load_chunk, chunks, [want_blocks] * n, [spend_only] * n, [listed_by] * n)
     if spend_only:
         _price_table()
     for packed in results:
@@ -497,17 +506,20 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
     opened: list[FileResult] | None = None  # (the files, when their workers' stats are their keys)
     try:
         stats: dict[str, os.stat_result] = {}  # (each file's stat as listed: its size and key)
-        paths, unlisted = _find(source, agents, stats, stat_below=None if pool is None else _UNSTATED_FILES)
+        paths, unlisted, stores = _listing(source, agents, stats, pool)
         # (many files in the default folders the early workers read: they state each file as they
         # open it, rather than the listing all of them, one after the other, before any is read)
         stated = pool is None or len(paths) < _UNSTATED_FILES
-        bar = _progress_bar(progress, len(paths))
+        bar = _progress_bar(progress, len(paths) + sum(map(len, stores.values())))
 
-        def load_whole(ps: list[str], spend: bool = spend_files) -> Iterator[list[FileResult]]:
-            for chunk in _iter_results(ps, want_blocks, max_workers, stats, spend, pool, stated):
+        def load_whole(ps: list[str], spend: bool = spend_files, listed_by: str | None = None
+                       ) -> Iterator[list[FileResult]]:
+            for chunk in _iter_results(ps, want_blocks, max_workers, stats, spend, pool,
+                                       stated or listed_by is not None, listed_by):
                 yield chunk
-                if bar is not None:
-                    bar.update(len(chunk))  # type: ignore[attr-defined]
+                if bar is not None:  # (a chunk of stores: a step per store)
+                    steps = len(chunk) if listed_by is None else len({r.path.partition("#")[0] for r in chunk})
+                    bar.update(steps)  # type: ignore[attr-defined]
 
         if store is None:
             results = list(chain.from_iterable(load_whole(paths)))
@@ -515,14 +527,16 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
                 results = opened = _first_copies(results)
         else:
             results = _cached(store, paths, load_whole, lambda ps: load_whole(ps, spend_only))
+        # (the sessions of stores listed by reading them, after the files: never cached, so for a
+        # usage report their spend rows alone)
+        by_store = [r for a, ps in stores.items() for r in chain.from_iterable(load_whole(ps, spend_only, a))]
     finally:
         if bar is not None:
             bar.close()  # type: ignore[attr-defined]
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     # (folders that could not be listed: a read_error each, after the files, never cached)
-    results = results + [FileResult(path=p, issues=[LineIssue(p, 0, "read_error", f"cannot list the folder: {msg}")])
-                         for p, msg in unlisted]
+    results = results + by_store + [_unlisted(p, msg) for p, msg in unlisted]
     _warn_native_errors(results)
     if store is not None:  # (every file a chunk loaded is labelled there: only those the cache grew are not)
         label_other_agents(results)
@@ -539,8 +553,28 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
     elif opened is not None:
         keys = lambda: {r.path: stat_key(r.stat) if r.stat is not None else {} for r in opened}  # noqa: E731
     else:
-        keys = lambda: {p: stat_key(st) if (st := stats.get(p)) is not None else {} for p in paths}  # noqa: E731
+        keys = lambda: {p: stat_key(st) if (st := stats.get(p)) is not None else {}  # noqa: E731
+                        for p in chain(paths, (r.path for r in by_store))}
     return LoadResult(results, source, options, keys, store.changes if store is not None else None)
+
+
+def _unlisted(path: str, msg: str) -> FileResult:
+    return FileResult(path=path, issues=[LineIssue(path, 0, "read_error", f"cannot list the folder: {msg}")])
+
+
+def _listing(source: Source, agents: Sequence[str] | None, stats: dict[str, os.stat_result], pool: Any
+             ) -> tuple[list[str], list[tuple[str, str]], dict[str, list[str]]]:
+    """The files of the load (:func:`_find`), the folders that could not be listed and, for a load
+    of the default folders, the stores of the agents that list their sessions by reading them
+    (:func:`._listed.listed_stores`), by agent: their sessions are listed by the workers that read
+    them."""
+    unlisted: list[tuple[str, str]] = []
+    stores = listed_stores(agents, unlisted) if source is None else {}
+    rest = agents if not stores else [a for a in check_agents(agents) if a not in stores]
+    if rest is not None and not rest:
+        return [], unlisted, stores
+    paths, errors = _find(source, rest, stats, stat_below=None if pool is None else _UNSTATED_FILES)
+    return paths, errors + unlisted, stores
 
 
 def _first_copies(results: list[FileResult]) -> list[FileResult]:
