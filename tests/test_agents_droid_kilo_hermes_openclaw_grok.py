@@ -235,6 +235,23 @@ def test_openclaw_files_are_pi_files_labelled_openclaw(home):
     assert sl.load(str(h / ".openclaw"), agents=["openclaw"], cache=False, progress=False).sessions.num_rows == 2
 
 
+@pytest.mark.parametrize(("rel", "mine"), [
+    (".openclaw/agents/a/sessions/x.jsonl", True), (".openclaw/agents/a/sessions/x.jsonl.deleted.17", True),
+    (".openclaw/agents/a/sessions/x.jsonl.reset.17", True), (".clawdbot/agents/z/sessions/q.jsonl", True),
+    (".openclaw/agents/a/sessions/../sessions/x.jsonl", True), (".openclaw/agents/a/b/sessions/x.jsonl", False),
+    (".openclaw/agents/a/sessions/x.json", False), (".openclaw/agents/sessions/x.jsonl", False),
+    ("elsewhere/agents/a/sessions/x.jsonl", False), (".openclaw/agents/a/sessions/sub/x.jsonl", False)])
+def test_an_openclaw_file_is_known_by_its_folder_and_name(rel, mine, tmp_path, monkeypatch):
+    # (the folder's answer is kept per folder: each of its files asks only its own name)
+    from sessionlab.agents import openclaw
+
+    monkeypatch.delenv("OPENCLAW_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert openclaw._recognise_file(str(tmp_path / rel), b"") is mine
+    monkeypatch.setenv("OPENCLAW_DIR", str(tmp_path / "other"))  # (the environment is asked every time)
+    assert openclaw._recognise_file(str(tmp_path / rel), b"") is False
+
+
 # -- Grok Build -------------------------------------------------------------------------------------
 
 _GK = {"a": "019f7000-0000-7000-8000-000000000001", "b": "019f7000-0000-7000-8000-000000000002"}

@@ -34,9 +34,9 @@ def roots() -> list[Path]:
     return [home / ".openclaw", home / ".clawdbot", home / ".moltbot", home / ".moldbot"]
 
 
-def _session_file(rel: tuple[str, ...]) -> bool:
-    """``agents/<agent>/sessions/<name>`` with a session file's name."""
-    return len(rel) == 4 and rel[0] == "agents" and rel[2] == "sessions" and _NAME.search(rel[3]) is not None
+def _sessions_folder_parts(rel: tuple[str, ...]) -> bool:
+    """``agents/<agent>/sessions``."""
+    return len(rel) == 3 and rel[0] == "agents" and rel[2] == "sessions"
 
 
 def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
@@ -70,9 +70,18 @@ def _root_prefixes(env: str | None, home: str, cwd: str) -> tuple[str, ...]:
 def _recognise_file(path: str, head: bytes) -> bool:
     if f"{os.sep}sessions{os.sep}" not in path or f"{os.sep}agents{os.sep}" not in path:
         return False  # (most files: no path arithmetic, no environment)
-    p = os.path.abspath(path)
-    for r in _root_prefixes(os.environ.get("OPENCLAW_DIR"), os.environ.get("HOME", ""), os.getcwd()):
-        if p.startswith(r) and _session_file(tuple(p[len(r):].split(os.sep))):
+    folder, _, name = path.rpartition(os.sep)
+    return _NAME.search(name) is not None and _sessions_folder(folder, os.environ.get("OPENCLAW_DIR"),
+                                                               os.environ.get("HOME", ""), os.getcwd())
+
+
+@lru_cache(maxsize=1024)
+def _sessions_folder(folder: str, env: str | None, home: str, cwd: str) -> bool:
+    """Whether ``folder`` is ``agents/<agent>/sessions`` below a root (kept per folder, environment,
+    home and working folder: a load asks for every file it read, a folder holds many)."""
+    p = os.path.join(os.path.abspath(folder or os.sep), "")
+    for r in _root_prefixes(env, home, cwd):
+        if p.startswith(r) and _sessions_folder_parts(tuple(p[len(r):-1].split(os.sep))):
             return True
     return False
 

@@ -240,8 +240,8 @@ def _read(res: FileResult, want_blocks: bool = False,
             agent = detect_agent(head, res.path)
             whole = len(head) < HEAD_BYTES  # (the whole file: read from memory, not again)
             mine = agent == "pi" or pi_format(agent)
-            if whole and (not mine or into is None):
-                if mine:
+            if whole:
+                if mine:  # (the head itself, not copied into ``into``: most files are small)
                     return head, agent
                 from ._agents import load_agent_file  # the other agents' readers, on first use
                 load_agent_file(res, agent, io.BytesIO(head), want_blocks, defer=True)
@@ -393,7 +393,7 @@ def _native_chunk(paths: list[str], want_blocks: bool) -> list[FileResult]:
         if not accepted:
             res = _stated(load_data(path, bytes(data), want_blocks), res.stat)
             res.native_error = error
-        elif batch.kept_last:
+        elif batch.kept_last and type(data) is memoryview:  # (a view of the buffer: it is the batch's now)
             buffer.detach()
         results.append(res)
     try:
