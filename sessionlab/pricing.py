@@ -140,9 +140,20 @@ def price_totals(models: Sequence[str | None], inp: Any, out: Any, cache_read: A
     return cost
 
 
-def _positions(models: Sequence[str | None]) -> dict[str | None, np.ndarray]:
+def _positions(models: Any) -> dict[str | None, np.ndarray]:
     """Each model's positions in ``models`` (in order of first appearance): one pass to group the
-    calls, whose costs are then computed per model at once."""
+    calls, whose costs are then computed per model at once. ``models``: names, or an Arrow array of
+    them (a load's calls by the hundred thousand: grouped without a Python object per call)."""
+    if hasattr(models, "dictionary_encode"):  # (an Arrow array or chunked array)
+        import pyarrow as pa
+
+        enc = models.combine_chunks() if isinstance(models, pa.ChunkedArray) else models
+        enc = enc.dictionary_encode(null_encoding="encode")  # (codes in order of first appearance)
+        codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int64)
+        order = np.argsort(codes, kind="stable")  # (each model's positions ascending)
+        ends = np.cumsum(np.bincount(codes, minlength=len(enc.dictionary)))
+        return {m: order[e - n:e] for m, e, n in zip(enc.dictionary.to_pylist(), ends.tolist(),
+                                                      np.diff(np.r_[0, ends]).tolist())}
     by_model: dict[str | None, list[int]] = {}
     for i, m in enumerate(models):
         by_model.setdefault(m, []).append(i)

@@ -7,8 +7,10 @@ import random
 
 import pytest
 from genai_prices import Usage, calc_price
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from sessionlab.pricing import price_calls
+from sessionlab.pricing import price_array, price_calls
 
 MODELS = ["claude-sonnet-4-5-20250929", "claude-opus-4-6", "claude-haiku-4-5-20251001", "gpt-5.3-codex",
           "gpt-5.2-codex", "gpt-5.4"]
@@ -43,3 +45,23 @@ def test_unknown_models_and_empty_calls():
                                  [0, 0, 0, 0])
     assert costs == [None, 0.0, None, None]
     assert unknown == {"nope-1": [0, 2], "(none)": [3]}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["claude-sonnet-4-5", "gpt-5", "", None, "no-such-model"]), max_size=60),
+       st.integers(0, 60))
+def test_calls_grouped_by_model_from_an_arrow_array_as_from_names(models, cut):
+    # (the priced rows of a load come as an Arrow column: grouped in C, the groups of the plain loop)
+    import numpy as np
+    import pyarrow as pa
+
+    from sessionlab.pricing import _positions
+
+    want = _positions(models)
+    chunked = pa.chunked_array([pa.array(models[:cut], pa.string()), pa.array(models[cut:], pa.string())])
+    for got in (_positions(pa.array(models, pa.string())), _positions(chunked)):
+        assert list(got) == list(want)  # (in order of first appearance)
+        assert all(np.array_equal(got[m], want[m]) for m in want)
+    inp = list(range(len(models)))
+    assert np.array_equal(price_array(pa.array(models, pa.string()), inp, inp, inp, inp)[0],
+                          price_array(models, inp, inp, inp, inp)[0], equal_nan=True)

@@ -46,8 +46,12 @@ def roots() -> list[Path]:
 
 def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
     """``T-*.json`` in each folder."""
-    return [f for folder in folders for f in files_below([folder], ("T-*.json",), errors)
-            if os.path.dirname(f) == str(folder)]  # (the folder itself, not below)
+    out: list[str] = []
+    for folder in folders:
+        top = os.path.join(str(folder), "")  # (the folder itself, not below: ``T-x/y.json`` matches too)
+        out += [f for f in files_below([folder], ("T-*.json",), errors) if f.startswith(top) and os.sep not in
+                f[len(top):]]
+    return out
 
 
 SPEC = AgentSpec(

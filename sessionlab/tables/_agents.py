@@ -268,13 +268,13 @@ def _priced(t: pa.Table, priced: np.ndarray) -> pa.Table:
     def col(name: str) -> np.ndarray:
         return to_numpy(t[name].take(take), 0)
 
-    models = t["model"].take(take).to_pylist()
+    models = t["model"].take(take)  # (an Arrow array: grouped by model in C, see pricing._positions)
     counts = [col(c) for c in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")]
     costs, _ = price_array(models, *counts, col("cache_write_1h_tokens"))
     totals = to_numpy(pc.equal(t["usage_kind"].take(take), scalar("session_total")), False).astype(np.bool_)
     if totals.any():
         at = np.flatnonzero(totals)
-        costs[at] = price_totals([models[k] for k in at], *(c[at] for c in counts))
+        costs[at] = price_totals(models.take(arrow_indices(at)), *(c[at] for c in counts))
     cost = to_numpy(t["cost_usd"], np.nan).astype(np.float64)
     cost[rows] = costs
     # (a fallback model that has a price stays flagged; the other rows' sources are left as they are)
