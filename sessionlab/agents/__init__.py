@@ -64,6 +64,7 @@ __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", 
            "read_source"]
 
 _REGISTRY: dict[str, AgentSpec] = {}
+_OPENERS: list[AgentSpec] = []  # (the registry's agents with ``opens``, in order: asked of every file)
 
 
 def register(agent: AgentSpec) -> AgentSpec:
@@ -71,6 +72,7 @@ def register(agent: AgentSpec) -> AgentSpec:
     if not isinstance(agent, AgentSpec):
         raise ArgumentTypeError("agent", f"agent must be an AgentSpec, not {type(agent).__name__}")
     _REGISTRY[agent.name] = agent
+    _OPENERS[:] = [a for a in _REGISTRY.values() if a.opens is not None]
     return agent
 
 
@@ -79,6 +81,7 @@ def unregister(name: str) -> None:
     if name == "pi":
         raise ArgumentValueError("name", "pi cannot be unregistered")
     _REGISTRY.pop(name, None)
+    _OPENERS[:] = [a for a in _REGISTRY.values() if a.opens is not None]
 
 
 # agents whose files a looser rule of an earlier agent would also take come first (a Gemini CLI
@@ -204,8 +207,8 @@ def _read_members(spec: AgentSpec, store: str, keys: list[str]) -> dict[str, Age
 
 
 def _opener(path: str) -> str | None:
-    for a in _REGISTRY.values():
-        if a.opens is not None and a.opens(path):
+    for a in _OPENERS:
+        if a.opens(path):  # type: ignore[misc]
             return a.name
     return None
 

@@ -31,7 +31,8 @@ def _recognise_start(start: bytes) -> bool:
 def _recognise_file(path: str, head: bytes) -> bool:
     """A thread by its name (``T-*.json``) and its start: known before detection walks the lines of
     a pretty document (where an inner one-line object could be mistaken for another agent's)."""
-    return path.endswith(".json") and os.path.basename(path).startswith("T-") and _recognise_start(head[:4096])
+    return (path.endswith(".json") and "T-" in path  # (most files: no path arithmetic)
+            and os.path.basename(path).startswith("T-") and _recognise_start(head[:4096]))
 
 
 def roots() -> list[Path]:

@@ -27,8 +27,8 @@ def _recognise_start(start: bytes) -> bool:
 def _recognise_file(path: str, head: bytes) -> bool:
     """A JSON recording by where it is (``chats/*.json``) and its start: known before detection walks
     the lines of a pretty document."""
-    return (path.endswith(".json") and os.path.basename(os.path.dirname(path)) == "chats"
-            and _recognise_start(head[:4096]))
+    return (path.endswith(".json") and "chats" in path  # (most files: no path arithmetic)
+            and os.path.basename(os.path.dirname(path)) == "chats" and _recognise_start(head[:4096]))
 
 
 def roots() -> list[Path]:

@@ -53,8 +53,11 @@ def split_source(path: str) -> tuple[str, str] | None:
     return (db, sid) if name == "opencode.db" or _CHANNEL_DB.fullmatch(name) else None
 
 
+_MESSAGE = f"{os.sep}message{os.sep}"
+
+
 def _is_storage_session(path: str) -> bool:
-    if f"{os.sep}message{os.sep}" not in path:
+    if _MESSAGE not in path:
         return False  # (most paths: no path arithmetic)
     parent = os.path.dirname(path.rstrip("/" + os.sep))
     return (os.path.basename(parent) == "message" and os.path.basename(os.path.dirname(parent)) == "storage"

@@ -11,6 +11,7 @@ import gc
 import io
 import os
 import stat
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -229,8 +230,7 @@ def _read(res: FileResult, want_blocks: bool = False,
     try:
         agent = opener(res.path)
         if agent is not None:  # a source the agent's reader opens itself (a session in a database)
-            from ._agents import load_agent_file
-            load_agent_file(res, agent, None, want_blocks, defer=True)
+            _agents().load_agent_file(res, agent, None, want_blocks, defer=True)
             return None, agent
         fd, st = _open_regular(res.path)
         res.stat, size = stat_fields(st), st.st_size
@@ -243,8 +243,7 @@ def _read(res: FileResult, want_blocks: bool = False,
             if whole:
                 if mine:  # (the head itself, not copied into ``into``: most files are small)
                     return head, agent
-                from ._agents import load_agent_file  # the other agents' readers, on first use
-                load_agent_file(res, agent, io.BytesIO(head), want_blocks, defer=True)
+                _agents().load_agent_file(res, agent, io.BytesIO(head), want_blocks, defer=True)
                 return None, agent
             if hasattr(os, "set_blocking"):
                 os.set_blocking(fd, True)
@@ -254,9 +253,8 @@ def _read(res: FileResult, want_blocks: bool = False,
                     return into.read(fh, head), agent
                 fh.seek(0)  # (read whole again rather than joined to the head: one copy of a huge file)
                 return fh.read(), agent
-            from ._agents import load_agent_file
             fh.seek(0)
-            load_agent_file(res, agent, fh, want_blocks, defer=True)
+            _agents().load_agent_file(res, agent, fh, want_blocks, defer=True)
             return None, agent
         finally:
             if fh is not None:
@@ -266,6 +264,15 @@ def _read(res: FileResult, want_blocks: bool = False,
     except Exception as exc:  # a file that fails must not stop the others: it becomes an issue
         _failed(res, exc)
         return None, "pi"
+
+
+def _agents() -> Any:
+    """:mod:`._agents` (the other agents' readers), imported on first use, then found without the
+    import machinery (asked once per file of another agent)."""
+    mod = sys.modules.get(f"{__package__}._agents")
+    if mod is None:
+        from . import _agents as mod
+    return mod
 
 
 def _open_regular(path: str) -> tuple[int, os.stat_result]:
