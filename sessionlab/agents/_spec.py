@@ -248,6 +248,9 @@ class AgentSpec:
         store_sessions: ``"module:function"``, ``store_sessions(store) -> list[str]``: a store's
             sessions (:func:`member_path`), read to list them; the reads that follow in the same
             process take what it parsed until the agent's ``finish`` lets it go. Set with ``stores``.
+        bundled: Whether a usage report's load may carry the sessions one task read as one result
+            (:mod:`sessionlab.tables._bundle`: their rows one table, their session rows columns);
+            None: when the agent has no ``finish`` (a pass that asks each file's own result).
     """
 
     name: str
@@ -270,6 +273,12 @@ class AgentSpec:
     members: str | None = None
     stores: Callable[[list[Path], list[tuple[str, str]]], list[str]] | None = None
     store_sessions: str | None = None
+    bundled: bool | None = None
+
+    @property
+    def bundles(self) -> bool:
+        """Whether the sessions of a task may be carried as one result (:attr:`bundled`)."""
+        return self.finish is None if self.bundled is None else self.bundled
 
     def read(self, path: str, fh: IO[bytes] | None) -> Any:
         """The file read into the common columns (an ``AgentFile``)."""

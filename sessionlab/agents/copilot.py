@@ -363,7 +363,7 @@ SPEC = AgentSpec(
     name="copilot", title="Copilot CLI", recognise=lambda obj: False, recognise_file=_recognise_file, opens=_opens,
     roots=roots, env=(ENV,), files=files, reader="sessionlab.agents.copilot:read",
     members="sessionlab.agents.copilot:read_members",
-    finish="sessionlab.agents.copilot:finish", calls_need_usage=True, priced=True, stores=stores,
+    finish="sessionlab.agents.copilot:finish", calls_need_usage=True, priced=True, stores=stores, bundled=True,
     store_sessions="sessionlab.agents.copilot:store_sessions",
     folder_doc="`~/.copilot/otel/*.jsonl` and the file `$COPILOT_OTEL_FILE_EXPORTER_PATH` names: Copilot CLI's "
                "OpenTelemetry export, written when enabled; each session is `<file>#<session id>`",

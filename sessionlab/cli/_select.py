@@ -60,7 +60,7 @@ def _loaded(source: Sequence[str] | None, agents: Sequence[str] | None, spend_on
     if not spend_only:
         return load(source, on_bad_lines="skip", progress=False, agents=agents)
     res = tables.load_files(source, on_bad_lines="skip", progress=False, agents=agents, spend_only=True)
-    return Corpus(res.files, loaded=res, agents=agents)
+    return Corpus(res.results, loaded=res, agents=agents)
 
 
 def project_files(paths: Sequence[str] | None, *, project: str, agents: Sequence[str] | None = None) -> list[str]:

@@ -26,6 +26,7 @@ from ..pi.io.formats import AgentFile, row_columns
 from ..pi.io.issues import LineIssue
 from ..pricing import price_array, price_totals
 from ._arrays import parse_timestamps
+from ._bundle import add_issue_count, member_agents
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
 __all__ = ["load_agent_file", "finish_agents"]
@@ -327,16 +328,16 @@ def _unknown_models(results: list) -> None:
         fi = int(np.searchsorted(offsets, row, side="right")) - 1
         r, local = results[fi], row - int(offsets[fi])
         e = r.entries
-        r.issues.append(LineIssue(r.path, int(e["line_no"][local].as_py() or 0), "unknown_model",
+        path = add_issue_count(r, local)  # (the file of that row: a bundle's member's)
+        r.issues.append(LineIssue(path, int(e["line_no"][local].as_py() or 0), "unknown_model",
                                   f"no price for model {model!r} ({counts[model]} calls in this load): their "
                                   "cost_usd is null", "", e["entry_id"][local].as_py()))
-        r.session["issue_count"] = r.session.get("issue_count", 0) + 1
 
 
 def finish_agents(results: list) -> None:
     """Cross-file work of a load over its files of the registry's agents, in load order: each
     agent's own pass (:attr:`~sessionlab.agents.AgentSpec.finish`), then the pricing."""
-    present = {(r.session or {}).get("agent") for r in results}
+    present = member_agents(results)
     for spec in registry.specs():
         if spec.name in present:
             spec.finish_load(results)

@@ -88,6 +88,9 @@ class FileResult:
     # the file's stat as it was opened (:func:`._cache_keys.stat_fields`; None for a source the agent's
     # reader opens itself): its key and identity where the listing stated no file
     stat: tuple[int, int, int, int, int] | None = field(default=None, repr=False)
+    # set on a result that stands for many sessions (a usage report's load: :mod:`._bundle`), whose
+    # own path is its first session's and session None
+    members: Any = field(default=None, repr=False)
 
     def raw_table(self, name: str) -> Any:
         """``entries`` or ``blocks`` as held: a table, a :class:`RowsOf` or None."""

@@ -38,6 +38,7 @@ from ..errors import NativeLoaderWarning, SourceNotFoundError
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
 from . import _cache
+from ._bundle import bundled, expanded, file_count, file_paths, member_agents
 from ._cache_keys import stat_key
 from ._file import FileResult, keep_read_buffer, label_other_agents, load_chunk, paused_collector
 from ._listed import listed_stores, load_stores
@@ -253,9 +254,14 @@ def _load_chunk(paths: list[str], want_blocks: bool, spend_only: bool = False, l
 
 def _loaded(paths: list[str], want_blocks: bool, spend_only: bool, listed_by: str | None, *,
             price: bool = True) -> list[FileResult]:
+    """A task's results; a usage report's (``spend_only``) with the sessions of the agents that allow
+    it as bundles (:func:`._bundle.bundled`): what each session's own result costs on the way back
+    and in every pass over the load is most of a small session's time."""
     if listed_by is not None:
-        return load_stores(paths, listed_by, want_blocks, spend_only, price=price)
-    return load_chunk(paths, want_blocks, spend_only, price=price)
+        results = load_stores(paths, listed_by, want_blocks, spend_only, price=price)
+    else:
+        results = load_chunk(paths, want_blocks, spend_only, price=price)
+    return bundled(results) if spend_only and not want_blocks else results
 
 
 def _to_ipc(helds: list[Any], schema: pa.Schema) -> tuple[bytes, list[int], list[int]]:
@@ -397,10 +403,11 @@ def _progress_bar(progress: bool | None, total: int) -> object | None:
 
 @dataclass
 class LoadResult:
-    """The per-file results of a load, in file order; what changed since the cache (or since the
-    ``previous`` load of :func:`refresh`) is in ``changes``."""
+    """The per-file results of a load, in file order (``files``); what changed since the cache (or
+    since the ``previous`` load of :func:`refresh`) is in ``changes``. ``results``: the results as
+    loaded, where a usage report's load carries many sessions as one (:mod:`._bundle`)."""
 
-    files: list[FileResult]
+    results: list[FileResult]
     source: Source = None
     options: dict = field(default_factory=dict)
     # each file's key (what :func:`refresh` compares), or a function that makes them on first use
@@ -416,8 +423,13 @@ class LoadResult:
         return self.key_source
 
     @property
+    def files(self) -> list[FileResult]:
+        """One result per file (a bundle's sessions each their own, see :func:`._bundle.expanded`)."""
+        return expanded(self.results)
+
+    @property
     def issues(self) -> list[LineIssue]:
-        return [i for r in self.files for i in r.issues]
+        return [i for r in self.results for i in r.issues]
 
 
 def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
@@ -518,7 +530,8 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
                                        stated or listed_by is not None, listed_by):
                 yield chunk
                 if bar is not None:  # (a chunk of stores: a step per store)
-                    steps = len(chunk) if listed_by is None else len({r.path.partition("#")[0] for r in chunk})
+                    steps = file_count(chunk) if listed_by is None else len(
+                        {p.partition("#")[0] for p in file_paths(chunk)})
                     bar.update(steps)  # type: ignore[attr-defined]
 
         if store is None:
@@ -540,7 +553,7 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
     _warn_native_errors(results)
     if store is not None:  # (every file a chunk loaded is labelled there: only those the cache grew are not)
         label_other_agents(results)
-    if any((r.session or {}).get("agent", "pi") != "pi" for r in results):  # Claude Code / Codex files
+    if member_agents(results) - {"pi", None}:  # Claude Code / Codex files...
         from ._agents import finish_agents
         finish_agents(results)
     _report(results, on_bad_lines)
@@ -551,10 +564,11 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
     if store is not None:
         keys: Any = store.keys
     elif opened is not None:
-        keys = lambda: {r.path: stat_key(r.stat) if r.stat is not None else {} for r in opened}  # noqa: E731
+        keys = lambda: {r.path: stat_key(r.stat) if r.stat is not None else {}  # noqa: E731
+                        for r in expanded(opened)}
     else:
         keys = lambda: {p: stat_key(st) if (st := stats.get(p)) is not None else {}  # noqa: E731
-                        for p in chain(paths, (r.path for r in by_store))}
+                        for p in chain(paths, file_paths(by_store))}
     return LoadResult(results, source, options, keys, store.changes if store is not None else None)
 
 
@@ -581,12 +595,13 @@ def _first_copies(results: list[FileResult]) -> list[FileResult]:
     """The results of a load whose listing stated no file, a file reached twice (a symlink or hard
     link beside it, a folder named twice) kept once, where first found: by the device and inode
     its worker's stat gave (:attr:`FileResult.stat`)."""
-    idents = [st[:2] for st in (r.stat for r in results) if st is not None]
+    stats = chain.from_iterable([r.stat] if r.members is None else r.members.stats for r in results)
+    idents = [st[:2] for st in stats if st is not None]
     if len(set(idents)) == len(idents):
         return results  # (no file twice: the usual load)
     seen: set[tuple[int, int]] = set()
     out: list[FileResult] = []
-    for r in results:
+    for r in expanded(results):
         st = r.stat
         if st is not None:
             ident = st[:2]
@@ -608,7 +623,7 @@ def _cached(store: _cache.Store, paths: list[str], load_whole: Any, load_own: An
     if not own:
         return store.load(paths, load_whole)
     done = {r.path: r for r in store.load([p for p in paths if p not in own], load_whole)}
-    done.update((r.path, r) for r in chain.from_iterable(load_own([p for p in paths if p in own])))
+    done.update((r.path, r) for r in expanded(chain.from_iterable(load_own([p for p in paths if p in own]))))
     return [done[p] for p in paths]
 
 
@@ -623,7 +638,7 @@ def refresh(previous: LoadResult, **options) -> LoadResult:
         Changes(added=0, appended=1, rewritten=0, removed=0, unchanged=6)
     """
     new = load_files(previous.source, **{**previous.options, **options})
-    new.changes = _cache.compare(previous.keys, new.keys, [r.path for r in new.files])
+    new.changes = _cache.compare(previous.keys, new.keys, file_paths(new.results))
     return new
 
 
@@ -638,5 +653,5 @@ def _warn_native_errors(results: list[FileResult]) -> None:
 
 
 def _report(results: list[FileResult], on_bad_lines: OnBadLines) -> None:
-    for r in results:
+    for r in expanded(r for r in results if r.issues):  # (a bundle's issues: each of its files' own)
         report_issues(r.path, r.issues, on_bad_lines, stacklevel=4)

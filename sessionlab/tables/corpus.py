@@ -24,6 +24,7 @@ from ..errors import ArgumentTypeError, ArgumentValueError
 from ..pi.io.issues import OnBadLines
 from ..pi.rules import DEFAULT_RULES, Rules
 from ._build import blocks_of, entries_of, issues_of, labels_of, sessions_of
+from ._bundle import expanded, file_paths
 from ._cache import CacheOption
 from ._file import FileResult
 from ._follow import POLL_INTERVAL, Backend, Follower, watched_paths
@@ -83,11 +84,11 @@ class Corpus:
         self._max_workers = max_workers
 
     def __repr__(self) -> str:
-        return f"Corpus({len(self._results)} files, {self.entries.num_rows} entries)"
+        return f"Corpus({len(self.files)} files, {self.entries.num_rows} entries)"
 
     @property
     def files(self) -> list[str]:
-        return [r.path for r in self._results]
+        return file_paths(self._results)
 
     @cached_property
     def entries(self) -> pa.Table:
@@ -100,7 +101,7 @@ class Corpus:
 
     @cached_property
     def sessions(self) -> pa.Table:
-        return sessions_of(self._results, self.entries)
+        return sessions_of(expanded(self._results), self.entries)
 
     @cached_property
     def issues(self) -> pa.Table:

@@ -1,0 +1,86 @@
+"""A usage report's load carries a task's small sessions as one result (``tables._bundle``); every
+table, path, issue and key of the load is the one its results one per session give."""
+
+from __future__ import annotations
+
+import pytest
+
+from sessionlab.tables import Corpus
+from sessionlab.tables import _load as loader
+from sessionlab.tables._bundle import bundled, expanded, file_count, file_paths
+from sessionlab.tables._file import FileResult
+
+from ._agent_fixtures import DATA, use_home
+
+AGENTS = sorted(p.name for p in DATA.iterdir() if (p / "home").is_dir())
+
+
+def _load(agent: str, monkeypatch, *, bundles: bool):
+    if not bundles:
+        monkeypatch.setattr(loader, "bundled", lambda results: results)
+    try:
+        return loader.load_files(None, agents=[agent], cache=False, on_bad_lines="skip", spend_only=True)
+    finally:
+        monkeypatch.setattr(loader, "bundled", bundled)
+
+
+def _view(r: FileResult) -> tuple:
+    e = r.entries
+    return (r.path, r.session, [(i.path, i.line, i.kind, i.message) for i in r.issues], r.loader, r.nbytes, r.stat,
+            None if e is None else e.to_pylist())
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_bundled_load_is_the_load_of_one_result_per_session(agent, monkeypatch):
+    use_home(monkeypatch, agent)
+    monkeypatch.setenv("SESSIONLAB_CACHE_DIR", "")
+    got = _load(agent, monkeypatch, bundles=True)
+    one = _load(agent, monkeypatch, bundles=False)
+    assert [_view(r) for r in got.files] == [_view(r) for r in one.results]
+    assert file_paths(got.results) == [r.path for r in one.results] and file_count(got.results) == len(one.results)
+    assert got.keys == one.keys
+    a, b = Corpus(got.results, loaded=got), Corpus(one.results, loaded=one)
+    assert a.files == b.files
+    for name in ("entries", "sessions", "issues"):
+        assert getattr(a, name).equals(getattr(b, name)), name
+
+
+def test_the_stores_sessions_travel_as_bundles(monkeypatch):
+    """Goose's sessions (one row each) come back as one result per task, each counting its members."""
+    use_home(monkeypatch, "goose")
+    monkeypatch.setenv("SESSIONLAB_CACHE_DIR", "")
+    got = _load("goose", monkeypatch, bundles=True)
+    sessions = file_count(got.results)
+    assert sessions >= 3 and len(got.results) < sessions
+    bundle = next(r for r in got.results if r.members is not None)
+    assert bundle.session is None and bundle.path == bundle.members.paths[0]
+    assert [r.path for r in expanded([bundle])] == bundle.members.paths
+    assert sum(bundle.members.counts) == bundle.entries.num_rows
+
+
+def _result(path: str, agent: str, rows: int, *, issues: int = 0) -> FileResult:
+    import pyarrow as pa
+
+    from sessionlab.pi.io.issues import LineIssue
+    from sessionlab.tables._schema import ENTRY_SCHEMA
+
+    t = pa.Table.from_pylist([{"file": path, "entry_id": f"{path}:{i}", "agent": agent} for i in range(rows)],
+                             schema=ENTRY_SCHEMA)
+    r = FileResult(path=path, entries=t, session={"session_id": path, "agent": agent, "issue_count": issues},
+                   loader="agent", nbytes=10 * rows, issues=[LineIssue(path, k + 1, "bad_json", "x") for k in range(issues)])
+    r.stat = (1, hash(path) & 0xFFFF, 0, 0, 0)
+    return r
+
+
+def test_only_runs_of_results_that_allow_it_are_bundled():
+    """Claude Code's results (its own pass asks each file's) and pi's stay; runs around them bundle."""
+    rs = [_result("g1", "goose", 2), _result("g2", "goose", 0, issues=1), _result("c", "claude-code", 1),
+          _result("g3", "goose", 1), FileResult(path="bad", issues=[]), _result("k1", "kilo", 3),
+          _result("k2", "kilo", 1, issues=2)]
+    rs[4].session = None
+    out = bundled(rs)
+    assert [r.members is not None for r in out] == [True, False, False, False, True]
+    assert out[0].members.paths == ["g1", "g2"] and out[0].members.counts == [2, 0]
+    assert [i.path for i in out[4].issues] == ["k2", "k2"] and out[4].nbytes == 40
+    assert [_view(r) for r in expanded(out)] == [_view(r) for r in rs]
+    assert file_paths(out) == [r.path for r in rs]
