@@ -7,21 +7,26 @@ import pytest
 
 from sessionlab.tables import Corpus
 from sessionlab.tables import _load as loader
-from sessionlab.tables._bundle import bundled, expanded, file_count, file_paths
+from sessionlab.tables._bundle import bundled, expanded, read_spend
 from sessionlab.tables._file import FileResult
+from sessionlab.tables._members import file_count, file_paths
 
 from ._agent_fixtures import DATA, use_home
 
 AGENTS = sorted(p.name for p in DATA.iterdir() if (p / "home").is_dir())
 
 
-def _load(agent: str, monkeypatch, *, bundles: bool):
+def _load(agent: str, monkeypatch, *, bundles: bool, workers: int | None = None):
+    """A usage report's load; without ``bundles``, one result per session, each read alone."""
     if not bundles:
         monkeypatch.setattr(loader, "bundled", lambda results: results)
+        monkeypatch.setattr(loader, "read_spend", lambda paths, load, price=True: load(paths))
     try:
-        return loader.load_files(None, agents=[agent], cache=False, on_bad_lines="skip", spend_only=True)
+        return loader.load_files(None, agents=[agent], cache=False, on_bad_lines="skip", spend_only=True,
+                                 max_workers=workers)
     finally:
         monkeypatch.setattr(loader, "bundled", bundled)
+        monkeypatch.setattr(loader, "read_spend", read_spend)
 
 
 def _view(r: FileResult) -> tuple:
@@ -84,3 +89,54 @@ def test_only_runs_of_results_that_allow_it_are_bundled():
     assert [i.path for i in out[4].issues] == ["k2", "k2"] and out[4].nbytes == 40
     assert [_view(r) for r in expanded(out)] == [_view(r) for r in rs]
     assert file_paths(out) == [r.path for r in rs]
+
+
+def _droid(path: str, sid: str, ts: str | None, agent: str = "droid") -> FileResult:
+    import datetime as dt
+
+    import pyarrow as pa
+
+    from sessionlab.tables._schema import ENTRY_SCHEMA
+
+    when = None if ts is None else dt.datetime.fromisoformat(ts).replace(tzinfo=dt.UTC)
+    row = {"file": path, "session_id": sid, "timestamp": when, "agent": agent, "input_tokens": 5,
+           "output_tokens": 1, "total_tokens": 6, "usage_kind": "session_total", "entry_id": path}
+    r = FileResult(path=path, entries=pa.Table.from_pylist([row], schema=ENTRY_SCHEMA),
+                   session={"session_id": sid, "agent": agent}, loader="agent")
+    return r
+
+
+def test_droids_copies_count_once_inside_bundles():
+    """A session's older copy is nulled where it sits in a bundle, beside other agents' sessions."""
+    from sessionlab.agents import droid
+
+    def load() -> list[FileResult]:
+        return [_droid("a", "s1", "2026-01-01T00:00:00"), _droid("g", "x", None, "goose"),
+                _droid("b", "s1", "2026-02-01T00:00:00"), _droid("c", "s2", None), _droid("d", "s1", "2025-12-01T00:00:00"),
+                _droid("e", "s2", "2026-03-01T00:00:00")]
+
+    one, many = load(), bundled(load())
+    assert len(many) == 1
+    droid.finish(one)
+    droid.finish(many)
+    assert [_view(r) for r in expanded(many)] == [_view(r) for r in one]
+    kept = [r.entries["usage_kind"][0].as_py() is not None for r in one]
+    assert kept == [False, True, True, False, False, True]
+
+
+def test_a_store_whose_spend_read_fails_is_read_session_by_session(monkeypatch):
+    """What the joint spend read cannot read, the sessions' own reads load (and report)."""
+    from sessionlab.agents import goose
+
+    use_home(monkeypatch, "goose")
+    monkeypatch.setenv("SESSIONLAB_CACHE_DIR", "")
+    one = _load("goose", monkeypatch, bundles=False)
+    calls = []
+
+    def broken(db, sids):
+        calls.append(len(sids))
+        raise ValueError("damaged")
+
+    monkeypatch.setattr(goose, "spend_members", broken)
+    got = _load("goose", monkeypatch, bundles=True, workers=1)  # (in this process: the calls seen)
+    assert calls and [_view(r) for r in got.files] == [_view(r) for r in one.results]

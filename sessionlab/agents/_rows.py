@@ -10,12 +10,13 @@ the child of the row before), the shape of a format that has no tree. A row with
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..pi.io.formats import AgentFile
 from ._spec import is_spend_row, spend_only
 
-__all__ = ["COLUMNS", "agent_file", "as_int", "totals_row", "text"]
+__all__ = ["COLUMNS", "SpendRows", "agent_file", "as_int", "row_values", "totals_row", "text"]
 
 COLUMNS = ("line_no", "entry_id", "parent_id", "type", "role", "timestamps", "provider", "model", "input_tokens",
            "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "total_tokens",
@@ -27,6 +28,7 @@ _PARTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tok
 
 _BASE = {**dict.fromkeys(COLUMNS), "type": "message", "side_node": False}  # (a row's defaults, in column order)
 _N = len(COLUMNS)
+_ENTRY_ID = COLUMNS.index("entry_id")
 
 
 def agent_file(path: str, agent: str, rows: list[dict], session: dict[str, Any]) -> AgentFile:
@@ -39,28 +41,51 @@ def agent_file(path: str, agent: str, rows: list[dict], session: dict[str, Any])
         if spend and not is_spend_row(r):
             prev = r.get("entry_id")
             continue
-        # (the defaults, then the row's own values: the columns keep their order, a row's other keys follow)
-        x = {**_BASE, "line_no": i + 1, "parent_id": prev, **r}
-        if x["input_tokens"] is not None:
-            # (the four parts of _PARTS, added without a generator: a store reads a row per session)
-            total = (int(x["input_tokens"] or 0) + int(x["output_tokens"] or 0) + int(x["cache_read_tokens"] or 0)
-                     + int(x["cache_write_tokens"] or 0))
-            if "total_tokens" not in r:
-                x["total_tokens"] = total
-            if "context_tokens" not in r:
-                x["context_tokens"] = total
-            if "usage_kind" not in r:
-                x["usage_kind"] = "message"
-            if x["cost_usd"] is not None and "cost_source" not in r:
-                x["cost_source"] = "recorded"
-        values = tuple(x.values())
-        full.append(values if len(values) == _N else values[:_N])
-        prev = x["entry_id"]
+        values = row_values(r, i + 1, prev)
+        full.append(values)
+        prev = values[_ENTRY_ID]
     # (as tuples: the batch's table turns its files' rows into columns at once)
     af.rows = full
     af.row_names = COLUMNS
     af.n = len(full)
     return af
+
+
+def row_values(r: dict, line_no: int, prev: str | None) -> tuple:
+    """One row as a tuple of :data:`COLUMNS`: the defaults, then the row's own values (a row's
+    other keys left out), at ``line_no``, the child of the row ``prev`` unless it names its parent.
+    A row with usage gets its total and context tokens (the sum of the four parts), ``usage_kind =
+    'message'`` and ``cost_source = 'recorded'`` when it carries a cost, unless it says otherwise."""
+    x = {**_BASE, "line_no": line_no, "parent_id": prev, **r}
+    if x["input_tokens"] is not None:
+        # (the four parts of _PARTS, added without a generator: a store reads a row per session)
+        total = (int(x["input_tokens"] or 0) + int(x["output_tokens"] or 0) + int(x["cache_read_tokens"] or 0)
+                 + int(x["cache_write_tokens"] or 0))
+        if "total_tokens" not in r:
+            x["total_tokens"] = total
+        if "context_tokens" not in r:
+            x["context_tokens"] = total
+        if "usage_kind" not in r:
+            x["usage_kind"] = "message"
+        if x["cost_usd"] is not None and "cost_source" not in r:
+            x["cost_source"] = "recorded"
+    values = tuple(x.values())
+    return values if len(values) == _N else values[:_N]
+
+
+@dataclass
+class SpendRows:
+    """A usage report's read of many sessions of one store at once
+    (:attr:`~sessionlab.agents.AgentSpec.spend_members`): their spend rows as tuples of
+    :data:`COLUMNS` (:func:`row_values`), one session after the other, how many each has
+    (``counts``), and their session facts as columns (``sessions``: ``session_id``, and any of
+    ``name``, ``cwd``, ``agent_version``, ``parent_session_id``, ``root_session_id``)."""
+
+    rows: list[tuple]
+    counts: list[int]
+    sessions: dict[str, list]
+    issues: list = field(default_factory=list)
+    row_names: tuple[str, ...] = COLUMNS
 
 
 def text(v: Any) -> str | None:

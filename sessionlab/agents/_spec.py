@@ -248,6 +248,10 @@ class AgentSpec:
         store_sessions: ``"module:function"``, ``store_sessions(store) -> list[str]``: a store's
             sessions (:func:`member_path`), read to list them; the reads that follow in the same
             process take what it parsed until the agent's ``finish`` lets it go. Set with ``stores``.
+        spend_members: ``"module:function"``, ``spend_members(store, keys) -> SpendRows``: a usage
+            report's read of sessions of a store together (:class:`~sessionlab.agents._rows.SpendRows`:
+            their spend rows and facts as :meth:`read_members` gives them, no object per session),
+            carried as one result (:mod:`sessionlab.tables._bundle`); None: they are read one by one.
         bundled: Whether a usage report's load may carry the sessions one task read as one result
             (:mod:`sessionlab.tables._bundle`: their rows one table, their session rows columns);
             None: when the agent has no ``finish`` (a pass that asks each file's own result).
@@ -273,6 +277,7 @@ class AgentSpec:
     members: str | None = None
     stores: Callable[[list[Path], list[tuple[str, str]]], list[str]] | None = None
     store_sessions: str | None = None
+    spend_members: str | None = None
     bundled: bool | None = None
 
     @property
@@ -292,6 +297,12 @@ class AgentSpec:
         if self.members is None:
             return [self.read(member_path(store, k), None) for k in keys]
         return _resolve(self.members)(store, keys)
+
+    def read_spend(self, store: str, keys: list[str]) -> Any:
+        """The spend rows of the sessions ``keys`` of ``store`` (:attr:`spend_members`)."""
+        if self.spend_members is None:
+            raise ArgumentValueError("agent", f"{self.name} reads no store's spend rows together")
+        return _resolve(self.spend_members)(store, keys)
 
     def sessions_of(self, store: str) -> list[str]:
         """The sessions of one of its :attr:`stores`, listed by reading it (:attr:`store_sessions`)."""

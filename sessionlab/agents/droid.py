@@ -118,32 +118,68 @@ def read(path: str, fh: IO[bytes]):
 
 def finish(results: list) -> None:
     """A session in several settings files counts once: the copy with the latest timestamp (the
-    files' first timestamps read, and the others' usage nulled, over all of them at once)."""
+    files' first timestamps read, and the others' usage nulled, over all of them at once). A result
+    that stands for many files (a usage report's bundle: ``members``) is asked each of its files'."""
     import numpy as np
     import pyarrow as pa
 
     from .._arrow import arrow_indices
 
-    mine, helds = [], []  # (one pass: a load of Droid files is hundreds of thousands)
-    for r in results:
-        s, held = r.session, r.raw_table("entries")
-        if s is not None and s.get("agent") == "droid" and row_count(held):
-            mine.append(r)
-            helds.append(held)
-    if not mine:
+    owners, helds, spans = _droid_spans(results)
+    if not spans:
         return
-    counts = np.fromiter(map(row_count, helds), np.int64, len(helds))
+    sizes = np.fromiter(map(row_count, helds), np.int64, len(helds))
+    base = np.r_[0, np.cumsum(sizes)[:-1]]
+    owner, start, n = (np.array(c, np.int64) for c in zip(*spans))
     tables = joined_tables(helds)
-    at = arrow_indices(np.r_[0, np.cumsum(counts)[:-1]])  # (each file's first row)
+    at = arrow_indices(base[owner] + start)  # (each file's first row)
 
     def firsts(name: str) -> Any:  # (the chunks given, not the columns: pyarrow would convert those, importing pandas)
         return pa.chunked_array([c for t in tables for c in t[name].chunks], tables[0].schema.field(name).type).take(at)
 
     # (a file's rows all carry its session's id)
     drop = ~kept_copies(firsts("session_id"), firsts("timestamp"))
-    if drop.any():  # (the dropped copies' tables alone rebuilt: every row of each nulled)
-        dropped = [r for r, d in zip(mine, drop.tolist(), strict=True) if d]
-        rebatched(dropped, lambda t, _counts: null_usage(t, np.ones(t.num_rows, bool)))
+    if not drop.any():
+        return
+    hit = np.unique(owner[drop])  # (the results that hold a dropped copy: their tables alone rebuilt)
+    where = np.full(len(owners), -1, np.int64)
+    where[hit] = np.arange(len(hit))
+    at_hit = np.r_[0, np.cumsum(sizes[hit])[:-1]]
+    mask = np.zeros(int(sizes[hit].sum()), np.bool_)
+    for o, s, k in zip(owner[drop].tolist(), start[drop].tolist(), n[drop].tolist()):
+        first = int(at_hit[where[o]]) + s
+        mask[first:first + k] = True  # (every row of a dropped copy nulled)
+    rebatched([owners[i] for i in hit.tolist()], lambda t, _counts: null_usage(t, mask))
+
+
+def _droid_spans(results: list) -> tuple[list, list, list[tuple[int, int, int]]]:
+    """The results that hold Droid files with rows, their tables as held, and each such file as
+    (its result's place among them, its first row in the result's table, its rows): one pass over a
+    load of hundreds of thousands of files."""
+    owners: list = []
+    helds: list = []
+    spans: list[tuple[int, int, int]] = []
+    for r in results:
+        held = r.raw_table("entries")
+        if not row_count(held):
+            continue
+        members = getattr(r, "members", None)
+        i = len(owners)
+        if members is None:
+            if r.session is None or r.session.get("agent") != "droid":
+                continue
+            spans.append((i, 0, row_count(held)))
+        else:
+            at = 0
+            for agent, k in zip(members.sessions.get("agent", ()), members.counts, strict=True):
+                if agent == "droid" and k:
+                    spans.append((i, at, k))
+                at += k
+            if len(spans) == 0 or spans[-1][0] != i:
+                continue
+        owners.append(r)
+        helds.append(held)
+    return owners, helds, spans
 
 
 def kept_copies(sessions: Any, firsts: Any) -> Any:
@@ -174,7 +210,7 @@ def kept_copies(sessions: Any, firsts: Any) -> Any:
 SPEC = AgentSpec(
     name="droid", title="Droid", recognise=lambda obj: False, recognise_file=_recognise_file, roots=roots,
     env=("DROID_SESSIONS_DIR",), files=files, reader="sessionlab.agents.droid:read",
-    finish="sessionlab.agents.droid:finish", calls_need_usage=True, priced=True,
+    finish="sessionlab.agents.droid:finish", calls_need_usage=True, priced=True, bundled=True,
     folder_doc="`$DROID_SESSIONS_DIR` (comma-separated), else `~/.factory/sessions` "
                "(`<project>/<session>.settings.json`: a session's running totals, no calls)",
 )

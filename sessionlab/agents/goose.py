@@ -27,10 +27,10 @@ from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
 from ._chain import SqliteStore, database_members, iso_ms, loads, sessions_with_messages, sqlite_names
-from ._rows import agent_file, totals_row
+from ._rows import SpendRows, agent_file, row_values, totals_row
 from ._spec import AgentSpec, home_path, member_path, one_member, spend_only
 
-__all__ = ["SPEC", "roots", "files", "read", "session_time"]
+__all__ = ["SPEC", "roots", "files", "read", "read_members", "spend_members", "session_time"]
 
 DB_NAME = "sessions.db"
 
@@ -180,6 +180,22 @@ def read_members(db: str, sids: list[str]) -> list:
     return [_session_file(db, sid, *got) for sid, got in zip(sids, found, strict=True)]
 
 
+def spend_members(db: str, sids: list[str]) -> SpendRows:
+    """A usage report's read of sessions of ``sessions.db``: each one's totals row (when it has
+    usage) and its facts, as :func:`read_members` gives them, without an object per session."""
+    found = sessions_with_messages(db, sids, "created_timestamp, id", _COLUMNS, messages=False)
+    rows, counts = [], []
+    facts: dict[str, list] = {k: [] for k in ("session_id", "name", "cwd", "parent_session_id", "root_session_id")}
+    for sid, (s, _, parent, root) in zip(sids, found, strict=True):
+        total = _totals(s, sid, session_time(s.get("created_at")))
+        if total is not None:
+            rows.append(row_values(total, 1, None))
+        counts.append(0 if total is None else 1)
+        for k, v in zip(facts, (sid, s.get("name") or None, s.get("working_dir") or None, parent, root)):
+            facts[k].append(v)
+    return SpendRows(rows, counts, facts)
+
+
 def _session_file(db: str, sid: str, s: dict, msgs: list[dict], parent: str | None, root: str | None):
     tools: dict[str, str] = {}
     rows = [_message_row(m, tools) for m in msgs]
@@ -198,7 +214,7 @@ SPEC = AgentSpec(
     name="goose", title="Goose", recognise=lambda obj: False, recognise_file=_STORE.recognise_file,
     opens=_STORE.opens,
     roots=roots, env=("GOOSE_PATH_ROOT",), files=files, reader="sessionlab.agents.goose:read",
-    members="sessionlab.agents.goose:read_members",
+    members="sessionlab.agents.goose:read_members", spend_members="sessionlab.agents.goose:spend_members",
     calls_need_usage=True, priced=True,
     folder_doc="`sessions.db` (SQLite, opened read-only) in `$GOOSE_PATH_ROOT/data/sessions`, else in "
                "`~/.local/share/goose/sessions` (and the macOS and `Block/goose` folders); each session is "

@@ -26,7 +26,7 @@ from ..pi.io.formats import AgentFile, row_columns
 from ..pi.io.issues import LineIssue
 from ..pricing import price_array, price_totals
 from ._arrays import parse_timestamps
-from ._bundle import add_issue_count, member_agents
+from ._members import add_issue_count, member_agents
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
 __all__ = ["load_agent_file", "finish_agents"]
@@ -97,16 +97,27 @@ def _table(files: list[tuple[AgentFile, dict[str, Any]]]) -> pa.Table:
     """One entries table for a batch of read files (their rows one after the other): one Arrow
     array per column for the batch, as the pi loader's :func:`._file.materialize` builds them."""
     counts = np.fromiter((af.n for af, _ in files), np.int64, len(files))
-    n = int(counts.sum())
-    owner = from_numpy(np.repeat(np.arange(len(files)), counts))
     # (a value per file, repeated over its rows)
-    per_file = dict(zip(("session_id", "root_session_id", "file", "agent"), zip(
+    per_file = dict(zip(_PER_FILE, zip(
         *[(s.get("session_id"), s.get("root_session_id"), af.path, af.agent) for af, s in files]))) if files else {}
+    return rows_table(_columns(files), counts, per_file)
+
+
+_PER_FILE = ("session_id", "root_session_id", "file", "agent")
+
+
+def rows_table(cols: dict[str, list], counts: Any, per_file: dict[str, Any]) -> pa.Table:
+    """The entries table of files' rows one after the other: ``cols`` (entry column names, and
+    ``timestamps`` as ISO text; a column missing is null), each file's row count (``counts``) and
+    each file's ``session_id``, ``root_session_id``, ``file`` and ``agent`` (``per_file``: lists),
+    repeated over its rows; each row's index and its parent's within its file."""
+    counts = np.asarray(counts, np.int64)
+    n = int(counts.sum())
+    owner = from_numpy(np.repeat(np.arange(len(counts)), counts))
 
     def repeated(name: str) -> pa.Array:
         return pc.take(pa.array(per_file[name], pa.string()), owner) if n else pa.nulls(0, pa.string())
 
-    cols = _columns(files)
     ids = pa.array(cols.get("entry_id") or [None] * n, pa.string())
     parents = pa.array(cols.get("parent_id") or [None] * n, pa.string())
     arrays = []
@@ -175,14 +186,33 @@ def materialize_agents(results: list, *, price: bool = True) -> list[tuple[Any, 
     return []
 
 
+# a session row's keys: from the reader's session facts (True), else what every agent file has
+_SESSION_KEYS: dict[str, Any] = {"session_id": True, "file": None, "version": None, "dialect": None, "cwd": True,
+                                 "parent_session": None, "header_timestamp": None, "name": True, "issue_count": None,
+                                 "agent": None, "agent_version": True, "parent_session_id": True,
+                                 "parent_tool_call_id": None, "loader": "agent"}
+
+
+def agent_session(path: str, agent: str, facts: dict[str, Any], issues: int) -> dict[str, Any]:
+    """The session row of an agent file: its reader's session ``facts`` (``session_id``, ``cwd``,
+    ``name``...), its path, agent and count of issues."""
+    row = {k: facts.get(k) if v is True else v for k, v in _SESSION_KEYS.items()}
+    row.update(file=path, issue_count=issues, agent=agent)
+    return row
+
+
+def agent_sessions(paths: list[str], agent: str, facts: dict[str, list], issues: list[int]) -> dict[str, list]:
+    """:func:`agent_session` of many files at once, as columns (``facts``: each fact's column)."""
+    n = len(paths)
+    cols = {k: list(facts[k]) if v is True and k in facts else [None if v is True else v] * n
+            for k, v in _SESSION_KEYS.items()}
+    cols.update(file=list(paths), issue_count=list(issues), agent=[agent] * n)
+    return cols
+
+
 def _fill(res: Any, agent: str, af: AgentFile, want_blocks: bool, *, defer: bool = False) -> Any:
     s = dict(af.session)
-    res.session = {"session_id": s["session_id"], "file": res.path, "version": None, "dialect": None,
-                   "cwd": s.get("cwd"), "parent_session": None, "header_timestamp": None, "name": s.get("name"),
-                   "issue_count": len(af.issues),
-                   "agent": agent, "agent_version": s.get("agent_version"),
-                   "parent_session_id": s.get("parent_session_id"), "parent_tool_call_id": None,
-                   "loader": "agent"}
+    res.session = agent_session(res.path, agent, s, len(af.issues))
     res.loader = "agent"
     if defer:
         res.agent_pending = (af, s)

@@ -13,28 +13,16 @@ sessions table, the files of a load, a warning per file).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import os
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .. import agents as registry
 from .._rowsof import RowsOf, joined_tables, row_count
 from ._file import FileResult
+from ._members import Members
 
-__all__ = ["Members", "bundled", "expanded", "file_count", "file_paths", "member_agents", "add_issue_count"]
-
-
-@dataclass
-class Members:
-    """The sessions a bundled result stands for, in order: each one's path, its rows of the bundle's
-    entries (``counts``), its session row (``sessions``: the rows' columns), its size as read and its
-    stat as opened (None when it had none)."""
-
-    paths: list[str]
-    counts: list[int]
-    sessions: dict[str, list]
-    nbytes: list[int]
-    stats: list[Any]
+__all__ = ["bundled", "expanded", "read_spend"]
 
 
 def _bundles(r: FileResult, can: dict[str, bool]) -> bool:
@@ -124,40 +112,72 @@ def _members(r: FileResult) -> list[FileResult]:
     return out
 
 
-def file_paths(results: Iterable[FileResult]) -> list[str]:
-    """The paths of the files (sessions) ``results`` stand for, a bundle's members' in order."""
-    return [p for r in results for p in ([r.path] if r.members is None else r.members.paths)]
-
-
-def file_count(results: Iterable[FileResult]) -> int:
-    """How many files (sessions) ``results`` stand for, a bundle counting its members."""
-    return sum(1 if r.members is None else len(r.members.paths) for r in results)
-
-
-def member_agents(results: Iterable[FileResult]) -> set[str | None]:
-    """The agents of ``results``' sessions (a bundle's members' included; None for a result with no
-    session, pi's when a session names none)."""
-    out: set[str | None] = set()
-    for r in results:
-        if r.members is not None:
-            out.update(r.members.sessions.get("agent", ()))
-        else:
-            out.add((r.session or {}).get("agent", "pi") if r.session is not None else None)
+def read_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], *,
+               price: bool = True) -> list[FileResult]:
+    """A usage report's task: the runs of ``paths`` that are sessions of one store of an agent that
+    reads a store's spend rows together (:attr:`~sessionlab.agents.AgentSpec.spend_members`) each
+    read so, as one bundle; the other paths by ``load`` (the loader's chunk); in ``paths``' order.
+    A store that fails so is read by ``load``, whose reads report what failed."""
+    out: list[FileResult] = []
+    with registry.sharing_stores(paths):
+        runs = _spend_runs(paths)
+        for (agent, store), run in runs:
+            if agent is None:
+                out += load(run)
+                continue
+            try:
+                got = registry.spec(agent).read_spend(store, [p.rpartition("#")[2] for p in run])
+                out.append(_spend_bundle(run, agent, got, price))
+            except Exception:  # (a damaged store: its sessions' own reads say what failed)
+                out += load(run)
     return out
 
 
-def add_issue_count(r: FileResult, row: int, n: int = 1) -> str:
-    """Count ``n`` more issues on the session that row ``row`` of ``r``'s entries is of; its path."""
-    if r.members is None:
-        if r.session is not None:
-            r.session["issue_count"] = (r.session.get("issue_count") or 0) + n
-        return r.path
-    m = r.members
-    start = 0
-    for k, count in enumerate(m.counts):
-        if row < start + count:
-            counts = m.sessions.setdefault("issue_count", [0] * len(m.paths))
-            counts[k] = (counts[k] or 0) + n
-            return m.paths[k]
-        start += count
-    return r.path
+def _spend_runs(paths: list[str]) -> list[tuple[tuple[str | None, str], list[str]]]:
+    """``paths`` cut into runs of one store's sessions of an agent with ``spend_members`` (agent, store)
+    and runs of the others ((None, "")), in order. A store's agent is asked once per shape of key
+    (as :func:`~sessionlab.agents.opener` answers it), each path only whether its folder holds a file
+    of its name (then it is that file, not a session)."""
+    runs: list[tuple[tuple[str | None, str], list[str]]] = []
+    agents: dict[tuple[str, bool, bool], str | None] = {}
+    reads: dict[str | None, bool] = {None: False}
+    names: dict = {}  # (each folder's names, listed once)
+    for p in paths:
+        key: tuple[str | None, str] = (None, "")
+        if "#" in p and registry.name_listed(p, names) is False:
+            store, _, k = p.rpartition("#")
+            shape = (store, "/" in k or os.sep in k, k == "")
+            if shape not in agents:
+                agents[shape] = registry.opener(p)
+            agent = agents[shape]
+            if agent not in reads:
+                reads[agent] = registry.spec(agent).spend_members is not None
+            if reads[agent]:
+                key = (agent, store)
+        if runs and runs[-1][0] == key:
+            runs[-1][1].append(p)
+        else:
+            runs.append((key, [p]))
+    return runs
+
+
+def _spend_bundle(paths: list[str], agent: str, got: Any, price: bool) -> FileResult:
+    """One bundle of a store's sessions from their spend rows (:class:`~sessionlab.agents._rows.SpendRows`)."""
+    from ..pi.io.formats import row_columns
+    from ._agents import agent_sessions, price_rows, rows_table
+
+    facts, n = got.sessions, len(paths)
+    per_file = {"session_id": facts["session_id"], "root_session_id": facts.get("root_session_id", [None] * n),
+                "file": paths, "agent": [agent] * n}
+    table = rows_table(row_columns(got.row_names, got.rows), got.counts, per_file)
+    issues = [0] * len(paths)
+    at = {p: k for k, p in enumerate(paths)}
+    for i in got.issues:
+        if i.path in at:
+            issues[at[i.path]] += 1
+    members = Members(paths=list(paths), counts=list(got.counts), sessions=agent_sessions(paths, agent, facts, issues),
+                      nbytes=[0] * len(paths), stats=[None] * len(paths))
+    out = FileResult(path=paths[0], issues=list(got.issues), loader="agent")
+    out.entries = price_rows(table) if price else table
+    out.members = members
+    return out

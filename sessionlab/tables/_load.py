@@ -38,10 +38,11 @@ from ..errors import NativeLoaderWarning, SourceNotFoundError
 from ..pi.io.formats import HEAD_BYTES
 from ..pi.io.issues import LineIssue, OnBadLines, check_on_bad_lines, report_issues
 from . import _cache
-from ._bundle import bundled, expanded, file_count, file_paths, member_agents
+from ._bundle import bundled, expanded, read_spend
 from ._cache_keys import stat_key
 from ._file import FileResult, keep_read_buffer, label_other_agents, load_chunk, paused_collector
 from ._listed import listed_stores, load_stores
+from ._members import file_count, file_paths, member_agents
 from ._native import native_available
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
@@ -259,6 +260,8 @@ def _loaded(paths: list[str], want_blocks: bool, spend_only: bool, listed_by: st
     and in every pass over the load is most of a small session's time."""
     if listed_by is not None:
         results = load_stores(paths, listed_by, want_blocks, spend_only, price=price)
+    elif spend_only and not want_blocks:  # (a store's spend rows read together where its agent can)
+        results = read_spend(paths, lambda ps: load_chunk(ps, False, True, price=price), price=price)
     else:
         results = load_chunk(paths, want_blocks, spend_only, price=price)
     return bundled(results) if spend_only and not want_blocks else results

@@ -24,11 +24,12 @@ from ..errors import ArgumentTypeError, ArgumentValueError
 from ..pi.io.issues import OnBadLines
 from ..pi.rules import DEFAULT_RULES, Rules
 from ._build import blocks_of, entries_of, issues_of, labels_of, sessions_of
-from ._bundle import expanded, file_paths
+from ._bundle import expanded
 from ._cache import CacheOption
 from ._file import FileResult
 from ._follow import POLL_INTERVAL, Backend, Follower, watched_paths
 from ._load import Source, load_files
+from ._members import file_paths
 from ._pi16 import apply_rules
 from ._schema import ENTRY_SCHEMA
 
