@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from ._arrow import to_numpy
+
 __all__ = ["price_calls", "model_rates", "price_model_id"]
 
 # Bedrock and Vertex spell a model as <route>/<region>.anthropic.<model>-v1:0 or <model>@<date>
@@ -149,7 +151,7 @@ def _positions(models: Any) -> dict[str | None, np.ndarray]:
 
         enc = models.combine_chunks() if isinstance(models, pa.ChunkedArray) else models
         enc = enc.dictionary_encode(null_encoding="encode")  # (codes in order of first appearance)
-        codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int64)
+        codes = to_numpy(enc.indices).astype(np.int64)  # (pyarrow's own to_numpy would import pandas)
         order = np.argsort(codes, kind="stable")  # (each model's positions ascending)
         ends = np.cumsum(np.bincount(codes, minlength=len(enc.dictionary)))
         return {m: order[e - n:e] for m, e, n in zip(enc.dictionary.to_pylist(), ends.tolist(),

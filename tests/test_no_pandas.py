@@ -96,3 +96,30 @@ def test_analyses_do_not_import_pandas(folder, rules):
     empty = [name for name, n in rows.items() if n == 0 and name not in maybe_empty]
     assert not empty, f"no rows from {empty}: the check would be vacuous"
     assert len(rows) == 29
+
+
+USAGE = r"""
+import json, sys
+from sessionlab.cli._usage import usage_report
+
+out = usage_report("daily", agents=[sys.argv[1]])
+print(json.dumps({"days": len(out["daily"]), "pandas": "pandas" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize("agent", ["goose", "kilo", "opencode", "qwen", "droid", "amp", "copilot", "gemini"])
+def test_a_usage_report_does_not_import_pandas(agent):
+    """A usage report prices its calls in the loading process, with no pandas (~0.4 s to import)."""
+    import os
+
+    from sessionlab import agents
+
+    from ._agent_fixtures import DATA
+
+    folders = {v for spec in agents.specs() for v in spec.env}  # (each agent's folder variables unset)
+    env = {k: v for k, v in os.environ.items() if k not in folders}
+    env.update(HOME=str(DATA / agent / "home"), SESSIONLAB_CACHE_DIR="")
+    out = subprocess.run([sys.executable, "-c", USAGE, agent], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout)
+    assert got["days"] > 0 and got["pandas"] is False

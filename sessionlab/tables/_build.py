@@ -53,8 +53,8 @@ def _joined(files: list[FileResult], name: str, schema: pa.Schema) -> pa.Table:
     many small tables left (thousands of short sessions) copied into one chunk per column, which
     every later pass over a column would otherwise join again."""
     tables = joined_tables([r.raw_table(name) for r in files])
-    if not tables:
-        return schema.empty_table()
+    if not tables:  # (pa.nulls: no conversion of Python values, which would import pandas)
+        return pa.Table.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
     t = pa.concat_tables(tables)
     many_small = len(tables) > _MOST_CHUNKS and t.num_rows < _SMALL_CHUNK * len(tables)
     return t.combine_chunks() if many_small else t
