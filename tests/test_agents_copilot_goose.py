@@ -215,6 +215,7 @@ def test_goose_s_own_time_form_is_read_without_datetime(monkeypatch):
     monkeypatch.setattr(goose, "_parsed_time", None)  # (the plain form never reaches it)
     assert goose.session_time("2026-02-28 23:59:59") == "2026-02-28T23:59:59.000Z"
     assert goose.session_time(" 2024-02-29T00:00:00 ") == "2024-02-29T00:00:00.000Z"
+    assert goose.session_time("2026-05-14T21:40:05Z") == "2026-05-14T21:40:05.000Z"
 
 
 def test_a_goose_time_its_offset_moves_out_of_the_calendar_is_none():

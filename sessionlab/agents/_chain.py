@@ -183,12 +183,14 @@ def sharing_stores(paths: Sequence[str] = ()) -> Iterator[None]:
             con.close()
 
 
-def parent_lookup(con: Any, db: str, table: str, id_col: str = "id", parent_col: str = "parent_id") -> Any:
+def parent_lookup(con: Any, db: str, table: str, id_col: str = "id", parent_col: str = "parent_id", *,
+                  read: dict | None = None) -> Any:
     """``id -> parent id`` of the sessions of a store's ``table`` (None for an id it does not hold):
     while stores are shared, the parents of the batch's sessions of the store and theirs, up to the
     top, asked level by level for the whole batch at once (not the whole table: a store holds
     thousands of sessions, and a load reads it in many batches); an id asked beyond them, and every
-    id when nothing is shared, one query each."""
+    id when nothing is shared, one query each. ``read``: the parents of sessions whose rows the
+    caller has read already (their table's values, by the batch's ids), not asked again."""
     one = f'SELECT "{parent_col}" FROM "{table}" WHERE "{id_col}" = ?'
 
     def ask(i: Any) -> Any:
@@ -198,7 +200,7 @@ def parent_lookup(con: Any, db: str, table: str, id_col: str = "id", parent_col:
     if getattr(BATCH, "memo", None) is None:
         return ask
     select = f'SELECT "{id_col}", "{parent_col}" FROM "{table}" WHERE "{id_col}" IN'
-    known = store_memo(("parents", db, select), lambda: _ancestors(con, db, select))
+    known = store_memo(("parents", db, select), lambda: _ancestors(con, db, select, read or {}))
 
     def cached(i: Any) -> Any:
         if i not in known:
@@ -207,14 +209,16 @@ def parent_lookup(con: Any, db: str, table: str, id_col: str = "id", parent_col:
     return cached
 
 
-def _ancestors(con: Any, db: str, select: str) -> dict[Any, Any]:
+def _ancestors(con: Any, db: str, select: str, read: dict) -> dict[Any, Any]:
     """``id -> parent id`` of the batch's sessions of ``db`` and of their parents, up to the top
     (``select``: ``SELECT id, parent FROM table WHERE id IN``), one query per level (per
-    :data:`_IDS_PER_QUERY` ids); an id asked for beyond the first level that the table does not hold
-    maps to None."""
-    known: dict[Any, Any] = {}
-    todo: list = list(getattr(BATCH, "members", {}).get(db, ()))
-    first = True
+    :data:`_IDS_PER_QUERY` ids; the sessions of ``read`` known already); an id asked for beyond the
+    first level that the table does not hold maps to None."""
+    known: dict[Any, Any] = dict(read)
+    todo: list = [i for i in getattr(BATCH, "members", {}).get(db, ()) if i not in known]
+    first = bool(todo)  # (the batch's own ids, the paths' text: see below)
+    if not todo:  # (every session of the batch read: its parents' level is next)
+        todo = list({p for p in known.values() if p and p not in known})
     while todo:
         known.update(rows_for_ids(con.cursor(), select + " ({ids})", todo))
         if not first:  # (the batch's own ids are the paths' text: the table's may be numbers)
@@ -246,8 +250,10 @@ def sessions_with_messages(db: str, sids: list, order: str, columns: Sequence[st
             s = rows[0] if rows else {}
             parent = s.get("parent_session_id") or None
             # (the store's parent links read only for a session that has a parent)
-            if parent and parent_of is None:
-                parent_of = parent_lookup(con, db, "sessions", parent_col="parent_session_id")
+            if parent and parent_of is None:  # (the batch's rows name their parents already)
+                parent_of = parent_lookup(con, db, "sessions", parent_col="parent_session_id",
+                                          read={i: (found.get(i) or [{}])[0].get("parent_session_id") for i in sids
+                                                if i in found})
             root, seen = parent, {sid}
             while parent and root is not None and root not in seen:
                 seen.add(root)

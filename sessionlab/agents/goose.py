@@ -55,7 +55,8 @@ def _has_goose_tables(db: str) -> bool:
 
 
 def session_time(v: Any) -> str | None:
-    """``created_at`` as ISO text: seconds or milliseconds, RFC 3339, ``YYYY-MM-DD HH:MM:SS`` (UTC), a date."""
+    """``created_at`` as ISO text: seconds or milliseconds, RFC 3339, ``YYYY-MM-DD HH:MM:SS`` (UTC, with
+    or without a ``Z``: read without :mod:`datetime`), a date."""
     s = str(v).strip() if v is not None else ""
     if s.lstrip("-").isdigit():
         n = int(s)
@@ -66,7 +67,7 @@ def session_time(v: Any) -> str | None:
     return _parsed_time(s)
 
 
-_PLAIN = re.compile(r"([0-9]{4})-[0-9]{2}-[0-9]{2}[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})")
+_PLAIN = re.compile(r"([0-9]{4})-[0-9]{2}-[0-9]{2}[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})Z?")  # (UTC either way)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -184,15 +185,18 @@ def spend_members(db: str, sids: list[str]) -> SpendRows:
     """A usage report's read of sessions of ``sessions.db``: each one's totals row (when it has
     usage) and its facts, as :func:`read_members` gives them, without an object per session."""
     found = sessions_with_messages(db, sids, "created_timestamp, id", _COLUMNS, messages=False)
-    rows, counts = [], []
-    facts: dict[str, list] = {k: [] for k in ("session_id", "name", "cwd", "parent_session_id", "root_session_id")}
-    for sid, (s, _, parent, root) in zip(sids, found, strict=True):
+    rows, counts, names, cwds = [], [], [], []
+    for sid, (s, _, _, _) in zip(sids, found, strict=True):
         total = _totals(s, sid, session_time(s.get("created_at")))
-        if total is not None:
+        if total is None:
+            counts.append(0)
+        else:
             rows.append(row_values(total, 1, None))
-        counts.append(0 if total is None else 1)
-        for k, v in zip(facts, (sid, s.get("name") or None, s.get("working_dir") or None, parent, root)):
-            facts[k].append(v)
+            counts.append(1)
+        names.append(s.get("name") or None)
+        cwds.append(s.get("working_dir") or None)
+    facts = {"session_id": list(sids), "name": names, "cwd": cwds, "parent_session_id": [f[2] for f in found],
+             "root_session_id": [f[3] for f in found]}
     return SpendRows(rows, counts, facts)
 
 
