@@ -140,3 +140,25 @@ def test_a_store_whose_spend_read_fails_is_read_session_by_session(monkeypatch):
     monkeypatch.setattr(goose, "spend_members", broken)
     got = _load("goose", monkeypatch, bundles=True, workers=1)  # (in this process: the calls seen)
     assert calls and [_view(r) for r in got.files] == [_view(r) for r in one.results]
+
+
+def test_a_store_with_a_number_no_column_takes_is_read_session_by_session(monkeypatch, tmp_path):
+    """A running total above 2**53 is nulled with a ``bad_value`` issue on its session, as the
+    sessions' own reads do it, in a bundled load too."""
+    import shutil
+    import sqlite3
+
+    home = tmp_path / "home"
+    shutil.copytree(DATA / "goose" / "home", home)
+    db = home / ".local" / "share" / "goose" / "sessions" / "sessions.db"
+    with sqlite3.connect(db) as con:
+        sid = con.execute("SELECT id FROM sessions WHERE model_config_json IS NOT NULL ORDER BY id LIMIT 1").fetchone()[0]
+        con.execute("UPDATE sessions SET accumulated_input_tokens = ? WHERE id = ?", (2**60, sid))
+    use_home(monkeypatch, "goose")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SESSIONLAB_CACHE_DIR", "")
+    got = _load("goose", monkeypatch, bundles=True, workers=1)
+    one = _load("goose", monkeypatch, bundles=False, workers=1)
+    assert [_view(r) for r in got.files] == [_view(r) for r in one.results]
+    bad = [i for i in got.issues if i.kind == "bad_value"]
+    assert len(bad) == 1 and bad[0].path.endswith(f"#{sid}") and "2**53" in bad[0].message

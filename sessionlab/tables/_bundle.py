@@ -21,6 +21,7 @@ from .. import agents as registry
 from .._rowsof import RowsOf, joined_tables, row_count
 from ._file import FileResult
 from ._members import Members
+from ._values import has_bad_values
 
 __all__ = ["bundled", "expanded", "read_spend"]
 
@@ -117,7 +118,8 @@ def read_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], 
     """A usage report's task: the runs of ``paths`` that are sessions of one store of an agent that
     reads a store's spend rows together (:attr:`~sessionlab.agents.AgentSpec.spend_members`) each
     read so, as one bundle; the other paths by ``load`` (the loader's chunk); in ``paths``' order.
-    A store that fails so is read by ``load``, whose reads report what failed."""
+    A store that fails so, or holds a number no column takes, is read by ``load``, whose reads
+    report it."""
     out: list[FileResult] = []
     with registry.sharing_stores(paths):
         runs = _spend_runs(paths)
@@ -127,9 +129,11 @@ def read_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], 
                 continue
             try:
                 got = registry.spec(agent).read_spend(store, [p.rpartition("#")[2] for p in run])
-                out.append(_spend_bundle(run, agent, got, price))
+                bundle = _spend_bundle(run, agent, got, price)
             except Exception:  # (a damaged store: its sessions' own reads say what failed)
-                out += load(run)
+                bundle = None
+            # (a number no column takes: the sessions' own reads null it and say where)
+            out += load(run) if bundle is None or has_bad_values(bundle.entries) else [bundle]
     return out
 
 

@@ -24,7 +24,8 @@ from .._arrow import from_numpy, to_numpy
 from .._rowsof import joined_tables, row_count
 from ..pi.io.issues import LineIssue
 
-__all__ = ["TOKEN_COLUMNS", "MAX_TOKENS", "MAX_COST_USD", "check_values", "check_values_all", "raw_issue"]
+__all__ = ["TOKEN_COLUMNS", "MAX_TOKENS", "MAX_COST_USD", "check_values", "check_values_all", "has_bad_values",
+           "raw_issue"]
 
 TOKEN_COLUMNS = {"input_tokens": "input", "output_tokens": "output", "cache_read_tokens": "cacheRead",
                  "cache_write_tokens": "cacheWrite", "total_tokens": "totalTokens", "reasoning_tokens": "reasoning",
@@ -42,6 +43,15 @@ def _bad_tokens(col: pa.ChunkedArray) -> np.ndarray:
 def _bad_cost(col: pa.ChunkedArray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         return ~(np.abs(to_numpy(col, 0.0)) <= MAX_COST_USD)  # (NaN and infinities compare False)
+
+
+def has_bad_values(t: pa.Table) -> bool:
+    """Whether any token count or cost of an entries table is one :func:`check_values` nulls."""
+    for c in [*TOKEN_COLUMNS, "cost_usd"]:
+        col = t.column(c)
+        if col.null_count < len(col) and (_bad_cost(col) if c == "cost_usd" else _bad_tokens(col)).any():
+            return True
+    return False
 
 
 def check_values_all(results: list) -> None:
