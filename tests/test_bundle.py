@@ -89,6 +89,8 @@ def test_only_runs_of_results_that_allow_it_are_bundled():
     assert [i.path for i in out[4].issues] == ["k2", "k2"] and out[4].nbytes == 40
     assert [_view(r) for r in expanded(out)] == [_view(r) for r in rs]
     assert file_paths(out) == [r.path for r in rs]
+    empty = [_result("e1", "goose", 0), _result("e2", "goose", 0, issues=1)]
+    assert [_view(r) for r in expanded(bundled(empty))] == [_view(r) for r in empty]
 
 
 def _droid(path: str, sid: str, ts: str | None, agent: str = "droid") -> FileResult:

@@ -252,8 +252,7 @@ def sessions_with_messages(db: str, sids: list, order: str, columns: Sequence[st
             # (the store's parent links read only for a session that has a parent)
             if parent and parent_of is None:  # (the batch's rows name their parents already)
                 parent_of = parent_lookup(con, db, "sessions", parent_col="parent_session_id",
-                                          read={i: (found.get(i) or [{}])[0].get("parent_session_id") for i in sids
-                                                if i in found})
+                                          read={i: found[i][0].get("parent_session_id") for i in sids if i in found})
             root, seen = parent, {sid}
             while parent and root is not None and root not in seen:
                 seen.add(root)

@@ -556,7 +556,7 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
     _warn_native_errors(results)
     if store is not None:  # (every file a chunk loaded is labelled there: only those the cache grew are not)
         label_other_agents(results)
-    if member_agents(results) - {"pi", None}:  # Claude Code / Codex files...
+    if member_agents(results) - {"pi", None}:  # (other agents' files: their own passes, their prices)
         from ._agents import finish_agents
         finish_agents(results)
     _report(results, on_bad_lines)
