@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from sessionlab.agents._chain import _ROW_NAMES
 from sessionlab.pi.io.formats import AgentFile
-from sessionlab.tables._agents import _table
+from sessionlab.tables._agents import files_table
 from sessionlab.tables._arrays import parse_timestamps
 
 IDS = st.sampled_from(["a", "b", "c", "d"])
@@ -53,7 +53,7 @@ def _plain(files: list[tuple[list[dict], bool]]) -> dict[str, list]:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(FILE, max_size=6))
 def test_batch_table_equals_the_rows_one_by_one(files):
-    t = _table([_file(k, rows, as_rows) for k, (rows, as_rows) in enumerate(files)])
+    t = files_table([_file(k, rows, as_rows) for k, (rows, as_rows) in enumerate(files)])
     want = _plain(files)
     assert t.num_rows == len(want["entry_id"])
     for c, values in want.items():

@@ -93,7 +93,7 @@ def _columns(files: list[tuple[AgentFile, dict[str, Any]]]) -> dict[str, list]:
     return out
 
 
-def _table(files: list[tuple[AgentFile, dict[str, Any]]]) -> pa.Table:
+def files_table(files: list[tuple[AgentFile, dict[str, Any]]]) -> pa.Table:
     """One entries table for a batch of read files (their rows one after the other): one Arrow
     array per column for the batch, as the pi loader's :func:`._file.materialize` builds them."""
     counts = np.fromiter((af.n for af, _ in files), np.int64, len(files))
@@ -165,7 +165,7 @@ def materialize_agents(results: list, *, price: bool = True) -> list[tuple[Any, 
     files = [r.agent_pending for r in pend]
 
     def built(items: list) -> pa.Table:
-        t = _table(items)
+        t = files_table(items)
         return price_rows(t) if price else t
 
     try:
@@ -217,7 +217,7 @@ def _fill(res: Any, agent: str, af: AgentFile, want_blocks: bool, *, defer: bool
     if defer:
         res.agent_pending = (af, s)
     else:
-        res.entries = _priced(_table([(af, s)]), np.full(af.n, registry.spec(agent).priced))
+        res.entries = _priced(files_table([(af, s)]), np.full(af.n, registry.spec(agent).priced))
     if want_blocks:
         rows = af.blocks
         cols = list(zip(*rows)) if rows else [()] * (len(BLOCK_SCHEMA) - 1)

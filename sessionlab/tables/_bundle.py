@@ -128,8 +128,7 @@ def read_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], 
                 out += load(run)
                 continue
             try:
-                got = registry.spec(agent).read_spend(store, [p.rpartition("#")[2] for p in run])
-                bundle = _spend_bundle(run, agent, got, price)
+                bundle = _store_bundle(run, agent, store, price)
             except Exception:  # (a damaged store: its sessions' own reads say what failed)
                 bundle = None
             # (a number no column takes: the sessions' own reads null it and say where)
@@ -138,10 +137,10 @@ def read_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], 
 
 
 def _spend_runs(paths: list[str]) -> list[tuple[tuple[str | None, str], list[str]]]:
-    """``paths`` cut into runs of one store's sessions of an agent with ``spend_members`` (agent, store)
-    and runs of the others ((None, "")), in order. A store's agent is asked once per shape of key
-    (as :func:`~sessionlab.agents.opener` answers it), each path only whether its folder holds a file
-    of its name (then it is that file, not a session)."""
+    """``paths`` cut into runs of one store's sessions of an agent that reads a store's sessions
+    together and allows bundles (agent, store) and runs of the others ((None, "")), in order. A
+    store's agent is asked once per shape of key (as :func:`~sessionlab.agents.opener` answers it),
+    each path only whether its folder holds a file of its name (then it is that file, not a session)."""
     runs: list[tuple[tuple[str | None, str], list[str]]] = []
     agents: dict[tuple[str, bool, bool], str | None] = {}
     reads: dict[str | None, bool] = {None: False}
@@ -155,7 +154,8 @@ def _spend_runs(paths: list[str]) -> list[tuple[tuple[str | None, str], list[str
                 agents[shape] = registry.opener(p)
             agent = agents[shape]
             if agent not in reads:
-                reads[agent] = registry.spec(agent).spend_members is not None
+                spec = registry.spec(agent)
+                reads[agent] = spec.bundles and (spec.spend_members or spec.members) is not None
             if reads[agent]:
                 key = (agent, store)
         if runs and runs[-1][0] == key:
@@ -163,6 +163,33 @@ def _spend_runs(paths: list[str]) -> list[tuple[tuple[str | None, str], list[str
         else:
             runs.append((key, [p]))
     return runs
+
+
+def _store_bundle(paths: list[str], agent: str, store: str, price: bool) -> FileResult | None:
+    """The sessions ``paths`` of ``store`` as one bundle: their spend rows read together
+    (:attr:`~sessionlab.agents.AgentSpec.spend_members`), else the sessions as the agent's joint read
+    gives them (:attr:`~sessionlab.agents.AgentSpec.members`, its spend rows alone) without a result
+    each; None when a session holds what a later pass needs (``extra``: then each is read alone)."""
+    spec = registry.spec(agent)
+    keys = [p.rpartition("#")[2] for p in paths]
+    if spec.spend_members is not None:
+        return _spend_bundle(paths, agent, spec.read_spend(store, keys), price)
+    with registry.reading_spend_only(True):
+        afs = spec.read_members(store, keys)
+    if len(afs) != len(paths) or any(af.extra is not None for af in afs):
+        return None
+    from ._agents import agent_sessions, files_table, price_rows
+
+    facts = {k: [af.session.get(k) for af in afs] for k in ("session_id", "cwd", "name", "agent_version",
+                                                            "parent_session_id")}
+    members = Members(paths=list(paths), counts=[af.n for af in afs],
+                      sessions=agent_sessions(paths, agent, facts, [len(af.issues) for af in afs]),
+                      nbytes=[0] * len(paths), stats=[None] * len(paths))
+    out = FileResult(path=paths[0], issues=[i for af in afs for i in af.issues], loader="agent")
+    table = files_table([(af, af.session) for af in afs])
+    out.entries = price_rows(table) if price else table
+    out.members = members
+    return out
 
 
 def _spend_bundle(paths: list[str], agent: str, got: Any, price: bool) -> FileResult:
