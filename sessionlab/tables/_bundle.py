@@ -116,10 +116,9 @@ def _members(r: FileResult) -> list[FileResult]:
 def read_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], *,
                price: bool = True) -> list[FileResult]:
     """A usage report's task: the runs of ``paths`` that are sessions of one store of an agent that
-    reads a store's spend rows together (:attr:`~sessionlab.agents.AgentSpec.spend_members`) each
-    read so, as one bundle; the other paths by ``load`` (the loader's chunk); in ``paths``' order.
-    A store that fails so, or holds a number no column takes, is read by ``load``, whose reads
-    report it."""
+    reads a store's sessions together each read so, as one bundle (:func:`_store_bundle`); the other
+    paths by ``load`` (the loader's chunk); in ``paths``' order. A store that fails so, or holds a
+    number no column takes, is read by ``load``, whose reads report it."""
     out: list[FileResult] = []
     with registry.sharing_stores(paths):
         runs = _spend_runs(paths)
@@ -178,37 +177,40 @@ def _store_bundle(paths: list[str], agent: str, store: str, price: bool) -> File
         afs = spec.read_members(store, keys)
     if len(afs) != len(paths) or any(af.extra is not None for af in afs):
         return None
-    from ._agents import agent_sessions, files_table, price_rows
+    from ._agents import files_table
 
     facts = {k: [af.session.get(k) for af in afs] for k in ("session_id", "cwd", "name", "agent_version",
                                                             "parent_session_id")}
-    members = Members(paths=list(paths), counts=[af.n for af in afs],
-                      sessions=agent_sessions(paths, agent, facts, [len(af.issues) for af in afs]),
-                      nbytes=[0] * len(paths), stats=[None] * len(paths))
-    out = FileResult(path=paths[0], issues=[i for af in afs for i in af.issues], loader="agent")
-    table = files_table([(af, af.session) for af in afs])
-    out.entries = price_rows(table) if price else table
-    out.members = members
-    return out
+    return _made(paths, agent, files_table([(af, af.session) for af in afs]), [af.n for af in afs], facts,
+                 [len(af.issues) for af in afs], [i for af in afs for i in af.issues], price)
 
 
 def _spend_bundle(paths: list[str], agent: str, got: Any, price: bool) -> FileResult:
     """One bundle of a store's sessions from their spend rows (:class:`~sessionlab.agents._rows.SpendRows`)."""
     from ..pi.io.formats import row_columns
-    from ._agents import agent_sessions, price_rows, rows_table
+    from ._agents import rows_table
 
     facts, n = got.sessions, len(paths)
     per_file = {"session_id": facts["session_id"], "root_session_id": facts.get("root_session_id", [None] * n),
                 "file": paths, "agent": [agent] * n}
     table = rows_table(row_columns(got.row_names, got.rows), got.counts, per_file)
-    issues = [0] * len(paths)
+    counts = [0] * n
     at = {p: k for k, p in enumerate(paths)}
     for i in got.issues:
         if i.path in at:
-            issues[at[i.path]] += 1
-    members = Members(paths=list(paths), counts=list(got.counts), sessions=agent_sessions(paths, agent, facts, issues),
-                      nbytes=[0] * len(paths), stats=[None] * len(paths))
-    out = FileResult(path=paths[0], issues=list(got.issues), loader="agent")
+            counts[at[i.path]] += 1
+    return _made(paths, agent, table, got.counts, facts, counts, got.issues, price)
+
+
+def _made(paths: list[str], agent: str, table: Any, counts: list[int], facts: dict[str, list], issue_counts: list[int],
+          issues: list, price: bool) -> FileResult:
+    """The bundle of a store's sessions ``paths``: their rows (``table``, ``counts`` each; priced
+    unless the caller prices them), session rows (from ``facts``), issues."""
+    from ._agents import agent_sessions, price_rows
+
+    n = len(paths)
+    out = FileResult(path=paths[0], issues=list(issues), loader="agent")
     out.entries = price_rows(table) if price else table
-    out.members = members
+    sessions = agent_sessions(paths, agent, facts, issue_counts)
+    out.members = Members(paths=list(paths), counts=list(counts), sessions=sessions, nbytes=[0] * n, stats=[None] * n)
     return out
