@@ -445,8 +445,8 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
     low, high = _CHUNK_BYTES
     if stated:
         target = min(high, max(low, total // (2 * max(workers, 1))))
-    else:  # (sizes unknown: twice as many tasks, so that one of larger files does not hold the end)
-        target = min(_UNSTATED_TASK_FILES * _FILE_BYTES, max(low // 2, total // (4 * max(workers, 1))))
+    else:  # (sizes unknown: four tasks per worker and more, so that one of larger files does not hold the end)
+        target = min(_UNSTATED_TASK_FILES * _FILE_BYTES, max(low // 2, total // (8 * max(workers, 1))))
     chunks = _chunks(paths, sizes, target)
     if pool is not None:  # (started while the files were listed, see _early_pool: warm, even for a small load)
         yield from _pool_results(pool, chunks, want_blocks, spend_only, listed_by)
