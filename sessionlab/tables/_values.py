@@ -45,13 +45,22 @@ def _bad_cost(col: pa.ChunkedArray) -> np.ndarray:
         return ~(np.abs(to_numpy(col, 0.0)) <= MAX_COST_USD)  # (NaN and infinities compare False)
 
 
-def has_bad_values(t: pa.Table) -> bool:
-    """Whether any token count or cost of an entries table is one :func:`check_values` nulls."""
+def _bad_rows(t: pa.Table) -> dict[str, np.ndarray]:
+    """The rows of each token count or cost column of ``t`` whose value :func:`check_values` nulls
+    (only the columns that have one)."""
+    bad: dict[str, np.ndarray] = {}
     for c in [*TOKEN_COLUMNS, "cost_usd"]:
         col = t.column(c)
-        if col.null_count < len(col) and (_bad_cost(col) if c == "cost_usd" else _bad_tokens(col)).any():
-            return True
-    return False
+        if col.null_count < len(col):
+            rows = _bad_cost(col) if c == "cost_usd" else _bad_tokens(col)
+            if rows.any():
+                bad[c] = rows
+    return bad
+
+
+def has_bad_values(t: pa.Table) -> bool:
+    """Whether any token count or cost of an entries table is one :func:`check_values` nulls."""
+    return bool(_bad_rows(t))
 
 
 def check_values_all(results: list) -> None:
@@ -66,13 +75,8 @@ def check_values_all(results: list) -> None:
     names = [*TOKEN_COLUMNS, "cost_usd"]
     # (no copy: the files' chunks, a batch's consecutive files as one slice)
     together = pa.concat_tables([t.select(names) for t in joined_tables([r.raw_table("entries") for r in loaded])])
-    for c in names:
-        col = together.column(c)
-        if col.null_count == len(col):
-            continue
-        rows = _bad_cost(col) if c == "cost_usd" else _bad_tokens(col)
-        if rows.any():
-            flagged[np.unique(np.searchsorted(ends, np.flatnonzero(rows), side="right"))] = True
+    for rows in _bad_rows(together).values():
+        flagged[np.unique(np.searchsorted(ends, np.flatnonzero(rows), side="right"))] = True
     for r in (r for r, f in zip(loaded, flagged) if f):  # (only the files that hold a bad number)
         check_values(r)
 
@@ -83,16 +87,7 @@ def check_values(res: Any) -> None:
     t = res.entries
     if t is None or t.num_rows == 0:
         return
-    bad: dict[str, np.ndarray] = {}
-    for c in TOKEN_COLUMNS:
-        if t[c].null_count < t.num_rows:
-            rows = _bad_tokens(t[c])
-            if rows.any():
-                bad[c] = rows
-    if t["cost_usd"].null_count < t.num_rows:
-        rows = _bad_cost(t["cost_usd"])
-        if rows.any():
-            bad["cost_usd"] = rows
+    bad = _bad_rows(t)
     if not bad:
         return
     parts = [bad[c] for c in _CONTEXT_PARTS if c in bad]
