@@ -13,7 +13,6 @@ sessions table, the files of a load, a warning per file).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -137,21 +136,16 @@ def read_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], 
 
 def _spend_runs(paths: list[str]) -> list[tuple[tuple[str | None, str], list[str]]]:
     """``paths`` cut into runs of one store's sessions of an agent that reads a store's sessions
-    together and allows bundles (agent, store) and runs of the others ((None, "")), in order. A
-    store's agent is asked once per shape of key (as :func:`~sessionlab.agents.opener` answers it),
-    each path only whether its folder holds a file of its name (then it is that file, not a session)."""
+    together and allows bundles (agent, store) and runs of the others ((None, "")), in order (each
+    path's store and agent as :func:`~sessionlab.agents.split_member` and
+    :func:`~sessionlab.agents.opener` tell them, once per store while the stores are shared)."""
     runs: list[tuple[tuple[str | None, str], list[str]]] = []
-    agents: dict[tuple[str, bool, bool], str | None] = {}
     reads: dict[str | None, bool] = {None: False}
-    names: dict = {}  # (each folder's names, listed once)
     for p in paths:
         key: tuple[str | None, str] = (None, "")
-        if "#" in p and registry.name_listed(p, names) is False:
-            store, _, k = p.rpartition("#")
-            shape = (store, "/" in k or os.sep in k, k == "")
-            if shape not in agents:
-                agents[shape] = registry.opener(p)
-            agent = agents[shape]
+        if "#" in p:
+            store, k = registry.split_member(p)
+            agent = registry.opener(p) if k is not None else None
             if agent not in reads:
                 spec = registry.spec(agent)
                 reads[agent] = spec.bundles and (spec.spend_members or spec.members) is not None
