@@ -193,8 +193,9 @@ def spend_members(db: str, sids: list[str]) -> SpendRows:
         else:
             rows.append(row_values(total, 1, None))
             counts.append(1)
-        names.append(s.get("name") or None)
-        cwds.append(s.get("working_dir") or None)
+        name, cwd = _name_cwd(s)
+        names.append(name)
+        cwds.append(cwd)
     facts = {"session_id": list(sids), "name": names, "cwd": cwds, "parent_session_id": [f[2] for f in found],
              "root_session_id": [f[3] for f in found]}
     return SpendRows(rows, counts, facts)
@@ -206,9 +207,14 @@ def _session_file(db: str, sid: str, s: dict, msgs: list[dict], parent: str | No
     total = _totals(s, sid, session_time(s.get("created_at")))
     if total is not None:
         rows.insert(0, total)
-    return agent_file(member_path(db, sid), "goose", rows, {"session_id": sid, "name": s.get("name") or None,
-                                                             "cwd": s.get("working_dir") or None,
+    name, cwd = _name_cwd(s)
+    return agent_file(member_path(db, sid), "goose", rows, {"session_id": sid, "name": name, "cwd": cwd,
                                                              "parent_session_id": parent, "root_session_id": root})
+
+
+def _name_cwd(s: dict) -> tuple[str | None, str | None]:
+    """A session row's name and working folder (None for an empty one)."""
+    return s.get("name") or None, s.get("working_dir") or None
 
 
 _STORE = SqliteStore(DB_NAME, _has_goose_tables)
