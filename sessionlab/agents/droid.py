@@ -145,10 +145,9 @@ def finish(results: list) -> None:
     where = np.full(len(owners), -1, np.int64)
     where[hit] = np.arange(len(hit))
     at_hit = np.r_[0, np.cumsum(sizes[hit])[:-1]]
+    firsts_at, k = at_hit[where[owner[drop]]] + start[drop], n[drop]  # (each dropped copy's rows)
     mask = np.zeros(int(sizes[hit].sum()), np.bool_)
-    for o, s, k in zip(owner[drop].tolist(), start[drop].tolist(), n[drop].tolist()):
-        first = int(at_hit[where[o]]) + s
-        mask[first:first + k] = True  # (every row of a dropped copy nulled)
+    mask[np.repeat(firsts_at - (np.cumsum(k) - k), k) + np.arange(int(k.sum()))] = True  # (every one nulled)
     rebatched([owners[i] for i in hit.tolist()], lambda t, _counts: null_usage(t, mask))
 
 
