@@ -94,6 +94,22 @@ def _decoder() -> tuple[Any, type[Exception]]:
     return msgspec.json.Decoder().decode, msgspec.MsgspecError
 
 
+def record_type(name: str, keys: Sequence[str]) -> type:
+    """A msgspec Struct of the ``keys`` of a record a reader uses (each any JSON value, ``None``
+    when missing), for :meth:`Chain.typed_records`."""
+    import msgspec
+
+    return msgspec.defstruct(name, [(k, Any, None) for k in keys])
+
+
+@functools.cache
+def _typed_decoder(typ: type) -> tuple[Any, Any, type[Exception]]:
+    import msgspec
+
+    dec = msgspec.json.Decoder(typ)
+    return dec.decode_lines, dec.decode, msgspec.MsgspecError
+
+
 def as_dict(value: Any) -> dict:
     """``value`` when it is a JSON object, else an empty one."""
     return value if isinstance(value, dict) else {}
@@ -439,6 +455,48 @@ class Chain:
                 continue
             if isinstance(rec, dict):
                 yield line_no, rec
+
+    def typed_records(self, data: bytes, typ: type) -> Any:
+        """:meth:`records`, each object as ``typ`` (a :func:`record_type`): the keys it names, the
+        others parsed but not built. The whole of ``data`` is decoded at once when every line is a
+        JSON object msgspec takes (no blank line, no carriage return: the line numbers are then
+        each object's place); else line by line, each line as :meth:`records` reads it. (Text that
+        is no UTF-8 goes to :meth:`records`: msgspec does not check the strings it skips.)"""
+        import msgspec
+
+        decode_lines, decode, refused = _typed_decoder(typ)
+        if not data.isascii():
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError:
+                return ((n, msgspec.convert(d, typ)) for n, d in self.records(data))
+        if b"\r" not in data:
+            try:
+                recs = decode_lines(data)
+            except refused:
+                recs = None
+            if recs is not None and len(recs) == data.count(b"\n") + (data[-1:] not in (b"\n", b"")):
+                return enumerate(recs, 1)
+        return self._typed_lines(data, typ, decode, refused)
+
+    def _typed_lines(self, data: bytes, typ: type, decode: Any, refused: type[Exception]) -> Iterator[tuple[int, Any]]:
+        import msgspec
+
+        for line_no, raw in enumerate(data.splitlines(), 1):
+            try:
+                yield line_no, decode(raw)
+                continue
+            except refused:
+                pass
+            if not raw.strip():
+                continue
+            try:
+                rec = loads(raw)  # (what msgspec refuses to type: json's answer, or its error)
+            except ValueError as exc:
+                self.issue(line_no, "invalid_json", str(exc), raw)
+                continue
+            if isinstance(rec, dict):
+                yield line_no, msgspec.convert(rec, typ)
 
     def block(self, i: int, kind: str, nc: int, name: str | None = None, call_id: str | None = None) -> None:
         """A content block of row ``i`` with ``nc`` characters (counted when pi's rule counts it);

@@ -21,10 +21,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ._chain import Chain, as_dict, as_list, count_of, json_chars, text_chars
+from ._chain import Chain, as_dict, as_list, count_of, json_chars, record_type, text_chars
 
 __all__ = ["read_qwen"]
 
+# the keys of a record the reader uses (a spend-only read never asks the message)
+_SPEND_KEYS = ("uuid", "parentUuid", "sessionId", "timestamp", "type", "cwd", "version", "model", "usageMetadata",
+               "forkedFrom", "subtype", "systemPayload")
+_SpendRecord = record_type("QwenSpendRecord", _SPEND_KEYS)
+_Record = record_type("QwenRecord", (*_SPEND_KEYS, "message"))
 
 
 def _parts(chain: Chain, i: int, parts: Any) -> None:
@@ -42,48 +47,48 @@ def _parts(chain: Chain, i: int, parts: Any) -> None:
             chain.block(i, "thinking" if p.get("thought") else "text", text_chars(p.get("text")))
 
 
-def _usage(chain: Chain, i: int, d: dict) -> None:
-    u = d.get("usageMetadata")
-    if not isinstance(u, dict) or isinstance(d.get("forkedFrom"), dict):
+def _usage(chain: Chain, i: int, d: Any) -> None:
+    u = d.usageMetadata
+    if not isinstance(u, dict) or isinstance(d.forkedFrom, dict):
         return  # (a /branch copy of its parent's record: the parent's spend)
     prompt, out = count_of(u, "promptTokenCount"), count_of(u, "candidatesTokenCount")
     cached = count_of(u, "cachedContentTokenCount")
     if not (prompt or out or cached):
         return
     cached = min(cached, prompt)
-    chain.usage(i, model=d.get("model") or None, provider="qwen", inp=prompt - cached, out=out, cache_read=cached,
+    chain.usage(i, model=d.model or None, provider="qwen", inp=prompt - cached, out=out, cache_read=cached,
                 reasoning=count_of(u, "thoughtsTokenCount"), total=count_of(u, "totalTokenCount") or prompt + out)
 
 
-def _title(d: dict, facts: dict) -> None:
-    if d.get("subtype") == "custom_title":
-        title = (d.get("systemPayload") or {}).get("customTitle")
+def _title(d: Any, facts: dict) -> None:
+    if d.subtype == "custom_title":
+        title = as_dict(d.systemPayload).get("customTitle")
         facts["name"] = title if isinstance(title, str) else facts.get("name")
 
 
-def _record(chain: Chain, line_no: int, d: dict, facts: dict) -> None:
-    typ = d.get("type")
+def _record(chain: Chain, line_no: int, d: Any, facts: dict) -> None:
+    typ = d.type
     if chain.spend_only and typ != "assistant":  # (a spend-only read: the calls alone)
         _title(d, facts)
         return
-    ts = d.get("timestamp")
-    eid = d["uuid"] if isinstance(d.get("uuid"), str) else f"L{line_no}"
-    message = as_dict(d.get("message"))
+    ts = d.timestamp
+    eid = d.uuid if isinstance(d.uuid, str) else f"L{line_no}"
     if typ in ("user", "assistant", "tool_result"):
         role = {"user": "user", "assistant": "assistant", "tool_result": "toolResult"}[typ]
         tool = None
         if typ == "tool_result":
-            fr: dict = next((p["functionResponse"] for p in as_list(message.get("parts")) if isinstance(p, dict)
+            parts = as_list(as_dict(d.message).get("parts"))
+            fr: dict = next((p["functionResponse"] for p in parts if isinstance(p, dict)
                              and isinstance(p.get("functionResponse"), dict)), {})
             tool = fr.get("name")
-        extra = {"model": d.get("model"), "provider": "qwen", "tool_call_count": 0} if role == "assistant" else {}
+        extra = {"model": d.model, "provider": "qwen", "tool_call_count": 0} if role == "assistant" else {}
         i = chain.add(line_no, eid, ts, role=role, tool_name=tool, **extra)
         if not chain.spend_only:
-            _parts(chain, i, message.get("parts"))
+            _parts(chain, i, as_dict(d.message).get("parts"))
         if role == "assistant":
             _usage(chain, i, d)
-    elif typ == "system" and d.get("subtype") == "chat_compression":
-        payload = as_dict(d.get("systemPayload"))
+    elif typ == "system" and d.subtype == "chat_compression":
+        payload = as_dict(d.systemPayload)
         info = as_dict(payload.get("info"))
         history = payload.get("compressedHistory") or []
         nc = sum(text_chars(c.get("parts")) for c in history if isinstance(c, dict))
@@ -92,22 +97,25 @@ def _record(chain: Chain, line_no: int, d: dict, facts: dict) -> None:
     else:
         _title(d, facts)
         chain.add(line_no, eid, ts, type=typ if isinstance(typ, str) else "unknown", side_node=True,
-                  custom_type=d.get("subtype"))
-    chain.rows[-1]["parent_id"] = d.get("parentUuid") if isinstance(d.get("parentUuid"), str) else None
+                  custom_type=d.subtype)
+    chain.rows[-1]["parent_id"] = d.parentUuid if isinstance(d.parentUuid, str) else None
 
 
 def read_qwen(path: str, fh: Any) -> Any:
     """Read one Qwen Code chat record file from a binary file object."""
     chain = Chain(path, "qwen")
     facts: dict[str, Any] = {}
-    for line_no, d in chain.records(fh.read()):
-        for key in ("sessionId", "cwd", "version"):
-            if key not in facts and isinstance(d.get(key), str):
-                facts[key] = d[key]
-        fork = d.get("forkedFrom")
-        if "parent" not in facts and isinstance(fork, dict) and isinstance(fork.get("sessionId"), str):
-            facts["parent"] = fork["sessionId"]
+    sid = cwd = version = parent = None
+    for line_no, d in chain.typed_records(fh.read(), _SpendRecord if chain.spend_only else _Record):
+        if sid is None and isinstance(d.sessionId, str):
+            sid = d.sessionId
+        if cwd is None and isinstance(d.cwd, str):
+            cwd = d.cwd
+        if version is None and isinstance(d.version, str):
+            version = d.version
+        fork = d.forkedFrom
+        if parent is None and isinstance(fork, dict) and isinstance(fork.get("sessionId"), str):
+            parent = fork["sessionId"]
         _record(chain, line_no, d, facts)
-    sid = facts.get("sessionId") or os.path.splitext(os.path.basename(path))[0]
-    return chain.done({"session_id": sid, "cwd": facts.get("cwd"), "name": facts.get("name"),
-                       "agent_version": facts.get("version"), "parent_session_id": facts.get("parent")})
+    return chain.done({"session_id": sid or os.path.splitext(os.path.basename(path))[0], "cwd": cwd,
+                       "name": facts.get("name"), "agent_version": version, "parent_session_id": parent})

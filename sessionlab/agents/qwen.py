@@ -33,7 +33,7 @@ def roots() -> list[Path]:
 def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
     """``<project>/chats/*.jsonl`` below each folder."""
     return [f for f in files_below(folders, ("*/chats/*.jsonl",), errors)
-            if os.path.basename(os.path.dirname(os.path.dirname(f))) != "chats"]
+            if f.rsplit(os.sep, 3)[-3] != "chats"]  # (the project's folder: none below a chats/)
 
 
 SPEC = AgentSpec(

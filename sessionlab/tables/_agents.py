@@ -310,14 +310,19 @@ def _priced(t: pa.Table, priced: np.ndarray) -> pa.Table:
     cost[rows] = costs
     # (a fallback model that has a price stays flagged; the other rows' sources are left as they are)
     kept = to_numpy(pc.equal(t["cost_source"].take(take), scalar("fallback")), False).astype(np.bool_)
-    new = np.where(np.isnan(costs), "unknown", np.where(kept, "fallback", "priced"))
+    # (each priced row's source by its code, the strings made in C)
+    codes = np.where(np.isnan(costs), 0, np.where(kept, 1, 2)).astype(np.int8)
+    new = _SOURCES.take(from_numpy(codes))
     at = np.zeros(t.num_rows, np.bool_)
     at[rows] = True
-    src = pc.replace_with_mask(t["cost_source"].combine_chunks(), from_numpy(at), strings(new.tolist()))
+    src = pc.replace_with_mask(t["cost_source"].combine_chunks(), from_numpy(at), new)
     i = t.schema.get_field_index("cost_usd")
     t = t.set_column(i, "cost_usd", from_numpy(np.nan_to_num(cost), mask=np.isnan(cost), type=pa.float64()))
     i = t.schema.get_field_index("cost_source")
     return t.set_column(i, "cost_source", src)
+
+
+_SOURCES = strings(["unknown", "fallback", "priced"])  # (not pa.array: its first use would import pandas)
 
 
 def _unpriced(t: pa.Table) -> np.ndarray:
