@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -165,6 +166,27 @@ def test_python_dash_m(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "sessionlab", "summary", str(DATA / "pi" / "large-session.jsonl")],
                        capture_output=True, text=True, check=True)
     assert "d703a1a9-1b7b-4fb1-b512-c9738b1fe617" in r.stdout and r.stderr == ""
+
+
+def test_the_command_ends_at_once_with_all_its_output_and_its_code(capsys) -> None:
+    """``python -m sessionlab`` (the ``sessionlab`` command's :func:`~sessionlab.cli.run`) ends the
+    process without the interpreter's exit: its output (more than a buffer of it) must still be
+    whole, and its exit code main's, as in the process itself."""
+    import io
+
+    from sessionlab.cli import main as _main
+
+    args = ["summary", "data/"]  # (a table printed line by line)
+    assert _main(args) == 0
+    expected = capsys.readouterr().out
+    assert len(expected) > io.DEFAULT_BUFFER_SIZE
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # (its output buffered, as usual)
+    r = subprocess.run([sys.executable, "-m", "sessionlab", *args], capture_output=True, text=True, env=env)
+    assert (r.returncode, r.stdout, r.stderr) == (0, expected, "")
+    bad = subprocess.run([sys.executable, "-m", "sessionlab", "usage", "daily", "no/such/place"], capture_output=True,
+                         text=True, env=env)
+    assert bad.returncode == _main(["usage", "daily", "no/such/place"]) != 0
+    assert bad.stderr == capsys.readouterr().err and "no/such/place" in bad.stderr
 
 
 def test_summary_prints_usage_by_model_and_day(capsys):

@@ -68,9 +68,6 @@ def _title(d: Any, facts: dict) -> None:
 
 def _record(chain: Chain, line_no: int, d: Any, facts: dict) -> None:
     typ = d.type
-    if chain.spend_only and typ != "assistant":  # (a spend-only read: the calls alone)
-        _title(d, facts)
-        return
     ts = d.timestamp
     eid = d.uuid if isinstance(d.uuid, str) else f"L{line_no}"
     if typ in ("user", "assistant", "tool_result"):
@@ -106,16 +103,20 @@ def read_qwen(path: str, fh: Any) -> Any:
     chain = Chain(path, "qwen")
     facts: dict[str, Any] = {}
     sid = cwd = version = parent = None
-    for line_no, d in chain.typed_records(fh.read(), _SpendRecord if chain.spend_only else _Record):
-        if sid is None and isinstance(d.sessionId, str):
-            sid = d.sessionId
-        if cwd is None and isinstance(d.cwd, str):
-            cwd = d.cwd
-        if version is None and isinstance(d.version, str):
-            version = d.version
-        fork = d.forkedFrom
-        if parent is None and isinstance(fork, dict) and isinstance(fork.get("sessionId"), str):
-            parent = fork["sessionId"]
+    spend = chain.spend_only
+    for line_no, d in chain.typed_records(fh.read(), _SpendRecord if spend else _Record):
+        if sid is None or cwd is None or version is None:  # (each the first record's that has it)
+            if sid is None and isinstance(d.sessionId, str):
+                sid = d.sessionId
+            if cwd is None and isinstance(d.cwd, str):
+                cwd = d.cwd
+            if version is None and isinstance(d.version, str):
+                version = d.version
+        if parent is None and isinstance(d.forkedFrom, dict) and isinstance(d.forkedFrom.get("sessionId"), str):
+            parent = d.forkedFrom["sessionId"]
+        if spend and d.type != "assistant":  # (a spend-only read: the calls alone, and the name)
+            _title(d, facts)
+            continue
         _record(chain, line_no, d, facts)
     return chain.done({"session_id": sid or os.path.splitext(os.path.basename(path))[0], "cwd": cwd,
                        "name": facts.get("name"), "agent_version": version, "parent_session_id": parent})

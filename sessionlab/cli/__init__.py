@@ -32,8 +32,8 @@ from .._arrow import scalar
 from ..errors import OptionError
 from ..tables import Corpus, load
 
-__all__ = ["format_summary", "format_usage", "main", "summarize_corpus", "summarize_session", "summarize_sessions",
-           "synth_main", "time_zone", "unreadable", "unreadable_line", "usage_views"]
+__all__ = ["format_summary", "format_usage", "main", "run", "summarize_corpus", "summarize_session",
+           "summarize_sessions", "synth_main", "time_zone", "unreadable", "unreadable_line", "usage_views"]
 
 ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom")
 """Message roles with their own column; any other role is counted under ``other``."""
@@ -327,6 +327,27 @@ def synth_main(argv: Sequence[str] | None = None) -> int:
     from ._synth import main as run
 
     return run(argv)
+
+
+def run() -> None:
+    """The ``sessionlab`` command (and ``python -m sessionlab``): :func:`main`, then the process
+    ends at once, its output flushed and its exit handlers run. Freeing a large load's millions of
+    objects one by one, as the interpreter's own exit does, only delays the shell; a process with
+    another thread still running ends as usual (the interpreter waits for that thread)."""
+    code = main()
+    import threading
+
+    if threading.active_count() > 1:
+        sys.exit(code)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # (a closed pipe: the interpreter's exit reports it as it would)
+        sys.exit(code)
+    import atexit
+
+    getattr(atexit, "_run_exitfuncs", lambda: None)()
+    os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
