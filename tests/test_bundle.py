@@ -164,3 +164,34 @@ def test_a_store_with_a_number_no_column_takes_is_read_session_by_session(monkey
     assert [_view(r) for r in got.files] == [_view(r) for r in one.results]
     bad = [i for i in got.issues if i.kind == "bad_value"]
     assert len(bad) == 1 and bad[0].path.endswith(f"#{sid}") and "2**53" in bad[0].message
+
+
+def test_consecutive_exports_are_one_bundle_and_a_failing_one_is_read_alone(monkeypatch):
+    """Copilot's exports (a store of a few sessions each) read jointly go back as one bundle over
+    the exports; an export whose joint read fails is read session by session between them."""
+    from sessionlab.agents import copilot
+
+    use_home(monkeypatch, "copilot")
+    monkeypatch.setenv("SESSIONLAB_CACHE_DIR", "")
+    one = _load("copilot", monkeypatch, bundles=False, workers=1)
+    got = _load("copilot", monkeypatch, bundles=True, workers=1)
+    stores = {p.partition("#")[0] for p in file_paths(got.results)}
+    assert len(stores) >= 2 and len(got.results) == 1 and got.results[0].members is not None
+    assert [_view(r) for r in got.files] == [_view(r) for r in one.results]
+    first = sorted(stores)[0]
+    joint = copilot.read_members
+
+    def broken(store, sids):
+        if store == first:
+            raise ValueError("damaged")
+        return joint(store, sids)
+
+    monkeypatch.setattr(copilot, "read_members", broken)
+    one = _load("copilot", monkeypatch, bundles=False, workers=1)
+    got = _load("copilot", monkeypatch, bundles=True, workers=1)
+    assert [_view(r) for r in got.files] == [_view(r) for r in one.results]
+    alone = [r for r in got.results if r.members is None]
+    assert alone and {r.path.partition("#")[0] for r in alone} == {first}
+    assert all(i.kind == "read_error" and "damaged" in i.message for r in alone for i in r.issues)
+    assert {p.partition("#")[0] for r in got.results if r.members is not None for p in r.members.paths} == \
+        stores - {first}

@@ -115,13 +115,35 @@ def _members(r: FileResult) -> list[FileResult]:
 def read_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], *,
                price: bool = True) -> list[FileResult]:
     """A usage report's task: the runs of ``paths`` that are sessions of one store of an agent that
-    reads a store's sessions together each read so, as one bundle (:func:`_store_bundle`); the other
-    paths by ``load`` (the loader's chunk); in ``paths``' order. A store that fails so, or holds a
-    number no column takes, is read by ``load``, whose reads report it."""
+    reads a store's sessions together each read so, and consecutive stores of one agent read by its
+    joint read (:attr:`~sessionlab.agents.AgentSpec.members`: Copilot's many exports) as one bundle;
+    the other paths by ``load`` (the loader's chunk); in ``paths``' order. A store that fails so, or
+    holds a number no column takes, is read by ``load``, whose reads report it."""
     out: list[FileResult] = []
+    # consecutive stores of one agent read jointly: the agent, their sessions' paths and files
+    joint: tuple[str | None, list[str], list] = (None, [], [])
+
+    def flush() -> None:
+        agent, run, afs = joint
+        if run:
+            bundle = _files_bundle(run, agent, afs, price)  # type: ignore[arg-type]
+            # (a number no column takes: the sessions' own reads null it and say where)
+            out.extend(load(run) if has_bad_values(bundle.entries) else [bundle])
+            run.clear()
+            afs.clear()
+
     with registry.sharing_stores(paths):
-        runs = _spend_runs(paths)
-        for (agent, store), run in runs:
+        for (agent, store), run in _spend_runs(paths):
+            if agent is not None and registry.spec(agent).spend_members is None:
+                afs = _member_files(run, agent, store)
+                if afs is not None:
+                    if agent != joint[0]:
+                        flush()
+                        joint = (agent, [], [])
+                    joint[1].extend(run)
+                    joint[2].extend(afs)
+                    continue
+            flush()
             if agent is None:
                 out += load(run)
                 continue
@@ -129,8 +151,8 @@ def read_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], 
                 bundle = _store_bundle(run, agent, store, price)
             except Exception:  # (a damaged store: its sessions' own reads say what failed)
                 bundle = None
-            # (a number no column takes: the sessions' own reads null it and say where)
             out += load(run) if bundle is None or has_bad_values(bundle.entries) else [bundle]
+        flush()
     return out
 
 
@@ -159,18 +181,32 @@ def _spend_runs(paths: list[str]) -> list[tuple[tuple[str | None, str], list[str
 
 
 def _store_bundle(paths: list[str], agent: str, store: str, price: bool) -> FileResult | None:
-    """The sessions ``paths`` of ``store`` as one bundle: their spend rows read together
-    (:attr:`~sessionlab.agents.AgentSpec.spend_members`), else the sessions as the agent's joint read
-    gives them (:attr:`~sessionlab.agents.AgentSpec.members`, its spend rows alone) without a result
-    each; None when a session holds what a later pass needs (``extra``: then each is read alone)."""
+    """The sessions ``paths`` of ``store`` as one bundle, their spend rows read together
+    (:attr:`~sessionlab.agents.AgentSpec.spend_members`), else as :func:`_member_files` gives them;
+    None when :func:`_member_files` gives none."""
     spec = registry.spec(agent)
-    keys = [p.rpartition("#")[2] for p in paths]
     if spec.spend_members is not None:
-        return _spend_bundle(paths, agent, spec.read_spend(store, keys), price)
-    with registry.reading_spend_only(True):
-        afs = spec.read_members(store, keys)
+        return _spend_bundle(paths, agent, spec.read_spend(store, [p.rpartition("#")[2] for p in paths]), price)
+    afs = _member_files(paths, agent, store)
+    return None if afs is None else _files_bundle(paths, agent, afs, price)
+
+
+def _member_files(paths: list[str], agent: str, store: str) -> list | None:
+    """The sessions ``paths`` of ``store`` as the agent's joint read gives them
+    (:attr:`~sessionlab.agents.AgentSpec.members`, their spend rows alone); None when the read fails
+    or a session holds what a later pass needs (``extra``): then each is read alone."""
+    try:
+        with registry.reading_spend_only(True):
+            afs = registry.spec(agent).read_members(store, [p.rpartition("#")[2] for p in paths])
+    except Exception:  # (a damaged store: its sessions' own reads say what failed)
+        return None
     if len(afs) != len(paths) or any(af.extra is not None for af in afs):
         return None
+    return afs
+
+
+def _files_bundle(paths: list[str], agent: str, afs: list, price: bool) -> FileResult:
+    """One bundle of sessions read by their agent's joint read (:func:`_member_files`)."""
     from ._agents import files_table
 
     facts = {k: [af.session.get(k) for af in afs] for k in ("session_id", "cwd", "name", "agent_version",

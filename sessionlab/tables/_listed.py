@@ -5,11 +5,11 @@ than all of them by the loading process before any worker starts."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .. import agents as registry
 from ..pi.io.issues import LineIssue
-from ._file import FileResult, load_chunk
+from ._file import FileResult
 
 __all__ = ["listed_stores", "load_stores"]
 
@@ -25,10 +25,10 @@ def listed_stores(agents: Sequence[str] | None, errors: list[tuple[str, str]]) -
     return out
 
 
-def load_stores(stores: list[str], agent: str, want_blocks: bool = False, spend_only: bool = False, *,
-                price: bool = True) -> list[FileResult]:
-    """The sessions of ``agent``'s ``stores`` listed and loaded (:func:`._file.load_chunk`), in the
-    stores' order; a store that cannot be read is a ``read_error`` result of its own, after them."""
+def load_stores(stores: list[str], agent: str, load: Callable[[list[str]], list[FileResult]]) -> list[FileResult]:
+    """The sessions of ``agent``'s ``stores`` listed, then loaded by ``load`` (the task's loader:
+    :func:`._file.load_chunk`, or a usage report's :func:`._bundle.read_spend`), in the stores'
+    order; a store that cannot be read is a ``read_error`` result of its own, after them."""
     spec = registry.spec(agent)
     paths: list[str] = []
     failed: list[FileResult] = []
@@ -39,6 +39,6 @@ def load_stores(stores: list[str], agent: str, want_blocks: bool = False, spend_
             msg = f"cannot list its sessions: {type(exc).__name__}: {exc.strerror or exc}"
             failed.append(FileResult(path=s, issues=[LineIssue(s, 0, "read_error", msg)]))
     try:
-        return load_chunk(paths, want_blocks, spend_only, price=price) + failed
+        return load(paths) + failed
     finally:
         spec.finish_load([])  # (what listing parsed, let go: the reads are done)

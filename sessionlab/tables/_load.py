@@ -258,13 +258,15 @@ def _loaded(paths: list[str], want_blocks: bool, spend_only: bool, listed_by: st
     """A task's results; a usage report's (``spend_only``) with the sessions of the agents that allow
     it as bundles (:func:`._bundle.bundled`): what each session's own result costs on the way back
     and in every pass over the load is most of a small session's time."""
-    if listed_by is not None:
-        results = load_stores(paths, listed_by, want_blocks, spend_only, price=price)
-    elif spend_only and not want_blocks:  # (a store's spend rows read together where its agent can)
-        results = read_spend(paths, lambda ps: load_chunk(ps, False, True, price=price), price=price)
-    else:
-        results = load_chunk(paths, want_blocks, spend_only, price=price)
-    return bundled(results) if spend_only and not want_blocks else results
+    spend = spend_only and not want_blocks
+
+    def load(ps: list[str]) -> list[FileResult]:
+        if spend:  # (a store's spend rows read together where its agent can)
+            return read_spend(ps, lambda qs: load_chunk(qs, False, True, price=price), price=price)
+        return load_chunk(ps, want_blocks, spend_only, price=price)
+
+    results = load(paths) if listed_by is None else load_stores(paths, listed_by, load)
+    return bundled(results) if spend else results
 
 
 def _to_ipc(helds: list[Any], schema: pa.Schema) -> tuple[bytes, list[int], list[int]]:
