@@ -125,3 +125,43 @@ def test_default_folders_read_by_early_workers_keep_a_file_once_and_key_it_as_li
     assert got.keys == listed.keys == {p: _load.stat_key(Path(p).stat()) for p in paths}
     for a, b in zip(got.files, listed.files):
         assert a.session == b.session and a.entries.equals(b.entries)
+
+
+def test_jsonl_below_lists_as_os_walk_does(tmp_path):
+    """The listing of an agent's folder (by ``os.scandir``, no stat per file) against ``os.walk``:
+    regular ``*.jsonl`` files, links to files and folders followed, a folder reached twice (a link
+    back up) read once, broken links and other names left out."""
+    import os
+
+    from sessionlab.agents._spec import jsonl_below
+
+    root = tmp_path / "root"
+    (root / "a" / "b").mkdir(parents=True)
+    for p in ("x.jsonl", "a/y.jsonl", "a/b/z.jsonl", "a/notes.txt", "a/b/.jsonl"):
+        (root / p).write_text("{}\n")
+    (root / "a" / "dir.jsonl").mkdir()  # (a folder named like a file: not listed itself)
+    (root / "a" / "dir.jsonl" / "inner.jsonl").write_text("{}\n")
+    (root / "a" / "link.jsonl").symlink_to(root / "x.jsonl")
+    (root / "a" / "broken.jsonl").symlink_to(root / "missing.jsonl")
+    (root / "a" / "b" / "up").symlink_to(root / "a")  # (a loop)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "o.jsonl").write_text("{}\n")
+    (root / "out").symlink_to(outside)
+
+    def reference() -> list[str]:
+        out, seen = [], set()
+        for folder, dirs, names in os.walk(str(root), followlinks=True):
+            st = os.stat(folder)
+            if (st.st_dev, st.st_ino) in seen:
+                dirs[:] = []
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            out += [f for f in (os.path.join(folder, n) for n in names if n.endswith(".jsonl")) if os.path.isfile(f)]
+        return sorted(out)
+
+    errors: list = []
+    got = jsonl_below([root], errors)
+    assert got == reference() and not errors
+    assert {os.path.relpath(p, root) for p in got} == {"x.jsonl", "a/y.jsonl", "a/b/z.jsonl", "a/b/.jsonl",
+                                                      "a/dir.jsonl/inner.jsonl", "a/link.jsonl", "out/o.jsonl"}

@@ -173,14 +173,15 @@ def _is_span(r: dict) -> bool:
         or any(k in r for k in ("startTime", "endTime", "duration", "kind")))
 
 
-def _kind(r: dict, a: dict) -> int | None:
-    op, name = _text(a.get("gen_ai.operation.name")), _text(r.get("name")) or ""
-    body = _text(r.get("body")) or _text(r.get("_body")) or ""
-    event = _text(a.get("event.name"))
-    if _is_span(r):
+def _kind(r: dict, a: dict, span: bool, op: str | None) -> int | None:
+    """What a record is (``span``: :func:`_is_span`; ``op``: its ``gen_ai.operation.name``)."""
+    if span:
+        name = _text(r.get("name")) or ""
         if op == "chat" or name.startswith("chat "):
             return _CHAT
         return _AGENT if op == "invoke_agent" or name.startswith("invoke_agent ") else None
+    event = _text(a.get("event.name"))
+    body = _text(r.get("body")) or _text(r.get("_body")) or ""
     if event == "gen_ai.client.inference.operation.details" or body.startswith("GenAI inference:"):
         return _LOG
     if event == "copilot_chat.agent.turn" or body.startswith("copilot_chat.agent.turn"):
@@ -300,9 +301,12 @@ def _model_attr(a: dict) -> str | None:
 
 def _candidate(i: int, r: dict, facts: tuple, ctx: dict, fallback_ms: int) -> dict | None:
     a = r["attributes"]
-    kind, usage = _kind(r, a), _usage(a)
-    tool = _text(a.get("gen_ai.tool.name")) if _is_span(r) and _text(a.get("gen_ai.operation.name")) == \
-        "execute_tool" else None
+    span, op = _is_span(r), _text(a.get("gen_ai.operation.name"))
+    kind = _kind(r, a, span, op)
+    tool = _text(a.get("gen_ai.tool.name")) if span and op == "execute_tool" else None
+    if kind is None and tool is None:
+        return None  # (neither a call nor a tool: no usage or error of it is asked)
+    usage = _usage(a)
     error = _text(a.get("error.type")) if kind == _CHAT and usage is None else None
     if (kind is None or usage is None) and tool is None and error is None:
         return None

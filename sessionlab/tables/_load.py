@@ -478,7 +478,7 @@ def _pool_results(pool: Any, chunks: list[list[str]], want_blocks: bool, spend_o
     each chunk's at once as it comes: the price table is loaded while the workers read)."""
     n = len(chunks)
     results = pool.map(_load_chunk, chunks, [want_blocks] * n, [spend_only] * n, [listed_by] * n)
-    if spend_only:
+    if spend_only and n:  # (no chunk, as when only stores are listed: the stores' chunks go first)
         _price_table()
     for packed in results:
         yield _unpack(packed, spend_only)
