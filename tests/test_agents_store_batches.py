@@ -158,6 +158,15 @@ def test_a_batch_tells_each_source_s_agent_as_one_source_alone(agent, monkeypatc
     assert alone[len(members) + 3] == (None, (named, None))  # (a file of its own)
     with sharing_stores(paths):
         assert [(agents.opener(p), split_member(p)) for p in paths] == alone
+    # a batch's paths split at once (a store's next session answered from the one before): the file
+    # named like a session right after the store's sessions, and again after a key with a folder
+    mixed = members[:2] + [named] + members[2:] + [f"{store}#a/b", named] + odd + members[:1]
+    expected = [(agents.opener(p), split_member(p)) for p in mixed]  # (each asked alone)
+    with sharing_stores(mixed):
+        got = agents.split_members(mixed)
+        assert [(agents.opener(p), s) for p, s in zip(mixed, got)] == expected
+        assert [split_member(p) for p in mixed] == got
+    assert agents.split_members(mixed) == [s for _, s in expected]  # (no batch)
 
 
 def test_a_batch_asks_the_parents_of_its_sessions_alone(tmp_path, monkeypatch):

@@ -54,13 +54,14 @@ from ._spec import (
     null_usage,
     reading_spend_only,
     split_member,
+    split_members,
     store_memo,
 )
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
            "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below",
            "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages", "opener", "member_path", "split_member",
-           "name_listed", "pi_format", "label_pi_format", "sharing_stores", "reading_spend_only",
+           "split_members", "name_listed", "pi_format", "label_pi_format", "sharing_stores", "reading_spend_only",
            "read_source"]
 
 _REGISTRY: dict[str, AgentSpec] = {}

@@ -80,6 +80,32 @@ def split_member(path: str) -> tuple[str, str | None]:
     return got
 
 
+def split_members(paths: Sequence[str]) -> list[tuple[str, str | None]]:
+    """:func:`split_member` of each path. While stores are shared, a store's next session
+    (``<store>#<key>`` after another of the same store, a key with no folder in it) is answered from
+    the one before, asking only whether its own name is a file of the folder (listed once per batch):
+    a batch of a database's thousands of sessions asks no more of each."""
+    out: list[tuple[str, str | None]] = []
+    memo = getattr(BATCH, "memo", None)
+    last, base, names = None, "", None  # (the store answered last, its name, its folder's names)
+    for p in paths:
+        if "#" not in p:
+            out.append((p, None))
+            continue
+        prefix, _, key = p.rpartition("#")
+        if prefix == last and key and "/" not in key and os.sep not in key and f"{base}#{key}" not in names:
+            got = memo[("member", p)] = (prefix, key)  # type: ignore[index]  # (what split_member asks next)
+            out.append(got)
+            continue
+        got = split_member(p)
+        out.append(got)
+        last = None
+        if memo is not None and got == (prefix, key) and key and "/" not in key and os.sep not in key:
+            base, names = os.path.basename(prefix), memo.get(("folder names",), {}).get(os.path.split(p)[0])
+            last = prefix if names is not None else None
+    return out
+
+
 def _split_member(path: str) -> tuple[str, str | None]:
     if _may_exist(path) and os.path.exists(path):
         return path, None

@@ -163,11 +163,10 @@ def _spend_runs(paths: list[str]) -> list[tuple[tuple[str | None, str], list[str
     :func:`~sessionlab.agents.opener` tell them, once per store while the stores are shared)."""
     runs: list[tuple[tuple[str | None, str], list[str]]] = []
     reads: dict[str | None, bool] = {None: False}
-    for p in paths:
+    for p, (store, k) in zip(paths, registry.split_members(paths)):
         key: tuple[str | None, str] = (None, "")
-        if "#" in p:
-            store, k = registry.split_member(p)
-            agent = registry.opener(p) if k is not None else None
+        if k is not None:
+            agent = registry.opener(p)
             if agent not in reads:
                 spec = registry.spec(agent)
                 reads[agent] = spec.bundles and (spec.spend_members or spec.members) is not None
