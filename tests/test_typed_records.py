@@ -98,3 +98,30 @@ def test_qwen_spend_and_full_reads_agree_on_the_calls():
         60, 40, 20, 5)
     assert full.session["name"] == spend.session["name"] == "named"
     assert full.session["cwd"] == "/w" and full.session["agent_version"] == "1"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.dictionaries(st.sampled_from(["a", "b", "c"]), st.one_of(
+    st.integers(-10**20, 10**20), st.floats(allow_nan=True), st.booleans(), st.none(), st.text(max_size=3),
+    st.lists(st.integers(), max_size=2))), st.integers(), st.none(), st.lists(st.integers(), max_size=2)))
+def test_counts_of_is_count_of_of_each_key(d):
+    from sessionlab.agents._chain import count_of, counts_of
+
+    keys = ("a", "b", "c", "a")
+    assert counts_of(d, keys) == [count_of(d, k) for k in keys]
+
+
+def test_a_count_past_a_double_is_no_count_and_the_file_still_reads():
+    """``1e400`` (json reads it as infinity, msgspec refuses it): the line is read line by line, its
+    count taken as none, the file's other calls kept (it failed the whole file before)."""
+    from sessionlab.agents._chain import count_of
+
+    assert count_of({"a": float("inf"), "b": 7}, "a", "b") == 7 and count_of({"a": float("nan")}, "a") == 0
+    data = (b'{"uuid":"u1","sessionId":"s","type":"assistant","model":"m","usageMetadata":'
+            b'{"promptTokenCount":1e400,"candidatesTokenCount":5}}\n'
+            b'{"uuid":"u2","parentUuid":"u1","sessionId":"s","type":"assistant","model":"m","usageMetadata":'
+            b'{"promptTokenCount":10,"candidatesTokenCount":2}}\n')
+    with reading_spend_only(True):
+        af = read_qwen("s.jsonl", io.BytesIO(data))
+    rows = [dict(zip(af.row_names, r)) for r in af.rows]
+    assert not af.issues and [(r["input_tokens"], r["output_tokens"]) for r in rows] == [(0, 5), (10, 2)]

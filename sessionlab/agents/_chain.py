@@ -117,15 +117,27 @@ def as_dict(value: Any) -> dict:
 
 def count_of(d: Any, key: str, *others: str) -> int:
     """A token count a record holds under ``key`` (else the first of ``others`` that holds one): a
-    number (a fraction cut, a negative one 0), else 0."""
+    number (a fraction cut, a negative one 0; no infinity or NaN, which json reads from 1e400 and
+    NaN), else 0."""
     if not isinstance(d, dict):
         return 0
     v = d.get(key)
     if type(v) is int:  # (most counts: no conversion)
         return v if v > 0 else 0
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
+    if isinstance(v, int) and not isinstance(v, bool) or isinstance(v, float) and v == v and abs(v) != float("inf"):
         return max(int(v), 0)
     return count_of(d, *others) if others else 0
+
+
+def counts_of(d: Any, keys: Sequence[str]) -> list[int]:
+    """:func:`count_of` of each key, in one call (a record's several counts)."""
+    if not isinstance(d, dict):
+        return [0] * len(keys)
+    out = []
+    for k in keys:
+        v = d.get(k)
+        out.append((v if v > 0 else 0) if type(v) is int else count_of(d, k))
+    return out
 
 
 _FAST_MS_END = 4_102_444_800_000  # 2100-01-01: up to here a whole millisecond is exact as seconds in a float

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ._chain import Chain, as_dict, as_list, count_of, json_chars, record_type, text_chars
+from ._chain import Chain, as_dict, as_list, count_of, counts_of, json_chars, record_type, text_chars
 
 __all__ = ["read_qwen"]
 
@@ -47,17 +47,20 @@ def _parts(chain: Chain, i: int, parts: Any) -> None:
             chain.block(i, "thinking" if p.get("thought") else "text", text_chars(p.get("text")))
 
 
+_COUNTS = ("promptTokenCount", "candidatesTokenCount", "cachedContentTokenCount", "thoughtsTokenCount",
+           "totalTokenCount")
+
+
 def _usage(chain: Chain, i: int, d: Any) -> None:
     u = d.usageMetadata
     if not isinstance(u, dict) or isinstance(d.forkedFrom, dict):
         return  # (a /branch copy of its parent's record: the parent's spend)
-    prompt, out = count_of(u, "promptTokenCount"), count_of(u, "candidatesTokenCount")
-    cached = count_of(u, "cachedContentTokenCount")
+    prompt, out, cached, thoughts, total = counts_of(u, _COUNTS)
     if not (prompt or out or cached):
         return
     cached = min(cached, prompt)
     chain.usage(i, model=d.model or None, provider="qwen", inp=prompt - cached, out=out, cache_read=cached,
-                reasoning=count_of(u, "thoughtsTokenCount"), total=count_of(u, "totalTokenCount") or prompt + out)
+                reasoning=thoughts, total=total or prompt + out)
 
 
 def _title(d: Any, facts: dict) -> None:
