@@ -102,11 +102,16 @@ def test_copilot_exports_are_parsed_once_per_load(home, tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     parsed = []
     real = copilot._parse
-    monkeypatch.setattr(copilot, "_parse", lambda *key: parsed.append(key[0]) or real(*key))
+    monkeypatch.setattr(copilot, "_parse", lambda *key, **kw: parsed.append(key[0]) or real(*key, **kw))
     corpus = sl.load(agents=["copilot"], cache=False, progress=False, max_workers=1)
     assert corpus.sessions.num_rows == 9
     assert sorted(parsed) == sorted(str(f) for f in otel.glob("*.jsonl"))  # (each once)
-    assert copilot._LISTED == {}
+    assert copilot._LISTED == {} and copilot._HEADS == {}
+    opened = []
+    monkeypatch.setattr(copilot, "open", lambda p, *a: opened.append(p) or open(p, *a), raising=False)
+    parsed.clear()
+    assert sl.load(agents=["copilot"], cache=False, progress=False, max_workers=1).sessions.equals(corpus.sessions)
+    assert sorted(opened) == sorted(parsed)  # (each export opened once: the reads tell an export by its parse)
 
 @pytest.mark.parametrize(("value", "count"), [(12, 12), (0, 0), (-1, None), (3.0, 3), (2.5, None), (True, None),
                                                (" 42 ", 42), ("-4", None), ("\u00b2", None), ("\u0663", None),

@@ -58,10 +58,10 @@ def test_an_export_that_cannot_be_read_is_a_read_error_and_the_others_load(monke
     exports = copilot.stores(copilot.roots())
     real = copilot._parse
 
-    def parse(path, *a):
+    def parse(path, *a, **kw):
         if path == exports[0]:
             raise PermissionError(13, "Permission denied")
-        return real(path, *a)
+        return real(path, *a, **kw)
 
     monkeypatch.setattr(copilot, "_parse", parse)
     got = load_files(None, agents=["copilot"], cache=False, on_bad_lines="skip", max_workers=1)

@@ -60,6 +60,7 @@ def stores(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> 
 def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
     """Each session of every export of :func:`stores` (an export that cannot be read goes to ``errors``)."""
     _LISTED.clear()
+    _HEADS.clear()
     out: list[str] = []
     for f in stores(folders, errors):
         try:
@@ -78,10 +79,20 @@ def store_sessions(store: str) -> list[str]:
 
 def _is_export(store: str) -> bool:
     try:
+        st = os.stat(store)
+        known = _HEADS.get((store, st.st_mtime_ns, st.st_size))  # (an export the listing parsed)
+        if known is not None:
+            return known
         with open(store, "rb") as fh:
             head = fh.read(4096)
     except OSError:
         return False
+    return _export_head(head)
+
+
+def _export_head(head: bytes) -> bool:
+    """Whether a file's first 4 KB are an OpenTelemetry export's."""
+    head = head[:4096]
     return b'"attributes"' in head and (b'"traceId"' in head or b'"spanContext"' in head or b'"hrTime"' in head)
 
 
@@ -216,18 +227,23 @@ def _usage(a: dict) -> tuple[int, int, int, int, int] | None:
     return (inp, out, cr, cw, reason) if inp + out + cr + cw > 0 else None
 
 
-def _lines(path: str) -> list[dict]:
+def _lines(path: str, mtime_ns: int = 0, size: int = -1) -> list[dict]:
+    """The records of an export that have attributes (its first 4 KB told to ``_HEADS`` for the
+    file version ``mtime_ns`` and ``size``, which the reads of its sessions ask: :func:`_is_export`)."""
     out = []
     with open(path, "rb") as fh:
-        for raw in fh:
-            if b'"attributes"' not in raw:
-                continue
-            try:
-                r = loads(raw)
-            except ValueError:
-                continue
-            if isinstance(r, dict) and isinstance(r.get("attributes"), dict):
-                out.append(r)
+        data = fh.read()
+    if size >= 0:
+        _HEADS[(path, mtime_ns, size)] = _export_head(data)
+    for raw in data.split(b"\n"):
+        if b'"attributes"' not in raw:
+            continue
+        try:
+            r = loads(raw)
+        except ValueError:
+            continue
+        if isinstance(r, dict) and isinstance(r.get("attributes"), dict):
+            out.append(r)
     return out
 
 
@@ -238,7 +254,7 @@ def _sessions(path: str) -> list[str]:
     key = (path, st.st_mtime_ns, st.st_size)
     recs = _LISTED.get(key)
     if recs is None:
-        recs = _LISTED[key] = _parse(*key)
+        recs = _LISTED[key] = _parse(*key, listed=True)
     return list(dict.fromkeys(r["session"] for r in recs))
 
 
@@ -246,6 +262,8 @@ def _sessions(path: str) -> list[str]:
 # (:func:`finish`): its readers, in the process that listed them or in workers forked after it,
 # take their calls from here instead of parsing each export again
 _LISTED: dict[tuple[str, int, int], list[dict]] = {}
+# whether each export parsed since is one by its first 4 KB, by (path, mtime, size), until then too
+_HEADS: dict[tuple[str, int, int], bool] = {}
 
 
 def records(path: str) -> list[dict]:
@@ -261,6 +279,7 @@ def records(path: str) -> list[dict]:
 def finish(results: list) -> None:
     """The end of a load of Copilot sessions: the parsed exports its listing kept are let go."""
     _LISTED.clear()
+    _HEADS.clear()
 
 
 @lru_cache(maxsize=4)
@@ -268,8 +287,8 @@ def _records(path: str, mtime_ns: int, size: int) -> list[dict]:
     return _parse(path, mtime_ns, size)
 
 
-def _parse(path: str, mtime_ns: int, size: int) -> list[dict]:
-    recs = _lines(path)
+def _parse(path: str, mtime_ns: int, size: int, listed: bool = False) -> list[dict]:
+    recs = _lines(path, mtime_ns, size) if listed else _lines(path)  # (what a listing parsed: until finish)
     # (each record's trace, session attribute and model, asked once)
     facts = [(_trace(r), _session_attr(r["attributes"]), _model_attr(r["attributes"])) for r in recs]
     ctx: dict[str, dict] = {}
@@ -285,10 +304,24 @@ def _parse(path: str, mtime_ns: int, size: int) -> list[dict]:
     fallback = mtime_ns // 1_000_000
     found = [c for c in (_candidate(i, r, f, ctx, fallback) for i, (r, f) in enumerate(zip(recs, facts)))
              if c is not None]
-    traces = {k: {c["trace"] for c in found if c["kind"] == k and c["trace"]} for k in (_CHAT, _LOG, _TURN)}
-    resps = {k: {c["resp"] for c in found if c["kind"] == k and c["resp"]} for k in (_CHAT, _LOG, _TURN)}
-    return [c for c in found if c["kind"] is None or not any(
-        c["trace"] in traces[k] or c["resp"] in resps[k] for k in range(min(c["kind"], 3)))]
+    # (a log, turn or agent record is dropped when one of a kind before it shares its trace or response)
+    traces: tuple[set, set, set] = (set(), set(), set())
+    resps: tuple[set, set, set] = (set(), set(), set())
+    for c in found:
+        k = c["kind"]
+        if k is not None and k < 3:
+            if c["trace"]:
+                traces[k].add(c["trace"])
+            if c["resp"]:
+                resps[k].add(c["resp"])
+    return [c for c in found if not c["kind"] or not _repeated(c, traces, resps)]
+
+
+def _repeated(c: dict, traces: tuple[set, set, set], resps: tuple[set, set, set]) -> bool:
+    for k in range(min(c["kind"], 3)):
+        if c["trace"] in traces[k] or c["resp"] in resps[k]:
+            return True
+    return False
 
 
 def _model_attr(a: dict) -> str | None:
