@@ -195,3 +195,24 @@ def test_consecutive_exports_are_one_bundle_and_a_failing_one_is_read_alone(monk
     assert all(i.kind == "read_error" and "damaged" in i.message for r in alone for i in r.issues)
     assert {p.partition("#")[0] for r in got.results if r.members is not None for p in r.members.paths} == \
         stores - {first}
+
+
+def test_a_joint_bundle_that_cannot_be_made_is_read_session_by_session(monkeypatch):
+    """When the bundle of jointly read stores cannot be made (a table no column takes), their
+    sessions are read alone, as a load of one result per session reads them."""
+    import sessionlab.tables._bundle as bundles
+
+    use_home(monkeypatch, "copilot")
+    monkeypatch.setenv("SESSIONLAB_CACHE_DIR", "")
+    one = _load("copilot", monkeypatch, bundles=False, workers=1)
+
+    calls = []
+
+    def broken(paths, *a, **kw):
+        calls.append(len(paths))
+        raise OverflowError("no column takes it")
+
+    monkeypatch.setattr(bundles, "_files_bundle", broken)
+    got = _load("copilot", monkeypatch, bundles=True, workers=1)  # (in this process: the calls seen)
+    assert calls == [file_count(one.results)]
+    assert [_view(r) for r in got.files] == [_view(r) for r in one.results]

@@ -14,6 +14,7 @@ sessions table, the files of a load, a warning per file).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 from .. import agents as registry
@@ -126,9 +127,7 @@ def read_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], 
     def flush() -> None:
         agent, run, afs = joint
         if run:
-            bundle = _files_bundle(run, agent, afs, price)  # type: ignore[arg-type]
-            # (a number no column takes: the sessions' own reads null it and say where)
-            out.extend(load(run) if has_bad_values(bundle.entries) else [bundle])
+            out.extend(_checked(run, lambda: _files_bundle(run, agent, afs, price), load))  # type: ignore[arg-type]
             run.clear()
             afs.clear()
 
@@ -144,16 +143,23 @@ def read_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], 
                     joint[2].extend(afs)
                     continue
             flush()
-            if agent is None:
+            if agent is None or registry.spec(agent).spend_members is None:  # (none, or a joint read that failed)
                 out += load(run)
                 continue
-            try:
-                bundle = _store_bundle(run, agent, store, price)
-            except Exception:  # (a damaged store: its sessions' own reads say what failed)
-                bundle = None
-            out += load(run) if bundle is None or has_bad_values(bundle.entries) else [bundle]
+            out += _checked(run, partial(_store_bundle, run, agent, store, price), load)
         flush()
     return out
+
+
+def _checked(run: list[str], bundle: Callable[[], FileResult], load: Callable[[list[str]], list[FileResult]]
+             ) -> list[FileResult]:
+    """The bundle of the sessions ``run``, else (when it cannot be made, or holds a number no column
+    takes) their own reads, which report what is wrong where (a damaged store, a value nulled)."""
+    try:
+        made = bundle()
+    except Exception:
+        return load(run)
+    return load(run) if has_bad_values(made.entries) else [made]
 
 
 def _spend_runs(paths: list[str]) -> list[tuple[tuple[str | None, str], list[str]]]:
@@ -179,15 +185,11 @@ def _spend_runs(paths: list[str]) -> list[tuple[tuple[str | None, str], list[str
     return runs
 
 
-def _store_bundle(paths: list[str], agent: str, store: str, price: bool) -> FileResult | None:
+def _store_bundle(paths: list[str], agent: str, store: str, price: bool) -> FileResult:
     """The sessions ``paths`` of ``store`` as one bundle, their spend rows read together
-    (:attr:`~sessionlab.agents.AgentSpec.spend_members`), else as :func:`_member_files` gives them;
-    None when :func:`_member_files` gives none."""
-    spec = registry.spec(agent)
-    if spec.spend_members is not None:
-        return _spend_bundle(paths, agent, spec.read_spend(store, [p.rpartition("#")[2] for p in paths]), price)
-    afs = _member_files(paths, agent, store)
-    return None if afs is None else _files_bundle(paths, agent, afs, price)
+    (:attr:`~sessionlab.agents.AgentSpec.spend_members`)."""
+    keys = [p.rpartition("#")[2] for p in paths]
+    return _spend_bundle(paths, agent, registry.spec(agent).read_spend(store, keys), price)
 
 
 def _member_files(paths: list[str], agent: str, store: str) -> list | None:
