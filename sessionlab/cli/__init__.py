@@ -340,8 +340,9 @@ def run() -> None:
     if threading.active_count() > 1:
         sys.exit(code)
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # (None: started without that stream)
+                stream.flush()
     except OSError:  # (a closed pipe: the interpreter's exit reports it as it would)
         sys.exit(code)
     import atexit
