@@ -458,15 +458,21 @@ class Chain:
         """``(line number, object)`` for each line of ``data`` that is a JSON object; a line that is no
         JSON becomes an ``invalid_json`` issue, blank lines and other values are passed over."""
         for line_no, raw in enumerate(data.splitlines(), 1):
-            if not raw.strip():
-                continue
-            try:
-                rec = loads(raw)
-            except ValueError as exc:
-                self.issue(line_no, "invalid_json", str(exc), raw)
-                continue
-            if isinstance(rec, dict):
+            rec = self._object(line_no, raw)
+            if rec is not None:
                 yield line_no, rec
+
+    def _object(self, line_no: int, raw: bytes | str) -> dict | None:
+        """The line's JSON object; None for a blank line, another value, or no JSON (then an
+        ``invalid_json`` issue)."""
+        if not raw.strip():
+            return None
+        try:
+            rec = loads(raw)
+        except ValueError as exc:
+            self.issue(line_no, "invalid_json", str(exc), raw)
+            return None
+        return rec if isinstance(rec, dict) else None
 
     def typed_records(self, data: bytes, typ: type) -> Any:
         """:meth:`records`, each object as ``typ`` (a :func:`record_type`): the keys it names, the
@@ -500,14 +506,8 @@ class Chain:
                 continue
             except refused:
                 pass
-            if not raw.strip():
-                continue
-            try:
-                rec = loads(raw)  # (what msgspec refuses to type: json's answer, or its error)
-            except ValueError as exc:
-                self.issue(line_no, "invalid_json", str(exc), raw)
-                continue
-            if isinstance(rec, dict):
+            rec = self._object(line_no, raw)  # (what msgspec refuses to type: json's answer, or its error)
+            if rec is not None:
                 yield line_no, msgspec.convert(rec, typ)
 
     def block(self, i: int, kind: str, nc: int, name: str | None = None, call_id: str | None = None) -> None:

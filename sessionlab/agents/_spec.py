@@ -101,7 +101,7 @@ def split_members(paths: Sequence[str]) -> list[tuple[str, str | None]]:
         out.append(got)
         last = None
         if memo is not None and got == (prefix, key) and key and "/" not in key and os.sep not in key:
-            base, names = os.path.basename(prefix), memo.get(("folder names",), {}).get(os.path.split(p)[0])
+            base, names = os.path.basename(prefix), _folder_names().get(os.path.split(p)[0])
             last = prefix if names is not None else None
     return out
 
@@ -120,7 +120,12 @@ def _may_exist(path: str) -> bool:
     stat each otherwise); True when they do or the folder cannot be listed (a stat answers)."""
     if getattr(BATCH, "memo", None) is None:
         return True
-    return name_listed(path, store_memo(("folder names",), dict)) is not False
+    return name_listed(path, _folder_names()) is not False
+
+
+def _folder_names() -> dict[str, frozenset[str] | None]:
+    """The batch's folders listed so far (folder -> its names, None when it cannot be listed)."""
+    return store_memo(("folder names",), dict)
 
 
 def name_listed(path: str, names: dict[str, frozenset[str] | None]) -> bool | None:

@@ -227,14 +227,15 @@ def _usage(a: dict) -> tuple[int, int, int, int, int] | None:
     return (inp, out, cr, cw, reason) if inp + out + cr + cw > 0 else None
 
 
-def _lines(path: str, mtime_ns: int = 0, size: int = -1) -> list[dict]:
-    """The records of an export that have attributes (its first 4 KB told to ``_HEADS`` for the
-    file version ``mtime_ns`` and ``size``, which the reads of its sessions ask: :func:`_is_export`)."""
+def _lines(path: str, version: tuple[str, int, int] | None = None) -> list[dict]:
+    """The records of an export that have attributes (with its file ``version``, (path, mtime, size):
+    whether its first 4 KB are an export's told to ``_HEADS``, which the reads of its sessions ask,
+    :func:`_is_export`)."""
     out = []
     with open(path, "rb") as fh:
         data = fh.read()
-    if size >= 0:
-        _HEADS[(path, mtime_ns, size)] = _export_head(data)
+    if version is not None:
+        _HEADS[version] = _export_head(data)
     for raw in data.split(b"\n"):
         if b'"attributes"' not in raw:
             continue
@@ -288,7 +289,7 @@ def _records(path: str, mtime_ns: int, size: int) -> list[dict]:
 
 
 def _parse(path: str, mtime_ns: int, size: int, listed: bool = False) -> list[dict]:
-    recs = _lines(path, mtime_ns, size) if listed else _lines(path)  # (what a listing parsed: until finish)
+    recs = _lines(path, (path, mtime_ns, size) if listed else None)  # (what a listing parsed: until finish)
     # (each record's trace, session attribute and model, asked once)
     facts = [(_trace(r), _session_attr(r["attributes"]), _model_attr(r["attributes"])) for r in recs]
     ctx: dict[str, dict] = {}

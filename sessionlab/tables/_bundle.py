@@ -133,20 +133,20 @@ def read_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], 
 
     with registry.sharing_stores(paths):
         for (agent, store), run in _spend_runs(paths):
-            if agent is not None and registry.spec(agent).spend_members is None:
-                afs = _member_files(run, agent, store)
-                if afs is not None:
-                    if agent != joint[0]:
-                        flush()
-                        joint = (agent, [], [])
-                    joint[1].extend(run)
-                    joint[2].extend(afs)
-                    continue
-            flush()
-            if agent is None or registry.spec(agent).spend_members is None:  # (none, or a joint read that failed)
+            if agent is not None and registry.spec(agent).spend_members is not None:
+                flush()
+                out += _checked(run, partial(_store_bundle, run, agent, store, price), load)
+                continue
+            afs = None if agent is None else _member_files(run, agent, store)
+            if afs is None:  # (no store's sessions, or a joint read that failed)
+                flush()
                 out += load(run)
                 continue
-            out += _checked(run, partial(_store_bundle, run, agent, store, price), load)
+            if agent != joint[0]:
+                flush()
+                joint = (agent, [], [])
+            joint[1].extend(run)
+            joint[2].extend(afs)
         flush()
     return out
 
