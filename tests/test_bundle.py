@@ -216,3 +216,68 @@ def test_a_joint_bundle_that_cannot_be_made_is_read_session_by_session(monkeypat
     got = _load("copilot", monkeypatch, bundles=True, workers=1)  # (in this process: the calls seen)
     assert calls == [file_count(one.results)]
     assert [_view(r) for r in got.files] == [_view(r) for r in one.results]
+
+
+def _mixed_folder(tmp_path):
+    """Files of agents that allow bundles (Qwen's, one past the 64 KB a head holds, one with a broken
+    line; Gemini's), a pi session between them and Qwen's again after it, in name order."""
+    import shutil
+    from pathlib import Path
+
+    qwen = sorted((DATA / "qwen" / "home").rglob("*.jsonl"))
+    gemini = sorted((DATA / "gemini" / "home").rglob("session-*.jsonl"))
+    pi = sorted(Path("tests/data/pi/generated/sessions").rglob("*.jsonl"))[0]
+    shutil.copy(qwen[0], tmp_path / "a1.jsonl")
+    shutil.copy(qwen[1], tmp_path / "a2.jsonl")
+    lines = qwen[2].read_bytes()
+    (tmp_path / "a3.jsonl").write_bytes(lines * (70_000 // len(lines) + 1))
+    (tmp_path / "a4.jsonl").write_bytes(qwen[0].read_bytes() + b'{"broken\n')
+    (tmp_path / "a5.jsonl").write_bytes(qwen[1].read_bytes())  # (fails to open: see the test)
+    shutil.copy(gemini[0], tmp_path / "b1.jsonl")
+    shutil.copy(gemini[0], tmp_path / "b2.jsonl")
+    shutil.copy(pi, tmp_path / "c1.jsonl")
+    shutil.copy(qwen[1], tmp_path / "d1.jsonl")
+    return tmp_path
+
+
+def test_files_are_read_into_bundles_as_their_own_results_read_them(monkeypatch, tmp_path):
+    """A run of files of agents that allow bundles goes straight into a bundle per agent; a file
+    that cannot be opened, and every file from pi's on, are read by the chunk; the load is the one
+    of a result per file, sizes and stats included."""
+    from sessionlab.tables import _file
+
+    folder = _mixed_folder(tmp_path)
+    opened = _file._open_regular
+
+    def failing(path):
+        if path.endswith("a5.jsonl"):
+            raise PermissionError(13, "Permission denied", path)
+        return opened(path)
+
+    monkeypatch.setattr(_file, "_open_regular", failing)
+    monkeypatch.setenv("SESSIONLAB_CACHE_DIR", "")
+
+    def load(bundles: bool, *, joint: bool = True):
+        if not bundles:
+            monkeypatch.setattr(loader, "bundled", lambda results: results)
+        if not (bundles and joint):  # (each file its own result, bundled after or not)
+            monkeypatch.setattr(loader, "read_spend", lambda paths, load, price=True: load(paths))
+        try:
+            return loader.load_files(str(folder), cache=False, on_bad_lines="skip", spend_only=True, max_workers=1)
+        finally:
+            monkeypatch.setattr(loader, "bundled", bundled)
+            monkeypatch.setattr(loader, "read_spend", read_spend)
+
+    got, one, after = load(True), load(False), load(True, joint=False)
+    assert [_view(r) for r in got.files] == [_view(r) for r in one.results] == [_view(r) for r in after.files]
+    names = [[p.rsplit("/", 1)[1] for p in (r.members.paths if r.members else [r.path])] for r in got.results]
+    assert names == [["a1.jsonl", "a2.jsonl", "a3.jsonl", "a4.jsonl"], ["a5.jsonl"], ["b1.jsonl", "b2.jsonl"],
+                     ["c1.jsonl"], ["d1.jsonl"]]
+    big = next(r for r in got.files if r.path.endswith("a3.jsonl"))
+    assert big.nbytes == (folder / "a3.jsonl").stat().st_size > 65_536 and big.stat is not None
+    kinds = {(i.path.rsplit("/", 1)[1], i.kind) for i in got.issues}
+    assert ("a4.jsonl", "invalid_json") in kinds and ("a5.jsonl", "read_error") in kinds
+    # (an issue added after the reads, here the unpriced model's on a1, goes after a1's own in a bundle)
+    a, b, c = (Corpus(x.results, loaded=x) for x in (got, one, after))
+    for name in ("entries", "sessions", "issues"):
+        assert getattr(a, name).equals(getattr(b, name)) and getattr(c, name).equals(getattr(b, name)), name

@@ -26,7 +26,7 @@ from ..pi.io.formats import AgentFile, row_columns
 from ..pi.io.issues import LineIssue
 from ..pricing import price_array, price_totals
 from ._arrays import parse_timestamps
-from ._members import add_issue_count, member_agents
+from ._members import add_issue, add_issue_count, member_agents
 from ._schema import BLOCK_SCHEMA, ENTRY_SCHEMA
 
 __all__ = ["load_agent_file", "finish_agents"]
@@ -147,11 +147,18 @@ def load_agent_file(res: Any, agent: str, fh: Any, want_blocks: bool, *, defer: 
     """Fill ``res`` (a :class:`._file.FileResult`) from an open binary file of an agent's session,
     read by the agent's own reader (:mod:`sessionlab.agents`). With ``defer`` its entries table is
     left for :func:`materialize_agents` to build with the rest of its batch."""
-    af = registry.spec(agent).read(res.path, fh) if fh is not None else registry.read_source(agent, res.path)
-    # the bytes read (the cache keeps a file only if it is still this size; a source the reader
-    # opens itself, such as a session in a database, has none and is not cached)
-    res.nbytes = fh.tell() if fh is not None else 0
+    if fh is None:  # (a source the reader opens itself, such as a session in a database: no bytes of
+        af, res.nbytes = registry.read_source(agent, res.path), 0  # its own, never cached)
+    else:
+        af, res.nbytes = read_agent(res.path, agent, fh)
     return _fill(res, agent, af, want_blocks, defer=defer)
+
+
+def read_agent(path: str, agent: str, fh: Any) -> tuple[AgentFile, int]:
+    """A file of ``agent`` read from the binary file object ``fh`` by the agent's reader, and the
+    bytes read (the cache keeps a file only if it is still this size)."""
+    af = registry.spec(agent).read(path, fh)
+    return af, fh.tell()
 
 
 def materialize_agents(results: list, *, price: bool = True) -> list[tuple[Any, Exception]]:
@@ -364,9 +371,9 @@ def _unknown_models(results: list) -> None:
         r, local = results[fi], row - int(offsets[fi])
         e = r.entries
         path = add_issue_count(r, local)  # (the file of that row: a bundle's member's)
-        r.issues.append(LineIssue(path, int(e["line_no"][local].as_py() or 0), "unknown_model",
-                                  f"no price for model {model!r} ({counts[model]} calls in this load): their "
-                                  "cost_usd is null", "", e["entry_id"][local].as_py()))
+        add_issue(r, LineIssue(path, int(e["line_no"][local].as_py() or 0), "unknown_model",
+                               f"no price for model {model!r} ({counts[model]} calls in this load): their "
+                               "cost_usd is null", "", e["entry_id"][local].as_py()))
 
 
 def finish_agents(results: list) -> None:

@@ -137,8 +137,12 @@ def read_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], 
                 flush()
                 out += _checked(run, partial(_store_bundle, run, agent, store, price), load)
                 continue
-            afs = None if agent is None else _member_files(run, agent, store)
-            if afs is None:  # (no store's sessions, or a joint read that failed)
+            if agent is None:  # (files, or sessions of stores not read together)
+                flush()
+                out += _files_spend(run, load, price)
+                continue
+            afs = _member_files(run, agent, store)
+            if afs is None:  # (a joint read that failed)
                 flush()
                 out += load(run)
                 continue
@@ -206,14 +210,69 @@ def _member_files(paths: list[str], agent: str, store: str) -> list | None:
     return afs
 
 
-def _files_bundle(paths: list[str], agent: str, afs: list, price: bool) -> FileResult:
-    """One bundle of sessions read by their agent's joint read (:func:`_member_files`)."""
+def _files_bundle(paths: list[str], agent: str, afs: list, price: bool, nbytes: list[int] | None = None,
+                  stats: list | None = None) -> FileResult:
+    """One bundle of sessions read by their agent's reader: a store's by its joint read
+    (:func:`_member_files`), files each by itself (:func:`_files_spend`: with their sizes and stats
+    as read)."""
     from ._agents import files_table
 
     facts = {k: [af.session.get(k) for af in afs] for k in ("session_id", "cwd", "name", "agent_version",
                                                             "parent_session_id")}
     return _made(paths, agent, files_table([(af, af.session) for af in afs]), [af.n for af in afs], facts,
-                 [len(af.issues) for af in afs], [i for af in afs for i in af.issues], price)
+                 [len(af.issues) for af in afs], [i for af in afs for i in af.issues], price, nbytes, stats)
+
+
+def _files_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], price: bool) -> list[FileResult]:
+    """Files (no store's sessions, see :func:`read_spend`): each run of files of one agent that allows
+    bundles read by their reader straight into one bundle (a result of each file's own, built and
+    then bundled, cost more than a small file's read); from the first file of any other agent (pi's,
+    whose files a chunk reads together) the rest by ``load``. A file whose read fails, or that holds
+    what a later pass needs (``extra``), is read again by ``load``, which reports it as its own read
+    does; a run whose bundle cannot be made, by ``load`` too (:func:`_checked`)."""
+    from ._file import paused_collector, read_agent_file
+
+    can: dict[str, bool] = {}
+
+    def wanted(agent: str) -> bool:
+        if agent not in can:
+            can[agent] = registry.spec(agent).bundles
+        return can[agent]
+
+    out: list[FileResult] = []
+    agent: str | None = None
+    run: list[str] = []
+    reads: list[tuple] = []
+
+    def flush() -> None:
+        if run:
+            afs, stats, sizes = [r[1] for r in reads], [r[2] for r in reads], [r[3] for r in reads]
+            made = partial(_files_bundle, list(run), agent, afs, price, sizes, stats)
+            out.extend(_checked(list(run), made, load))  # type: ignore[arg-type]
+            run.clear()
+            reads.clear()
+
+    # (readers make millions of short-lived dicts, none cyclic)
+    with paused_collector(), registry.reading_spend_only(True):
+        for k, p in enumerate(paths):
+            try:
+                got = read_agent_file(p, wanted)
+            except Exception:
+                got = ()
+            if got is None:
+                flush()
+                return out + load(paths[k:])
+            if not got or got[1].extra is not None:
+                flush()
+                out += load([p])
+                continue
+            if got[0] != agent:
+                flush()
+                agent = got[0]
+            run.append(p)
+            reads.append(got)
+        flush()
+    return out
 
 
 def _spend_bundle(paths: list[str], agent: str, got: Any, price: bool) -> FileResult:
@@ -234,14 +293,17 @@ def _spend_bundle(paths: list[str], agent: str, got: Any, price: bool) -> FileRe
 
 
 def _made(paths: list[str], agent: str, table: Any, counts: list[int], facts: dict[str, list], issue_counts: list[int],
-          issues: list, price: bool) -> FileResult:
-    """The bundle of a store's sessions ``paths``: their rows (``table``, ``counts`` each; priced
-    unless the caller prices them), session rows (from ``facts``), issues."""
+          issues: list, price: bool, nbytes: list[int] | None = None, stats: list | None = None) -> FileResult:
+    """The bundle of sessions ``paths``: their rows (``table``, ``counts`` each; priced unless the
+    caller prices them), session rows (from ``facts``), issues, and sizes and stats as read (none
+    for a store's sessions)."""
     from ._agents import agent_sessions, price_rows
 
     n = len(paths)
-    out = FileResult(path=paths[0], issues=list(issues), loader="agent")
+    sizes = [0] * n if nbytes is None else list(nbytes)
+    out = FileResult(path=paths[0], issues=list(issues), loader="agent", nbytes=sum(sizes))
     out.entries = price_rows(table) if price else table
     sessions = agent_sessions(paths, agent, facts, issue_counts)
-    out.members = Members(paths=list(paths), counts=list(counts), sessions=sessions, nbytes=[0] * n, stats=[None] * n)
+    out.members = Members(paths=list(paths), counts=list(counts), sessions=sessions, nbytes=sizes,
+                          stats=[None] * n if stats is None else list(stats))
     return out

@@ -236,37 +236,65 @@ def _read(res: FileResult, want_blocks: bool = False,
             _agents().load_agent_file(res, agent, None, want_blocks, defer=True)
             return None, agent
         fd, st = _open_regular(res.path)
-        res.stat, size = stat_fields(st), st.st_size
-        fh = None
         try:
-            head = _head(fd, size)
+            res.stat = stat_fields(st)
+            head = _head(fd, st.st_size)
             agent = detect_agent(head, res.path)
-            whole = len(head) < HEAD_BYTES  # (the whole file: read from memory, not again)
-            mine = agent == "pi" or pi_format(agent)
-            if whole:
-                if mine:  # (the head itself, not copied into ``into``: most files are small)
-                    return head, agent
-                _agents().load_agent_file(res, agent, io.BytesIO(head), want_blocks, defer=True)
+            if agent != "pi" and not pi_format(agent):
+                with _reader_file(fd, head) as fh:
+                    _agents().load_agent_file(res, agent, fh, want_blocks, defer=True)
                 return None, agent
-            if hasattr(os, "set_blocking"):
-                os.set_blocking(fd, True)
-            fh = os.fdopen(fd, "rb")  # (at the end of the head; it closes the descriptor)
-            if mine:
+            if len(head) < HEAD_BYTES:  # (the whole file; the head itself, not copied into ``into``: most
+                return head, agent  # files are small)
+            with _file_of(fd) as fh:  # (at the end of the head)
                 if into is not None:
                     return into.read(fh, head), agent
                 fh.seek(0)  # (read whole again rather than joined to the head: one copy of a huge file)
                 return fh.read(), agent
-            fh.seek(0)
-            _agents().load_agent_file(res, agent, fh, want_blocks, defer=True)
-            return None, agent
         finally:
-            if fh is not None:
-                fh.close()
-            else:
-                os.close(fd)
+            os.close(fd)
     except Exception as exc:  # a file that fails must not stop the others: it becomes an issue
         _failed(res, exc)
         return None, "pi"
+
+
+def read_agent_file(path: str, wanted: Any) -> tuple[str, Any, tuple, int] | None:
+    """``path`` read by its agent's reader when it is a file of an agent that ``wanted(agent)``
+    (never pi's, nor another agent's pi session file, nor a source a reader opens itself): its agent,
+    the reader's :class:`~sessionlab.pi.io.formats.AgentFile`, its stat as opened
+    (:func:`stat_fields`) and the bytes read, as :func:`_read` reads it; None for any other file
+    (left unread past its first bytes). Raises what opening or reading it raised."""
+    if opener(path) is not None:
+        return None
+    fd, st = _open_regular(path)
+    try:
+        head = _head(fd, st.st_size)
+        agent = detect_agent(head, path)
+        if agent == "pi" or pi_format(agent) or not wanted(agent):
+            return None
+        with _reader_file(fd, head) as fh:
+            af, nbytes = _agents().read_agent(path, agent, fh)
+        return agent, af, stat_fields(st), nbytes
+    finally:
+        os.close(fd)
+
+
+def _file_of(fd: int) -> Any:
+    """A binary file object of the open descriptor, which leaves it open when closed (no regular
+    file's read waits: the descriptor, opened non-blocking, is made blocking for the object)."""
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb", closefd=False)
+
+
+def _reader_file(fd: int, head: bytes) -> Any:
+    """What an agent's reader reads an open file from, at its start: its first bytes when they are
+    the whole file (read from memory, not again), else the file (:func:`_file_of`)."""
+    if len(head) < HEAD_BYTES:
+        return io.BytesIO(head)
+    fh = _file_of(fd)
+    fh.seek(0)
+    return fh
 
 
 def _agents() -> Any:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Members", "add_issue_count", "file_count", "file_paths", "member_agents"]
+__all__ = ["Members", "add_issue", "add_issue_count", "file_count", "file_paths", "member_agents"]
 
 
 @dataclass
@@ -61,3 +61,17 @@ def add_issue_count(r: Any, row: int, n: int = 1) -> str:
             return m.paths[k]
         start += count
     return r.path
+
+
+def add_issue(r: Any, issue: Any) -> None:
+    """``issue`` added to ``r``'s issues after those of its file: a bundle's issues stay in the order
+    of its members' own results, one after the other (:func:`._bundle.expanded`)."""
+    if r.members is None:
+        r.issues.append(issue)
+        return
+    at = {p: k for k, p in enumerate(r.members.paths)}
+    k = at.get(issue.path, len(at))
+    pos = len(r.issues)
+    while pos and at.get(r.issues[pos - 1].path, len(at)) > k:
+        pos -= 1
+    r.issues.insert(pos, issue)
