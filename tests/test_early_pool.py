@@ -124,3 +124,19 @@ def test_a_listing_that_states_no_file_loads_what_one_process_does(agent, monkey
     assert _entries(pooled) == _entries(alone)
     assert [r.path for r in pooled.files] == [r.path for r in alone.files]
     assert pooled.keys == alone.keys
+
+
+def test_many_stores_are_cut_into_tasks_by_count_without_their_sizes(monkeypatch):
+    """Many stores listed by reading them (Copilot's exports): none is sized before the workers read
+    them (a stat each, one after the other, while they wait); the load is a one-process load's."""
+    use_home(monkeypatch, "copilot")
+    alone = load_files(None, agents=["copilot"], cache=False, on_bad_lines="skip", max_workers=1)
+    monkeypatch.setattr(_load, "_UNSTATED_FILES", 1)
+    sized = []
+    real = _load._sizes
+    monkeypatch.setattr(_load, "_sizes", lambda paths, stats=None: (sized.append(len(paths)), real(paths, stats))[1])
+    pooled = load_files(None, agents=["copilot"], cache=False, on_bad_lines="skip", max_workers=2)
+    assert sum(sized) == 0 and len(alone.files) >= 3  # (the files listing, none here, may be sized)
+    assert _entries(pooled) == _entries(alone)
+    assert [r.path for r in pooled.files] == [r.path for r in alone.files]
+    assert pooled.keys == alone.keys

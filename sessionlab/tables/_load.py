@@ -531,8 +531,10 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
 
         def load_whole(ps: list[str], spend: bool = spend_files, listed_by: str | None = None
                        ) -> Iterator[list[FileResult]]:
-            for chunk in _iter_results(ps, want_blocks, max_workers, stats, spend, pool,
-                                       stated or listed_by is not None, listed_by):
+            # (stores, which no listing states, weigh alike too when there are many: their sizes
+            # asked one by one, before any is read, cost more than an even share of them)
+            sized = stated if listed_by is None else pool is None or len(ps) < _UNSTATED_FILES
+            for chunk in _iter_results(ps, want_blocks, max_workers, stats, spend, pool, sized, listed_by):
                 yield chunk
                 if bar is not None:  # (a chunk of stores: a step per store)
                     steps = file_count(chunk) if listed_by is None else len(
