@@ -140,3 +140,22 @@ def test_many_stores_are_cut_into_tasks_by_count_without_their_sizes(monkeypatch
     assert _entries(pooled) == _entries(alone)
     assert [r.path for r in pooled.files] == [r.path for r in alone.files]
     assert pooled.keys == alone.keys
+
+
+def test_an_early_worker_imports_its_loads_readers_alone():
+    """A load of some agents warms its workers with their readers (the others' cost ~0.05 s a
+    worker); another agent's file among theirs still loads, its reader imported on it."""
+    import json
+    import subprocess
+    import sys
+
+    code = r"""
+import json, sys
+from sessionlab.tables import _load
+_load._warm(False, ["qwen"])
+mods = ("sessionlab.agents._qwen_reader", "sessionlab.agents._claude_reader", "sessionlab.agents._codex_reader")
+print(json.dumps([m in sys.modules for m in mods]))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [True, False, False]

@@ -97,14 +97,15 @@ def _agent_of(path: str) -> str:
         return "pi"  # the load reports the read error
 
 
-def _before_fork(prices: bool = True) -> None:
-    """Import what every worker would import on its first file (the agents' readers, the price
-    table unless the loading process prices their calls, see :func:`_load_chunk`), once, before
-    the workers are forked from this process."""
-    from .. import agents
+def _before_fork(prices: bool = True, agents: Sequence[str] | None = None) -> None:
+    """Import what every worker would import on its first file (the readers of ``agents``, all by
+    default; the price table unless the loading process prices their calls, see
+    :func:`_load_chunk`), once, before the workers are forked from this process. (Another agent's
+    reader, for a file of it among theirs, is imported on that file.)"""
+    from .. import agents as registry
     from . import _agents  # noqa: F401
 
-    for spec in agents.specs():
+    for spec in registry.specs() if agents is None else map(registry.spec, agents):
         for ref in (spec.reader, spec.finish):
             if ref is not None:
                 importlib.import_module(ref.partition(":")[0])
@@ -119,12 +120,13 @@ def _price_table() -> None:
     model_rates("claude-sonnet-4-5")
 
 
-def _warm(prices: bool = True) -> None:
+def _warm(prices: bool = True, agents: Sequence[str] | None = None) -> None:
     """An early worker's first task, run while the load lists its files: what it would otherwise
-    do on its first file (import the readers and the price table; pyarrow's first conversion of
-    Python values, told that there is no pandas: :func:`~sessionlab._arrow.without_pandas`)."""
+    do on its first file (import the readers of the load's ``agents`` and the price table;
+    pyarrow's first conversion of Python values, told that there is no pandas:
+    :func:`~sessionlab._arrow.without_pandas`)."""
     without_pandas()
-    _before_fork(prices)
+    _before_fork(prices, agents)
 
 
 def _early_pool(source: Source, agents: Sequence[str] | None, max_workers: int | None, reads: bool = True,
@@ -146,8 +148,8 @@ def _early_pool(source: Source, agents: Sequence[str] | None, max_workers: int |
     from concurrent.futures import ProcessPoolExecutor
 
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=_context())
-    for _ in range(workers):
-        pool.submit(_warm, prices)
+    for _ in range(workers):  # (each its load's readers alone: all of them were ~0.05 s a worker)
+        pool.submit(_warm, prices, chosen)
     return pool
 
 
