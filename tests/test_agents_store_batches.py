@@ -138,11 +138,16 @@ def test_a_batch_of_a_store_with_more_sessions_than_one_query_takes(tmp_path, mo
     assert sum(n for n, *_ in alone) > 1000
 
 
+@pytest.mark.parametrize("listed_run", [1, 10**9])
 @pytest.mark.parametrize("agent", STORES)
-def test_a_batch_tells_each_source_s_agent_as_one_source_alone(agent, monkeypatch, tmp_path):
+def test_a_batch_tells_each_source_s_agent_as_one_source_alone(agent, listed_run, monkeypatch, tmp_path):
     """``opener`` and ``split_member`` answer a store's sessions once per store in a batch (its
-    folder listed once, no stat per session): the same answers as each path asked alone, for odd
-    keys, a store that is not the agent's, and a real file named like a session of the store."""
+    folder listed once, no stat per session; or, for a store's few sessions in a row, a stat of
+    each path, ``listed_run``): the same answers as each path asked alone, for odd keys, a store
+    that is not the agent's, and a real file named like a session of the store."""
+    from sessionlab.agents import _spec
+
+    monkeypatch.setattr(_spec, "_LISTED_RUN", listed_run)
     copy = _copied_home(agent, monkeypatch, tmp_path)
     members = _members(agent)
     store = split_member(members[0])[0]

@@ -80,15 +80,21 @@ def split_member(path: str) -> tuple[str, str | None]:
     return got
 
 
+_LISTED_RUN = 16  # (a store's consecutive sessions from this many on: their folder listed once)
+
+
 def split_members(paths: Sequence[str]) -> list[tuple[str, str | None]]:
     """:func:`split_member` of each path. While stores are shared, a store's next session
     (``<store>#<key>`` after another of the same store, a key with no folder in it) is answered from
     the one before, asking only whether its own name is a file of the folder (listed once per batch):
-    a batch of a database's thousands of sessions asks no more of each."""
+    a batch of a database's thousands of sessions asks no more of each. A store's few sessions
+    (fewer than :data:`_LISTED_RUN` in a row: many small exports of one folder) each ask their own
+    name instead, a failed stat, rather than their folder be listed whole."""
     out: list[tuple[str, str | None]] = []
     memo = getattr(BATCH, "memo", None)
     last, base, names = None, "", None  # (the store answered last, its name, its folder's names)
-    for p in paths:
+    runs = _run_lengths([p.rpartition("#")[0] for p in paths]) if memo is not None else None
+    for i, p in enumerate(paths):
         if "#" not in p:
             out.append((p, None))
             continue
@@ -97,17 +103,38 @@ def split_members(paths: Sequence[str]) -> list[tuple[str, str | None]]:
             got = memo[("member", p)] = (prefix, key)  # type: ignore[index]  # (what split_member asks next)
             out.append(got)
             continue
+        last = None
+        if runs is not None and runs[i] < _LISTED_RUN:
+            got = memo.get(("member", p))  # type: ignore[union-attr]
+            if got is None:
+                got = memo[("member", p)] = _split_member(p, listed=False)  # type: ignore[index]
+            out.append(got)
+            continue
         got = split_member(p)
         out.append(got)
-        last = None
         if memo is not None and got == (prefix, key) and key and "/" not in key and os.sep not in key:
             base, names = os.path.basename(prefix), _folder_names().get(os.path.split(p)[0])
             last = prefix if names is not None else None
     return out
 
 
-def _split_member(path: str) -> tuple[str, str | None]:
-    if _may_exist(path) and os.path.exists(path):
+def _run_lengths(keys: list[str]) -> list[int]:
+    """The length of the run of equal consecutive ``keys`` each one is in."""
+    out: list[int] = []
+    i = 0
+    while i < len(keys):
+        j = i + 1
+        while j < len(keys) and keys[j] == keys[i]:
+            j += 1
+        out += [j - i] * (j - i)
+        i = j
+    return out
+
+
+def _split_member(path: str, listed: bool = True) -> tuple[str, str | None]:
+    """:func:`split_member` asked anew (``listed``: while stores are shared, whether ``path`` exists
+    is first looked up in its folder's names, see :func:`_may_exist`)."""
+    if (not listed or _may_exist(path)) and os.path.exists(path):
         return path, None
     store, _, key = path.rpartition("#")
     # (a store's thousands of sessions: one stat of it per batch)
