@@ -77,10 +77,20 @@ def store_sessions(store: str) -> list[str]:
     return [member_path(store, s) for s in _sessions(store)]
 
 
+def _version(path: str) -> tuple[str, int, int]:
+    """An export's file version (path, mtime, size): stated once per batch while stores are shared
+    (whether it is an export and its calls are asked of the same version)."""
+    return store_memo(("copilot-version", path), lambda: _stated(path))
+
+
+def _stated(path: str) -> tuple[str, int, int]:
+    st = os.stat(path)
+    return path, st.st_mtime_ns, st.st_size
+
+
 def _is_export(store: str) -> bool:
     try:
-        st = os.stat(store)
-        known = _HEADS.get((store, st.st_mtime_ns, st.st_size))  # (an export the listing parsed)
+        known = _HEADS.get(_version(store))  # (an export the listing parsed)
         if known is not None:
             return known
         with open(store, "rb") as fh:
@@ -167,13 +177,11 @@ def _session_attr(a: dict) -> tuple[str, int] | None:
 
 
 def _trace(r: dict) -> str | None:
-    ctx = as_dict(r.get("spanContext"))
-    return _text(r.get("traceId")) or _text(ctx.get("traceId"))
+    return _text(r.get("traceId")) or _text(as_dict(r.get("spanContext")).get("traceId"))
 
 
 def _span_id(r: dict) -> str | None:
-    ctx = as_dict(r.get("spanContext"))
-    return _text(r.get("spanId")) or _text(ctx.get("spanId"))
+    return _text(r.get("spanId")) or _text(as_dict(r.get("spanContext")).get("spanId"))
 
 
 def _is_span(r: dict) -> bool:
@@ -203,8 +211,10 @@ def _kind(r: dict, a: dict, span: bool, op: str | None) -> int | None:
 def _time_ms(r: dict) -> int | None:
     for k in ("endTime", "startTime", "hrTime", "_hrTime", "time"):
         v = r.get(k)
-        if isinstance(v, list) and len(v) >= 2 and _num(v[0]) is not None and _num(v[1]) is not None:
-            return _num(v[0]) * 1000 + _num(v[1]) // 1_000_000  # type: ignore[operator]
+        if isinstance(v, list) and len(v) >= 2:
+            s, ns = _num(v[0]), _num(v[1])
+            if s is not None and ns is not None:
+                return s * 1000 + ns // 1_000_000
     for k in ("timestamp", "observedTimestamp"):
         n = _num(r.get(k))
         if n is not None:
@@ -215,8 +225,9 @@ def _time_ms(r: dict) -> int | None:
 
 def _usage(a: dict) -> tuple[int, int, int, int, int] | None:
     """(input without cache reads, output, cache read, cache write, reasoning); None without usage."""
-    inp, out = _num(a.get("gen_ai.usage.input_tokens")) or 0, _num(a.get("gen_ai.usage.output_tokens")) or 0
-    cr = _num(a.get("gen_ai.usage.cache_read.input_tokens")) or 0
+    g = a.get
+    inp, out = _num(g("gen_ai.usage.input_tokens")) or 0, _num(g("gen_ai.usage.output_tokens")) or 0
+    cr = _num(g("gen_ai.usage.cache_read.input_tokens")) or 0
     cw = _first_count(a, "gen_ai.usage.cache_write.input_tokens", "gen_ai.usage.cache_creation.input_tokens")
     reason = _first_count(a, "gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens")
     total = _first_count(a, "gen_ai.usage.total_tokens", "gen_ai.usage.total.token_count")
@@ -251,8 +262,7 @@ def _lines(path: str, version: tuple[str, int, int] | None = None) -> list[dict]
 def _sessions(path: str) -> list[str]:
     """The sessions of an export, in the order of their first calls (its parse kept per file version
     in ``_LISTED``: a load does not parse an export its listing parsed)."""
-    st = os.stat(path)
-    key = (path, st.st_mtime_ns, st.st_size)
+    key = _version(path)
     recs = _LISTED.get(key)
     if recs is None:
         recs = _LISTED[key] = _parse(*key, listed=True)
@@ -271,8 +281,7 @@ def records(path: str) -> list[dict]:
     """The calls of an export, deduplicated, in file order: dicts with ``session``, ``model``,
     ``ms``, ``key``, ``usage`` (or ``tool``: an ``execute_tool`` span; ``error``: a chat span
     without usage that failed). Shared: never changed by a caller."""
-    st = os.stat(path)
-    key = (path, st.st_mtime_ns, st.st_size)
+    key = _version(path)
     listed = _LISTED.get(key)
     return listed if listed is not None else _records(*key)
 
@@ -345,18 +354,22 @@ def _candidate(i: int, r: dict, facts: tuple, ctx: dict, fallback_ms: int) -> di
     if (kind is None or usage is None) and tool is None and error is None:
         return None
     trace, s, model = facts
-    c = ctx.get(trace, {}) if trace else {}
+    c = ctx.get(trace, _NO_CONTEXT) if trace else _NO_CONTEXT
     session = s[0] if s is not None else c.get("session") or trace or "unknown-session"
     ms = _time_ms(r)
     ms = fallback_ms if ms is None else ms
     span = _span_id(r)
-    prefix = {_LOG: "log:", _TURN: "agent-turn:"}.get(kind, "")  # type: ignore[arg-type]
+    prefix = _PREFIX.get(kind, "")  # type: ignore[arg-type]
     key = f"{prefix}{trace}:{span}" if trace and span else f"{prefix or 'span:'}{session}:{ms}:{i}"
-    model = model or c.get("model") or "unknown"
+    res = r.get("resource")
     return {"kind": None if usage is None else kind, "trace": trace, "resp": _text(a.get("gen_ai.response.id")),
-            "session": session, "model": model, "ms": ms, "key": key, "usage": usage, "tool": tool,
-            "error": error, "call_id": _text(a.get("gen_ai.tool.call.id")),
-            "version": _text(as_dict(r.get("resource")).get("service.version"))}
+            "session": session, "model": model or c.get("model") or "unknown", "ms": ms, "key": key,
+            "usage": usage, "tool": tool, "error": error, "call_id": _text(a.get("gen_ai.tool.call.id")),
+            "version": _text(res.get("service.version")) if isinstance(res, dict) else None}
+
+
+_NO_CONTEXT: dict = {}  # (a record without a trace, or of none seen: never changed)
+_PREFIX = {_LOG: "log:", _TURN: "agent-turn:"}
 
 
 def _row(c: dict) -> dict:
