@@ -292,6 +292,21 @@ def sessions_with_messages(db: str, sids: list, order: str, columns: Sequence[st
     return out
 
 
+def tuples_by_key(con: Any, sql: str, ids: list, key: int) -> dict[Any, list[tuple]]:
+    """The rows of ``sql`` (``... IN ({ids}) ...``, its columns named in it) for ``ids`` as tuples,
+    grouped by their ``key``-th column's value, each group in the query's order."""
+    cur = con.cursor()
+    cur.row_factory = None
+    out: dict[Any, list[tuple]] = {}
+    for r in rows_for_ids(cur, sql, ids):
+        got = out.get(r[key])
+        if got is None:
+            out[r[key]] = [r]
+        else:
+            got.append(r)
+    return out
+
+
 def rows_by_key(con: Any, sql: str, ids: list, key: str) -> dict[Any, list[dict]]:
     """The rows of ``sql`` (``... IN ({ids}) ...``) for ``ids`` on the connection ``con`` as dicts,
     grouped by their ``key`` column's value, each group in the query's order (read as tuples: a

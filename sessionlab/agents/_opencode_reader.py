@@ -27,7 +27,7 @@ from typing import Any
 from ._chain import (
     Chain,
     as_dict,
-    count_of,
+    counts_of,
     iso_ms,
     json_chars,
     loads,
@@ -35,6 +35,7 @@ from ._chain import (
     rows_by_key,
     store_connection,
     text_chars,
+    tuples_by_key,
 )
 from ._spec import member_path, spend_only, split_member
 
@@ -56,9 +57,9 @@ def _from_database(db: str, sids: list[str]) -> list[tuple[dict, list[tuple[dict
         found = _grouped(con, "SELECT * FROM session WHERE id IN ({ids})", sids, "id")
         parts = {} if spend_only() else _grouped(  # (a spend-only read needs no content)
             con, "SELECT message_id, data, session_id FROM part WHERE session_id IN ({ids}) "
-            "ORDER BY message_id, id", sids, "session_id")
+            "ORDER BY message_id, id", sids, 2)
         messages = _grouped(con, "SELECT id, time_created, data, session_id FROM message "
-                                 "WHERE session_id IN ({ids}) ORDER BY time_created, id", sids, "session_id")
+                                 "WHERE session_id IN ({ids}) ORDER BY time_created, id", sids, 3)
         parent_of = None
         out = []
         for sid in sids:
@@ -72,27 +73,31 @@ def _from_database(db: str, sids: list[str]) -> list[tuple[dict, list[tuple[dict
     return out
 
 
-def _grouped(con: Any, sql: str, ids: list[str], key: str) -> dict[Any, list[dict]]:
-    """:func:`rows_by_key`, none when the query fails (a table or column this release does not have)."""
+def _grouped(con: Any, sql: str, ids: list[str], key: str | int) -> dict[Any, list]:
+    """:func:`rows_by_key` (a column's name: rows as dicts), or :func:`tuples_by_key` (a column's
+    place: rows as tuples, of the columns ``sql`` names); none when the query fails (a table or
+    column this release does not have)."""
     try:
-        return rows_by_key(con, sql, ids, key)
+        return rows_by_key(con, sql, ids, key) if isinstance(key, str) else tuples_by_key(con, sql, ids, key)
     except sqlite3.OperationalError:
         return {}
 
 
 def _messages(rows: Any, part_rows: Any) -> list[tuple[dict, list[dict]]]:
-    """A session's messages (``message`` rows) with their parts (``part`` rows)."""
+    """A session's messages (``message`` rows: id, time_created, data) with their parts (``part``
+    rows: message_id, data)."""
     parts: dict[str, list[dict]] = {}
-    for r in part_rows:
-        parts.setdefault(r["message_id"], []).append(_json(r["data"]))
+    for mid, data, _ in part_rows:
+        parts.setdefault(mid, []).append(_json(data))
     messages = []
-    for r in rows:
-        m = _json(r["data"])
-        m.setdefault("id", r["id"])
-        if not isinstance(m.get("time"), dict):
-            m["time"] = {}
-        m["time"].setdefault("created", r["time_created"])
-        messages.append((m, parts.get(r["id"], [])))
+    for mid, created, data, _ in rows:
+        m = _json(data)
+        m.setdefault("id", mid)
+        t = m.get("time")
+        if not isinstance(t, dict):
+            t = m["time"] = {}
+        t.setdefault("created", created)
+        messages.append((m, parts.get(mid, [])))
     return messages
 
 
@@ -149,13 +154,15 @@ def _created(m: dict) -> float:
 
 
 
+_COUNTS, _CACHE_COUNTS = ("input", "output", "reasoning"), ("read", "write")
+
+
 def _usage(chain: Chain, i: int, m: dict) -> None:
     t = m.get("tokens")
     if not isinstance(t, dict):
         return
-    cache = as_dict(t.get("cache"))
-    inp, out, reasoning = count_of(t, "input"), count_of(t, "output"), count_of(t, "reasoning")
-    read, write = count_of(cache, "read"), count_of(cache, "write")
+    inp, out, reasoning = counts_of(t, _COUNTS)
+    read, write = counts_of(t.get("cache"), _CACHE_COUNTS)
     if not (inp or out or reasoning or read or write):
         return  # (an aborted or failed response)
     cost = m.get("cost")
