@@ -222,3 +222,20 @@ def test_summary_reads_the_files_once(monkeypatch, capsys):
     assert main(["summary", str(DATA)]) == 0  # the table and both usage views
     assert len(calls) == 1
     assert "Usage by day (UTC)" in capsys.readouterr().out
+
+
+def test_a_usage_report_leaves_the_collector_off_only_in_a_process_that_ends(capsys, monkeypatch) -> None:
+    """The command (``ending``) leaves the cyclic collector off for the report and the exit; a
+    caller of :func:`main` in its own process finds it as it was, and the same report."""
+    import gc
+
+    from sessionlab.cli import main as _main
+
+    monkeypatch.setenv("SESSIONLAB_CACHE_DIR", "")
+    args = ["usage", "daily", "tests/data/agents/qwen/home/.qwen", "--json"]
+    assert gc.isenabled() and _main(args) == 0 and gc.isenabled()
+    expected = capsys.readouterr().out
+    code = ("import gc, sys\nfrom sessionlab.cli import main\n"
+            f"code = main({args!r}, ending=True)\nprint(code, gc.isenabled(), file=sys.stderr)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (r.stdout, r.stderr) == (expected, "0 False\n")

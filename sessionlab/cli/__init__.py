@@ -334,7 +334,7 @@ def run() -> None:
     ends at once, its output flushed and its exit handlers run. Freeing a large load's millions of
     objects one by one, as the interpreter's own exit does, only delays the shell; a process with
     another thread still running ends as usual (the interpreter waits for that thread)."""
-    code = main()
+    code = main(ending=True)
     import threading
 
     if threading.active_count() > 1:
@@ -351,9 +351,12 @@ def run() -> None:
     os._exit(code)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line with ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+def main(argv: Sequence[str] | None = None, *, ending: bool = False) -> int:
+    """Run the command line with ``argv`` (default: ``sys.argv[1:]``); returns the exit code.
+    ``ending``: the process ends after the command (:func:`run`), which may then leave what it made
+    for the exit to free."""
     args = _parser().parse_args(argv)
+    args.ending = ending
     try:
         if getattr(args, "tz", None) is not None:
             time_zone(args.tz)  # (before any file is read)

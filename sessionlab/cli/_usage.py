@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gc
 import io
 import json
 import sys
@@ -193,6 +194,8 @@ def to_csv(report: str, data: dict[str, Any]) -> str:
 
 def _cmd_usage(args: argparse.Namespace) -> int:
     # (an error, e.g. a missing path or a bad date or time zone, is one line and exit code 2: cli.main)
+    if getattr(args, "ending", False):  # (the process ends after the report: the cyclic collector,
+        gc.disable()  # which the load pauses, would walk its objects once more on resuming, to free none)
     if args.report == "blocks":
         from ._blocks import cmd_blocks
 
