@@ -109,6 +109,7 @@ def _before_fork(prices: bool = True, agents: Sequence[str] | None = None) -> No
         for ref in (spec.reader, spec.finish):
             if ref is not None:
                 importlib.import_module(ref.partition(":")[0])
+    importlib.import_module("msgspec")  # (what the readers decode JSON with: imported on a first record)
     if prices:
         _price_table()
 
