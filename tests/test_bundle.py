@@ -281,3 +281,28 @@ def test_files_are_read_into_bundles_as_their_own_results_read_them(monkeypatch,
     a, b, c = (Corpus(x.results, loaded=x) for x in (got, one, after))
     for name in ("entries", "sessions", "issues"):
         assert getattr(a, name).equals(getattr(b, name)) and getattr(c, name).equals(getattr(b, name)), name
+
+
+def test_a_bundled_load_warns_of_each_file_as_the_files_own_results_do(monkeypatch, tmp_path):
+    """One warning per file with issues, in file order, the same whether the files were bundled."""
+    import warnings
+
+    folder = _mixed_folder(tmp_path)
+    monkeypatch.setenv("SESSIONLAB_CACHE_DIR", "")
+
+    def warned(bundles: bool) -> list[str]:
+        if not bundles:
+            monkeypatch.setattr(loader, "bundled", lambda results: results)
+            monkeypatch.setattr(loader, "read_spend", lambda paths, load, price=True: load(paths))
+        try:
+            with warnings.catch_warnings(record=True) as got:
+                warnings.simplefilter("always")
+                loader.load_files(str(folder), cache=False, on_bad_lines="warn", spend_only=True, max_workers=1)
+        finally:
+            monkeypatch.setattr(loader, "bundled", bundled)
+            monkeypatch.setattr(loader, "read_spend", read_spend)
+        return [str(w.message) for w in got]
+
+    got = warned(True)
+    assert got == warned(False)
+    assert [m.split(":")[0].rsplit("/", 1)[1] for m in got] == ["a1.jsonl", "a4.jsonl"]

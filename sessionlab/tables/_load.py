@@ -663,5 +663,15 @@ def _warn_native_errors(results: list[FileResult]) -> None:
 
 
 def _report(results: list[FileResult], on_bad_lines: OnBadLines) -> None:
-    for r in expanded(r for r in results if r.issues):  # (a bundle's issues: each of its files' own)
-        report_issues(r.path, r.issues, on_bad_lines, stacklevel=4)
+    for r in results:
+        if not r.issues:
+            continue
+        if r.members is None:
+            report_issues(r.path, r.issues, on_bad_lines, stacklevel=4)
+            continue
+        by_file: dict[str, list[LineIssue]] = {}  # (a bundle's issues: each of its files' own, in its order,
+        for i in r.issues:  # as its files' own results give them: :func:`._bundle.expanded`)
+            by_file.setdefault(i.path, []).append(i)
+        for p in r.members.paths:
+            if p in by_file:
+                report_issues(p, by_file[p], on_bad_lines, stacklevel=4)
