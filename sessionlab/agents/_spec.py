@@ -71,12 +71,17 @@ def split_member(path: str) -> tuple[str, str | None]:
     (asked several times per session: answered once per batch while one is read)."""
     if "#" not in path:
         return path, None
+    return _remembered(path)
+
+
+def _remembered(path: str, listed: bool = True) -> tuple[str, str | None]:
+    """:func:`_split_member` of a path with a ``#``, once per batch while stores are shared."""
     memo = getattr(BATCH, "memo", None)
     if memo is None:
-        return _split_member(path)
+        return _split_member(path, listed)
     got = memo.get(("member", path))
     if got is None:
-        got = memo[("member", path)] = _split_member(path)
+        got = memo[("member", path)] = _split_member(path, listed)
     return got
 
 
@@ -105,10 +110,7 @@ def split_members(paths: Sequence[str]) -> list[tuple[str, str | None]]:
             continue
         last = None
         if runs is not None and runs[i] < _LISTED_RUN:
-            got = memo.get(("member", p))  # type: ignore[union-attr]
-            if got is None:
-                got = memo[("member", p)] = _split_member(p, listed=False)  # type: ignore[index]
-            out.append(got)
+            out.append(_remembered(p, listed=False))
             continue
         got = split_member(p)
         out.append(got)
