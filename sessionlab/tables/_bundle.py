@@ -116,43 +116,63 @@ def _members(r: FileResult) -> list[FileResult]:
 def read_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], *,
                price: bool = True) -> list[FileResult]:
     """A usage report's task: the runs of ``paths`` that are sessions of one store of an agent that
-    reads a store's sessions together each read so, and consecutive stores of one agent read by its
-    joint read (:attr:`~sessionlab.agents.AgentSpec.members`: Copilot's many exports) as one bundle;
-    the other paths by ``load`` (the loader's chunk); in ``paths``' order. A store that fails so, or
-    holds a number no column takes, is read by ``load``, whose reads report it."""
-    out: list[FileResult] = []
-    # consecutive stores of one agent read jointly: the agent, their sessions' paths and files
-    joint: tuple[str | None, list[str], list] = (None, [], [])
-
-    def flush() -> None:
-        agent, run, afs = joint
-        if run:
-            out.extend(_checked(run, lambda: _files_bundle(run, agent, afs, price), load))  # type: ignore[arg-type]
-            run.clear()
-            afs.clear()
-
+    reads a store's sessions together each read so, and consecutive sessions of one agent read by
+    its reader (a store's by its joint read, :attr:`~sessionlab.agents.AgentSpec.members`: Copilot's
+    many exports; files each by itself, :func:`_read_files`) as one bundle; the other paths by
+    ``load`` (the loader's chunk); in ``paths``' order. A store that fails so, or holds a number no
+    column takes, is read by ``load``, whose reads report it."""
+    joint = _Joint(load, price)
     with registry.sharing_stores(paths):
         for (agent, store), run in _spend_runs(paths):
-            if agent is not None and registry.spec(agent).spend_members is not None:
-                flush()
-                out += _checked(run, partial(_store_bundle, run, agent, store, price), load)
-                continue
             if agent is None:  # (files, or sessions of stores not read together)
-                flush()
-                out += _files_spend(run, load, price)
-                continue
-            afs = _member_files(run, agent, store)
-            if afs is None:  # (a joint read that failed)
-                flush()
-                out += load(run)
-                continue
-            if agent != joint[0]:
-                flush()
-                joint = (agent, [], [])
-            joint[1].extend(run)
-            joint[2].extend(afs)
-        flush()
-    return out
+                _read_files(run, joint)
+            elif registry.spec(agent).spend_members is not None:
+                joint.own(_checked(run, partial(_store_bundle, run, agent, store, price), load))
+            else:
+                afs = _member_files(run, agent, store)
+                if afs is None:  # (a joint read that failed)
+                    joint.own(load(run))
+                else:
+                    for p, af in zip(run, afs):
+                        joint.add(agent, p, af)
+        joint.flush()
+    return joint.out
+
+
+class _Joint:
+    """A task's results (``out``), the consecutive sessions of one agent read by its reader gathered
+    into one bundle (:func:`_files_bundle`) until another agent's session, or results of their own
+    (:meth:`own`), come between."""
+
+    def __init__(self, load: Callable[[list[str]], list[FileResult]], price: bool) -> None:
+        self.out: list[FileResult] = []
+        self.load, self.price = load, price
+        self.agent: str | None = None
+        self.paths: list[str] = []
+        self.afs: list = []
+        self.sizes: list[int] = []  # (each session's bytes read and stat as opened: a store's none)
+        self.stats: list = []
+
+    def add(self, agent: str, path: str, af: Any, size: int = 0, stat: Any = None) -> None:
+        if agent != self.agent:
+            self.flush()
+            self.agent = agent
+        self.paths.append(path)
+        self.afs.append(af)
+        self.sizes.append(size)
+        self.stats.append(stat)
+
+    def own(self, results: list[FileResult]) -> None:
+        """Results of their own, after the bundle of the sessions before them."""
+        self.flush()
+        self.out += results
+
+    def flush(self) -> None:
+        if self.paths:
+            run, made = self.paths, partial(_files_bundle, self.paths, self.agent, self.afs, self.price, self.sizes,
+                                            self.stats)
+            self.out += _checked(run, made, self.load)  # type: ignore[arg-type]
+            self.paths, self.afs, self.sizes, self.stats = [], [], [], []
 
 
 def _checked(run: list[str], bundle: Callable[[], FileResult], load: Callable[[list[str]], list[FileResult]]
@@ -213,7 +233,7 @@ def _member_files(paths: list[str], agent: str, store: str) -> list | None:
 def _files_bundle(paths: list[str], agent: str, afs: list, price: bool, nbytes: list[int] | None = None,
                   stats: list | None = None) -> FileResult:
     """One bundle of sessions read by their agent's reader: a store's by its joint read
-    (:func:`_member_files`), files each by itself (:func:`_files_spend`: with their sizes and stats
+    (:func:`_member_files`), files each by itself (:func:`_read_files`: with their sizes and stats
     as read)."""
     from ._agents import files_table
 
@@ -223,11 +243,11 @@ def _files_bundle(paths: list[str], agent: str, afs: list, price: bool, nbytes: 
                  [len(af.issues) for af in afs], [i for af in afs for i in af.issues], price, nbytes, stats)
 
 
-def _files_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], price: bool) -> list[FileResult]:
-    """Files (no store's sessions, see :func:`read_spend`): each run of files of one agent that allows
-    bundles read by their reader straight into one bundle (a result of each file's own, built and
-    then bundled, cost more than a small file's read); from the first file of any other agent (pi's,
-    whose files a chunk reads together) the rest by ``load``. A file whose read fails, or that holds
+def _read_files(paths: list[str], joint: _Joint) -> None:
+    """Files (no store's sessions, see :func:`read_spend`): each of an agent that allows bundles read
+    by its reader straight into ``joint`` (a result of each file's own, built and then bundled, cost
+    more than a small file's read); from the first file of any other agent (pi's, whose files a
+    chunk reads together) the rest by the task's ``load``. A file whose read fails, or that holds
     what a later pass needs (``extra``), is read again by ``load``, which reports it as its own read
     does; a run whose bundle cannot be made, by ``load`` too (:func:`_checked`)."""
     from ._file import paused_collector, read_agent_file
@@ -239,19 +259,6 @@ def _files_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]]
             can[agent] = registry.spec(agent).bundles
         return can[agent]
 
-    out: list[FileResult] = []
-    agent: str | None = None
-    run: list[str] = []
-    reads: list[tuple] = []
-
-    def flush() -> None:
-        if run:
-            afs, stats, sizes = [r[1] for r in reads], [r[2] for r in reads], [r[3] for r in reads]
-            made = partial(_files_bundle, list(run), agent, afs, price, sizes, stats)
-            out.extend(_checked(list(run), made, load))  # type: ignore[arg-type]
-            run.clear()
-            reads.clear()
-
     # (readers make millions of short-lived dicts, none cyclic)
     with paused_collector(), registry.reading_spend_only(True):
         for k, p in enumerate(paths):
@@ -260,19 +267,13 @@ def _files_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]]
             except Exception:
                 got = ()
             if got is None:
-                flush()
-                return out + load(paths[k:])
+                joint.own(joint.load(paths[k:]))
+                return
             if not got or got[1].extra is not None:
-                flush()
-                out += load([p])
+                joint.own(joint.load([p]))
                 continue
-            if got[0] != agent:
-                flush()
-                agent = got[0]
-            run.append(p)
-            reads.append(got)
-        flush()
-    return out
+            agent, af, stat, size = got
+            joint.add(agent, p, af, size, stat)
 
 
 def _spend_bundle(paths: list[str], agent: str, got: Any, price: bool) -> FileResult:
