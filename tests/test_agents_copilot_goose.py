@@ -227,3 +227,47 @@ def test_a_goose_time_its_offset_moves_out_of_the_calendar_is_none():
     # (a session's read used to fail on it: the store is untrusted input)
     assert goose.session_time("0001-01-01 00:00:00+02:00") is None
     assert goose.session_time("9999-12-31T23:59:59-02:00") is None
+
+
+def _old_goose_store(folder) -> None:
+    """A store of an older schema: no running totals, no parent column, no cost."""
+    import sqlite3
+
+    folder.mkdir(parents=True)
+    con = sqlite3.connect(folder / "sessions.db")
+    con.executescript(
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, name TEXT, working_dir TEXT NOT NULL, created_at TIMESTAMP,"
+        " provider_name TEXT, model_config_json TEXT, input_tokens INTEGER, output_tokens INTEGER,"
+        " total_tokens INTEGER);"
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, message_id TEXT, session_id TEXT NOT NULL,"
+        " role TEXT NOT NULL, content_json TEXT NOT NULL, created_timestamp INTEGER NOT NULL);")
+    con.executemany("INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?)", [
+        ("s1", "Old one", "/w", "2026-05-01 10:00:00", " openai ", '{"model_name": "gpt-4.1"}', 1200, 300, 1600),
+        ("s2", "", "", "2026-05-02 11:00:00", None, '{"model_name": "gpt-4.1"}', 0, 0, None),  # (counts nothing)
+        ("s3", "No model", "/w", "2026-05-03 12:00:00", "openai", "{}", 50, 5, 55),
+        ("s4", "Text counts", "/w", "2026-05-04 13:00:00", "", '{"model_name": "gpt-4.1"}', "many", 7.0, 80)])
+    con.execute("INSERT INTO messages VALUES (1, 'm1', 's1', 'user', '[{\"type\":\"text\",\"text\":\"hi\"}]', 1)")
+    con.commit()
+    con.close()
+
+
+def test_an_older_goose_store_reads_the_same_for_a_report_and_in_full(tmp_path, monkeypatch):
+    """A usage report reads a store's sessions as tuples of the columns it has (the others null):
+    the same totals and session facts as the full read of their rows as dicts."""
+    from sessionlab.tables import Corpus, load_files
+
+    _old_goose_store(tmp_path / "data" / "sessions")
+    monkeypatch.setenv("GOOSE_PATH_ROOT", str(tmp_path))
+    cols = ("session_id", "root_session_id", "type", "timestamp", "model", "provider", "input_tokens",
+            "output_tokens", "reasoning_tokens", "total_tokens", "usage_kind", "cost_source", "side_node")
+    got = {}
+    for spend in (True, False):
+        c = Corpus(load_files(None, agents=["goose"], cache=False, on_bad_lines="skip", spend_only=spend).files)
+        usage = c.entries.filter(c.entries["usage_kind"].is_valid()).select(cols).to_pylist()
+        got[spend] = usage, c.sessions.select(["session_id", "name", "cwd", "parent_session_id"]).to_pylist()
+    assert got[True] == got[False]
+    usage, sessions = got[True]
+    assert [(r["session_id"], r["input_tokens"], r["output_tokens"], r["reasoning_tokens"], r["provider"])
+            for r in usage] == [("s1", 1200, 400, 100, "openai"), ("s4", 0, 80, 73, None)]  # ("many": no count)
+    assert [(s["name"], s["cwd"]) for s in sessions] == [("Old one", "/w"), (None, None), ("No model", "/w"),
+                                                        ("Text counts", "/w")]

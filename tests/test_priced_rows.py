@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -84,3 +85,17 @@ def test_a_chunk_is_priced_on_the_rows_of_agents_whose_calls_are_priced():
     got = price_rows(t).to_pylist()
     assert [r["cost_source"] for r in got] == ["priced", None, None, "priced"]  # (pi records its costs)
     assert got[0]["cost_usd"] == got[3]["cost_usd"] > 0
+
+
+@pytest.mark.parametrize("cost", [None, 0.25])
+def test_a_totals_row_as_a_tuple_is_the_row_a_reader_s_dict_gives(cost):
+    """A store's spend read keeps a session's totals as the tuple of ``TOTALS``; a reader's rows
+    as the dict: the same row once it has its columns."""
+    from sessionlab.agents._rows import COLUMNS, TOTALS, row_values, totals_row, totals_values
+
+    args = ("goose:s", "2026-05-01T10:00:00.000Z", "m", "p", 100, 30, 20, 10, 5, cost)
+    as_dict = dict(zip(COLUMNS, row_values(totals_row(*args), 1, None), strict=True))
+    as_tuple = {**dict.fromkeys(COLUMNS), **dict(zip(TOTALS, totals_values(*args), strict=True))}
+    assert as_tuple == as_dict
+    assert (as_dict["total_tokens"], as_dict["side_node"], as_dict["cost_source"]) == (
+        160, True, None if cost is None else "recorded")

@@ -13,7 +13,7 @@ import functools
 import json
 import operator
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -271,24 +271,32 @@ def sessions_with_messages(db: str, sids: list, order: str, columns: Sequence[st
         found = rows_by_key(con, f"SELECT {wanted} FROM sessions WHERE id IN ({{ids}})", sids, "id")
         msgs = rows_by_key(con, "SELECT * FROM messages WHERE session_id IN ({ids}) "
                             f"ORDER BY {order}", sids, "session_id") if messages else {}
-        parent_of = None
-        out = []
-        for sid in sids:
-            rows = found.get(sid)
-            s = rows[0] if rows else {}
-            parent = s.get("parent_session_id") or None
-            # (the store's parent links read only for a session that has a parent)
-            if parent and parent_of is None:  # (the batch's rows name their parents already)
-                parent_of = parent_lookup(con, db, "sessions", parent_col="parent_session_id",
-                                          read={i: found[i][0].get("parent_session_id") for i in sids if i in found})
-            root, seen = parent, {sid}
-            while parent and root is not None and root not in seen:
-                seen.add(root)
-                up = parent_of(root)  # type: ignore[misc]
-                if not up:
-                    break
-                root = up
-            out.append((s, msgs.get(sid, []), parent, root))
+        rows = [found[sid][0] if sid in found else {} for sid in sids]
+        parents = [s.get("parent_session_id") or None for s in rows]
+        roots = session_roots(con, db, sids, parents, lambda: {i: found[i][0].get("parent_session_id")
+                                                               for i in sids if i in found})
+    return [(s, msgs.get(sid, []), parent, root) for sid, s, parent, root in zip(sids, rows, parents, roots,
+                                                                                 strict=True)]
+
+
+def session_roots(con: Any, db: str, sids: list, parents: list, read: Callable[[], dict]) -> list:
+    """The top of the chain of parents of each of the sessions ``sids`` of a store's ``sessions``
+    table (``parent_session_id``), whose parents are ``parents`` (None for a session without one:
+    its top is None too). The store's parent links are read only for a batch with a parent
+    (:func:`parent_lookup`; ``read()``: the parents of the sessions whose rows were read, by id)."""
+    parent_of = None
+    out = []
+    for sid, parent in zip(sids, parents, strict=True):
+        if parent and parent_of is None:  # (the batch's rows name their parents already)
+            parent_of = parent_lookup(con, db, "sessions", parent_col="parent_session_id", read=read())
+        root, seen = parent, {sid}
+        while parent and root is not None and root not in seen:
+            seen.add(root)
+            up = parent_of(root)  # type: ignore[misc]
+            if not up:
+                break
+            root = up
+        out.append(root)
     return out
 
 

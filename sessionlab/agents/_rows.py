@@ -16,7 +16,8 @@ from typing import Any
 from ..pi.io.formats import AgentFile
 from ._spec import is_spend_row, spend_only
 
-__all__ = ["COLUMNS", "SpendRows", "agent_file", "as_int", "row_values", "totals_row", "text"]
+__all__ = ["COLUMNS", "TOTALS", "SpendRows", "agent_file", "as_int", "row_values", "totals_dict", "totals_row",
+           "totals_values", "text"]
 
 COLUMNS = ("line_no", "entry_id", "parent_id", "type", "role", "timestamps", "provider", "model", "input_tokens",
            "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "total_tokens",
@@ -109,14 +110,36 @@ def as_int(v: Any) -> int:
     return 0
 
 
+#: the columns of a session's totals row as :func:`totals_values` gives it (the others are null, its
+#: ``parent_id`` too: the row is the first of its session)
+TOTALS = ("line_no", "entry_id", "type", "role", "timestamps", "model", "provider", "input_tokens", "output_tokens",
+          "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "total_tokens", "context_tokens",
+          "usage_kind", "cost_usd", "cost_source", "side_node")
+
+
+def totals_values(entry_id: str, ts: str | None, model: str, provider: str | None, inp: int, out: int,
+                  cache_read: int, cache_write: int, reasoning: int, cost: float | None) -> tuple:
+    """A session's running totals as one row of :data:`TOTALS`, the first of its session: a side
+    node of type ``usage`` (no message, no call) whose usage counts once (``usage_kind =
+    'session_total'``). ``out`` includes ``reasoning``. A cost given is recorded; otherwise the
+    totals are priced with their batch, at the model's base rates
+    (:func:`sessionlab.pricing.price_totals`). A store's spend read keeps these tuples as they are
+    (:class:`SpendRows` with ``row_names=TOTALS``); :func:`totals_row` is the same row as a dict."""
+    source = "recorded" if cost is not None else None
+    return (1, entry_id, "usage", None, ts, model, provider, inp, out, cache_read, cache_write, reasoning,
+            inp + out + cache_read + cache_write, None, "session_total", cost, source, True)
+
+
 def totals_row(entry_id: str, ts: str | None, model: str, provider: str | None, inp: int, out: int, cache_read: int,
                cache_write: int, reasoning: int, cost: float | None) -> dict:
-    """A session's running totals as one row: a side node of type ``usage`` (no message, no call)
-    whose usage counts once (``usage_kind = 'session_total'``). ``out`` includes ``reasoning``. A
-    cost given is recorded; otherwise the totals are priced with their batch, at the model's base
-    rates (:func:`sessionlab.pricing.price_totals`)."""
-    source = "recorded" if cost is not None else None
-    return {"entry_id": entry_id, "type": "usage", "role": None, "timestamps": ts, "model": model,
-            "provider": provider, "input_tokens": inp, "output_tokens": out, "cache_read_tokens": cache_read,
-            "cache_write_tokens": cache_write, "reasoning_tokens": reasoning, "context_tokens": None,
-            "usage_kind": "session_total", "cost_usd": cost, "cost_source": source, "side_node": True}
+    """:func:`totals_values` as a row of a reader's rows (:func:`totals_dict`)."""
+    return totals_dict(totals_values(entry_id, ts, model, provider, inp, out, cache_read, cache_write, reasoning,
+                                     cost))
+
+
+def totals_dict(values: tuple) -> dict:
+    """A totals row of :data:`TOTALS` as a row of a reader's rows (for :func:`agent_file`: its line
+    is its place among them)."""
+    row = dict(zip(TOTALS, values, strict=True))
+    del row["line_no"]
+    return row

@@ -26,9 +26,19 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import SqliteStore, database_members, iso_ms, loads, sessions_with_messages, sqlite_names
-from ._rows import SpendRows, agent_file, row_values, totals_row
-from ._spec import AgentSpec, home_path, member_path, one_member, spend_only
+from ._chain import (
+    SqliteStore,
+    database_members,
+    iso_ms,
+    loads,
+    session_roots,
+    sessions_with_messages,
+    sqlite_names,
+    store_connection,
+    tuples_by_key,
+)
+from ._rows import TOTALS, SpendRows, agent_file, totals_dict, totals_values
+from ._spec import AgentSpec, home_path, member_path, one_member, spend_only, store_memo
 
 __all__ = ["SPEC", "roots", "files", "read", "read_members", "spend_members", "session_time"]
 
@@ -99,13 +109,11 @@ def _parsed_time(s: str) -> str | None:
         return None
 
 
-def _count(s: dict, *cols: str) -> int | None:
-    """The first of the columns above zero."""
-    for c in cols:
-        v = s.get(c)
-        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
-            return v
-    return None
+def _first(v: Any, fallback: Any) -> int | None:
+    """A running count when it is above zero, else the last request's when that one is."""
+    if type(v) is int and v > 0:  # (SQLite's integers: never a bool)
+        return v
+    return fallback if type(fallback) is int and fallback > 0 else None
 
 
 def _model(raw: Any) -> str | None:
@@ -123,20 +131,22 @@ def _model_of(raw: str) -> str | None:
     return m.strip() or None if isinstance(m, str) else None
 
 
-def _totals(s: dict, sid: str, ts: str | None) -> dict | None:
-    model = _model(s.get("model_config_json"))
-    if model is None or ts is None:
+def _totals(sid: str, created: Any, provider: Any, config: Any, inp_total: Any, inp_last: Any, out_total: Any,
+            out_last: Any, all_total: Any, all_last: Any) -> tuple | None:
+    """A session's totals row (:func:`~._rows.totals_values`) from its row's values (:data:`_USAGE`);
+    None when it names no model, has no time or counts nothing."""
+    model = _model(config)
+    ts = None if model is None else session_time(created)
+    if ts is None:
         return None
-    inp = _count(s, "accumulated_input_tokens", "input_tokens") or 0
-    out = _count(s, "accumulated_output_tokens", "output_tokens") or 0
-    total = _count(s, "accumulated_total_tokens", "total_tokens") or inp + out
+    inp = _first(inp_total, inp_last) or 0
+    out = _first(out_total, out_last) or 0
+    total = _first(all_total, all_last) or inp + out
     if inp == 0 and out == 0 and total == 0:
         return None
     reason = max(total - inp - out, 0)
-    provider = (s.get("provider_name") or "").strip() or None
-    row = totals_row(f"goose:{sid}", ts, model, provider, inp, out + reason, 0, 0, reason, None)
-    row["parent_id"] = None
-    return row
+    return totals_values(f"goose:{sid}", ts, model, (provider or "").strip() or None, inp, out + reason, 0, 0,
+                         reason, None)
 
 
 def _message_row(m: dict, tools: dict[str, str]) -> dict:
@@ -169,9 +179,11 @@ def read(path: str, fh: IO[bytes] | None):
     return read_members(db, [sid])[0]
 
 
-# the columns of ``sessions`` read (the others, ``recipe_json``, ``extension_data``..., are not fetched)
-_COLUMNS = ("name", "working_dir", "created_at", "provider_name", "model_config_json", "accumulated_input_tokens",
-            "input_tokens", "accumulated_output_tokens", "output_tokens", "accumulated_total_tokens", "total_tokens")
+# the columns of ``sessions`` a session's usage is read from (in :func:`_totals`' order), and its name and
+# working folder (the others, ``recipe_json``, ``extension_data``..., are not fetched)
+_USAGE = ("created_at", "provider_name", "model_config_json", "accumulated_input_tokens", "input_tokens",
+          "accumulated_output_tokens", "output_tokens", "accumulated_total_tokens", "total_tokens")
+_COLUMNS = ("name", "working_dir", *_USAGE)
 
 
 def read_members(db: str, sids: list[str]) -> list:
@@ -183,30 +195,37 @@ def read_members(db: str, sids: list[str]) -> list:
 
 def spend_members(db: str, sids: list[str]) -> SpendRows:
     """A usage report's read of sessions of ``sessions.db``: each one's totals row (when it has
-    usage) and its facts, as :func:`read_members` gives them, without an object per session."""
-    found = sessions_with_messages(db, sids, "created_timestamp, id", _COLUMNS, messages=False)
-    rows, counts, names, cwds = [], [], [], []
-    for sid, (s, _, _, _) in zip(sids, found, strict=True):
-        total = _totals(s, sid, session_time(s.get("created_at")))
-        if total is None:
-            counts.append(0)
-        else:
-            rows.append(row_values(total, 1, None))
-            counts.append(1)
-        name, cwd = _name_cwd(s)
-        names.append(name)
-        cwds.append(cwd)
-    facts = {"session_id": list(sids), "name": names, "cwd": cwds, "parent_session_id": [f[2] for f in found],
-             "root_session_id": [f[3] for f in found]}
-    return SpendRows(rows, counts, facts)
+    usage) and its facts, as :func:`read_members` gives them, from the rows as tuples (a column an
+    older schema lacks read as null), without an object per session."""
+    has = store_memo(("session columns", db), lambda: sqlite_names(db, "PRAGMA table_info(sessions)", 1))
+    wanted = ", ".join(f'"{c}"' if c in has else "NULL" for c in ("id", "parent_session_id", "name", "working_dir",
+                                                                   *_USAGE))
+    rows, counts, names, cwds, parents = [], [], [], [], []
+    missing = (None,) * (4 + len(_USAGE))
+    with store_connection(db) as con:
+        found = tuples_by_key(con, f"SELECT {wanted} FROM sessions WHERE id IN ({{ids}})", sids, 0)
+        for sid in sids:
+            got = found.get(sid)
+            _, parent, name, cwd, *usage = got[0] if got else missing
+            total = _totals(sid, *usage)
+            if total is not None:
+                rows.append(total)
+            counts.append(0 if total is None else 1)
+            names.append(name or None)
+            cwds.append(cwd or None)
+            parents.append(parent or None)
+        roots = session_roots(con, db, sids, parents, lambda: {i: found[i][0][1] for i in sids if i in found})
+    facts = {"session_id": list(sids), "name": names, "cwd": cwds, "parent_session_id": parents,
+             "root_session_id": roots}
+    return SpendRows(rows, counts, facts, row_names=TOTALS)
 
 
 def _session_file(db: str, sid: str, s: dict, msgs: list[dict], parent: str | None, root: str | None):
     tools: dict[str, str] = {}
     rows = [_message_row(m, tools) for m in msgs]
-    total = _totals(s, sid, session_time(s.get("created_at")))
+    total = _totals(sid, *map(s.get, _USAGE))
     if total is not None:
-        rows.insert(0, total)
+        rows.insert(0, {**totals_dict(total), "parent_id": None})
     name, cwd = _name_cwd(s)
     return agent_file(member_path(db, sid), "goose", rows, {"session_id": sid, "name": name, "cwd": cwd,
                                                              "parent_session_id": parent, "root_session_id": root})
