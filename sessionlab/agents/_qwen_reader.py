@@ -69,24 +69,29 @@ def _title(d: Any, facts: dict) -> None:
         facts["name"] = title if isinstance(title, str) else facts.get("name")
 
 
+_ROLES = {"user": "user", "assistant": "assistant", "tool_result": "toolResult"}
+
+
 def _record(chain: Chain, line_no: int, d: Any, facts: dict) -> None:
     typ = d.type
     ts = d.timestamp
     eid = d.uuid if isinstance(d.uuid, str) else f"L{line_no}"
-    if typ in ("user", "assistant", "tool_result"):
-        role = {"user": "user", "assistant": "assistant", "tool_result": "toolResult"}[typ]
+    role = _ROLES.get(typ) if isinstance(typ, str) else None
+    if role == "assistant":
+        i = chain.add(line_no, eid, ts, role=role, tool_name=None, model=d.model, provider="qwen", tool_call_count=0)
+        if not chain.spend_only:
+            _parts(chain, i, as_dict(d.message).get("parts"))
+        _usage(chain, i, d)
+    elif role is not None:
         tool = None
         if typ == "tool_result":
             parts = as_list(as_dict(d.message).get("parts"))
             fr: dict = next((p["functionResponse"] for p in parts if isinstance(p, dict)
                              and isinstance(p.get("functionResponse"), dict)), {})
             tool = fr.get("name")
-        extra = {"model": d.model, "provider": "qwen", "tool_call_count": 0} if role == "assistant" else {}
-        i = chain.add(line_no, eid, ts, role=role, tool_name=tool, **extra)
+        i = chain.add(line_no, eid, ts, role=role, tool_name=tool)
         if not chain.spend_only:
             _parts(chain, i, as_dict(d.message).get("parts"))
-        if role == "assistant":
-            _usage(chain, i, d)
     elif typ == "system" and d.subtype == "chat_compression":
         payload = as_dict(d.systemPayload)
         info = as_dict(payload.get("info"))
@@ -98,7 +103,8 @@ def _record(chain: Chain, line_no: int, d: Any, facts: dict) -> None:
         _title(d, facts)
         chain.add(line_no, eid, ts, type=typ if isinstance(typ, str) else "unknown", side_node=True,
                   custom_type=d.subtype)
-    chain.rows[-1]["parent_id"] = d.parentUuid if isinstance(d.parentUuid, str) else None
+    parent = d.parentUuid
+    chain.rows[-1]["parent_id"] = parent if isinstance(parent, str) else None
 
 
 def read_qwen(path: str, fh: Any) -> Any:
