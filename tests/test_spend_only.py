@@ -7,6 +7,8 @@ import datetime as dt
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sessionlab.agents import USAGE_COLUMNS
 from sessionlab.cli._blocks import blocks_report
@@ -121,3 +123,31 @@ def test_gemini_spend_documents_read_as_the_generic_parse_does(doc, monkeypatch)
     typed = read()
     monkeypatch.setattr(g, "_spend_document", lambda data: None)  # (every document parsed whole)
     assert typed == read()
+
+
+_COUNT = st.integers(0, 10**9)
+_USAGE = st.tuples(st.one_of(st.none(), st.text(max_size=8)), st.one_of(st.none(), st.text(max_size=8)), _COUNT,
+                   _COUNT, _COUNT, _COUNT, st.one_of(st.none(), _COUNT), st.one_of(st.none(), _COUNT),
+                   st.one_of(st.none(), st.floats(0.001, 100)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 50), st.text(min_size=1, max_size=8), st.one_of(st.none(), st.text(max_size=8)),
+       st.one_of(st.none(), st.text(max_size=24)), st.one_of(st.none(), st.text(max_size=8), st.integers()),
+       st.one_of(st.none(), st.text(max_size=8)), st.one_of(st.none(), _USAGE))
+def test_a_call_built_as_a_tuple_is_the_row_a_chain_makes(line_no, eid, parent, ts, provider, model, usage):
+    """A store's spend read builds an assistant message's row straight as its tuple; a reader's
+    chain adds the message, then its usage: the same row, value for value."""
+    from sessionlab.agents._calls import CALL_NAMES, call_values
+    from sessionlab.agents._chain import Chain
+
+    chain = Chain("/x", "opencode")
+    i = chain.add(line_no, eid, ts, role="assistant", provider=provider, model=model, tool_call_count=0)
+    chain.rows[i]["parent_id"] = parent
+    if usage is not None:
+        m, p, inp, out, cache_read, cache_write, reasoning, total, cost = usage
+        chain.usage(i, model=m, provider=p, inp=inp, out=out, cache_read=cache_read, cache_write=cache_write,
+                    reasoning=reasoning, total=total, cost=cost)
+    af = chain.done({"session_id": "s"})
+    assert af.row_names == CALL_NAMES
+    assert af.rows == [call_values(line_no, eid, parent, ts, provider, model, usage)]

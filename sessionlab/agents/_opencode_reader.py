@@ -24,6 +24,7 @@ import os
 import sqlite3
 from typing import Any
 
+from ._calls import CALL_NAMES, call_values
 from ._chain import (
     Chain,
     as_dict,
@@ -33,13 +34,15 @@ from ._chain import (
     loads,
     parent_lookup,
     rows_by_key,
+    sqlite_names,
     store_connection,
     text_chars,
     tuples_by_key,
 )
-from ._spec import member_path, spend_only, split_member
+from ._rows import SpendRows
+from ._spec import member_path, spend_only, split_member, store_memo
 
-__all__ = ["read_opencode", "read_members", "database_sessions"]
+__all__ = ["read_opencode", "read_members", "spend_members", "database_sessions"]
 
 
 
@@ -50,14 +53,23 @@ def database_sessions(db: str) -> list[str]:
 
 
 
-def _from_database(db: str, sids: list[str]) -> list[tuple[dict, list[tuple[dict, list[dict]]], str]]:
-    """Each session's fields, its messages with their parts, and the top of its parents' chain, in
-    the order of ``sids``: one query per table for them all, rows as tuples (a batch reads thousands)."""
+# the columns of ``session`` read (those a release has): its other columns are not fetched
+_SESSION = ("id", "parent_id", "directory", "title", "version")
+
+
+def _from_database(db: str, sids: list[str], *, parts: bool | None = None
+                   ) -> list[tuple[dict, list[tuple[dict, list[dict]]], str]]:
+    """Each session's fields, its messages with their parts (``parts``: whether to read them; by
+    default unless the read is spend-only), and the top of its parents' chain, in the order of
+    ``sids``: one query per table for them all, rows as tuples (a batch reads thousands)."""
+    if parts is None:
+        parts = not spend_only()  # (a spend-only read needs no content)
+    has = store_memo(("session table columns", db), lambda: sqlite_names(db, "PRAGMA table_info(session)", 1))
+    wanted = ", ".join(f'"{c}"' for c in _SESSION if c in has) or "*"
     with store_connection(db) as con:
-        found = _grouped(con, "SELECT * FROM session WHERE id IN ({ids})", sids, "id")
-        parts = {} if spend_only() else _grouped(  # (a spend-only read needs no content)
-            con, "SELECT message_id, data, session_id FROM part WHERE session_id IN ({ids}) "
-            "ORDER BY message_id, id", sids, 2)
+        found = _grouped(con, f"SELECT {wanted} FROM session WHERE id IN ({{ids}})", sids, "id")
+        part_rows = _grouped(con, "SELECT message_id, data, session_id FROM part WHERE session_id IN ({ids}) "
+                                  "ORDER BY message_id, id", sids, 2) if parts else {}
         messages = _grouped(con, "SELECT id, time_created, data, session_id FROM message "
                                  "WHERE session_id IN ({ids}) ORDER BY time_created, id", sids, 3)
         parent_of = None
@@ -68,7 +80,7 @@ def _from_database(db: str, sids: list[str]) -> list[tuple[dict, list[tuple[dict
             parent = session.get("parent_id")  # (a store with no parent column: none asked)
             if parent and parent_of is None:
                 parent_of = parent_lookup(con, db, "session")
-            out.append((session, _messages(messages.get(sid, ()), parts.get(sid, ())),
+            out.append((session, _messages(messages.get(sid, ()), part_rows.get(sid, ())),
                         _root(str(session.get("id")), parent, parent_of)))
     return out
 
@@ -157,25 +169,41 @@ def _created(m: dict) -> float:
 _COUNTS, _CACHE_COUNTS = ("input", "output", "reasoning"), ("read", "write")
 
 
-def _usage(chain: Chain, i: int, m: dict) -> None:
+def _usage_of(m: dict) -> tuple | None:
+    """An assistant message's usage as the arguments of :meth:`Chain.usage` in its order (``model,
+    provider, inp, out, cache_read, cache_write, reasoning, total, cost``); None when it counts
+    nothing."""
     t = m.get("tokens")
     if not isinstance(t, dict):
-        return
+        return None
     inp, out, reasoning = counts_of(t, _COUNTS)
     read, write = counts_of(t.get("cache"), _CACHE_COUNTS)
     if not (inp or out or reasoning or read or write):
-        return  # (an aborted or failed response)
+        return None  # (an aborted or failed response)
     cost = m.get("cost")
     recorded = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0 else None
-    chain.usage(i, model=m.get("modelID") or None, provider=m.get("providerID") or None, inp=inp,
-                out=out + reasoning, cache_read=read, cache_write=write, reasoning=reasoning, cost=recorded)
+    return (m.get("modelID") or None, m.get("providerID") or None, inp, out + reasoning, read, write, reasoning, None,
+            recorded)
+
+
+def _usage(chain: Chain, i: int, m: dict) -> None:
+    u = _usage_of(m)
+    if u is not None:
+        model, provider, inp, out, read, write, reasoning, total, cost = u
+        chain.usage(i, model=model, provider=provider, inp=inp, out=out, cache_read=read, cache_write=write,
+                    reasoning=reasoning, total=total, cost=cost)
+
+
+def _stamp(m: dict) -> tuple[str | None, str]:
+    """A message's time (ISO text) and id."""
+    return iso_ms(_created(m) or None), str(m.get("id"))
 
 
 def _message(chain: Chain, m: dict, parts: list[dict]) -> None:
     role = m.get("role")
     if chain.spend_only and role != "assistant":  # (a spend-only read: the calls alone)
         return
-    ts, eid = iso_ms(_created(m) or None), str(m.get("id"))
+    ts, eid = _stamp(m)
     if role != "assistant":
         i = chain.add(0, eid, ts, role="user")
         for p in parts:
@@ -228,13 +256,40 @@ def read_members(db: str, sids: list[str]) -> list:
     return [_session_file(member_path(db, sid), *got) for sid, got in zip(sids, _from_database(db, sids), strict=True)]
 
 
+def spend_members(db: str, sids: list[str]) -> SpendRows:
+    """A usage report's read of sessions of an OpenCode database: each one's calls (its assistant
+    messages, as a spend-only :func:`read_members` keeps them) and facts, the rows built as tuples
+    (:func:`~._calls.call_values`), without a chain or a file per session."""
+    rows: list[tuple] = []
+    counts: list[int] = []
+    facts: dict[str, list] = {k: [] for k in ("session_id", "cwd", "name", "agent_version", "parent_session_id",
+                                              "root_session_id")}
+    for session, messages, root in _from_database(db, sids, parts=False):
+        prev = None
+        n = len(rows)
+        for m, _ in messages:
+            if m.get("role") == "assistant":
+                ts, eid = _stamp(m)
+                rows.append(call_values(0, eid, prev, ts, m.get("providerID"), m.get("modelID"), _usage_of(m)))
+                prev = eid
+        counts.append(len(rows) - n)
+        for k, v in zip(facts, _facts(session, messages, root)):
+            facts[k].append(v)
+    return SpendRows(rows, counts, facts, row_names=CALL_NAMES)
+
+
+def _facts(session: dict, messages: list[tuple[dict, list[dict]]], root: str) -> tuple:
+    """A session's id, folder, name, version, parent and top of its parents' chain."""
+    cwd = session.get("directory") or next((m["path"].get("cwd") for m, _ in messages
+                                            if isinstance(m.get("path"), dict)), None)
+    return (str(session.get("id")), cwd or None, session.get("title") or None, session.get("version") or None,
+            session.get("parent_id"), root)
+
+
 def _session_file(path: str, session: dict, messages: list[tuple[dict, list[dict]]], root: str) -> Any:
     chain = Chain(path, "opencode")
     for m, parts in messages:
         _message(chain, m, parts)
-    sid = str(session.get("id"))
-    cwd = session.get("directory") or next((m["path"].get("cwd") for m, _ in messages
-                                            if isinstance(m.get("path"), dict)), None)
-    return chain.done({"session_id": sid, "cwd": cwd or None, "name": session.get("title") or None,
-                       "agent_version": session.get("version") or None,
-                       "parent_session_id": session.get("parent_id"), "root_session_id": root})
+    sid, cwd, name, version, parent, root = _facts(session, messages, root)
+    return chain.done({"session_id": sid, "cwd": cwd, "name": name, "agent_version": version,
+                       "parent_session_id": parent, "root_session_id": root})

@@ -99,7 +99,8 @@ SPEC = AgentSpec(
     name="opencode", title="OpenCode", recognise=lambda obj: False, roots=roots,
     env=("OPENCODE_DATA_DIR", "XDG_DATA_HOME"), files=files, opens=_opens,
     reader="sessionlab.agents._opencode_reader:read_opencode",
-    members="sessionlab.agents._opencode_reader:read_members", calls_need_usage=True, priced=True,
+    members="sessionlab.agents._opencode_reader:read_members",
+    spend_members="sessionlab.agents._opencode_reader:spend_members", calls_need_usage=True, priced=True,
     folder_doc="`$OPENCODE_DATA_DIR` (comma-separated), else `$XDG_DATA_HOME/opencode` "
                "(`~/.local/share/opencode`): `opencode.db` (SQLite, one source per session, "
                "`opencode.db#<session id>`) and the older `storage/message/<session id>/` folders",
