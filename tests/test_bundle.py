@@ -179,14 +179,14 @@ def test_consecutive_exports_are_one_bundle_and_a_failing_one_is_read_alone(monk
     assert len(stores) >= 2 and len(got.results) == 1 and got.results[0].members is not None
     assert [_view(r) for r in got.files] == [_view(r) for r in one.results]
     first = sorted(stores)[0]
-    joint = copilot.read_members
+    joint = copilot._session_calls  # (an export's sessions' calls: its joint read, spend rows or files)
 
     def broken(store, sids):
         if store == first:
             raise ValueError("damaged")
         return joint(store, sids)
 
-    monkeypatch.setattr(copilot, "read_members", broken)
+    monkeypatch.setattr(copilot, "_session_calls", broken)
     one = _load("copilot", monkeypatch, bundles=False, workers=1)
     got = _load("copilot", monkeypatch, bundles=True, workers=1)
     assert [_view(r) for r in got.files] == [_view(r) for r in one.results]
@@ -212,7 +212,7 @@ def test_a_joint_bundle_that_cannot_be_made_is_read_session_by_session(monkeypat
         calls.append(len(paths))
         raise OverflowError("no column takes it")
 
-    monkeypatch.setattr(bundles, "_files_bundle", broken)
+    monkeypatch.setattr(bundles, "_spend_bundle", broken)  # (the exports' spend rows, read together)
     got = _load("copilot", monkeypatch, bundles=True, workers=1)  # (in this process: the calls seen)
     assert calls == [file_count(one.results)]
     assert [_view(r) for r in got.files] == [_view(r) for r in one.results]

@@ -16,8 +16,8 @@ from typing import Any
 from ..pi.io.formats import AgentFile
 from ._spec import is_spend_row, spend_only
 
-__all__ = ["COLUMNS", "TOTALS", "SpendRows", "agent_file", "as_int", "row_values", "totals_dict", "totals_row",
-           "totals_values", "text"]
+__all__ = ["COLUMNS", "TOTALS", "SpendRows", "agent_file", "as_int", "file_rows", "row_values", "totals_dict",
+           "totals_row", "totals_values", "text"]
 
 COLUMNS = ("line_no", "entry_id", "parent_id", "type", "role", "timestamps", "provider", "model", "input_tokens",
            "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "total_tokens",
@@ -35,9 +35,20 @@ _ENTRY_ID = COLUMNS.index("entry_id")
 def agent_file(path: str, agent: str, rows: list[dict], session: dict[str, Any]) -> AgentFile:
     """The rows as an AgentFile of ``agent`` with the session facts ``session`` (``session_id``...)."""
     af = AgentFile(path=path, agent=agent, session=dict(session))
+    # (as tuples: the batch's table turns its files' rows into columns at once; a spend-only read,
+    # see ._spec.reading_spend_only, the spend rows alone)
+    af.rows = file_rows(rows, spend_only())
+    af.row_names = COLUMNS
+    af.n = len(af.rows)
+    return af
+
+
+def file_rows(rows: list[dict], spend: bool) -> list[tuple]:
+    """A reader's rows of one session as tuples of :data:`COLUMNS` (:func:`row_values`), each at
+    its place among them and the child of the row before unless it names its parent; with
+    ``spend``, its spend rows alone (a row left out is still the parent of the row after it)."""
     full = []
     prev = None
-    spend = spend_only()  # (a spend-only read: the spend rows alone, see ._spec.reading_spend_only)
     for i, r in enumerate(rows):
         if spend and not is_spend_row(r):
             prev = r.get("entry_id")
@@ -45,11 +56,7 @@ def agent_file(path: str, agent: str, rows: list[dict], session: dict[str, Any])
         values = row_values(r, i + 1, prev)
         full.append(values)
         prev = values[_ENTRY_ID]
-    # (as tuples: the batch's table turns its files' rows into columns at once)
-    af.rows = full
-    af.row_names = COLUMNS
-    af.n = len(full)
-    return af
+    return full
 
 
 def row_values(r: dict, line_no: int, prev: str | None) -> tuple:

@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from ._chain import as_dict, iso_ms, loads, store_memo
-from ._rows import agent_file
+from ._rows import SpendRows, agent_file, file_rows
 from ._spec import AgentSpec, home_path, jsonl_below, member_path, one_member, split_member
 
-__all__ = ["SPEC", "roots", "stores", "files", "store_sessions", "read", "records"]
+__all__ = ["SPEC", "roots", "stores", "files", "store_sessions", "read", "records", "spend_members"]
 
 ENV = "COPILOT_OTEL_FILE_EXPORTER_PATH"
 _MODEL = ("gen_ai.response.model", "gen_ai.request.model")
@@ -394,6 +394,27 @@ def read(path: str, fh: IO[bytes] | None):
 def read_members(store: str, sids: list[str]) -> list:
     """Sessions of one export, together (:attr:`~sessionlab.agents.AgentSpec.members`): its calls
     grouped by session once."""
+    return [agent_file(member_path(store, sid), "copilot", [_row(c) for c in calls],
+                       {"session_id": sid, "agent_version": _version_of(calls)})
+            for sid, calls in zip(sids, _session_calls(store, sids), strict=True)]
+
+
+def spend_members(store: str, sids: list[str]) -> SpendRows:
+    """A usage report's read of sessions of one export: their spend rows and facts as a spend-only
+    :func:`read_members` gives them, without a file per session (a task's exports, one after the
+    other, make one bundle: :mod:`sessionlab.tables._bundle`)."""
+    rows: list[tuple] = []
+    counts, versions = [], []
+    for calls in _session_calls(store, sids):
+        got = file_rows([_row(c) for c in calls], True)
+        rows += got
+        counts.append(len(got))
+        versions.append(_version_of(calls))
+    return SpendRows(rows, counts, {"session_id": list(sids), "agent_version": versions})
+
+
+def _session_calls(store: str, sids: list[str]) -> list[list[dict]]:
+    """The calls of each of the sessions ``sids`` of an export, in time order."""
     mine: dict[str, list[dict]] = {}
     for c in records(store):
         got = mine.get(c["session"])
@@ -401,19 +422,22 @@ def read_members(store: str, sids: list[str]) -> list:
             mine[c["session"]] = [c]
         else:
             got.append(c)
-    return [_session_file(member_path(store, sid), sid, mine.get(sid, [])) for sid in sids]
+    return [sorted(mine.get(sid, ()), key=_ms) for sid in sids]
 
 
-def _session_file(path: str, sid: str, calls: list[dict]):
-    calls = sorted(calls, key=lambda c: c["ms"])
-    version = next((c["version"] for c in calls if c["version"]), None)
-    return agent_file(path, "copilot", [_row(c) for c in calls], {"session_id": sid, "agent_version": version})
+def _ms(c: dict) -> int:
+    return c["ms"]
+
+
+def _version_of(calls: list[dict]) -> str | None:
+    """The service version of a session's first call that names one."""
+    return next((c["version"] for c in calls if c["version"]), None)
 
 
 SPEC = AgentSpec(
     name="copilot", title="Copilot CLI", recognise=lambda obj: False, recognise_file=_recognise_file, opens=_opens,
     roots=roots, env=(ENV,), files=files, reader="sessionlab.agents.copilot:read",
-    members="sessionlab.agents.copilot:read_members",
+    members="sessionlab.agents.copilot:read_members", spend_members="sessionlab.agents.copilot:spend_members",
     finish="sessionlab.agents.copilot:finish", calls_need_usage=True, priced=True, stores=stores, bundled=True,
     store_sessions="sessionlab.agents.copilot:store_sessions",
     folder_doc="`~/.copilot/otel/*.jsonl` and the file `$COPILOT_OTEL_FILE_EXPORTER_PATH` names: Copilot CLI's "

@@ -127,7 +127,11 @@ def read_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], 
             if agent is None:  # (files, or sessions of stores not read together)
                 _read_files(run, joint)
             elif registry.spec(agent).spend_members is not None:
-                joint.own(_checked(run, partial(_store_bundle, run, agent, store, price), load))
+                got = _store_rows(run, agent, store)
+                if got is None:  # (a read that failed: the sessions' own reads say what failed)
+                    joint.own(load(run))
+                else:
+                    joint.add_rows(agent, run, got)
             else:
                 afs = _member_files(run, agent, store)
                 if afs is None:  # (a joint read that failed)
@@ -141,8 +145,10 @@ def read_spend(paths: list[str], load: Callable[[list[str]], list[FileResult]], 
 
 class _Joint:
     """A task's results (``out``), the consecutive sessions of one agent read by its reader gathered
-    into one bundle (:func:`_files_bundle`) until another agent's session, or results of their own
-    (:meth:`own`), come between."""
+    into one bundle (:func:`_files_bundle`), or those whose agent read their stores' spend rows
+    together (:meth:`add_rows`, :func:`_spend_bundle`: a task's hundreds of Copilot exports of a
+    session or two each), until another agent's sessions, the other kind, or results of their own
+    (:meth:`own`) come between."""
 
     def __init__(self, load: Callable[[list[str]], list[FileResult]], price: bool) -> None:
         self.out: list[FileResult] = []
@@ -152,9 +158,10 @@ class _Joint:
         self.afs: list = []
         self.sizes: list[int] = []  # (each session's bytes read and stat as opened: a store's none)
         self.stats: list = []
+        self.rows: list = []  # (the SpendRows of the stores gathered, when they are read so)
 
     def add(self, agent: str, path: str, af: Any, size: int = 0, stat: Any = None) -> None:
-        if agent != self.agent:
+        if agent != self.agent or self.rows:
             self.flush()
             self.agent = agent
         self.paths.append(path)
@@ -162,17 +169,27 @@ class _Joint:
         self.sizes.append(size)
         self.stats.append(stat)
 
+    def add_rows(self, agent: str, paths: list[str], got: Any) -> None:
+        """A store's sessions ``paths`` and their spend rows (a :class:`~sessionlab.agents._rows.SpendRows`)."""
+        if agent != self.agent or self.afs or self.rows and self.rows[0].row_names != got.row_names:
+            self.flush()
+            self.agent = agent
+        self.paths += paths
+        self.rows.append(got)
+
     def own(self, results: list[FileResult]) -> None:
         """Results of their own, after the bundle of the sessions before them."""
         self.flush()
         self.out += results
 
     def flush(self) -> None:
-        if self.paths:
-            run, made = self.paths, partial(_files_bundle, self.paths, self.agent, self.afs, self.price, self.sizes,
-                                            self.stats)
-            self.out += _checked(run, made, self.load)  # type: ignore[arg-type]
-            self.paths, self.afs, self.sizes, self.stats = [], [], [], []
+        if self.rows:
+            made = partial(_spend_bundle, self.paths, self.agent, _joined_rows(self.rows), self.price)
+            self.out += _checked(self.paths, made, self.load)  # type: ignore[arg-type]
+        elif self.paths:
+            made = partial(_files_bundle, self.paths, self.agent, self.afs, self.price, self.sizes, self.stats)
+            self.out += _checked(self.paths, made, self.load)  # type: ignore[arg-type]
+        self.paths, self.afs, self.sizes, self.stats, self.rows = [], [], [], [], []
 
 
 def _checked(run: list[str], bundle: Callable[[], FileResult], load: Callable[[list[str]], list[FileResult]]
@@ -209,11 +226,27 @@ def _spend_runs(paths: list[str]) -> list[tuple[tuple[str | None, str], list[str
     return runs
 
 
-def _store_bundle(paths: list[str], agent: str, store: str, price: bool) -> FileResult:
-    """The sessions ``paths`` of ``store`` as one bundle, their spend rows read together
-    (:attr:`~sessionlab.agents.AgentSpec.spend_members`)."""
-    keys = [p.rpartition("#")[2] for p in paths]
-    return _spend_bundle(paths, agent, registry.spec(agent).read_spend(store, keys), price)
+def _store_rows(paths: list[str], agent: str, store: str) -> Any:
+    """The spend rows of the sessions ``paths`` of ``store``, read together
+    (:attr:`~sessionlab.agents.AgentSpec.spend_members`); None when the read fails."""
+    try:
+        got = registry.spec(agent).read_spend(store, [p.rpartition("#")[2] for p in paths])
+    except Exception:  # (a damaged store: its sessions' own reads say what failed)
+        return None
+    return got if len(got.counts) == len(paths) else None
+
+
+def _joined_rows(parts: list) -> Any:
+    """Stores' :class:`~sessionlab.agents._rows.SpendRows` (of the same columns), one after the other."""
+    if len(parts) == 1:
+        return parts[0]
+    from ..agents._rows import SpendRows
+
+    n = [len(p.counts) for p in parts]
+    keys = dict.fromkeys(k for p in parts for k in p.sessions)
+    return SpendRows([r for p in parts for r in p.rows], [c for p in parts for c in p.counts],
+                     {k: [v for p, m in zip(parts, n) for v in p.sessions.get(k, [None] * m)] for k in keys},
+                     [i for p in parts for i in p.issues], parts[0].row_names)
 
 
 def _member_files(paths: list[str], agent: str, store: str) -> list | None:
