@@ -14,6 +14,7 @@ sessions table, the files of a load, a warning per file).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -240,13 +241,11 @@ def _joined_rows(parts: list) -> Any:
     """Stores' :class:`~sessionlab.agents._rows.SpendRows` (of the same columns), one after the other."""
     if len(parts) == 1:
         return parts[0]
-    from ..agents._rows import SpendRows
-
     n = [len(p.counts) for p in parts]
     keys = dict.fromkeys(k for p in parts for k in p.sessions)
-    return SpendRows([r for p in parts for r in p.rows], [c for p in parts for c in p.counts],
-                     {k: [v for p, m in zip(parts, n) for v in p.sessions.get(k, [None] * m)] for k in keys},
-                     [i for p in parts for i in p.issues], parts[0].row_names)
+    return replace(parts[0], rows=[r for p in parts for r in p.rows], counts=[c for p in parts for c in p.counts],
+                   sessions={k: [v for p, m in zip(parts, n) for v in p.sessions.get(k, [None] * m)] for k in keys},
+                   issues=[i for p in parts for i in p.issues])
 
 
 def _member_files(paths: list[str], agent: str, store: str) -> list | None:
