@@ -335,7 +335,8 @@ class AgentSpec:
         spend_members: ``"module:function"``, ``spend_members(store, keys) -> SpendRows``: a usage
             report's read of sessions of a store together (:class:`~sessionlab.agents._rows.SpendRows`:
             their spend rows and facts as :meth:`read_members` gives them, no object per session),
-            carried as one result (:mod:`sessionlab.tables._bundle`); None: they are read one by one.
+            carried as one result with those of the task's stores of the agent read just before
+            (:mod:`sessionlab.tables._bundle`); None: they are read one by one.
         bundled: Whether a usage report's load may carry the sessions one task read as one result
             (:mod:`sessionlab.tables._bundle`: their rows one table, their session rows columns);
             None: when the agent has no ``finish`` (a pass that asks each file's own result).
