@@ -52,7 +52,8 @@ def _spend(res) -> tuple:
 
     t = Corpus(res.files).entries
     keep = call_mask(t) | np.asarray(t["usage_kind"].is_valid())
-    cols = ("file", "session_id", "root_session_id", "timestamp", "agent", "model", "provider", *USAGE_COLUMNS)
+    cols = ("file", "session_id", "root_session_id", "entry_id", "timestamp", "agent", "model", "provider",
+            *USAGE_COLUMNS)
     return t.num_rows, t.filter(keep).select(cols).to_pylist()
 
 
@@ -151,3 +152,31 @@ def test_a_call_built_as_a_tuple_is_the_row_a_chain_makes(line_no, eid, parent, 
     af = chain.done({"session_id": "s"})
     assert af.row_names == CALL_NAMES
     assert af.rows == [call_values(line_no, eid, parent, ts, provider, model, usage)]
+
+
+def test_qwen_s_calls_read_as_tuples_keep_their_parents(monkeypatch):
+    """Qwen's spend-only read builds its calls as tuples: each keeps the parent its record names,
+    as the full read's row does."""
+    use_home(monkeypatch, "qwen")
+
+    def calls(spend: bool) -> list:
+        from sessionlab.tables import Corpus
+
+        t = Corpus(load_files(None, agents=["qwen"], cache=False, on_bad_lines="skip", spend_only=spend).files).entries
+        t = t.filter(call_mask(t))
+        return t.select(["file", "entry_id", "parent_id", "role", "tool_call_count"]).to_pylist()
+
+    lean, full = calls(True), calls(False)
+    assert lean and [{**r, "tool_call_count": 0} for r in full] == lean
+    assert any(r["parent_id"] for r in lean)
+
+
+def test_a_chain_keeps_its_calls_tuples_or_rows_it_added_not_both():
+    from sessionlab.agents._calls import call_values
+    from sessionlab.agents._chain import Chain
+
+    chain = Chain("/x", "qwen")
+    chain.add(1, "a", None, role="user")
+    chain.call(call_values(2, "b", "a", None, "qwen", "m"))
+    with pytest.raises(RuntimeError, match="not both"):
+        chain.done({"session_id": "s"})

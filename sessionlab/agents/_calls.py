@@ -1,7 +1,8 @@
 """An assistant message that is a call as the row a :class:`~._chain.Chain` makes of it, built
 straight as the tuple :meth:`~._chain.Chain.done` gives: a store's spend read (OpenCode's) makes
 thousands at once, where a chain per session, a dict per row and a file per session cost more than
-the rows themselves. A test holds the two equal."""
+the rows themselves; a spend-only read of a file (Qwen's) hands its calls to its chain so
+(:meth:`~._chain.Chain.call`). A test holds the two equal."""
 
 from __future__ import annotations
 

@@ -460,6 +460,7 @@ class Chain:
     def __init__(self, path: str, agent: str) -> None:
         self.out = AgentFile(path=path, agent=agent)
         self.rows: list[dict[str, Any]] = []
+        self.calls: list[tuple] = []  # (a spend-only read's calls, as their tuples: see call)
         self.nblocks: dict[int, int] = {}
         self.spend_only = spend_only()  # (the rows that are no spend left out: see done)
 
@@ -561,6 +562,11 @@ class Chain:
         if cost is not None:
             self.rows[i].update(cost_usd=cost, cost_source="recorded")
 
+    def call(self, values: tuple) -> None:
+        """A call's row as :func:`~._calls.call_values` builds it: a spend-only read's rows, when it
+        keeps its calls alone (no row of :meth:`add` beside them)."""
+        self.calls.append(values)
+
     def issue(self, line_no: int, kind: str, message: str, raw: bytes | str = b"") -> None:
         from ..pi.io.reader import LineIssue  # (with a reader only: the loader's first table needs none)
 
@@ -571,11 +577,16 @@ class Chain:
         """The file read: its rows (as tuples: the batch's table turns them into columns at once,
         ``est_tokens`` from the characters counted) and the session's facts (a spend-only read: the
         spend rows alone)."""
-        rows = [r for r in self.rows if is_spend_row(r)] if self.spend_only else self.rows
-        # every row has every column (_EMPTY_ROW): one C call per row
-        self.out.rows = list(map(_ROW_VALUES, rows))
+        if self.calls:
+            if self.rows:
+                raise RuntimeError("a chain's rows are its calls' tuples or rows it added, not both")
+            self.out.rows = self.calls
+        else:
+            rows = [r for r in self.rows if is_spend_row(r)] if self.spend_only else self.rows
+            # every row has every column (_EMPTY_ROW): one C call per row
+            self.out.rows = list(map(_ROW_VALUES, rows))
         self.out.row_names = _ROW_NAMES
-        self.out.n = len(rows)
+        self.out.n = len(self.out.rows)
         self.out.session = {"agent": self.out.agent, "name": None, "parent_session_id": None, **session}
         self.out.session.setdefault("root_session_id", session.get("session_id"))
         return self.out

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ._calls import call_values
 from ._chain import Chain, as_dict, as_list, count_of, counts_of, json_chars, record_type, text_chars
 
 __all__ = ["read_qwen"]
@@ -51,16 +52,32 @@ _COUNTS = ("promptTokenCount", "candidatesTokenCount", "cachedContentTokenCount"
            "totalTokenCount")
 
 
-def _usage(chain: Chain, i: int, d: Any) -> None:
+def _usage_of(d: Any) -> tuple | None:
+    """An assistant record's usage as the arguments of :meth:`Chain.usage` in its order (``model,
+    provider, inp, out, cache_read, cache_write, reasoning, total, cost``); None without one."""
     u = d.usageMetadata
     if not isinstance(u, dict) or isinstance(d.forkedFrom, dict):
-        return  # (a /branch copy of its parent's record: the parent's spend)
+        return None  # (a /branch copy of its parent's record: the parent's spend)
     prompt, out, cached, thoughts, total = counts_of(u, _COUNTS)
     if not (prompt or out or cached):
-        return
+        return None
     cached = min(cached, prompt)
-    chain.usage(i, model=d.model or None, provider="qwen", inp=prompt - cached, out=out, cache_read=cached,
-                reasoning=thoughts, total=total or prompt + out)
+    return d.model or None, "qwen", prompt - cached, out, cached, 0, thoughts, total or prompt + out, None
+
+
+def _usage(chain: Chain, i: int, d: Any) -> None:
+    u = _usage_of(d)
+    if u is not None:
+        model, provider, inp, out, cache_read, cache_write, reasoning, total, cost = u
+        chain.usage(i, model=model, provider=provider, inp=inp, out=out, cache_read=cache_read,
+                    cache_write=cache_write, reasoning=reasoning, total=total, cost=cost)
+
+
+def _ids(line_no: int, d: Any) -> tuple[str, str | None]:
+    """A record's entry id (its line's when it has none) and its parent's."""
+    eid = d.uuid if isinstance(d.uuid, str) else f"L{line_no}"
+    parent = d.parentUuid
+    return eid, parent if isinstance(parent, str) else None
 
 
 def _title(d: Any, facts: dict) -> None:
@@ -75,7 +92,7 @@ _ROLES = {"user": "user", "assistant": "assistant", "tool_result": "toolResult"}
 def _record(chain: Chain, line_no: int, d: Any, facts: dict) -> None:
     typ = d.type
     ts = d.timestamp
-    eid = d.uuid if isinstance(d.uuid, str) else f"L{line_no}"
+    eid, parent = _ids(line_no, d)
     role = _ROLES.get(typ) if isinstance(typ, str) else None
     if role == "assistant":
         i = chain.add(line_no, eid, ts, role=role, tool_name=None, model=d.model, provider="qwen", tool_call_count=0)
@@ -103,8 +120,7 @@ def _record(chain: Chain, line_no: int, d: Any, facts: dict) -> None:
         _title(d, facts)
         chain.add(line_no, eid, ts, type=typ if isinstance(typ, str) else "unknown", side_node=True,
                   custom_type=d.subtype)
-    parent = d.parentUuid
-    chain.rows[-1]["parent_id"] = parent if isinstance(parent, str) else None
+    chain.rows[-1]["parent_id"] = parent
 
 
 def read_qwen(path: str, fh: Any) -> Any:
@@ -123,9 +139,12 @@ def read_qwen(path: str, fh: Any) -> Any:
                 version = d.version
         if parent is None and isinstance(d.forkedFrom, dict) and isinstance(d.forkedFrom.get("sessionId"), str):
             parent = d.forkedFrom["sessionId"]
-        if spend and d.type != "assistant":  # (a spend-only read: the calls alone, and the name)
+        if not spend:
+            _record(chain, line_no, d, facts)
+        elif d.type == "assistant":  # (a spend-only read: the calls alone, as their tuples, and the name)
+            eid, up = _ids(line_no, d)
+            chain.call(call_values(line_no, eid, up, d.timestamp, "qwen", d.model, _usage_of(d)))
+        else:
             _title(d, facts)
-            continue
-        _record(chain, line_no, d, facts)
     return chain.done({"session_id": sid or os.path.splitext(os.path.basename(path))[0], "cwd": cwd,
                        "name": facts.get("name"), "agent_version": version, "parent_session_id": parent})
