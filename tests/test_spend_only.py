@@ -170,13 +170,3 @@ def test_qwen_s_calls_read_as_tuples_keep_their_parents(monkeypatch):
     assert lean and [{**r, "tool_call_count": 0} for r in full] == lean
     assert any(r["parent_id"] for r in lean)
 
-
-def test_a_chain_keeps_its_calls_tuples_or_rows_it_added_not_both():
-    from sessionlab.agents._calls import call_values
-    from sessionlab.agents._chain import Chain
-
-    chain = Chain("/x", "qwen")
-    chain.add(1, "a", None, role="user")
-    chain.call(call_values(2, "b", "a", None, "qwen", "m"))
-    with pytest.raises(RuntimeError, match="not both"):
-        chain.done({"session_id": "s"})

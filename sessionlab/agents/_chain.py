@@ -578,8 +578,7 @@ class Chain:
         ``est_tokens`` from the characters counted) and the session's facts (a spend-only read: the
         spend rows alone)."""
         if self.calls:
-            if self.rows:
-                raise RuntimeError("a chain's rows are its calls' tuples or rows it added, not both")
+            assert not self.rows, "a chain's rows are its calls' tuples or rows it added, not both"
             self.out.rows = self.calls
         else:
             rows = [r for r in self.rows if is_spend_row(r)] if self.spend_only else self.rows
