@@ -145,10 +145,7 @@ def test_a_call_built_as_a_tuple_is_the_row_a_chain_makes(line_no, eid, parent, 
     chain = Chain("/x", "opencode")
     i = chain.add(line_no, eid, ts, role="assistant", provider=provider, model=model, tool_call_count=0)
     chain.rows[i]["parent_id"] = parent
-    if usage is not None:
-        m, p, inp, out, cache_read, cache_write, reasoning, total, cost = usage
-        chain.usage(i, model=m, provider=p, inp=inp, out=out, cache_read=cache_read, cache_write=cache_write,
-                    reasoning=reasoning, total=total, cost=cost)
+    chain.usage_of(i, usage)  # (Chain.usage's arguments in its order, as a reader's usage rule gives them)
     af = chain.done({"session_id": "s"})
     assert af.row_names == CALL_NAMES
     assert af.rows == [call_values(line_no, eid, parent, ts, provider, model, usage)]

@@ -26,9 +26,9 @@ _COST, _SOURCE = _AT["cost_usd"], _AT["cost_source"]
 def call_values(line_no: int, entry_id: str, parent_id: str | None, ts: Any, provider: Any, model: Any,
                 usage: tuple | None = None) -> tuple:
     """The row of ``Chain.add(line_no, entry_id, ts, role="assistant", provider=provider,
-    model=model, tool_call_count=0)`` with its ``parent_id``, then, when ``usage`` is given (the
+    model=model, tool_call_count=0)`` with its ``parent_id``, then ``Chain.usage_of(i, usage)`` (the
     arguments of :meth:`~._chain.Chain.usage` in its order: ``model, provider, inp, out,
-    cache_read, cache_write, reasoning, total, cost``), its usage, as a tuple of
+    cache_read, cache_write, reasoning, total, cost``; None: no usage), as a tuple of
     :data:`CALL_NAMES`."""
     row = _BASE.copy()
     for i, v in zip(_HEAD, (line_no, entry_id, parent_id, ts, provider, model)):

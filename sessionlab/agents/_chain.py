@@ -562,6 +562,15 @@ class Chain:
         if cost is not None:
             self.rows[i].update(cost_usd=cost, cost_source="recorded")
 
+    def usage_of(self, i: int, usage: tuple | None) -> None:
+        """Row ``i``'s usage given as the arguments of :meth:`usage` in its order (``model, provider,
+        inp, out, cache_read, cache_write, reasoning, total, cost``: a reader's usage rule, which
+        :func:`~._calls.call_values` takes too); None: it has none."""
+        if usage is not None:
+            model, provider, inp, out, cache_read, cache_write, reasoning, total, cost = usage
+            self.usage(i, model=model, provider=provider, inp=inp, out=out, cache_read=cache_read,
+                       cache_write=cache_write, reasoning=reasoning, total=total, cost=cost)
+
     def call(self, values: tuple) -> None:
         """A call's row as :func:`~._calls.call_values` builds it: a spend-only read's rows, when it
         keeps its calls alone (no row of :meth:`add` beside them)."""

@@ -186,14 +186,6 @@ def _usage_of(m: dict) -> tuple | None:
             recorded)
 
 
-def _usage(chain: Chain, i: int, m: dict) -> None:
-    u = _usage_of(m)
-    if u is not None:
-        model, provider, inp, out, read, write, reasoning, total, cost = u
-        chain.usage(i, model=model, provider=provider, inp=inp, out=out, cache_read=read, cache_write=write,
-                    reasoning=reasoning, total=total, cost=cost)
-
-
 def _stamp(m: dict) -> tuple[str | None, str]:
     """A message's time (ISO text) and id."""
     return iso_ms(_created(m) or None), str(m.get("id"))
@@ -225,7 +217,7 @@ def _message(chain: Chain, m: dict, parts: list[dict]) -> None:
             chain.block(i, "toolCall", text_chars(name) + json_chars(state.get("input")), name, cid)
             if state.get("status") in ("completed", "error"):
                 results.append((name, cid, state))
-    _usage(chain, i, m)
+    chain.usage_of(i, _usage_of(m))
     for name, cid, state in results:
         t = as_dict(state.get("time"))
         j = chain.add(0, f"{eid}/{cid}", iso_ms(t.get("end")) or ts, role="toolResult", tool_name=name)

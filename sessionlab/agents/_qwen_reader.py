@@ -65,14 +65,6 @@ def _usage_of(d: Any) -> tuple | None:
     return d.model or None, "qwen", prompt - cached, out, cached, 0, thoughts, total or prompt + out, None
 
 
-def _usage(chain: Chain, i: int, d: Any) -> None:
-    u = _usage_of(d)
-    if u is not None:
-        model, provider, inp, out, cache_read, cache_write, reasoning, total, cost = u
-        chain.usage(i, model=model, provider=provider, inp=inp, out=out, cache_read=cache_read,
-                    cache_write=cache_write, reasoning=reasoning, total=total, cost=cost)
-
-
 def _ids(line_no: int, d: Any) -> tuple[str, str | None]:
     """A record's entry id (its line's when it has none) and its parent's."""
     eid = d.uuid if isinstance(d.uuid, str) else f"L{line_no}"
@@ -98,7 +90,7 @@ def _record(chain: Chain, line_no: int, d: Any, facts: dict) -> None:
         i = chain.add(line_no, eid, ts, role=role, tool_name=None, model=d.model, provider="qwen", tool_call_count=0)
         if not chain.spend_only:
             _parts(chain, i, as_dict(d.message).get("parts"))
-        _usage(chain, i, d)
+        chain.usage_of(i, _usage_of(d))
     elif role is not None:
         tool = None
         if typ == "tool_result":
