@@ -134,6 +134,34 @@ def test_an_export_whose_count_is_no_number_still_loads(tmp_path, monkeypatch):
     assert [(c["session_id"], c["input_tokens"], c["output_tokens"]) for c in calls] == [("c1", 0, 7)]
 
 
+_CALLS = st.lists(st.fixed_dictionaries({
+    "key": st.text(max_size=4), "resp": st.none() | st.text(max_size=3), "ms": st.integers(0, 4 * 10**12),
+    "model": st.sampled_from(["gpt-5", "unknown"]), "tool": st.none() | st.just("view"),
+    "error": st.none() | st.just("timeout"),
+    "usage": st.none() | st.tuples(*[st.integers(0, 10**6)] * 5)}), max_size=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_CALLS)
+def test_a_copilot_session_s_spend_rows_are_its_rows_spend_rows(calls):
+    from sessionlab.agents._rows import file_rows
+
+    assert copilot._spend_rows(calls) == file_rows([copilot._row(c) for c in calls], True)
+
+
+def test_the_copilot_fixtures_spend_rows_are_their_rows_spend_rows(home):
+    from sessionlab.agents._rows import file_rows
+
+    seen = 0
+    for f in sorted((home("copilot") / ".copilot" / "otel").glob("*.jsonl")):
+        sids = copilot.store_sessions(str(f))
+        for calls in copilot._session_calls(str(f), [s.rpartition("#")[2] for s in sids]):
+            assert copilot._spend_rows(calls) == file_rows([copilot._row(c) for c in calls], True)
+            seen += sum(c["tool"] is None for c in calls)
+    copilot.finish([])
+    assert seen == 9  # (the fixture's calls, errors among them)
+
+
 # -- Goose ------------------------------------------------------------------------------------------
 
 def _goose_cost(key, m):

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ._chain import as_dict, iso_ms, loads, store_memo
-from ._rows import SpendRows, agent_file, file_rows
+from ._rows import COLUMNS, SpendRows, agent_file, row_values
 from ._spec import AgentSpec, home_path, jsonl_below, member_path, one_member, split_member
 
 __all__ = ["SPEC", "roots", "stores", "files", "store_sessions", "read", "records", "spend_members"]
@@ -153,19 +153,20 @@ def _num(v: Any) -> int | None:
     return None
 
 
-def _first_count(a: dict, *keys: str) -> int:
-    """The first of the counts above zero (a record's attributes hold a few of the keys)."""
-    for k in keys:
-        v = a.get(k)
-        if v is not None:
-            n = _num(v)
-            if n:
-                return n
-    return 0
+def _count(v: Any) -> int:
+    """:func:`_num` of a value, 0 for none (most counts are JSON's whole numbers: no call)."""
+    if type(v) is int:
+        return v if v >= 0 else 0
+    return 0 if v is None else _num(v) or 0
 
 
 def _session_attr(a: dict) -> tuple[str, int] | None:
     """The session id an attribute names, with its priority (the first of the highest)."""
+    v = a.get(_SESSION[0][0])
+    if type(v) is str:  # (the first key of the highest priority: no other is asked)
+        v = v.strip()
+        if v:
+            return v, _SESSION[0][1]
     best = None
     for k, p in _SESSION:
         v = a.get(k)
@@ -185,34 +186,41 @@ def _span_id(r: dict) -> str | None:
 
 
 def _is_span(r: dict) -> bool:
-    if isinstance(r.get("type"), str):
-        return r["type"] == "span"
+    t = r.get("type")
+    if type(t) is str:  # (a JSON string)
+        return t == "span"
     return _text(r.get("name")) is not None and (
         _text(r.get("spanId")) is not None or _text(r.get("traceId")) is not None
         or any(k in r for k in ("startTime", "endTime", "duration", "kind")))
 
 
-def _kind(r: dict, a: dict, span: bool, op: str | None) -> int | None:
-    """What a record is (``span``: :func:`_is_span`; ``op``: its ``gen_ai.operation.name``)."""
-    if span:
-        name = _text(r.get("name")) or ""
+def _what(r: dict, a: dict) -> tuple[int | None, str | None]:
+    """What a record is (a call's kind, or None) and the tool an ``execute_tool`` span names."""
+    op = a.get("gen_ai.operation.name")
+    op = op.strip() if type(op) is str else None  # (its blank is no operation either way)
+    if _is_span(r):
+        tool = _text(a.get("gen_ai.tool.name")) if op == "execute_tool" else None
+        name = r.get("name")
+        name = name.strip() if type(name) is str else ""
         if op == "chat" or name.startswith("chat "):
-            return _CHAT
-        return _AGENT if op == "invoke_agent" or name.startswith("invoke_agent ") else None
+            return _CHAT, tool
+        return (_AGENT if op == "invoke_agent" or name.startswith("invoke_agent ") else None), tool
     event = _text(a.get("event.name"))
     body = _text(r.get("body")) or _text(r.get("_body")) or ""
     if event == "gen_ai.client.inference.operation.details" or body.startswith("GenAI inference:"):
-        return _LOG
+        return _LOG, None
     if event == "copilot_chat.agent.turn" or body.startswith("copilot_chat.agent.turn"):
-        return _TURN
-    return None
+        return _TURN, None
+    return None, None
 
 
 def _time_ms(r: dict) -> int | None:
     for k in ("endTime", "startTime", "hrTime", "_hrTime", "time"):
         v = r.get(k)
-        if isinstance(v, list) and len(v) >= 2:
-            s, ns = _num(v[0]), _num(v[1])
+        if type(v) is list and len(v) >= 2:  # (a JSON array)
+            s, ns = v[0], v[1]
+            if type(s) is not int or type(ns) is not int or s < 0 or ns < 0:  # (JSON's whole numbers: no call)
+                s, ns = _num(s), _num(ns)
             if s is not None and ns is not None:
                 return s * 1000 + ns // 1_000_000
     for k in ("timestamp", "observedTimestamp"):
@@ -223,14 +231,22 @@ def _time_ms(r: dict) -> int | None:
     return n // 1_000_000 if n else None
 
 
+_USAGE_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.usage.cache_read.input_tokens",
+               "gen_ai.usage.cache_write.input_tokens", "gen_ai.usage.cache_creation.input_tokens",
+               "gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens",
+               "gen_ai.usage.total_tokens", "gen_ai.usage.total.token_count")
+
+
 def _usage(a: dict) -> tuple[int, int, int, int, int] | None:
-    """(input without cache reads, output, cache read, cache write, reasoning); None without usage."""
+    """(input without cache reads, output, cache read, cache write, reasoning); None without usage.
+    Cache writes, reasoning and the total each have two keys: the first above zero counts."""
     g = a.get
-    inp, out = _num(g("gen_ai.usage.input_tokens")) or 0, _num(g("gen_ai.usage.output_tokens")) or 0
-    cr = _num(g("gen_ai.usage.cache_read.input_tokens")) or 0
-    cw = _first_count(a, "gen_ai.usage.cache_write.input_tokens", "gen_ai.usage.cache_creation.input_tokens")
-    reason = _first_count(a, "gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens")
-    total = _first_count(a, "gen_ai.usage.total_tokens", "gen_ai.usage.total.token_count")
+    inp, out, cr = g(_USAGE_KEYS[0]), g(_USAGE_KEYS[1]), g(_USAGE_KEYS[2])
+    if type(inp) is not int or type(out) is not int or type(cr) is not int or min(inp, out, cr) < 0:
+        inp, out, cr = _count(inp), _count(out), _count(cr)  # (most are JSON's whole numbers: no call)
+    cw = _count(g(_USAGE_KEYS[3])) or _count(g(_USAGE_KEYS[4]))
+    reason = _count(g(_USAGE_KEYS[5])) or _count(g(_USAGE_KEYS[6]))
+    total = _count(g(_USAGE_KEYS[7])) or _count(g(_USAGE_KEYS[8]))
     inp = inp - min(inp, cr)
     missing = total - (inp + out + cr + cw)
     if missing > 0 and out == 0:  # only a total: output
@@ -344,9 +360,7 @@ def _model_attr(a: dict) -> str | None:
 
 def _candidate(i: int, r: dict, facts: tuple, ctx: dict, fallback_ms: int) -> dict | None:
     a = r["attributes"]
-    span, op = _is_span(r), _text(a.get("gen_ai.operation.name"))
-    kind = _kind(r, a, span, op)
-    tool = _text(a.get("gen_ai.tool.name")) if span and op == "execute_tool" else None
+    kind, tool = _what(r, a)
     if kind is None and tool is None:
         return None  # (neither a call nor a tool: no usage or error of it is asked)
     usage = _usage(a)
@@ -406,11 +420,42 @@ def spend_members(store: str, sids: list[str]) -> SpendRows:
     rows: list[tuple] = []
     counts, versions = [], []
     for calls in _session_calls(store, sids):
-        got = file_rows([_row(c) for c in calls], True)
+        got = _spend_rows(calls)
         rows += got
         counts.append(len(got))
         versions.append(_version_of(calls))
     return SpendRows(rows, counts, {"session_id": list(sids), "agent_version": versions})
+
+
+_AT = {c: i for i, c in enumerate(COLUMNS)}
+_CALL = row_values({"role": "assistant", "is_error": False, "est_tokens": 0}, 0, None)  # (a call's defaults)
+_HEAD = tuple(_AT[c] for c in ("line_no", "entry_id", "parent_id", "timestamps", "model", "message_id"))
+_USAGE_AT = _AT["input_tokens"]  # (then output, cache read, cache write, reasoning, total and context tokens)
+_KIND, _ERROR = _AT["usage_kind"], _AT["is_error"]  # (then the error message)
+
+
+def _spend_rows(calls: list[dict]) -> list[tuple]:
+    """A session's spend rows, ``file_rows([_row(c) for c in calls], True)`` built straight (a test
+    holds the two equal): a call's row of :data:`~._rows.COLUMNS` (its usage summed into its total
+    and context tokens), each the child of the row before, a tool span's row left out."""
+    out = []
+    prev = None
+    for i, c in enumerate(calls, 1):
+        key = c["key"]
+        if c["tool"] is None:
+            row = list(_CALL)
+            for at, v in zip(_HEAD, (i, key, prev, iso_ms(c["ms"]), c["model"], c["resp"])):
+                row[at] = v
+            u = c["usage"]
+            if u is not None:
+                total = u[0] + u[1] + u[2] + u[3]
+                row[_USAGE_AT:_USAGE_AT + 7] = (*u, total, total)
+                row[_KIND] = "message"
+            if c["error"] is not None:
+                row[_ERROR:_ERROR + 2] = (True, c["error"])
+            out.append(tuple(row))
+        prev = key
+    return out
 
 
 def _session_calls(store: str, sids: list[str]) -> list[list[dict]]:
