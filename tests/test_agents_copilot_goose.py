@@ -6,6 +6,7 @@ within 1%, and every difference stated exactly (docs/ccusage-differences.md).
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -132,6 +133,56 @@ def test_an_export_whose_count_is_no_number_still_loads(tmp_path, monkeypatch):
     corpus = sl.load(agents=["copilot"], cache=False, progress=False, max_workers=1)
     calls = corpus.entries.filter(corpus.entries["input_tokens"].is_valid()).to_pylist()
     assert [(c["session_id"], c["input_tokens"], c["output_tokens"]) for c in calls] == [("c1", 0, 7)]
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-5, 2**70) | st.floats(allow_nan=True)
+                     | st.text(max_size=6), lambda kids: st.lists(kids, max_size=3)
+                     | st.dictionaries(st.text(max_size=4), kids, max_size=3), max_leaves=6)
+
+
+def _keys(names):
+    return st.dictionaries(st.sampled_from(sorted(names)) | st.text(max_size=5), _JSON, max_size=6)
+
+
+@st.composite
+def _record_lines(draw):
+    """An export's lines: records of the keys the reader asks and others, their attributes an object
+    or not, a first "attributes" that is no object, NaN (which only the stdlib's parse takes) and
+    numbers past 64 bits, broken lines."""
+    rec = draw(_keys(copilot._RECORD.values()))
+    rec["attributes"] = draw(_keys(copilot._ATTRIBUTES.values()) | _JSON)
+    line = json.dumps(rec)
+    if draw(st.booleans()):
+        line = '{"attributes": ' + json.dumps(draw(_JSON)) + ", " + line[1:]
+    return draw(st.sampled_from([line, line[:-1], "[" + line + "]"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_record_lines(), max_size=5))
+def test_a_copilot_record_is_its_plain_parse_s_keys(tmp_path_factory, lines):
+    """An export's records as the typed decode reads them are the plain parse's values of the keys
+    the reader asks (missing: None; those asked whether present: UNSET), a line that is no record
+    skipped, whichever parse takes it."""
+    import msgspec
+
+    from sessionlab.agents._chain import loads
+
+    path = tmp_path_factory.mktemp("otel") / "export.jsonl"
+    path.write_text("\n".join(lines))
+    record = copilot._record_type()[1]
+    want = []
+    for line in lines:
+        try:
+            r = loads(line)
+        except ValueError:
+            continue
+        if isinstance(r, dict) and isinstance(r.get("attributes"), dict):
+            want.append(msgspec.convert(r, record))
+            assert (want[-1].start_time is msgspec.UNSET) == ("startTime" not in r)
+            assert repr((want[-1].trace_id, want[-1].attributes.input)) == repr(
+                (r.get("traceId"), r["attributes"].get("gen_ai.usage.input_tokens")))  # (the keys' names)
+    got = copilot._lines(str(path))
+    assert repr(got) == repr(want)  # (repr: NaN is no value equal to itself)
 
 
 _CALLS = st.lists(st.fixed_dictionaries({

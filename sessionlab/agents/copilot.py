@@ -23,6 +23,7 @@ member path, ``<file>#<session id>``; ``execute_tool`` spans are its tool rows.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -37,10 +38,31 @@ from ._spec import AgentSpec, home_path, jsonl_below, member_path, one_member, s
 __all__ = ["SPEC", "roots", "stores", "files", "store_sessions", "read", "records", "spend_members"]
 
 ENV = "COPILOT_OTEL_FILE_EXPORTER_PATH"
-_MODEL = ("gen_ai.response.model", "gen_ai.request.model")
-_SESSION = (("gen_ai.conversation.id", 3), ("copilot_chat.session_id", 3), ("copilot_chat.chat_session_id", 3),
-            ("session.id", 3), ("github.copilot.interaction_id", 2), ("gen_ai.response.id", 1))
 _CHAT, _LOG, _TURN, _AGENT = 0, 1, 2, 3
+# the keys of a record the reader asks (each missing one is None; those of ``_PRESENT``, asked
+# whether a record has them, are UNSET), by the name it asks them by
+_RECORD = {"type": "type", "name": "name", "trace_id": "traceId", "span_id": "spanId",
+           "span_context": "spanContext", "start_time": "startTime", "end_time": "endTime", "hr_time": "hrTime",
+           "hr_time2": "_hrTime", "time": "time", "timestamp": "timestamp", "observed": "observedTimestamp",
+           "unix_nano": "timeUnixNano", "body": "body", "body2": "_body", "resource": "resource",
+           "duration": "duration", "kind": "kind"}
+_PRESENT = ("start_time", "end_time", "duration", "kind")
+# and of its attributes
+_ATTRIBUTES = {"op": "gen_ai.operation.name", "response_model": "gen_ai.response.model",
+               "request_model": "gen_ai.request.model", "conversation": "gen_ai.conversation.id",
+               "chat_session": "copilot_chat.session_id", "chat_chat_session": "copilot_chat.chat_session_id",
+               "session": "session.id", "interaction": "github.copilot.interaction_id",
+               "response_id": "gen_ai.response.id", "event": "event.name", "tool": "gen_ai.tool.name",
+               "call_id": "gen_ai.tool.call.id", "error": "error.type",
+               "input": "gen_ai.usage.input_tokens", "output": "gen_ai.usage.output_tokens",
+               "cache_read": "gen_ai.usage.cache_read.input_tokens",
+               "cache_write": "gen_ai.usage.cache_write.input_tokens",
+               "cache_creation": "gen_ai.usage.cache_creation.input_tokens",
+               "reasoning": "gen_ai.usage.reasoning.output_tokens", "reasoning2": "gen_ai.usage.reasoning_tokens",
+               "total": "gen_ai.usage.total_tokens", "total2": "gen_ai.usage.total.token_count"}
+# a session id's attributes, each with its priority (the first of the highest wins)
+_SESSION = (("conversation", 3), ("chat_session", 3), ("chat_chat_session", 3), ("session", 3),
+            ("interaction", 2), ("response_id", 1))
 
 
 def roots() -> list[Path]:
@@ -160,16 +182,16 @@ def _count(v: Any) -> int:
     return 0 if v is None else _num(v) or 0
 
 
-def _session_attr(a: dict) -> tuple[str, int] | None:
+def _session_attr(a: Any) -> tuple[str, int] | None:
     """The session id an attribute names, with its priority (the first of the highest)."""
-    v = a.get(_SESSION[0][0])
+    v = a.conversation
     if type(v) is str:  # (the first key of the highest priority: no other is asked)
         v = v.strip()
         if v:
-            return v, _SESSION[0][1]
+            return v, 3
     best = None
     for k, p in _SESSION:
-        v = a.get(k)
+        v = getattr(a, k)
         if type(v) is str and (best is None or p > best[1]):
             v = v.strip()
             if v:
@@ -177,36 +199,38 @@ def _session_attr(a: dict) -> tuple[str, int] | None:
     return best
 
 
-def _trace(r: dict) -> str | None:
-    return _text(r.get("traceId")) or _text(as_dict(r.get("spanContext")).get("traceId"))
+def _trace(r: Any) -> str | None:
+    return _text(r.trace_id) or _text(as_dict(r.span_context).get("traceId"))
 
 
-def _span_id(r: dict) -> str | None:
-    return _text(r.get("spanId")) or _text(as_dict(r.get("spanContext")).get("spanId"))
+def _span_id(r: Any) -> str | None:
+    return _text(r.span_id) or _text(as_dict(r.span_context).get("spanId"))
 
 
-def _is_span(r: dict) -> bool:
-    t = r.get("type")
+def _is_span(r: Any) -> bool:
+    t = r.type
     if type(t) is str:  # (a JSON string)
         return t == "span"
-    return _text(r.get("name")) is not None and (
-        _text(r.get("spanId")) is not None or _text(r.get("traceId")) is not None
-        or any(k in r for k in ("startTime", "endTime", "duration", "kind")))
+    from msgspec import UNSET  # (a record without a type: rare)
+
+    return _text(r.name) is not None and (
+        _text(r.span_id) is not None or _text(r.trace_id) is not None
+        or any(getattr(r, k) is not UNSET for k in _PRESENT))
 
 
-def _what(r: dict, a: dict) -> tuple[int | None, str | None]:
+def _what(r: Any, a: Any) -> tuple[int | None, str | None]:
     """What a record is (a call's kind, or None) and the tool an ``execute_tool`` span names."""
-    op = a.get("gen_ai.operation.name")
+    op = a.op
     op = op.strip() if type(op) is str else None  # (its blank is no operation either way)
     if _is_span(r):
-        tool = _text(a.get("gen_ai.tool.name")) if op == "execute_tool" else None
-        name = r.get("name")
+        tool = _text(a.tool) if op == "execute_tool" else None
+        name = r.name
         name = name.strip() if type(name) is str else ""
         if op == "chat" or name.startswith("chat "):
             return _CHAT, tool
         return (_AGENT if op == "invoke_agent" or name.startswith("invoke_agent ") else None), tool
-    event = _text(a.get("event.name"))
-    body = _text(r.get("body")) or _text(r.get("_body")) or ""
+    event = _text(a.event)
+    body = _text(r.body) or _text(r.body2) or ""
     if event == "gen_ai.client.inference.operation.details" or body.startswith("GenAI inference:"):
         return _LOG, None
     if event == "copilot_chat.agent.turn" or body.startswith("copilot_chat.agent.turn"):
@@ -214,39 +238,31 @@ def _what(r: dict, a: dict) -> tuple[int | None, str | None]:
     return None, None
 
 
-def _time_ms(r: dict) -> int | None:
-    for k in ("endTime", "startTime", "hrTime", "_hrTime", "time"):
-        v = r.get(k)
+def _time_ms(r: Any) -> int | None:
+    for v in (r.end_time, r.start_time, r.hr_time, r.hr_time2, r.time):
         if type(v) is list and len(v) >= 2:  # (a JSON array)
             s, ns = v[0], v[1]
             if type(s) is not int or type(ns) is not int or s < 0 or ns < 0:  # (JSON's whole numbers: no call)
                 s, ns = _num(s), _num(ns)
             if s is not None and ns is not None:
                 return s * 1000 + ns // 1_000_000
-    for k in ("timestamp", "observedTimestamp"):
-        n = _num(r.get(k))
+    for v in (r.timestamp, r.observed):
+        n = _num(v)
         if n is not None:
             return n // 1_000_000 if n >= 10**17 else n // 1000 if n >= 10**14 else n if n >= 10**11 else n * 1000
-    n = _num(r.get("timeUnixNano"))
+    n = _num(r.unix_nano)
     return n // 1_000_000 if n else None
 
 
-_USAGE_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.usage.cache_read.input_tokens",
-               "gen_ai.usage.cache_write.input_tokens", "gen_ai.usage.cache_creation.input_tokens",
-               "gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens",
-               "gen_ai.usage.total_tokens", "gen_ai.usage.total.token_count")
-
-
-def _usage(a: dict) -> tuple[int, int, int, int, int] | None:
+def _usage(a: Any) -> tuple[int, int, int, int, int] | None:
     """(input without cache reads, output, cache read, cache write, reasoning); None without usage.
     Cache writes, reasoning and the total each have two keys: the first above zero counts."""
-    g = a.get
-    inp, out, cr = g(_USAGE_KEYS[0]), g(_USAGE_KEYS[1]), g(_USAGE_KEYS[2])
+    inp, out, cr = a.input, a.output, a.cache_read
     if type(inp) is not int or type(out) is not int or type(cr) is not int or min(inp, out, cr) < 0:
         inp, out, cr = _count(inp), _count(out), _count(cr)  # (most are JSON's whole numbers: no call)
-    cw = _count(g(_USAGE_KEYS[3])) or _count(g(_USAGE_KEYS[4]))
-    reason = _count(g(_USAGE_KEYS[5])) or _count(g(_USAGE_KEYS[6]))
-    total = _count(g(_USAGE_KEYS[7])) or _count(g(_USAGE_KEYS[8]))
+    cw = _count(a.cache_write) or _count(a.cache_creation)
+    reason = _count(a.reasoning) or _count(a.reasoning2)
+    total = _count(a.total) or _count(a.total2)
     inp = inp - min(inp, cr)
     missing = total - (inp + out + cr + cw)
     if missing > 0 and out == 0:  # only a total: output
@@ -254,10 +270,11 @@ def _usage(a: dict) -> tuple[int, int, int, int, int] | None:
     return (inp, out, cr, cw, reason) if inp + out + cr + cw > 0 else None
 
 
-def _lines(path: str, version: tuple[str, int, int] | None = None) -> list[dict]:
-    """The records of an export that have attributes (with its file ``version``, (path, mtime, size):
-    whether its first 4 KB are an export's told to ``_HEADS``, which the reads of its sessions ask,
-    :func:`_is_export`)."""
+def _lines(path: str, version: tuple[str, int, int] | None = None) -> list:
+    """The records of an export that have attributes, as :func:`_record_type`'s (with its file
+    ``version``, (path, mtime, size): whether its first 4 KB are an export's told to ``_HEADS``,
+    which the reads of its sessions ask, :func:`_is_export`)."""
+    decode, record, refused = _record_type()
     out = []
     with open(path, "rb") as fh:
         data = fh.read()
@@ -267,12 +284,39 @@ def _lines(path: str, version: tuple[str, int, int] | None = None) -> list[dict]
         if b'"attributes"' not in raw:
             continue
         try:
-            r = loads(raw)
-        except ValueError:
-            continue
-        if isinstance(r, dict) and isinstance(r.get("attributes"), dict):
-            out.append(r)
+            out.append(decode(raw))
+        except refused:  # (not JSON msgspec takes, or an object whose first "attributes" is no object)
+            r = _plain(raw, record)
+            if r is not None:
+                out.append(r)
     return out
+
+
+def _plain(raw: bytes, record: type) -> Any:
+    """A line the typed decode refused, as its plain parse (:func:`._chain.loads`) gives it: a
+    record when that is an object whose attributes are one, else None."""
+    import msgspec
+
+    try:
+        r = loads(raw)
+    except ValueError:
+        return None
+    if isinstance(r, dict) and isinstance(r.get("attributes"), dict):
+        return msgspec.convert(r, record)
+    return None
+
+
+@functools.cache
+def _record_type() -> tuple[Any, type, tuple[type[Exception], ...]]:
+    """The decoder of a record's line into a struct of the keys of ``_RECORD`` and its attributes'
+    of ``_ATTRIBUTES`` (the others skipped unread), the struct, and the errors it raises for a line
+    it does not take."""
+    import msgspec
+
+    attrs = msgspec.defstruct("CopilotAttributes", [(k, Any, None) for k in _ATTRIBUTES], rename=_ATTRIBUTES)
+    record = msgspec.defstruct("CopilotRecord", [("attributes", attrs)] + [
+        (k, Any, msgspec.UNSET if k in _PRESENT else None) for k in _RECORD], rename=_RECORD)
+    return msgspec.json.Decoder(record).decode, record, (msgspec.DecodeError, msgspec.ValidationError)
 
 
 def _sessions(path: str) -> list[str]:
@@ -316,7 +360,7 @@ def _records(path: str, mtime_ns: int, size: int) -> list[dict]:
 def _parse(path: str, mtime_ns: int, size: int, listed: bool = False) -> list[dict]:
     recs = _lines(path, (path, mtime_ns, size) if listed else None)  # (what a listing parsed: until finish)
     # (each record's trace, session attribute and model, asked once)
-    facts = [(_trace(r), _session_attr(r["attributes"]), _model_attr(r["attributes"])) for r in recs]
+    facts = [(_trace(r), _session_attr(r.attributes), _model_attr(r.attributes)) for r in recs]
     ctx: dict[str, dict] = {}
     for t, s, m in facts:
         if t is None:
@@ -350,21 +394,17 @@ def _repeated(c: dict, traces: tuple[set, set, set], resps: tuple[set, set, set]
     return False
 
 
-def _model_attr(a: dict) -> str | None:
-    for k in _MODEL:
-        m = _text(a.get(k))
-        if m:
-            return m
-    return None
+def _model_attr(a: Any) -> str | None:
+    return _text(a.response_model) or _text(a.request_model)
 
 
-def _candidate(i: int, r: dict, facts: tuple, ctx: dict, fallback_ms: int) -> dict | None:
-    a = r["attributes"]
+def _candidate(i: int, r: Any, facts: tuple, ctx: dict, fallback_ms: int) -> dict | None:
+    a = r.attributes
     kind, tool = _what(r, a)
     if kind is None and tool is None:
         return None  # (neither a call nor a tool: no usage or error of it is asked)
     usage = _usage(a)
-    error = _text(a.get("error.type")) if kind == _CHAT and usage is None else None
+    error = _text(a.error) if kind == _CHAT and usage is None else None
     if (kind is None or usage is None) and tool is None and error is None:
         return None
     trace, s, model = facts
@@ -375,10 +415,10 @@ def _candidate(i: int, r: dict, facts: tuple, ctx: dict, fallback_ms: int) -> di
     span = _span_id(r)
     prefix = _PREFIX.get(kind, "")  # type: ignore[arg-type]
     key = f"{prefix}{trace}:{span}" if trace and span else f"{prefix or 'span:'}{session}:{ms}:{i}"
-    res = r.get("resource")
-    return {"kind": None if usage is None else kind, "trace": trace, "resp": _text(a.get("gen_ai.response.id")),
+    res = r.resource
+    return {"kind": None if usage is None else kind, "trace": trace, "resp": _text(a.response_id),
             "session": session, "model": model or c.get("model") or "unknown", "ms": ms, "key": key,
-            "usage": usage, "tool": tool, "error": error, "call_id": _text(a.get("gen_ai.tool.call.id")),
+            "usage": usage, "tool": tool, "error": error, "call_id": _text(a.call_id),
             "version": _text(res.get("service.version")) if isinstance(res, dict) else None}
 
 
