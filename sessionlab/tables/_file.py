@@ -356,7 +356,18 @@ def paused_collector() -> Iterator[None]:
         with _PAUSE_LOCK:
             _PAUSED[0] -= 1
             if _PAUSED[0] == 0 and _PAUSED[1]:
+                _aged()
                 gc.enable()
+
+
+def _aged() -> None:
+    """Every object the collector tracks moved to its oldest generation, without a walk: those made
+    in a pause are young to it, and it would walk them all (a load's results, ~20 ms) at the first
+    allocation after it resumes; they are collected with the oldest generation instead. Not done
+    while the caller keeps objects frozen (``gc.freeze``): unfreezing would let them go too."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 _PAUSE_LOCK = threading.Lock()
