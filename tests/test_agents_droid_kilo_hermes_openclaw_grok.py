@@ -148,6 +148,55 @@ def test_kilo_store_is_read_only_and_named_by_member(home):
     assert whole.issues["kind"].to_pylist() == ["read_error"] and "#<session id>" in whole.issues["message"][0].as_py()
 
 
+_KILO_DATA = st.fixed_dictionaries({}, optional={
+    "role": st.sampled_from(["assistant", "user", "system", 3]), "modelID": st.sampled_from(["gpt-5", " ", 7]),
+    "providerID": st.sampled_from(["openai", None]), "parentID": st.sampled_from(["m0", None, 1]),
+    "finish": st.sampled_from(["stop", None]), "cost": st.sampled_from([0.25, 0, True, "1", None]),
+    "time": st.sampled_from([{"created": 1780000000000}, {"created": 1780000000}, {}, None]),
+    "error": st.sampled_from([{"name": "APIError", "data": {"message": "overloaded"}}, {"name": "X"}, {}, None]),
+    "tokens": st.none() | st.fixed_dictionaries({}, optional={
+        "input": st.integers(-1, 10**6) | st.just("12"), "output": st.integers(0, 10**6),
+        "reasoning": st.integers(0, 10**4), "total": st.integers(0, 10**7),
+        "cache": st.fixed_dictionaries({}, optional={"read": st.integers(0, 10**6), "write": st.integers(0, 10**5)}),
+    })})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.none() | _KILO_DATA, max_size=6))
+def test_kilo_s_spend_rows_are_its_spend_only_rows(datas):
+    """A report's read of a Kilo session's messages (``spend_members``) gives the rows its spend-only
+    read does (``message_rows`` of its assistant messages, no part read): a message whose data is
+    no JSON object is no row and no parent."""
+    import json
+
+    from sessionlab.agents import kilo
+    from sessionlab.agents._rows import file_rows
+
+    messages = [("s", f"m{i}", "[" if d is None else json.dumps(d)) for i, d in enumerate(datas)]
+    rows, prev = [], None
+    for _, mid, data in messages:
+        d = kilo._object(data)
+        if d is not None:
+            if d.get("role") == "assistant":
+                rows.append(kilo.message_rows(mid, d, (), prev))
+            prev = mid
+    assert kilo._spend_rows(messages) == file_rows(rows, True)
+
+
+def test_kilo_s_report_read_gives_its_sessions_as_their_own_reads(home):
+    from sessionlab.agents import kilo
+    from sessionlab.agents._spec import reading_spend_only
+
+    db = str(home("kilo") / ".local" / "share" / "kilo" / "kilo.db")
+    sids = [p.rpartition("#")[2] for p in kilo.store_sessions(db)]
+    got = kilo.spend_members(db, sids)
+    with reading_spend_only(True):
+        files = kilo.read_members(db, sids)
+    assert got.rows == [r for f in files for r in f.rows] and got.counts == [f.n for f in files]
+    assert [dict(zip(got.sessions, v)) for v in zip(*got.sessions.values())] == [f.session for f in files]
+    assert got.counts == [3, 1, 3]  # (the fixture's three sessions' assistant messages)
+
+
 # -- Hermes -----------------------------------------------------------------------------------------
 
 _H = {"a": "20260507_080000_a1b2c3", "b": "20260508_003000_d4e5f6", "c": "20260508_091500_0a9b8c",

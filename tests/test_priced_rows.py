@@ -99,3 +99,25 @@ def test_a_totals_row_as_a_tuple_is_the_row_a_reader_s_dict_gives(cost):
     assert as_tuple == as_dict
     assert (as_dict["total_tokens"], as_dict["side_node"], as_dict["cost_source"]) == (
         160, True, None if cost is None else "recorded")
+
+
+_HEADS = ("line_no", "entry_id", "parent_id", "timestamps", "model", "provider", "message_id", "is_error",
+          "error_message", "stop_reason")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.tuples(st.integers(1, 50), st.text(max_size=3), st.none() | st.text(max_size=3),
+                 st.none() | st.just("2026-06-01T00:00:00.000Z"), st.none() | st.just("gpt-5"),
+                 st.none() | st.just("openai"), st.none() | st.text(max_size=3), st.booleans(),
+                 st.none() | st.just("overloaded"), st.none() | st.just("stop")),
+       st.none() | st.tuples(*[st.integers(0, 10**7)] * 5, st.none() | st.floats(0, 10)),
+       st.sampled_from([{}, {"est_tokens": 0}, {"est_tokens": 0, "tool_call_count": 0}]))
+def test_a_call_row_built_straight_is_the_row_of_its_dict(values, usage, defaults):
+    """``CallRows.row`` (Copilot's and Kilo's spend rows) is ``row_values`` of the call's dict row."""
+    from sessionlab.agents._rows import CallRows, row_values
+
+    row = {"role": "assistant", **defaults, **dict(zip(_HEADS[1:], values[1:]))}
+    if usage is not None:
+        row.update(zip(("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+                        "reasoning_tokens", "cost_usd"), usage))
+    assert CallRows(_HEADS, **defaults).row(values, usage) == row_values(row, values[0], None)

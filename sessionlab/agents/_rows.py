@@ -16,8 +16,8 @@ from typing import Any
 from ..pi.io.formats import AgentFile
 from ._spec import is_spend_row, spend_only
 
-__all__ = ["COLUMNS", "TOTALS", "SpendRows", "agent_file", "as_int", "file_rows", "row_values", "totals_dict",
-           "totals_row", "totals_values", "text"]
+__all__ = ["COLUMNS", "TOTALS", "CallRows", "SpendRows", "agent_file", "as_int", "file_rows", "row_values",
+           "totals_dict", "totals_row", "totals_values", "text"]
 
 COLUMNS = ("line_no", "entry_id", "parent_id", "type", "role", "timestamps", "provider", "model", "input_tokens",
            "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "total_tokens",
@@ -79,6 +79,40 @@ def row_values(r: dict, line_no: int, prev: str | None) -> tuple:
             x["cost_source"] = "recorded"
     values = tuple(x.values())
     return values if len(values) == _N else values[:_N]
+
+
+class CallRows:
+    """A reader's calls as spend rows built straight, each the tuple :func:`row_values` makes of
+    the call's dict row (a store's or a task's thousands of calls: a dict per row, merged into a
+    dict of every column, cost more than the rows): the ``defaults`` of every call, then each
+    call's values of the columns ``heads``, in their order, and its usage. Each reader's test holds
+    its rows built so equal to :func:`row_values` of its dict rows."""
+
+    def __init__(self, heads: tuple[str, ...], **defaults: Any) -> None:
+        self.base = row_values({"role": "assistant", **defaults}, 0, None)
+        self.at = tuple(_AT[c] for c in heads)
+
+    def row(self, values: tuple, usage: tuple | None = None) -> tuple:
+        """A call of the ``heads`` ``values`` and the ``usage`` (input, output, cache read, cache
+        write, reasoning, cost or None; None: no usage) as :func:`row_values` makes it: the total
+        and context tokens the sum of the four parts, the usage ``message``'s, a cost recorded."""
+        row = list(self.base)
+        for i, v in zip(self.at, values):
+            row[i] = v
+        if usage is not None:
+            inp, out, cache_read, cache_write, reasoning, cost = usage
+            total = inp + out + cache_read + cache_write
+            row[_USAGE:_USAGE + 7] = (inp, out, cache_read, cache_write, reasoning, total, total)
+            row[_KIND] = "message"
+            if cost is not None:
+                row[_COST:_COST + 2] = (cost, "recorded")
+        return tuple(row)
+
+
+_AT = {c: i for i, c in enumerate(COLUMNS)}
+# (CallRows.row sets input to context tokens, and cost and its source, as slices: their order in
+# COLUMNS, which the readers' tests of CallRows hold)
+_USAGE, _KIND, _COST = _AT["input_tokens"], _AT["usage_kind"], _AT["cost_usd"]
 
 
 @dataclass

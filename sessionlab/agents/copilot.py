@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ._chain import as_dict, iso_ms, loads, store_memo
-from ._rows import COLUMNS, SpendRows, agent_file, row_values
+from ._rows import CallRows, SpendRows, agent_file
 from ._spec import AgentSpec, home_path, jsonl_below, member_path, one_member, split_member
 
 __all__ = ["SPEC", "roots", "stores", "files", "store_sessions", "read", "records", "spend_members"]
@@ -467,11 +467,9 @@ def spend_members(store: str, sids: list[str]) -> SpendRows:
     return SpendRows(rows, counts, {"session_id": list(sids), "agent_version": versions})
 
 
-_AT = {c: i for i, c in enumerate(COLUMNS)}
-_CALL = row_values({"role": "assistant", "is_error": False, "est_tokens": 0}, 0, None)  # (a call's defaults)
-_HEAD = tuple(_AT[c] for c in ("line_no", "entry_id", "parent_id", "timestamps", "model", "message_id"))
-_USAGE_AT = _AT["input_tokens"]  # (then output, cache read, cache write, reasoning, total and context tokens)
-_KIND, _ERROR = _AT["usage_kind"], _AT["is_error"]  # (then the error message)
+# (a call's spend row: its place, ids, time, model and error; an export records no cost)
+_CALLS = CallRows(("line_no", "entry_id", "parent_id", "timestamps", "model", "message_id", "is_error",
+                   "error_message"), est_tokens=0)
 
 
 def _spend_rows(calls: list[dict]) -> list[tuple]:
@@ -483,17 +481,9 @@ def _spend_rows(calls: list[dict]) -> list[tuple]:
     for i, c in enumerate(calls, 1):
         key = c["key"]
         if c["tool"] is None:
-            row = list(_CALL)
-            for at, v in zip(_HEAD, (i, key, prev, iso_ms(c["ms"]), c["model"], c["resp"])):
-                row[at] = v
-            u = c["usage"]
-            if u is not None:
-                total = u[0] + u[1] + u[2] + u[3]
-                row[_USAGE_AT:_USAGE_AT + 7] = (*u, total, total)
-                row[_KIND] = "message"
-            if c["error"] is not None:
-                row[_ERROR:_ERROR + 2] = (True, c["error"])
-            out.append(tuple(row))
+            u, error = c["usage"], c["error"]
+            out.append(_CALLS.row((i, key, prev, iso_ms(c["ms"]), c["model"], c["resp"], error is not None, error),
+                                  None if u is None else (*u, None)))
         prev = key
     return out
 

@@ -18,10 +18,10 @@ from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
 from ._chain import SqliteStore, as_dict, iso_ms, loads, parent_lookup, rows_by_key, rows_for_ids, store_connection
-from ._rows import agent_file, as_int, text
+from ._rows import CallRows, SpendRows, agent_file, as_int, text
 from ._spec import AgentSpec, home_path, member_path, one_member, spend_only
 
-__all__ = ["SPEC", "roots", "files", "read", "message_rows"]
+__all__ = ["SPEC", "roots", "files", "read", "message_rows", "spend_members"]
 
 DB_NAME = "kilo.db"
 
@@ -108,35 +108,33 @@ def _parts(con, ids: list[str]) -> dict:
     return out
 
 
-def message_rows(msg_id: str, d: dict, parts: Any, prev: str | None) -> dict:
-    """One message of OpenCode's format (Kilo's, OpenCode's own) as a row (``parts``: its parts)."""
+def _facts(d: dict, prev: str | None) -> tuple:
+    """A message's own facts as its rows take them: role (user, assistant or None), time (ISO), its
+    parent (``parentID``, else the message before), error (a non-empty object or None), finish,
+    model and provider."""
     get = d.get  # (a store's every message passes here: each key asked once)
     role = get("role")
     if role != "user" and role != "assistant":
         role = None
-    if parts:
-        chars = sum(len(p.get("text") or "") for p in parts if p.get("type") in ("text", "reasoning"))
-        tools = [p for p in parts if p.get("type") == "tool"]
-        failed = any(as_dict(t.get("state")).get("status") == "error" for t in tools)
-    else:  # (a spend-only read: no part read)
-        chars, tools, failed = 0, [], False
     err = get("error")
-    err = err if isinstance(err, dict) and err else None
     time = get("time")
-    ts = iso_ms(_time_ms(time.get("created"))) if isinstance(time, dict) else None
     parent, finish, provider = get("parentID"), get("finish"), get("providerID")
-    model = text(get("modelID"))
-    row = {"entry_id": msg_id, "message_id": msg_id, "role": role,
-           "parent_id": parent if isinstance(parent, str) else prev,
-           "timestamps": ts, "est_tokens": -(-chars // CHARS_PER_TOKEN),
-           "tool_call_count": len(tools), "tool_name": (tools[0].get("tool") if tools else None),
-           "is_error": err is not None or failed,
-           "error_message": (as_dict(err.get("data")).get("message") or err.get("name")) if err else None,
-           "stop_reason": finish if isinstance(finish, str) else None, "model": model,
-           "provider": provider if isinstance(provider, str) else None}
-    tokens = get("tokens")
+    return (role, iso_ms(_time_ms(time.get("created"))) if isinstance(time, dict) else None,
+            parent if isinstance(parent, str) else prev, err if isinstance(err, dict) and err else None,
+            finish if isinstance(finish, str) else None, text(get("modelID")),
+            provider if isinstance(provider, str) else None)
+
+
+def _error_message(err: dict | None) -> str | None:
+    return (as_dict(err.get("data")).get("message") or err.get("name")) if err else None
+
+
+def _usage(d: dict, role: str | None, model: str | None, ts: str | None) -> tuple | None:
+    """An assistant message's usage (input, output with reasoning, cache read, cache write,
+    reasoning, cost or None); None without a model, a time or any count (an aborted request)."""
+    tokens = d.get("tokens")
     if role != "assistant" or not isinstance(tokens, dict) or model is None or ts is None:
-        return row
+        return None
     cache = tokens.get("cache")
     if not isinstance(cache, dict):
         cache = {}
@@ -146,12 +144,54 @@ def message_rows(msg_id: str, d: dict, parts: Any, prev: str | None) -> dict:
     if missing > 0:  # only a total: the rest is output (or, beside an output count, more reasoning)
         out, reason = (missing, reason) if out == 0 else (out, reason + missing)
     if inp + out + cr + cw + reason == 0:
-        return row  # (an aborted or failed request: no usage)
-    cost = get("cost")
+        return None  # (an aborted or failed request: no usage)
+    cost = d.get("cost")
     cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
-    row.update(input_tokens=inp, output_tokens=out + reason, reasoning_tokens=reason, cache_read_tokens=cr,
-               cache_write_tokens=cw, cost_usd=cost)
+    return inp, out + reason, cr, cw, reason, cost
+
+
+def message_rows(msg_id: str, d: dict, parts: Any, prev: str | None) -> dict:
+    """One message of OpenCode's format (Kilo's, OpenCode's own) as a row (``parts``: its parts)."""
+    role, ts, parent, err, finish, model, provider = _facts(d, prev)
+    if parts:
+        chars = sum(len(p.get("text") or "") for p in parts if p.get("type") in ("text", "reasoning"))
+        tools = [p for p in parts if p.get("type") == "tool"]
+        failed = any(as_dict(t.get("state")).get("status") == "error" for t in tools)
+    else:  # (a spend-only read: no part read)
+        chars, tools, failed = 0, [], False
+    row = {"entry_id": msg_id, "message_id": msg_id, "role": role, "parent_id": parent,
+           "timestamps": ts, "est_tokens": -(-chars // CHARS_PER_TOKEN),
+           "tool_call_count": len(tools), "tool_name": (tools[0].get("tool") if tools else None),
+           "is_error": err is not None or failed, "error_message": _error_message(err),
+           "stop_reason": finish, "model": model, "provider": provider}
+    u = _usage(d, role, model, ts)
+    if u is not None:
+        row.update(input_tokens=u[0], output_tokens=u[1], reasoning_tokens=u[4], cache_read_tokens=u[2],
+                   cache_write_tokens=u[3], cost_usd=u[5])
     return row
+
+
+# (a spend-only read's row of an assistant message, no part read: message_rows' as a tuple)
+_CALLS = CallRows(("line_no", "entry_id", "message_id", "parent_id", "timestamps", "is_error", "error_message",
+                   "stop_reason", "model", "provider"), est_tokens=0, tool_call_count=0, is_error=False)
+
+
+def _spend_rows(messages: Any) -> list[tuple]:
+    """A session's spend rows from its messages' rows (``(session id, id, data)``): each assistant
+    message's row as :func:`message_rows` gives it without its parts, at its place among them,
+    a test holds the two equal."""
+    out: list[tuple] = []
+    prev = None
+    for _, mid, data in messages:
+        d = _object(data)
+        if d is None:
+            continue
+        if d.get("role") == "assistant":
+            role, ts, parent, err, finish, model, provider = _facts(d, prev)
+            out.append(_CALLS.row((len(out) + 1, mid, mid, parent, ts, err is not None, _error_message(err),
+                                   finish, model, provider), _usage(d, role, model, ts)))
+        prev = mid
+    return out
 
 
 def read_store_session(path: str, agent: str):
@@ -165,16 +205,39 @@ def read_store_sessions(db: str, sids: list[str], agent: str) -> list:
     (one connection and one query per table for them all)."""
     spend = spend_only()  # (a spend-only read: the calls alone, no content)
     with store_connection(db) as con:
-        sessions = _sessions(con, sids)
-        messages = _grouped(con, "SELECT session_id, id, data FROM message WHERE session_id IN ({ids}) "
-                                 "ORDER BY time_created, id", sids)
+        sessions, messages, projects = _queried(con, sids)
         parts = {} if spend else _parts(con, sids)
-        # (a session without its folder: its project's, one query for the batch's projects)
-        projects = _grouped(con, "SELECT id, worktree FROM project WHERE id IN ({ids})",
-                            list({s["project_id"] for s in sessions.values()
-                                  if not s.get("directory") and s.get("project_id")}))
         return [_session_file(con, db, sid, agent, sessions.get(sid) or {}, messages.get(sid, ()), parts, spend,
                               projects) for sid in sids]
+
+
+def spend_members(db: str, sids: list[str]) -> SpendRows:
+    """A usage report's read of sessions of ``kilo.db``: their spend rows and facts as a spend-only
+    :func:`read_members` gives them, without a file per session."""
+    rows: list[tuple] = []
+    counts: list[int] = []
+    facts: dict[str, list] = {k: [] for k in _FACTS}
+    with store_connection(db) as con:
+        sessions, messages, projects = _queried(con, sids)
+        for sid in sids:
+            got = _spend_rows(messages.get(sid, ()))
+            rows += got
+            counts.append(len(got))
+            for k, v in zip(_FACTS, _session_facts(con, db, sid, sessions.get(sid) or {}, projects)):
+                facts[k].append(v)
+    return SpendRows(rows, counts, facts)
+
+
+def _queried(con: Any, sids: list[str]) -> tuple[dict, dict, dict]:
+    """The ``session`` rows of ``sids`` by id, their messages' rows by session (in time order) and
+    the projects of those without a folder of their own, by id (one query each)."""
+    sessions = _sessions(con, sids)
+    messages = _grouped(con, "SELECT session_id, id, data FROM message WHERE session_id IN ({ids}) "
+                             "ORDER BY time_created, id", sids)
+    projects = _grouped(con, "SELECT id, worktree FROM project WHERE id IN ({ids})",
+                        list({s["project_id"] for s in sessions.values()
+                              if not s.get("directory") and s.get("project_id")}))
+    return sessions, messages, projects
 
 
 def _session_file(con, db: str, sid: str, agent: str, s: dict, messages: Any, parts: dict, spend: bool,
@@ -186,16 +249,23 @@ def _session_file(con, db: str, sid: str, agent: str, s: dict, messages: Any, pa
             if not spend or d.get("role") == "assistant":
                 rows.append(message_rows(mid, d, parts.get((sid, mid), ()), prev))
             prev = mid
+    return agent_file(member_path(db, sid), agent, rows,
+                      dict(zip(_FACTS, _session_facts(con, db, sid, s, projects))))
+
+
+_FACTS = ("session_id", "cwd", "name", "agent_version", "parent_session_id", "root_session_id")
+
+
+def _session_facts(con: Any, db: str, sid: str, s: dict, projects: dict) -> tuple:
+    """A session's facts of ``_FACTS`` from its ``session`` row ``s``: its folder (else its
+    project's), title, version, parent and the top of its parents."""
     cwd = s.get("directory") or None
     if cwd is None and s.get("project_id"):
         p = projects.get(s["project_id"])
         cwd = p[0][1] if p and p[0][1] not in (None, "", "/") else None
     parent = s.get("parent_id") or None
     root = _root(parent_lookup(con, db, "session"), parent) if parent else None
-    return agent_file(member_path(db, sid), agent, rows, {"session_id": sid, "cwd": cwd,
-                                                          "name": s.get("title") or None,
-                                                          "agent_version": s.get("version") or None,
-                                                          "parent_session_id": parent, "root_session_id": root})
+    return sid, cwd, s.get("title") or None, s.get("version") or None, parent, root
 
 
 def _root(parent_of, sid: str) -> str:
@@ -225,7 +295,8 @@ SPEC = AgentSpec(
     name="kilo", title="Kilo", recognise=lambda obj: False, recognise_file=_STORE.recognise_file,
     opens=_STORE.opens, roots=roots,
     env=("KILO_DATA_DIR",), files=files, reader="sessionlab.agents.kilo:read",
-    members="sessionlab.agents.kilo:read_members", calls_need_usage=True, priced=True,
+    members="sessionlab.agents.kilo:read_members", spend_members="sessionlab.agents.kilo:spend_members",
+    calls_need_usage=True, priced=True,
     folder_doc="`kilo.db` (SQLite, opened read-only) in `$KILO_DATA_DIR` (comma-separated), else in "
                "`~/.local/share/kilo`; each session is `kilo.db#<session id>`",
 )
