@@ -145,24 +145,28 @@ def _keys(names):
 
 
 @st.composite
-def _record_lines(draw):
+def _record_lines(draw, broken):
     """An export's lines: records of the keys the reader asks and others, their attributes an object
-    or not, a first "attributes" that is no object, NaN (which only the stdlib's parse takes) and
-    numbers past 64 bits, broken lines."""
+    or not, missing or named with an escape, a first "attributes" that is no object, NaN (which
+    only the stdlib's parse takes), numbers past 64 bits, blank lines; and, when ``broken``, lines
+    that are no JSON object."""
     rec = draw(_keys(copilot._RECORD.values()))
-    rec["attributes"] = draw(_keys(copilot._ATTRIBUTES.values()) | _JSON)
-    line = json.dumps(rec)
+    attributes = draw(_keys(copilot._ATTRIBUTES.values()) | _JSON)
+    how = draw(st.sampled_from(["key", "key", "escaped", "none"]))
+    if how != "none":
+        rec["attributes" if how == "key" else "attribut\x00s"] = attributes
+    line = json.dumps(rec).replace("\\u0000", "\\u0065")  # (the escaped key: "attribut\u0065s")
     if draw(st.booleans()):
         line = '{"attributes": ' + json.dumps(draw(_JSON)) + ", " + line[1:]
-    return draw(st.sampled_from([line, line[:-1], "[" + line + "]"]))
+    return draw(st.sampled_from([line, line, "", "  "] + ([line[:-1], "[" + line + "]"] if broken else [])))
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(_record_lines(), max_size=5))
+@given(st.lists(_record_lines(False), max_size=5) | st.lists(_record_lines(True), max_size=5))
 def test_a_copilot_record_is_its_plain_parse_s_keys(tmp_path_factory, lines):
-    """An export's records as the typed decode reads them are the plain parse's values of the keys
-    the reader asks (missing: None; those asked whether present: UNSET), a line that is no record
-    skipped, whichever parse takes it."""
+    """An export's records as the typed decode reads them (the whole file at once, else each line
+    alone) are the plain parse's values of the keys the reader asks (missing: None; those asked
+    whether present: UNSET), a line that is no record skipped, whichever parse takes it."""
     import msgspec
 
     from sessionlab.agents._chain import loads

@@ -271,24 +271,26 @@ def _usage(a: Any) -> tuple[int, int, int, int, int] | None:
 
 
 def _lines(path: str, version: tuple[str, int, int] | None = None) -> list:
-    """The records of an export that have attributes, as :func:`_record_type`'s (with its file
-    ``version``, (path, mtime, size): whether its first 4 KB are an export's told to ``_HEADS``,
-    which the reads of its sessions ask, :func:`_is_export`)."""
+    """The records of an export (its lines that are JSON objects whose ``attributes`` is one), as
+    :func:`_record_type`'s (with its file ``version``, (path, mtime, size): whether its first 4 KB
+    are an export's told to ``_HEADS``, which the reads of its sessions ask, :func:`_is_export`)."""
     decode, record, refused = _record_type()
-    out = []
     with open(path, "rb") as fh:
         data = fh.read()
     if version is not None:
         _HEADS[version] = _export_head(data)
+    try:  # (the whole file at once: every line a record, a blank one skipped)
+        return [r for r in decode.decode_lines(data) if r.attributes is not None]
+    except refused:  # (a line it does not take: each line alone)
+        pass
+    out = []
     for raw in data.split(b"\n"):
-        if b'"attributes"' not in raw:
-            continue
         try:
-            out.append(decode(raw))
+            r = decode.decode(raw)
         except refused:  # (not JSON msgspec takes, or an object whose first "attributes" is no object)
             r = _plain(raw, record)
-            if r is not None:
-                out.append(r)
+        if r is not None and r.attributes is not None:
+            out.append(r)
     return out
 
 
@@ -309,14 +311,14 @@ def _plain(raw: bytes, record: type) -> Any:
 @functools.cache
 def _record_type() -> tuple[Any, type, tuple[type[Exception], ...]]:
     """The decoder of a record's line into a struct of the keys of ``_RECORD`` and its attributes'
-    of ``_ATTRIBUTES`` (the others skipped unread), the struct, and the errors it raises for a line
-    it does not take."""
+    of ``_ATTRIBUTES`` (the others skipped unread; ``attributes`` None when the line has none or
+    null), the struct, and the errors it raises for a line it does not take."""
     import msgspec
 
     attrs = msgspec.defstruct("CopilotAttributes", [(k, Any, None) for k in _ATTRIBUTES], rename=_ATTRIBUTES)
-    record = msgspec.defstruct("CopilotRecord", [("attributes", attrs)] + [
+    record = msgspec.defstruct("CopilotRecord", [("attributes", attrs | None, None)] + [
         (k, Any, msgspec.UNSET if k in _PRESENT else None) for k in _RECORD], rename=_RECORD)
-    return msgspec.json.Decoder(record).decode, record, (msgspec.DecodeError, msgspec.ValidationError)
+    return msgspec.json.Decoder(record), record, (msgspec.DecodeError, msgspec.ValidationError)
 
 
 def _sessions(path: str) -> list[str]:
