@@ -209,6 +209,32 @@ def test_opencode_sessions_from_the_database_and_the_old_storage(monkeypatch):
     assert corpus.issues.num_rows == 0
 
 
+@pytest.mark.parametrize("directory", ["kept", "blank"])
+def test_opencode_s_report_read_gives_its_sessions_as_their_spend_only_reads(directory, tmp_path):
+    """``spend_members`` (a report's read of a database's sessions) gives the calls and session facts
+    of their spend-only reads, a session without a folder of its own taking its first message's."""
+    import shutil
+    import sqlite3
+
+    from sessionlab.agents import _opencode_reader as oc
+    from sessionlab.agents._spec import reading_spend_only
+
+    db = str(tmp_path / "opencode.db")
+    shutil.copy(DATA / "opencode" / "home" / ".local" / "share" / "opencode" / "opencode.db", db)
+    if directory == "blank":
+        with sqlite3.connect(db) as con:
+            con.execute("UPDATE session SET directory = ''")
+    sids = [_OC[k] for k in "ABC"]
+    got = oc.spend_members(db, sids)
+    with reading_spend_only(True):
+        files = oc.read_members(db, sids)
+    assert got.rows == [r for f in files for r in f.rows] and got.counts == [f.n for f in files]
+    facts = [dict(zip(got.sessions, v)) for v in zip(*got.sessions.values())]
+    assert facts == [{k: f.session[k] for k in got.sessions} for f in files]
+    assert [f["cwd"] for f in facts] == ["/home/dev/shop", "/home/dev/shop", "/home/dev"]  # (blank: the messages')
+    assert sum(got.counts) > 3
+
+
 def test_opencode_calls_tokens_and_costs(monkeypatch):
     e = _load(monkeypatch, "opencode").entries.to_pylist()
     calls = {r["entry_id"]: r for r in e if r["input_tokens"] is not None}

@@ -57,11 +57,12 @@ def database_sessions(db: str) -> list[str]:
 _SESSION = ("id", "parent_id", "directory", "title", "version")
 
 
-def _from_database(db: str, sids: list[str], *, parts: bool | None = None
-                   ) -> list[tuple[dict, list[tuple[dict, list[dict]]], str]]:
+def _from_database(db: str, sids: list[str], *, parts: bool | None = None, raw: bool = False
+                   ) -> list[tuple[dict, Any, str]]:
     """Each session's fields, its messages with their parts (``parts``: whether to read them; by
-    default unless the read is spend-only), and the top of its parents' chain, in the order of
-    ``sids``: one query per table for them all, rows as tuples (a batch reads thousands)."""
+    default unless the read is spend-only; ``raw``: its ``message`` rows as read instead, id,
+    time_created, data), and the top of its parents' chain, in the order of ``sids``: one query per
+    table for them all, rows as tuples (a batch reads thousands)."""
     if parts is None:
         parts = not spend_only()  # (a spend-only read needs no content)
     has = store_memo(("session table columns", db), lambda: sqlite_names(db, "PRAGMA table_info(session)", 1))
@@ -80,7 +81,8 @@ def _from_database(db: str, sids: list[str], *, parts: bool | None = None
             parent = session.get("parent_id")  # (a store with no parent column: none asked)
             if parent and parent_of is None:
                 parent_of = parent_lookup(con, db, "session")
-            out.append((session, _messages(messages.get(sid, ()), part_rows.get(sid, ())),
+            got = messages.get(sid, ())
+            out.append((session, got if raw else _messages(got, part_rows.get(sid, ())),
                         _root(str(session.get("id")), parent, parent_of)))
     return out
 
@@ -101,16 +103,17 @@ def _messages(rows: Any, part_rows: Any) -> list[tuple[dict, list[dict]]]:
     parts: dict[str, list[dict]] = {}
     for mid, data, _ in part_rows:
         parts.setdefault(mid, []).append(_json(data))
-    messages = []
-    for mid, created, data, _ in rows:
-        m = _json(data)
-        m.setdefault("id", mid)
-        t = m.get("time")
-        if not isinstance(t, dict):
-            t = m["time"] = {}
-        t.setdefault("created", created)
-        messages.append((m, parts.get(mid, [])))
-    return messages
+    return [(_as_read(_json(data), mid, created), parts.get(mid, [])) for mid, created, data, _ in rows]
+
+
+def _as_read(m: dict, mid: Any, created: Any) -> dict:
+    """A message's data with its row's id and creation time where it has none of its own."""
+    m.setdefault("id", mid)
+    t = m.get("time")
+    if not isinstance(t, dict):
+        t = m["time"] = {}
+    t.setdefault("created", created)
+    return m
 
 
 def _json(text: Any) -> dict:
@@ -256,16 +259,20 @@ def spend_members(db: str, sids: list[str]) -> SpendRows:
     counts: list[int] = []
     facts: dict[str, list] = {k: [] for k in ("session_id", "cwd", "name", "agent_version", "parent_session_id",
                                               "root_session_id")}
-    for session, messages, root in _from_database(db, sids, parts=False):
+    for session, messages, root in _from_database(db, sids, parts=False, raw=True):
         prev = None
         n = len(rows)
-        for m, _ in messages:
+        path = None  # (the first message's with a folder, as _facts takes it)
+        for mid, created, data, _ in messages:
+            m = _json(data)
+            if path is None and isinstance(m.get("path"), dict):
+                path = m
             if m.get("role") == "assistant":
-                ts, eid = _stamp(m)
+                ts, eid = _stamp(_as_read(m, mid, created))
                 rows.append(call_values(0, eid, prev, ts, m.get("providerID"), m.get("modelID"), _usage_of(m)))
                 prev = eid
         counts.append(len(rows) - n)
-        for k, v in zip(facts, _facts(session, messages, root)):
+        for k, v in zip(facts, _facts(session, [] if path is None else [(path, [])], root)):
             facts[k].append(v)
     return SpendRows(rows, counts, facts, row_names=CALL_NAMES)
 
