@@ -178,8 +178,8 @@ _CALLS = CallRows(("line_no", "entry_id", "message_id", "parent_id", "timestamps
 
 def _spend_rows(messages: Any) -> list[tuple]:
     """A session's spend rows from its messages' rows (``(session id, id, data)``): each assistant
-    message's row as :func:`message_rows` gives it without its parts, at its place among them,
-    a test holds the two equal."""
+    message's row as :func:`message_rows` gives it without its parts, at its place among the spend
+    rows (a test holds the two equal)."""
     out: list[tuple] = []
     prev = None
     for _, mid, data in messages:
