@@ -262,17 +262,16 @@ def spend_members(db: str, sids: list[str]) -> SpendRows:
     for session, messages, root in _from_database(db, sids, parts=False, raw=True):
         prev = None
         n = len(rows)
-        path = None  # (the first message's with a folder, as _facts takes it)
+        read = []  # (the session's messages as decoded, for its facts: no parts)
         for mid, created, data, _ in messages:
             m = _json(data)
-            if path is None and isinstance(m.get("path"), dict):
-                path = m
+            read.append((m, ()))
             if m.get("role") == "assistant":
                 ts, eid = _stamp(_as_read(m, mid, created))
                 rows.append(call_values(0, eid, prev, ts, m.get("providerID"), m.get("modelID"), _usage_of(m)))
                 prev = eid
         counts.append(len(rows) - n)
-        for k, v in zip(facts, _facts(session, [] if path is None else [(path, [])], root)):
+        for k, v in zip(facts, _facts(session, read, root)):
             facts[k].append(v)
     return SpendRows(rows, counts, facts, row_names=CALL_NAMES)
 
