@@ -100,7 +100,7 @@ def test_a_spend_only_worker_imports_neither_pandas_nor_the_price_table(agent, m
     assert got["rows"] > 0 and got["imported"] == []
 
 
-@pytest.mark.parametrize("agent", ["claude-code", "codex", "amp", "droid", "goose", "openclaw"])
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "amp", "droid", "hermes", "openclaw"])
 def test_a_listing_that_states_no_file_loads_what_one_process_does(agent, monkeypatch):
     """Many files in the default folders: the listing states none, the workers state each as they
     open it, and the files are cut into tasks by count; the tables, the files and their keys are a

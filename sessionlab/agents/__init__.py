@@ -60,9 +60,9 @@ from ._spec import (
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
            "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below",
-           "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages", "opener", "member_path", "split_member",
-           "split_members", "name_listed", "pi_format", "label_pi_format", "sharing_stores", "reading_spend_only",
-           "read_source"]
+           "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages", "opener", "opener_key", "member_path",
+           "split_member", "split_members", "name_listed", "pi_format", "label_pi_format", "sharing_stores",
+           "reading_spend_only", "read_source"]
 
 _REGISTRY: dict[str, AgentSpec] = {}
 _OPENERS: list[AgentSpec] = []  # (the registry's agents with ``opens``, in order: asked of every file)
@@ -179,8 +179,14 @@ def opener(path: str) -> str | None:
     if "#" in path and getattr(BATCH, "memo", None) is not None:
         store, key = split_member(path)
         if key is not None:
-            return store_memo(("opener", store, "/" in key or os.sep in key, key == ""), lambda: _opener(path))
+            return store_memo(opener_key(store, key), lambda: _opener(path))
     return _opener(path)
+
+
+def opener_key(store: str, key: str) -> tuple:
+    """What :func:`opener`'s answer of a store's session (``<store>#<key>``) depends on: its store
+    and the shape of its key (a caller that asks it of thousands may keep the answers by this)."""
+    return ("opener", store, "/" in key or os.sep in key, key == "")
 
 
 def read_source(agent: str, path: str) -> AgentFile:

@@ -20,7 +20,7 @@ from typing import Any
 from .._jsjson import js_len
 from ..pi.io.formats import AgentFile
 from ..pi.rules import ROLE_CHARS
-from ._spec import BATCH, is_spend_row, member_path, spend_only, split_member, store_memo
+from ._spec import BATCH, is_spend_row, spend_only, split_member, store_memo
 
 __all__ = ["Chain", "files_below", "text_chars", "json_chars", "as_dict", "as_list"]
 
@@ -402,30 +402,6 @@ class SqliteStore:
         if not head.startswith(SQLITE_HEAD):
             return False
         return self._is(split_member(path)[0])
-
-
-def database_members(folders: Sequence[Path], name: str, sql: str,
-                     errors: list[tuple[str, str]] | None = None) -> list[str]:
-    """The sessions of the SQLite store ``name`` in each folder as member paths
-    (``<db>#<session id>``, ids from ``sql``, in its order); a store found twice is read once, one
-    that cannot be read goes to ``errors``."""
-    import sqlite3
-
-    out: list[str] = []
-    seen: set[str] = set()
-    for folder in folders:
-        db = Path(folder) / name
-        if not db.is_file() or os.path.realpath(db) in seen:
-            continue
-        seen.add(os.path.realpath(db))
-        try:
-            with store_connection(str(db)) as con:
-                prefix = member_path(db, "")  # (``member_path`` joined once: a store lists thousands)
-                out += [f"{prefix}{k}" for (k,) in con.execute(sql)]
-        except sqlite3.Error as exc:
-            if errors is not None:
-                errors.append((str(db), f"{type(exc).__name__}: {exc}"))
-    return out
 
 
 def as_list(value: Any) -> list:

@@ -28,7 +28,6 @@ from typing import IO, Any
 from ..pi.rules import CHARS_PER_TOKEN
 from ._chain import (
     SqliteStore,
-    database_members,
     iso_ms,
     loads,
     session_roots,
@@ -37,10 +36,12 @@ from ._chain import (
     store_connection,
     tuples_by_key,
 )
+from ._parts import ROW_ORDER, database_members, database_parts, part_rows, split_part
 from ._rows import TOTALS, SpendRows, agent_file, totals_dict, totals_values
 from ._spec import AgentSpec, home_path, member_path, one_member, spend_only, store_memo
 
-__all__ = ["SPEC", "roots", "files", "read", "read_members", "spend_members", "session_time"]
+__all__ = ["SPEC", "roots", "files", "stores", "store_sessions", "finish", "read", "read_members", "spend_members",
+           "session_time"]
 
 DB_NAME = "sessions.db"
 
@@ -56,8 +57,41 @@ def roots() -> list[Path]:
 
 
 def files(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
-    """Every session of ``sessions.db`` in each folder, by creation time (a store found twice: once)."""
-    return database_members(folders, DB_NAME, "SELECT id FROM sessions ORDER BY created_at, id", errors)
+    """Every session of ``sessions.db`` in each folder, in the store's order of rows (a store found
+    twice: once): the order of :func:`stores`' parts, one after the other."""
+    return database_members(folders, DB_NAME, f"SELECT id FROM sessions ORDER BY {ROW_ORDER}", errors)
+
+
+def stores(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> list[str]:
+    """``sessions.db`` in each folder in parts (:func:`~._parts.database_parts`): a load of the
+    default folders hands them to its workers, each listing its parts' sessions
+    (:func:`store_sessions`)."""
+    return database_parts(folders, DB_NAME, "sessions", errors)
+
+
+def store_sessions(part: str) -> list[str]:
+    """The sessions of a part of :func:`stores`, in the store's order of rows; their rows as
+    :func:`spend_members` reads them are kept for it, until :func:`finish`."""
+    db = split_part(part)[0]
+    columns = _LISTED.get(db, (None,))[0] or _spend_columns(db)
+    _, rows = part_rows(part, "sessions", columns)
+    kept = _LISTED.setdefault(db, (columns, {}))[1]
+    prefix = member_path(db, "")  # (``member_path`` joined once: a part lists a thousand)
+    out = []
+    for r in rows:
+        kept[r[0]] = r
+        out.append(f"{prefix}{r[0]}")
+    return out
+
+
+# the rows of the parts a process listed (:func:`store_sessions`), by store: the columns asked and the
+# rows by session id, until the load's end (:func:`finish`)
+_LISTED: dict[str, tuple[str, dict[Any, tuple]]] = {}
+
+
+def finish(results: list) -> None:
+    """The end of a load of Goose sessions: the rows its listing kept are let go."""
+    _LISTED.clear()
 
 
 def _has_goose_tables(db: str) -> bool:
@@ -196,17 +230,18 @@ def read_members(db: str, sids: list[str]) -> list:
 def spend_members(db: str, sids: list[str]) -> SpendRows:
     """A usage report's read of sessions of ``sessions.db``: each one's totals row (when it has
     usage) and its facts, as :func:`read_members` gives them, from the rows as tuples (a column an
-    older schema lacks read as null), without an object per session."""
-    has = store_memo(("session columns", db), lambda: sqlite_names(db, "PRAGMA table_info(sessions)", 1))
-    wanted = ", ".join(f'"{c}"' if c in has else "NULL" for c in ("id", "parent_session_id", "name", "working_dir",
-                                                                   *_USAGE))
+    older schema lacks read as null; those a part's listing read, :func:`store_sessions`, not asked
+    again), without an object per session."""
+    listed = _LISTED.get(db, ("", {}))[1]
     rows, counts, names, cwds, parents = [], [], [], [], []
     missing = (None,) * (4 + len(_USAGE))
     with store_connection(db) as con:
-        found = tuples_by_key(con, f"SELECT {wanted} FROM sessions WHERE id IN ({{ids}})", sids, 0)
+        asked = [sid for sid in sids if sid not in listed]
+        found = tuples_by_key(con, f"SELECT {_spend_columns(db)} FROM sessions WHERE id IN ({{ids}})", asked, 0
+                              ) if asked else {}
         for sid in sids:
-            got = found.get(sid)
-            _, parent, name, cwd, *usage = got[0] if got else missing
+            got = listed.get(sid) or (found.get(sid) or (missing,))[0]
+            _, parent, name, cwd, *usage = got
             total = _totals(sid, *usage)
             if total is not None:
                 rows.append(total)
@@ -214,10 +249,19 @@ def spend_members(db: str, sids: list[str]) -> SpendRows:
             names.append(name or None)
             cwds.append(cwd or None)
             parents.append(parent or None)
-        roots = session_roots(con, db, sids, parents, lambda: {i: found[i][0][1] for i in sids if i in found})
+        roots = session_roots(con, db, sids, parents, lambda: {i: p for i, p in zip(sids, parents, strict=True)
+                                                               if i in listed or i in found})
     facts = {"session_id": list(sids), "name": names, "cwd": cwds, "parent_session_id": parents,
              "root_session_id": roots}
     return SpendRows(rows, counts, facts, row_names=TOTALS)
+
+
+def _spend_columns(db: str) -> str:
+    """What :func:`spend_members` asks of a session row (SQL): its id, parent, name, folder and
+    :data:`_USAGE` (a column an older schema lacks: null)."""
+    has = store_memo(("session columns", db), lambda: sqlite_names(db, "PRAGMA table_info(sessions)", 1))
+    return ", ".join(f'"{c}"' if c in has else "NULL" for c in ("id", "parent_session_id", "name", "working_dir",
+                                                                  *_USAGE))
 
 
 def _session_file(db: str, sid: str, s: dict, msgs: list[dict], parent: str | None, root: str | None):
@@ -244,7 +288,8 @@ SPEC = AgentSpec(
     opens=_STORE.opens,
     roots=roots, env=("GOOSE_PATH_ROOT",), files=files, reader="sessionlab.agents.goose:read",
     members="sessionlab.agents.goose:read_members", spend_members="sessionlab.agents.goose:spend_members",
-    calls_need_usage=True, priced=True,
+    calls_need_usage=True, priced=True, stores=stores, store_sessions="sessionlab.agents.goose:store_sessions",
+    finish="sessionlab.agents.goose:finish", bundled=True,
     folder_doc="`sessions.db` (SQLite, opened read-only) in `$GOOSE_PATH_ROOT/data/sessions`, else in "
                "`~/.local/share/goose/sessions` (and the macOS and `Block/goose` folders); each session is "
                "`sessions.db#<session id>` (a session's running totals, no calls)",

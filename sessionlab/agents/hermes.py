@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..pi.rules import CHARS_PER_TOKEN
-from ._chain import SqliteStore, database_members, iso_ms, loads, sessions_with_messages, sqlite_names
+from ._chain import SqliteStore, iso_ms, loads, sessions_with_messages, sqlite_names
+from ._parts import database_members
 from ._rows import agent_file, as_int, totals_row
 from ._spec import AgentSpec, home_path, member_path, one_member, spend_only
 

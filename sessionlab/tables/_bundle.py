@@ -211,10 +211,12 @@ def _spend_runs(paths: list[str]) -> list[tuple[tuple[str | None, str], list[str
     :func:`~sessionlab.agents.opener` tell them, once per store while the stores are shared)."""
     runs: list[tuple[tuple[str | None, str], list[str]]] = []
     reads: dict[str | None, bool] = {None: False}
+    openers: dict[tuple, str | None] = {}  # (by :func:`~sessionlab.agents.opener_key`: a store's thousands)
     for p, (store, k) in zip(paths, registry.split_members(paths)):
         key: tuple[str | None, str] = (None, "")
         if k is not None:
-            agent = registry.opener(p)
+            shape = registry.opener_key(store, k)
+            agent = openers[shape] if shape in openers else openers.setdefault(shape, registry.opener(p))
             if agent not in reads:
                 spec = registry.spec(agent)
                 reads[agent] = spec.bundles and (spec.spend_members or spec.members) is not None

@@ -448,8 +448,10 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
     sizes = [n + _FILE_BYTES for n in _sizes(paths, stats)] if stated else [_FILE_BYTES] * len(paths)
     total = sum(sizes)
     low, high = _CHUNK_BYTES
-    if stated:
+    if stated and listed_by is None:
         target = min(high, max(low, total // (2 * max(workers, 1))))
+    elif stated:  # (stores whose sessions a task lists first: their results come back sooner from more tasks)
+        target = min(high, max(low // 2, total // (8 * max(workers, 1))))
     else:  # (sizes unknown: four tasks per worker and more, so that one of larger files does not hold the end)
         target = min(_UNSTATED_TASK_FILES * _FILE_BYTES, max(low // 2, total // (8 * max(workers, 1))))
     chunks = _chunks(paths, sizes, target)
