@@ -109,3 +109,24 @@ def test_a_store_that_is_no_database_is_a_read_error(monkeypatch, tmp_path):
     assert [r.path for r in got.files] == [str(folder / goose.DB_NAME)]
     assert [i.kind for i in got.files[0].issues] == ["read_error"]
     assert "DatabaseError" in got.files[0].issues[0].message
+
+
+class _Bar:
+    def __init__(self, total):
+        self.total, self.steps = total, []
+
+    def update(self, n):
+        self.steps.append(n)
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_progress_bar_steps_once_per_part(workers, store, monkeypatch):
+    monkeypatch.setattr(_parts, "PART_ROWS", 2)  # (eight parts of a small store: one task has them all)
+    bars = []
+    monkeypatch.setattr(_load, "_progress_bar", lambda progress, total: bars.append(_Bar(total)) or bars[-1])
+    load_files(None, agents=["goose"], cache=False, on_bad_lines="skip", max_workers=workers, progress=True)
+    (bar,) = bars
+    assert bar.total == 8 and bar.steps == [8]

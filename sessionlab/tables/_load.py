@@ -442,7 +442,9 @@ class LoadResult:
 
 def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
                   stats: dict[str, os.stat_result] | None = None, spend_only: bool = False,
-                  pool: Any = None, stated: bool = True, listed_by: str | None = None) -> Iterator[list[FileResult]]:
+                  pool: Any = None, stated: bool = True, listed_by: str | None = None
+                  ) -> Iterator[tuple[int, list[FileResult]]]:
+    """Each task's count of ``paths`` and its results, in order."""
     workers = max_workers if max_workers is not None else min(2, os.cpu_count() or 1)
     # (files the listing did not state weigh alike: their bytes are not known before they are read)
     sizes = [n + _FILE_BYTES for n in _sizes(paths, stats)] if stated else [_FILE_BYTES] * len(paths)
@@ -455,18 +457,19 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
     else:  # (sizes unknown: four tasks per worker and more, so that one of larger files does not hold the end)
         target = min(_UNSTATED_TASK_FILES * _FILE_BYTES, max(low // 2, total // (8 * max(workers, 1))))
     chunks = _chunks(paths, sizes, target)
+    counts = [len(c) for c in chunks]
     if pool is not None:  # (started while the files were listed, see _early_pool: warm, even for a small load)
-        yield from _pool_results(pool, chunks, want_blocks, spend_only, listed_by)
+        yield from zip(counts, _pool_results(pool, chunks, want_blocks, spend_only, listed_by))
         return
     if workers <= 1 or len(paths) <= 1 or total < _SERIAL_BYTES:
         for chunk in chunks:
-            yield _loaded(chunk, want_blocks, spend_only, listed_by)
+            yield len(chunk), _loaded(chunk, want_blocks, spend_only, listed_by)
         return
     if native_available() and listed_by is None and not _mostly_agents(paths):
         # the C scanner releases the GIL while it scans: threads share the work without the
         # processes' start-up and without shipping tables back
         with ThreadPoolExecutor(max_workers=min(workers, len(chunks)), initializer=keep_read_buffer) as tx:
-            yield from tx.map(load_chunk, chunks, [want_blocks] * len(chunks), [spend_only] * len(chunks))
+            yield from zip(counts, tx.map(load_chunk, chunks, [want_blocks] * len(chunks), [spend_only] * len(chunks)))
         return
     from concurrent.futures import ProcessPoolExecutor  # (no scanner, or other agents' files)
 
@@ -474,7 +477,7 @@ def _iter_results(paths: list[str], want_blocks: bool, max_workers: int | None,
 
     with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=_context(),
                              initializer=without_pandas) as ex:
-        yield from _pool_results(ex, chunks, want_blocks, spend_only, listed_by)
+        yield from zip(counts, _pool_results(ex, chunks, want_blocks, spend_only, listed_by))
 
 
 def _pool_results(pool: Any, chunks: list[list[str]], want_blocks: bool, spend_only: bool,
@@ -539,12 +542,10 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
             # (stores, which no listing states, weigh alike too when there are many: their sizes
             # asked one by one, before any is read, cost more than an even share of them)
             sized = stated if listed_by is None else pool is None or len(ps) < _UNSTATED_FILES
-            for chunk in _iter_results(ps, want_blocks, max_workers, stats, spend, pool, sized, listed_by):
+            for n, chunk in _iter_results(ps, want_blocks, max_workers, stats, spend, pool, sized, listed_by):
                 yield chunk
-                if bar is not None:  # (a chunk of stores: a step per store)
-                    steps = file_count(chunk) if listed_by is None else len(
-                        {p.partition("#")[0] for p in file_paths(chunk)})
-                    bar.update(steps)  # type: ignore[attr-defined]
+                if bar is not None:  # (a chunk of stores: a step per store, or part of one)
+                    bar.update(file_count(chunk) if listed_by is None else n)  # type: ignore[attr-defined]
 
         if store is None:
             results = list(chain.from_iterable(load_whole(paths)))
