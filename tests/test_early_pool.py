@@ -52,6 +52,36 @@ def test_no_early_workers_for_pi_named_files(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("spend_only", [False, True], ids=["full", "spend-only"])
+@pytest.mark.parametrize("agent", ["goose", "opencode", "kilo", "hermes", "copilot"])
+def test_a_cached_load_of_sessions_no_cache_keeps_starts_its_workers_early(agent, spend_only, monkeypatch, tmp_path):
+    # (a database's sessions are read every time: the cache answers for none of them)
+    use_home(monkeypatch, agent)
+    alone = load_files(None, agents=[agent], cache=False, on_bad_lines="skip", max_workers=1, spend_only=spend_only)
+    started = []
+    real = _load._early_pool
+
+    def early(*args, **kwargs):
+        started.append(real(*args, **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(_load, "_early_pool", early)
+    for _ in range(2):  # (the cache filled, then warm)
+        cached = load_files(None, agents=[agent], cache=tmp_path / "cache", on_bad_lines="skip", max_workers=2,
+                            spend_only=spend_only)
+        assert _entries(cached) == _entries(alone) and _entries(alone)
+        assert [r.path for r in cached.files] == [r.path for r in alone.files]
+    assert len(started) == 2 and None not in started
+    if spend_only:  # (a usage report's sessions as the workers carried them: bundles, not one result each)
+        assert len(cached.results) < len(cached.files)
+
+
+def test_only_agents_whose_sessions_no_cache_keeps_start_a_cached_load_s_workers_early():
+    assert _load._sources_uncached(["goose"]) and _load._sources_uncached(["opencode", "kilo", "copilot"])
+    assert not _load._sources_uncached(["goose", "gemini"]) and not _load._sources_uncached(["claude-code"])
+    assert not _load._sources_uncached(None)
+
+
+@pytest.mark.parametrize("spend_only", [False, True], ids=["full", "spend-only"])
 def test_claude_code_and_codex_folders_through_early_workers_load_as_one_process(spend_only, monkeypatch, tmp_path):
     import shutil
     from pathlib import Path

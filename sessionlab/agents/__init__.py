@@ -20,6 +20,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +61,9 @@ from ._spec import (
 
 __all__ = ["AgentSpec", "AgentFile", "register", "unregister", "spec", "specs", "names", "detect", "check_agents",
            "default_roots", "default_files", "calls_need_usage", "priced_agents", "home_path", "jsonl_below",
-           "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages", "opener", "opener_key", "member_path",
-           "split_member", "split_members", "name_listed", "pi_format", "label_pi_format", "sharing_stores",
-           "reading_spend_only", "read_source"]
+           "markdown", "USAGE_COLUMNS", "null_usage", "agent_messages", "opener", "opener_key", "openers",
+           "member_path", "split_member", "split_members", "name_listed", "pi_format", "label_pi_format",
+           "sharing_stores", "reading_spend_only", "read_source"]
 
 _REGISTRY: dict[str, AgentSpec] = {}
 _OPENERS: list[AgentSpec] = []  # (the registry's agents with ``opens``, in order: asked of every file)
@@ -185,8 +186,24 @@ def opener(path: str) -> str | None:
 
 def opener_key(store: str, key: str) -> tuple:
     """What :func:`opener`'s answer of a store's session (``<store>#<key>``) depends on: its store
-    and the shape of its key (a caller that asks it of thousands may keep the answers by this)."""
+    and the shape of its key."""
     return ("opener", store, "/" in key or os.sep in key, key == "")
+
+
+def openers(paths: Sequence[str], *, files: bool = True) -> list[tuple[str, str | None, str | None]]:
+    """Each path's store and key (:func:`split_members`) and :func:`opener`, asked once per store and
+    shape of key (:func:`opener_key`) of a store's thousands of sessions; a path that is no store's
+    session asked each (``files``), else None."""
+    answered: dict[tuple, str | None] = {}
+    out = []
+    for p, (store, key) in zip(paths, split_members(paths), strict=True):
+        if key is None:
+            out.append((store, key, opener(p) if files else None))
+            continue
+        shape = opener_key(store, key)
+        agent = answered[shape] if shape in answered else answered.setdefault(shape, opener(p))
+        out.append((store, key, agent))
+    return out
 
 
 def read_source(agent: str, path: str) -> AgentFile:

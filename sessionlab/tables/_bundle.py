@@ -207,16 +207,12 @@ def _checked(run: list[str], bundle: Callable[[], FileResult], load: Callable[[l
 def _spend_runs(paths: list[str]) -> list[tuple[tuple[str | None, str], list[str]]]:
     """``paths`` cut into runs of one store's sessions of an agent that reads a store's sessions
     together and allows bundles (agent, store) and runs of the others ((None, "")), in order (each
-    path's store and agent as :func:`~sessionlab.agents.split_member` and
-    :func:`~sessionlab.agents.opener` tell them, once per store while the stores are shared)."""
+    path's store and agent as :func:`~sessionlab.agents.openers` tells them)."""
     runs: list[tuple[tuple[str | None, str], list[str]]] = []
     reads: dict[str | None, bool] = {None: False}
-    openers: dict[tuple, str | None] = {}  # (by :func:`~sessionlab.agents.opener_key`: a store's thousands)
-    for p, (store, k) in zip(paths, registry.split_members(paths)):
+    for p, (store, k, agent) in zip(paths, registry.openers(paths, files=False)):
         key: tuple[str | None, str] = (None, "")
         if k is not None:
-            shape = registry.opener_key(store, k)
-            agent = openers[shape] if shape in openers else openers.setdefault(shape, registry.opener(p))
             if agent not in reads:
                 spec = registry.spec(agent)
                 reads[agent] = spec.bundles and (spec.spend_members or spec.members) is not None

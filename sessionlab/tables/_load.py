@@ -154,6 +154,15 @@ def _early_pool(source: Source, agents: Sequence[str] | None, max_workers: int |
     return pool
 
 
+def _sources_uncached(agents: Sequence[str] | None) -> bool:
+    """Whether every chosen agent keeps its sessions where no cache keeps them: sources its reader
+    opens itself (a database's, :func:`_cached`) or stores a worker lists. Not all agents (None)."""
+    from .. import agents as registry
+
+    specs = [registry.spec(a) for a in registry.check_agents(agents)] if agents is not None else []
+    return bool(specs) and all(s.opens is not None or s.stores is not None for s in specs)
+
+
 def _mostly_agents(paths: list[str], sample: int = 16) -> bool:
     """Whether most of a sample of the files (spread over the list) are other agents' than pi's:
     their readers are Python that holds the GIL, so the pool's workers are processes."""
@@ -526,7 +535,11 @@ def _load_files(source: Source, want_blocks: bool, on_bad_lines: OnBadLines, pro
     spend_only = spend_only and not want_blocks
     # (the files a cache keeps are read whole, to fill it; the sessions it never keeps need not be)
     spend_files = spend_only and store is None
-    pool = _early_pool(source, agents, max_workers, store is None, prices=not spend_files)
+    # (a cache answers for files; the sessions the chosen agents' readers open themselves, a
+    # database's, are read every time, and for a usage report their spend rows alone)
+    uncached = store is not None and source is None and _sources_uncached(agents)
+    pool = _early_pool(source, agents, max_workers, store is None or uncached,
+                       prices=not (spend_files or spend_only and uncached))
     bar = None
     opened: list[FileResult] | None = None  # (the files, when their workers' stats are their keys)
     try:
@@ -629,12 +642,14 @@ def _cached(store: _cache.Store, paths: list[str], load_whole: Any, load_own: An
     """The files through the cache (``load_whole`` reading those it lacks), and the sources an
     agent's reader opens itself (a session in a database: no file of its own to key) read every
     time by ``load_own`` (for a usage report: their spend rows alone), in ``paths``' order."""
-    from ..agents import opener, sharing_stores
+    from ..agents import openers, sharing_stores
 
     with sharing_stores():  # (a store's schema checked once, not once per session of it)
-        own = {p for p in paths if opener(p) is not None}
+        own = {p for p, (_, _, agent) in zip(paths, openers(paths)) if agent is not None}
     if not own:
         return store.load(paths, load_whole)
+    if len(own) == len(paths):  # (a database's sessions alone: as read, a usage report's bundles too)
+        return list(chain.from_iterable(load_own(paths)))
     done = {r.path: r for r in store.load([p for p in paths if p not in own], load_whole)}
     done.update((r.path, r) for r in expanded(chain.from_iterable(load_own([p for p in paths if p in own]))))
     return [done[p] for p in paths]
