@@ -235,6 +235,34 @@ def test_opencode_s_report_read_gives_its_sessions_as_their_spend_only_reads(dir
     assert sum(got.counts) > 3
 
 
+def test_opencode_s_messages_are_read_by_creation_then_id_in_any_batch(tmp_path):
+    import shutil
+    import sqlite3
+
+    from sessionlab.agents import _opencode_reader as oc
+    from sessionlab.agents._spec import reading_spend_only
+
+    db = str(tmp_path / "opencode.db")
+    shutil.copy(DATA / "opencode" / "home" / ".local" / "share" / "opencode" / "opencode.db", db)
+    with sqlite3.connect(db) as con:  # (the last message made first; two of session B's made at once)
+        con.execute("UPDATE message SET time_created = 1 WHERE id = 'msg_a06'")
+        con.execute("UPDATE message SET time_created = 5 WHERE session_id = ?", (_OC["B"],))
+        order = {sid: [i for (i,) in con.execute("SELECT id FROM message WHERE session_id = ? ORDER BY "
+                                                 "time_created, id", (sid,))] for sid in (_OC["A"], _OC["B"])}
+    con.close()
+    assert order[_OC["A"]][0] == "msg_a06" and len(order[_OC["B"]]) > 1
+    for sids in ([_OC["A"], _OC["B"]], [_OC["B"], _OC["A"]], [_OC["B"]]):
+        for spend in (False, True):
+            with reading_spend_only(spend):
+                files = oc.read_members(db, sids)
+            for sid, f in zip(sids, files):
+                ids = [i for i in f.column_lists()["entry_id"] if "/" not in i]  # (a tool's result: after)
+                assert ids == [i for i in order[sid] if not spend or i in ids] and ids
+    got = oc.spend_members(db, [_OC["B"], _OC["A"]])
+    calls = [r[got.row_names.index("entry_id")] for r in got.rows][got.counts[0]:]
+    assert calls == [i for i in order[_OC["A"]] if i in calls] and calls[0] == "msg_a06"
+
+
 def test_opencode_calls_tokens_and_costs(monkeypatch):
     e = _load(monkeypatch, "opencode").entries.to_pylist()
     calls = {r["entry_id"]: r for r in e if r["input_tokens"] is not None}

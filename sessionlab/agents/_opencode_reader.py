@@ -71,8 +71,9 @@ def _from_database(db: str, sids: list[str], *, parts: bool | None = None, raw: 
         found = _grouped(con, f"SELECT {wanted} FROM session WHERE id IN ({{ids}})", sids, "id")
         part_rows = _grouped(con, "SELECT message_id, data, session_id FROM part WHERE session_id IN ({ids}) "
                                   "ORDER BY message_id, id", sids, 2) if parts else {}
+        # (each session's messages by creation, as its index holds them: no sort of the batch's)
         messages = _grouped(con, "SELECT id, time_created, data, session_id FROM message "
-                                 "WHERE session_id IN ({ids}) ORDER BY time_created, id", sids, 3)
+                                 "WHERE session_id IN ({ids}) ORDER BY session_id, time_created, id", sids, 3)
         parent_of = None
         out = []
         for sid in sids:
