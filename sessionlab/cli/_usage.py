@@ -1,5 +1,5 @@
-"""``sessionlab usage daily|weekly|monthly|session``: ccusage's reports over pi, Claude Code and Codex
-files.
+"""``sessionlab usage daily|weekly|monthly|session``: ccusage's reports over the sessions of every
+agent sessionlab reads (pi, Claude Code, Codex and the others of :mod:`sessionlab.agents`).
 
 The numbers come from :func:`sessionlab.analysis.usage_by` (``by="day"``, ``"week"``, ``"month"``,
 ``"session"``, each with its per-model breakdown); this module only shapes them: a ``rich`` table
@@ -233,9 +233,9 @@ def add_usage_parser(sub: Any) -> None:
 
     up = sub.add_parser("usage", help="token usage and cost by day, week, month, session or billing block (as "
                                       "ccusage reports it)",
-                        description="Token usage and cost of pi, Claude Code and Codex sessions by day, week, month, "
-                                    "session or 5-hour billing block. Without PATH, every default session folder "
-                                    "that exists is read.")
+                        description="Token usage and cost of the agents' sessions (pi, Claude Code, Codex and the "
+                                    "others --agent names) by day, week, month, session or 5-hour billing block. "
+                                    "Without PATH, every default session folder that exists is read.")
     up.add_argument("report", choices=(*_REPORTS, "blocks"), help="daily, weekly, monthly, session or blocks")
     up.add_argument("paths", nargs="*", metavar="PATH", help="session files or folders (default: the agents' folders)")
     up.add_argument("--since", help="first date to include (YYYY-MM-DD or YYYYMMDD, in --tz)")
