@@ -15,13 +15,8 @@ def _entries(res):
     return Corpus(res.files).entries.drop_columns(["file"]).to_pylist()
 
 
-@pytest.mark.parametrize("spend_only", [False, True], ids=["full", "spend-only"])
-@pytest.mark.parametrize("agent", ["gemini", "goose", "amp", "kilo", "openclaw"])
-def test_workers_started_before_the_listing_load_what_one_process_does(agent, spend_only, monkeypatch):
-    # (spend-only: the workers leave the calls unpriced, the loading process prices each chunk)
-    use_home(monkeypatch, agent)
-    alone = load_files(None, agents=[agent], cache=False, on_bad_lines="skip", max_workers=1, spend_only=spend_only)
-    monkeypatch.setattr(_load, "_CHUNK_BYTES", (1, 1))  # (a task per file; a small load takes the pool too)
+def _early_pools(monkeypatch) -> list:
+    """What each load's :func:`_load._early_pool` gives (None: no early workers), as the loads ask it."""
     started = []
     real = _load._early_pool
 
@@ -30,6 +25,17 @@ def test_workers_started_before_the_listing_load_what_one_process_does(agent, sp
         return started[-1]
 
     monkeypatch.setattr(_load, "_early_pool", early)
+    return started
+
+
+@pytest.mark.parametrize("spend_only", [False, True], ids=["full", "spend-only"])
+@pytest.mark.parametrize("agent", ["gemini", "goose", "amp", "kilo", "openclaw"])
+def test_workers_started_before_the_listing_load_what_one_process_does(agent, spend_only, monkeypatch):
+    # (spend-only: the workers leave the calls unpriced, the loading process prices each chunk)
+    use_home(monkeypatch, agent)
+    alone = load_files(None, agents=[agent], cache=False, on_bad_lines="skip", max_workers=1, spend_only=spend_only)
+    monkeypatch.setattr(_load, "_CHUNK_BYTES", (1, 1))  # (a task per file; a small load takes the pool too)
+    started = _early_pools(monkeypatch)
     pooled = load_files(None, agents=[agent], cache=False, on_bad_lines="skip", max_workers=2, spend_only=spend_only)
     assert started and started[0] is not None
     assert _entries(pooled) == _entries(alone) and _entries(alone)
@@ -57,14 +63,7 @@ def test_a_cached_load_of_sessions_no_cache_keeps_starts_its_workers_early(agent
     # (a database's sessions are read every time: the cache answers for none of them)
     use_home(monkeypatch, agent)
     alone = load_files(None, agents=[agent], cache=False, on_bad_lines="skip", max_workers=1, spend_only=spend_only)
-    started = []
-    real = _load._early_pool
-
-    def early(*args, **kwargs):
-        started.append(real(*args, **kwargs))
-        return started[-1]
-
-    monkeypatch.setattr(_load, "_early_pool", early)
+    started = _early_pools(monkeypatch)
     for _ in range(2):  # (the cache filled, then warm)
         cached = load_files(None, agents=[agent], cache=tmp_path / "cache", on_bad_lines="skip", max_workers=2,
                             spend_only=spend_only)
