@@ -130,3 +130,20 @@ def test_the_progress_bar_steps_once_per_part(workers, store, monkeypatch):
     load_files(None, agents=["goose"], cache=False, on_bad_lines="skip", max_workers=workers, progress=True)
     (bar,) = bars
     assert bar.total == 8 and bar.steps == [8]
+
+
+def test_rows_a_listing_kept_are_not_read_once_the_store_changed(store, monkeypatch):
+    """A part's listing keeps its rows for the report's read that follows; a store written between
+    the two (Goose committing a session's new totals) is asked again, never answered from them."""
+    monkeypatch.setattr(_parts, "PART_ROWS", 1024)
+    (part,) = goose.stores(goose.roots())
+    sids = [p.rpartition("#")[2] for p in goose.store_sessions(part)]
+    first = goose.spend_members(store, sids)
+    assert first.rows and goose._LISTED  # (read from the rows the listing kept)
+    with sqlite3.connect(store) as con:
+        con.execute("UPDATE sessions SET accumulated_input_tokens = accumulated_input_tokens + 1000")
+    con.close()
+    again = goose.spend_members(store, sids)
+    goose.finish([])
+    fresh = goose.spend_members(store, sids)
+    assert again.rows == fresh.rows != first.rows and goose._LISTED == {}

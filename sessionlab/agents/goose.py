@@ -71,11 +71,14 @@ def stores(folders: list[Path], errors: list[tuple[str, str]] | None = None) -> 
 
 def store_sessions(part: str) -> list[str]:
     """The sessions of a part of :func:`stores`, in the store's order of rows; their rows as
-    :func:`spend_members` reads them are kept for it, until :func:`finish`."""
+    :func:`spend_members` reads them are kept for it while the store is unchanged, until
+    :func:`finish`."""
     db = split_part(part)[0]
-    columns = _LISTED.get(db, (None,))[0] or _spend_columns(db)
-    _, rows = part_rows(part, "sessions", columns)
-    kept = _LISTED.setdefault(db, (columns, {}))[1]
+    version = _version(db)
+    if _LISTED.get(db, (None,))[0] != version:
+        _LISTED[db] = (version, _spend_columns(db), {})
+    _, columns, kept = _LISTED[db]
+    rows = part_rows(part, "sessions", columns)[1]
     prefix = member_path(db, "")  # (``member_path`` joined once: a part lists a thousand)
     out = []
     for r in rows:
@@ -84,9 +87,22 @@ def store_sessions(part: str) -> list[str]:
     return out
 
 
-# the rows of the parts a process listed (:func:`store_sessions`), by store: the columns asked and the
-# rows by session id, until the load's end (:func:`finish`)
-_LISTED: dict[str, tuple[str, dict[Any, tuple]]] = {}
+# the rows of the parts a process listed (:func:`store_sessions`), by store: the store's version, the
+# columns asked and the rows by session id, until the load's end (:func:`finish`)
+_LISTED: dict[str, tuple[tuple, str, dict[Any, tuple]]] = {}
+
+
+def _version(db: str) -> tuple:
+    """The store's files as stated (the database and its write-ahead log): a commit changes one."""
+    out = []
+    for f in (db, f"{db}-wal"):
+        try:
+            st = os.stat(f)
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(out)
 
 
 def finish(results: list) -> None:
@@ -232,7 +248,9 @@ def spend_members(db: str, sids: list[str]) -> SpendRows:
     usage) and its facts, as :func:`read_members` gives them, from the rows as tuples (a column an
     older schema lacks read as null; those a part's listing read, :func:`store_sessions`, not asked
     again), without an object per session."""
-    listed = _LISTED.get(db, ("", {}))[1]
+    version, _, listed = _LISTED.get(db, (None, "", {}))
+    if listed and version != _version(db):
+        listed = {}  # (the store changed since its parts were listed: each row asked again)
     rows, counts, names, cwds, parents = [], [], [], [], []
     missing = (None,) * (4 + len(_USAGE))
     with store_connection(db) as con:
