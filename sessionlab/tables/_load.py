@@ -648,7 +648,8 @@ def _cached(store: _cache.Store, paths: list[str], load_whole: Any, load_own: An
         own = {p for p, (_, _, agent) in zip(paths, openers(paths)) if agent is not None}
     if not own:
         return store.load(paths, load_whole)
-    if len(own) == len(paths):  # (a database's sessions alone: as read, a usage report's bundles too)
+    if len(own) == len(paths):  # (a database's sessions alone: as read, a usage report's bundles too;
+        # the cache, which keeps none of them, is left as it is)
         return list(chain.from_iterable(load_own(paths)))
     done = {r.path: r for r in store.load([p for p in paths if p not in own], load_whole)}
     done.update((r.path, r) for r in expanded(chain.from_iterable(load_own([p for p in paths if p in own]))))
