@@ -31,8 +31,8 @@ def _facts(res):
 
 @pytest.fixture
 def store(monkeypatch, tmp_path):
-    """The fixture's store copied, its rows renumbered out of their order of creation (rowids from
-    40, with gaps) and a row of a deleted session missing: the rows' order is not the sessions'."""
+    """The fixture's store copied, its rows renumbered against their order of creation (rowids 40 to
+    55, three apart: gaps a part may fall in): the rows' order is not the sessions'."""
     shutil.copytree(use_home(monkeypatch, "goose"), tmp_path, dirs_exist_ok=True)
     monkeypatch.setenv("HOME", str(tmp_path))
     (db,) = {str(r / goose.DB_NAME) for r in goose.roots() if (r / goose.DB_NAME).is_file()}
@@ -40,8 +40,6 @@ def store(monkeypatch, tmp_path):
         ids = [i for (i,) in con.execute("SELECT id FROM sessions ORDER BY rowid")]
         for n, i in enumerate(reversed(ids)):
             con.execute("UPDATE sessions SET rowid = ? WHERE id = ?", (40 + 3 * n, i))
-        con.execute("INSERT INTO sessions (id, working_dir) VALUES ('gone', '/tmp')")
-        con.execute("DELETE FROM sessions WHERE id = 'gone'")
     con.close()
     return db
 
