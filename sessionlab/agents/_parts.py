@@ -88,10 +88,10 @@ def split_part(part: str) -> tuple[str, int, int]:
     return db, int(first), int(last)
 
 
-def part_rows(part: str, table: str, columns: str = "id") -> tuple[str, list[tuple]]:
-    """The store of a part (:func:`database_parts`) and the ``columns`` (SQL, the session's id
-    first) of its ``table``'s rows whose rowid is in the part's span, in the rows' order."""
+def part_rows(part: str, table: str, columns: str = "id") -> list[tuple]:
+    """The ``columns`` (SQL, the session's id first) of the rows of a part's (:func:`database_parts`)
+    ``table`` whose rowid is in the part's span, in the rows' order."""
     db, first, last = split_part(part)
     with store_connection(db) as con:
         sql = f'SELECT {columns} FROM "{table}" WHERE rowid BETWEEN ? AND ? ORDER BY {ROW_ORDER}'
-        return db, con.execute(sql, (first, last)).fetchall()
+        return con.execute(sql, (first, last)).fetchall()

@@ -78,7 +78,7 @@ def store_sessions(part: str) -> list[str]:
     if _LISTED.get(db, (None,))[0] != version:
         _LISTED[db] = (version, _spend_columns(db), {})
     _, columns, kept = _LISTED[db]
-    rows = part_rows(part, "sessions", columns)[1]
+    rows = part_rows(part, "sessions", columns)
     prefix = member_path(db, "")  # (``member_path`` joined once: a part lists a thousand)
     out = []
     for r in rows:
